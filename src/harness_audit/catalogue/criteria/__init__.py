@@ -1,0 +1,1 @@
+"""Criteria prose, one Markdown file per check."""

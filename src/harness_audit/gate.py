@@ -1,0 +1,215 @@
+"""The evidence gate: the single door into a report, used by every engine.
+
+`validate` turns a `Candidate` into a `Finding` or a `Refusal`; `validate_landmark` does the
+same for landmarks. The refusal reasons are tested in the order of `RefusalReason`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from harness_audit.findings import (
+    Candidate,
+    CheckId,
+    Finding,
+    Landmark,
+    LandmarkCandidate,
+    LandmarkKind,
+    Refusal,
+    RefusalReason,
+    Verdict,
+    evidence_is_thin,
+    fingerprint,
+    normalise_lines,
+)
+from harness_audit.findings import MIN_CODE_CHARS as _MIN_CODE_CHARS
+from harness_audit.workspace import Workspace
+
+WINDOW = 3
+"""The excerpt must match within this many lines of the cited line."""
+
+_MIN_HINT_WORDS = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateContext:
+    """What the gate needs to know about the run and the submitter."""
+
+    workspace: Workspace
+    """The audited tree."""
+    checks_in_run: Collection[CheckId]
+    """Checks selected for this run."""
+    assigned: CheckId | None = None
+    """The one check a subagent was given; None for a static engine that may report any check in the run."""
+    recon: bool = False
+    """True for a recon submitter, which may report no finding at all."""
+
+
+def _refuse(reason: RefusalReason, c: Candidate | LandmarkCandidate, message: str) -> Refusal:
+    if isinstance(c, Candidate):
+        return Refusal(reason=reason, subject="finding", check=str(c.check), source=c.source, file=c.file,
+                       line=c.line, message=message)
+    return Refusal(reason=reason, subject="landmark", check=None, source=c.source, file=c.file, line=c.line,
+                   message=message)
+
+
+@dataclass(frozen=True, slots=True)
+class _Norm:
+    text: str
+    starts: list[int]
+    """Char offset where each kept line starts in `text`."""
+    numbers: list[int]
+    """Original 1-based line number of each kept line."""
+
+
+_norm_cache: dict[tuple[int, str], _Norm] = {}
+
+
+def _normalised_file(ws: Workspace, rel: str, lines: list[str]) -> _Norm:
+    key = (id(ws), rel)
+    hit = _norm_cache.get(key)
+    if hit is not None:
+        return hit
+    kept: list[str] = []
+    starts: list[int] = []
+    numbers: list[int] = []
+    offset = 0
+    for number, raw in enumerate(lines, start=1):
+        line = " ".join(raw.split())
+        if not line:
+            continue
+        kept.append(line)
+        starts.append(offset)
+        numbers.append(number)
+        offset += len(line) + 1
+    norm = _Norm("\n".join(kept), starts, numbers)
+    if len(_norm_cache) > 4096:
+        _norm_cache.clear()
+    _norm_cache[key] = norm
+    return norm
+
+
+def _occurrences(norm: _Norm, needle: str) -> list[tuple[int, int]]:
+    """(first line, last line) of every occurrence of `needle` in the normalised file."""
+    found: list[tuple[int, int]] = []
+    start = norm.text.find(needle)
+    while start != -1:
+        first = bisect.bisect_right(norm.starts, start) - 1
+        last = bisect.bisect_right(norm.starts, start + len(needle) - 1) - 1
+        found.append((norm.numbers[first], norm.numbers[last]))
+        start = norm.text.find(needle, start + 1)
+    return found
+
+
+def _locate(
+    c: Candidate | LandmarkCandidate, ws: Workspace, line: int | None
+) -> tuple[str, list[str], int] | Refusal:
+    """Rules 5–8: the file exists, is inside, is in scope, and the line is in it."""
+    if c.file is None or not str(c.file).strip():
+        return _refuse(RefusalReason.FILE_NOT_FOUND, c, "a located finding needs `file`; give the workspace-relative path")
+    resolved = ws.resolve(str(c.file))
+    if resolved.status == "not-found":
+        return _refuse(RefusalReason.FILE_NOT_FOUND, c,
+                       f"no readable file at {c.file!r}; cite a workspace-relative path that exists (list or glob first)")
+    if resolved.status == "outside":
+        return _refuse(RefusalReason.FILE_OUTSIDE_WORKSPACE, c,
+                       f"{c.file!r} resolves outside the audited root (after symlinks); only first-party files count")
+    if resolved.status == "excluded":
+        return _refuse(RefusalReason.OUT_OF_SCOPE_PATH, c,
+                       f"{resolved.path!r} is under excluded directory {resolved.detail!r}; audit first-party code only")
+    rel = resolved.path
+    assert rel is not None
+    lines = ws.lines(rel)
+    if lines is None:
+        return _refuse(RefusalReason.FILE_NOT_FOUND, c, f"{rel!r} cannot be read as UTF-8 text")
+    if line is None or line < 1 or line > len(lines):
+        return _refuse(RefusalReason.LINE_OUT_OF_RANGE, c,
+                       f"line {line} is not in {rel!r}, which has {len(lines)} lines; re-read the file and cite a real line")
+    return rel, lines, line
+
+
+def _match_evidence(
+    c: Candidate | LandmarkCandidate, ws: Workspace, rel: str, lines: list[str], line: int
+) -> int | Refusal:
+    """Rules 9–10: the excerpt is in the window (returns the matched line) and is not thin."""
+    excerpt = normalise_lines(c.evidence)
+    if not excerpt:
+        return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c, "the excerpt is empty; quote the line(s) of code you cite")
+    norm = _normalised_file(ws, rel, lines)
+    hits = _occurrences(norm, "\n".join(excerpt))
+    near = [first for first, last in hits if first - WINDOW <= line and last + WINDOW >= line]
+    if not near:
+        if hits:
+            where = ", ".join(str(first) for first, _ in hits[:5])
+            msg = (f"the excerpt is not within ±{WINDOW} lines of {rel}:{line}; it occurs at line(s) {where}: "
+                   "cite the line where it actually is")
+        else:
+            msg = f"the excerpt does not occur in {rel}; copy it from the file instead of paraphrasing"
+        return _refuse(RefusalReason.EVIDENCE_NOT_FOUND, c, msg)
+    if evidence_is_thin(excerpt):
+        return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c,
+                       "the excerpt is only punctuation, a keyword or a name; quote a line of real code "
+                       f"(a call, an assignment or a condition, at least {_MIN_CODE_CHARS} characters)")
+    return min(near, key=lambda first: (abs(first - line), first))
+
+
+def validate(c: Candidate, ctx: GateContext) -> Finding | Refusal:
+    """Gate one candidate. Returns the `Finding` to keep or the first `Refusal` that applies."""
+    raw_check = str(c.check).strip().upper()
+    check = CheckId(raw_check) if raw_check in CheckId.__members__ else None
+    if check is None or check not in ctx.checks_in_run:
+        return _refuse(RefusalReason.CHECK_NOT_IN_RUN, c,
+                       f"check {str(c.check)!r} is not part of this run ({', '.join(ctx.checks_in_run)})")
+    if ctx.recon or (ctx.assigned is not None and check != ctx.assigned):
+        given = "no check (recon reports landmarks only)" if ctx.recon else str(ctx.assigned)
+        return _refuse(RefusalReason.CHECK_NOT_ASSIGNED, c, f"you were assigned {given}; report only that")
+    if c.verdict not in Verdict.__members__.values():
+        return _refuse(RefusalReason.BAD_VERDICT, c,
+                       f"verdict {str(c.verdict)!r} is not one of confirmed, suspected, not-implemented")
+    verdict = Verdict(c.verdict)
+    if verdict is Verdict.SUSPECTED and len(c.confirm_hint.split()) < _MIN_HINT_WORDS:
+        return _refuse(RefusalReason.MISSING_CONFIRM_HINT, c,
+                       "a suspected finding must say exactly what a human has to verify (`confirm_hint`)")
+    if verdict is Verdict.NOT_IMPLEMENTED and c.file is None and c.line is None:
+        if evidence_is_thin(normalise_lines(c.evidence)) and len(c.evidence.split()) < _MIN_HINT_WORDS:
+            return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c,
+                           "a check-level not-implemented verdict must say what was looked for and where")
+        return Finding(
+            check=check, verdict=verdict, file=None, line=None, cited_line=None, evidence=c.evidence.strip(),
+            claim=c.claim, consequence=c.consequence, direction=c.direction, confirm_hint=c.confirm_hint,
+            source=c.source, language=c.language, file_sha256=None,
+            fingerprint=fingerprint(check, None, c.source, c.claim),
+        )
+    located = _locate(c, ctx.workspace, c.line)
+    if isinstance(located, Refusal):
+        return located
+    rel, lines, line = located
+    matched = _match_evidence(c, ctx.workspace, rel, lines, line)
+    if isinstance(matched, Refusal):
+        return matched
+    return Finding(
+        check=check, verdict=verdict, file=rel, line=matched, cited_line=line, evidence=c.evidence.strip("\n"),
+        claim=c.claim, consequence=c.consequence, direction=c.direction, confirm_hint=c.confirm_hint,
+        source=c.source, language=c.language, file_sha256=ctx.workspace.sha256(rel),
+        fingerprint=fingerprint(check, rel, c.source, c.evidence),
+    )
+
+
+def validate_landmark(c: LandmarkCandidate, ctx: GateContext) -> Landmark | Refusal:
+    """Gate one landmark: a real kind, a real first-party file and line, and the excerpt if one is given."""
+    if c.kind not in LandmarkKind.__members__.values():
+        return _refuse(RefusalReason.BAD_VERDICT, c,
+                       f"landmark kind {str(c.kind)!r} is not one of {', '.join(k.value for k in LandmarkKind)}")
+    located = _locate(c, ctx.workspace, c.line)
+    if isinstance(located, Refusal):
+        return located
+    rel, lines, line = located
+    if c.evidence.strip():
+        matched = _match_evidence(c, ctx.workspace, rel, lines, line)
+        if isinstance(matched, Refusal):
+            return matched
+        line = matched
+    return Landmark(kind=LandmarkKind(c.kind), file=rel, line=line, symbol=c.symbol, confidence=c.confidence,
+                    source=c.source, language=c.language)

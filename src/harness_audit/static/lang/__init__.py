@@ -1,0 +1,1 @@
+"""Per-language parsing and the semantic helpers rules are written against."""

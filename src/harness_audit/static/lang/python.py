@@ -1,0 +1,420 @@
+"""Python: parse once per file, index the nodes rules need, resolve names through imports.
+
+`PyModule` is the per-file semantic context (ruff's `SemanticModel`, bandit's `Context`);
+`PyProject` ties the modules of one audit together so rules can follow a call to its
+definition in the same module or another module of the project.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+LoopNode = ast.For | ast.AsyncFor | ast.While
+TryNode = ast.Try | ast.TryStar
+ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.Module
+
+_N = TypeVar("_N", bound=ast.AST)
+
+
+@dataclass(frozen=True, slots=True)
+class FuncRef:
+    """A function definition somewhere in the project."""
+
+    module: PyModule
+    """The module that defines it."""
+    node: FunctionNode
+    """Its definition."""
+
+    @property
+    def symbol(self) -> str:
+        """Dotted name inside its module (`Agent.run`)."""
+        return self.module.symbol(self.node) or self.node.name
+
+
+class PyModule:
+    """One parsed Python file with indexes built in a single walk of the tree."""
+
+    __slots__ = ("path", "source", "lines", "tree", "module_name", "imports", "_parents", "_by_type",
+                 "_defs", "_methods")
+
+    def __init__(self, path: str, source: str, tree: ast.Module) -> None:
+        self.path = path
+        """Canonical path relative to the root."""
+        self.source = source
+        """The file's text."""
+        self.lines = source.splitlines()
+        """The file's lines."""
+        self.tree = tree
+        """The parsed module."""
+        self.module_name = _module_name(path)
+        """Dotted module name derived from the path (`agent/loop.py` → `agent.loop`)."""
+        self.imports: dict[str, str] = {}
+        """Local name → qualified name, from every import statement in the file."""
+        self._parents: dict[ast.AST, ast.AST] = {}
+        self._by_type: dict[type[ast.AST], list[ast.AST]] = defaultdict(list)
+        self._defs: dict[str, list[FunctionNode]] = defaultdict(list)
+        self._methods: dict[tuple[str, str], FunctionNode] = {}
+        self._index()
+
+    @classmethod
+    def parse(cls, path: str, source: str) -> PyModule:
+        """Parse `source`; raises `SyntaxError` (or `ValueError` for NUL bytes) on bad input."""
+        return cls(path, source, ast.parse(source, filename=path, type_comments=False))
+
+    def _index(self) -> None:
+        parents = self._parents
+        by_type = self._by_type
+        stack: list[ast.AST] = [self.tree]
+        while stack:
+            node = stack.pop()
+            by_type[type(node)].append(node)
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                stack.append(child)
+        for nodes in by_type.values():
+            nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+        for imp in by_type.get(ast.Import, []):
+            assert isinstance(imp, ast.Import)
+            for alias in imp.names:
+                if alias.asname:
+                    self.imports[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    self.imports[top] = top
+        for imp in by_type.get(ast.ImportFrom, []):
+            assert isinstance(imp, ast.ImportFrom)
+            base = self._absolute_from(imp)
+            for alias in imp.names:
+                if alias.name != "*":
+                    self.imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+        for fn in self.functions():
+            self._defs[fn.name].append(fn)
+            owner = self._parents.get(fn)
+            if isinstance(owner, ast.ClassDef):
+                self._methods[(owner.name, fn.name)] = fn
+
+    def _absolute_from(self, imp: ast.ImportFrom) -> str:
+        if not imp.level:
+            return imp.module or ""
+        package = self.module_name.split(".")
+        # a module's package is its name minus the last part; `__init__` already is the package
+        base = package[: len(package) - imp.level] if not self.path.endswith("__init__.py") else \
+            package[: len(package) - imp.level + 1]
+        return ".".join([*base, imp.module] if imp.module else base)
+
+    # ------------------------------------------------------------ node access
+    def nodes(self, kind: type[_N]) -> list[_N]:
+        """Every node of exactly this type, in source order."""
+        return self._by_type.get(kind, [])  # type: ignore[return-value]  # the index is keyed by type
+
+    def calls(self) -> list[ast.Call]:
+        """Every call expression, in source order."""
+        return self.nodes(ast.Call)
+
+    def functions(self) -> list[FunctionNode]:
+        """Every function and method definition, in source order."""
+        fns: list[FunctionNode] = [*self.nodes(ast.FunctionDef), *self.nodes(ast.AsyncFunctionDef)]
+        fns.sort(key=lambda n: n.lineno)
+        return fns
+
+    def loops(self) -> list[LoopNode]:
+        """Every `for`, `async for` and `while`, in source order."""
+        loops: list[LoopNode] = [*self.nodes(ast.For), *self.nodes(ast.AsyncFor), *self.nodes(ast.While)]
+        loops.sort(key=lambda n: n.lineno)
+        return loops
+
+    def trys(self) -> list[TryNode]:
+        """Every `try` statement, in source order."""
+        trys: list[TryNode] = [*self.nodes(ast.Try), *self.nodes(ast.TryStar)]
+        trys.sort(key=lambda n: n.lineno)
+        return trys
+
+    # ------------------------------------------------------------ tree navigation
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The node's parent (None for the module)."""
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        """Parents from the nearest outwards."""
+        cur = self._parents.get(node)
+        while cur is not None:
+            yield cur
+            cur = self._parents.get(cur)
+
+    def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
+        """The innermost function or method around `node`."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, FunctionNode):
+                return anc
+        return None
+
+    def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
+        """The innermost class around `node`."""
+        for anc in self.ancestors(node):
+            if isinstance(anc, ast.ClassDef):
+                return anc
+        return None
+
+    def symbol(self, node: ast.AST) -> str | None:
+        """Dotted name of the innermost function/class containing `node` (or `node` itself if it is one)."""
+        names: list[str] = []
+        chain = [node, *self.ancestors(node)]
+        for anc in chain:
+            if isinstance(anc, FunctionNode | ast.ClassDef):
+                names.append(anc.name)
+        return ".".join(reversed(names)) or None
+
+    def enclosing_loops(self, node: ast.AST) -> list[LoopNode]:
+        """Loops around `node` in its own function, nearest first (a `def` ends the search)."""
+        out: list[LoopNode] = []
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                break
+            if isinstance(anc, LoopNode) and child not in anc.orelse:
+                out.append(anc)
+            child = anc
+        return out
+
+    def enclosing_trys(self, node: ast.AST) -> list[tuple[TryNode, str]]:
+        """Try statements around `node` in its own function, nearest first, with the part it is in.
+
+        The part is `body`, `handler`, `orelse` or `finally`.
+        """
+        out: list[tuple[TryNode, str]] = []
+        child = node
+        for anc in self.ancestors(node):
+            if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                break
+            if isinstance(anc, TryNode):
+                if child in anc.body:
+                    out.append((anc, "body"))
+                elif child in anc.orelse:
+                    out.append((anc, "orelse"))
+                elif child in anc.finalbody:
+                    out.append((anc, "finally"))
+                else:
+                    out.append((anc, "handler"))
+            child = anc
+        return out
+
+    def guarded_by(self, node: ast.AST, exceptions: set[str]) -> bool:
+        """Whether `node` sits in a `try` body whose handlers catch one of `exceptions` (or catch all).
+
+        Names are compared by their last dotted part (`json.JSONDecodeError` ≈ `JSONDecodeError`).
+        """
+        wanted = {e.rsplit(".", 1)[-1] for e in exceptions}
+        for tr, part in self.enclosing_trys(node):
+            if part != "body":
+                continue
+            for handler in tr.handlers:
+                caught = self.handler_names(handler)
+                if not caught or caught & wanted:
+                    return True
+        return False
+
+    def handler_names(self, handler: ast.ExceptHandler) -> set[str]:
+        """Last-part names an `except` clause catches; empty for a bare `except:`."""
+        if handler.type is None:
+            return set()
+        elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        names: set[str] = set()
+        for e in elts:
+            dotted = self.dotted(e)
+            if dotted:
+                names.add(dotted.rsplit(".", 1)[-1])
+        return names
+
+    def walk(self, node: ast.AST, *, into_functions: bool = False) -> Iterator[ast.AST]:
+        """Descendants of `node` (not `node` itself); nested defs/lambdas/classes skipped unless asked."""
+        stack = list(ast.iter_child_nodes(node))
+        stack.reverse()
+        while stack:
+            cur = stack.pop()
+            yield cur
+            if not into_functions and isinstance(
+                cur, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+            ):
+                continue
+            children = list(ast.iter_child_nodes(cur))
+            children.reverse()
+            stack.extend(children)
+
+    def walk_body(self, stmts: list[ast.stmt], *, into_functions: bool = False) -> Iterator[ast.AST]:
+        """Every node inside a list of statements (the statements included)."""
+        for stmt in stmts:
+            yield stmt
+            yield from self.walk(stmt, into_functions=into_functions)
+
+    # ------------------------------------------------------------ names
+    def dotted(self, expr: ast.AST | None) -> str | None:
+        """`a.b.c` for a Name/Attribute chain (calls in the chain are written `f()`), without import resolution."""
+        parts: list[str] = []
+        cur = expr
+        while True:
+            if isinstance(cur, ast.Attribute):
+                parts.append(cur.attr)
+                cur = cur.value
+            elif isinstance(cur, ast.Call):
+                inner = self.dotted(cur.func)
+                if inner is None:
+                    return None
+                parts.append(inner + "()")
+                break
+            elif isinstance(cur, ast.Name):
+                parts.append(cur.id)
+                break
+            else:
+                return None
+        return ".".join(reversed(parts))
+
+    def qualname(self, expr: ast.AST | None) -> str | None:
+        """Like `dotted`, with the first name replaced through the imports (`sp.run` → `subprocess.run`)."""
+        dotted = self.dotted(expr)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+    def call_name(self, call: ast.Call) -> str:
+        """Qualified name of what is called, or `""` when it is not a plain name chain."""
+        return self.qualname(call.func) or ""
+
+    @staticmethod
+    def keyword(call: ast.Call, name: str) -> ast.expr | None:
+        """The value of keyword argument `name`, if passed explicitly."""
+        for kw in call.keywords:
+            if kw.arg == name:
+                return kw.value
+        return None
+
+    @staticmethod
+    def has_kwargs_splat(call: ast.Call) -> bool:
+        """Whether the call passes `**kwargs` (so any keyword may be present)."""
+        return any(kw.arg is None for kw in call.keywords)
+
+    # ------------------------------------------------------------ source text
+    def line(self, lineno: int) -> str:
+        """The text of a 1-based line (empty when out of range)."""
+        return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+
+    def segment(self, node: ast.AST) -> str:
+        """The exact source text of a node."""
+        return ast.get_source_segment(self.source, node) or ""
+
+    # ------------------------------------------------------------ definitions
+    def local_functions(self, name: str) -> list[FunctionNode]:
+        """Functions and methods defined in this module with this name."""
+        return self._defs.get(name, [])
+
+    def method(self, cls: str, name: str) -> FunctionNode | None:
+        """Method `name` of class `cls` defined in this module."""
+        return self._methods.get((cls, name))
+
+
+def _module_name(path: str) -> str:
+    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+@dataclass
+class PyProject:
+    """All parsed Python modules of one audit, with cross-module call resolution."""
+
+    modules: dict[str, PyModule]
+    """Canonical path → module."""
+    _by_name: dict[str, PyModule] = field(default_factory=dict[str, PyModule], repr=False)
+    _callees: dict[int, list[FuncRef]] = field(default_factory=dict[int, "list[FuncRef]"], repr=False)
+
+    def __post_init__(self) -> None:
+        for mod in self.modules.values():
+            self._by_name[mod.module_name] = mod
+            # let `from agent import loop` work for a project rooted above `src/` or at a package root
+            tail = mod.module_name.split(".")
+            for i in range(1, len(tail)):
+                self._by_name.setdefault(".".join(tail[i:]), mod)
+
+    def module(self, name: str) -> PyModule | None:
+        """A project module by dotted name (suffix matches allowed)."""
+        return self._by_name.get(name)
+
+    def resolve_call(self, mod: PyModule, call: ast.Call) -> list[FuncRef]:
+        """Project functions a call may reach: local defs, `self.method`, imported project functions."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            local = mod.local_functions(func.id)
+            top_level = [f for f in local if not isinstance(mod.parent(f), ast.ClassDef)]
+            if top_level:
+                return [FuncRef(mod, f) for f in top_level]
+            target = mod.imports.get(func.id)
+            if target and "." in target:
+                owner, _, name = target.rpartition(".")
+                other = self.module(owner)
+                if other is not None:
+                    return [FuncRef(other, f) for f in other.local_functions(name)
+                            if not isinstance(other.parent(f), ast.ClassDef)]
+            return []
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            if isinstance(base, ast.Name) and base.id in {"self", "cls"}:
+                cls = mod.enclosing_class(call)
+                if cls is not None:
+                    m = mod.method(cls.name, func.attr)
+                    if m is not None:
+                        return [FuncRef(mod, m)]
+                return [FuncRef(mod, f) for f in mod.local_functions(func.attr)
+                        if isinstance(mod.parent(f), ast.ClassDef)][:1]
+            dotted = mod.qualname(base)
+            if dotted:
+                other = self.module(dotted)
+                if other is not None:
+                    return [FuncRef(other, f) for f in other.local_functions(func.attr)
+                            if not isinstance(other.parent(f), ast.ClassDef)]
+        return []
+
+    def callees(self, ref: FuncRef) -> list[FuncRef]:
+        """Project functions called directly from the body of `ref` (cached)."""
+        key = id(ref.node)
+        hit = self._callees.get(key)
+        if hit is not None:
+            return hit
+        out: list[FuncRef] = []
+        seen: set[int] = set()
+        for node in ref.module.walk(ref.node):
+            if isinstance(node, ast.Call):
+                for target in self.resolve_call(ref.module, node):
+                    if id(target.node) not in seen and target.node is not ref.node:
+                        seen.add(id(target.node))
+                        out.append(target)
+        self._callees[key] = out
+        return out
+
+    def reachable(self, roots: list[FuncRef], depth: int = 3) -> list[FuncRef]:
+        """Functions reachable from `roots` through project calls, up to `depth` hops (roots excluded)."""
+        seen: set[int] = {id(r.node) for r in roots}
+        frontier = list(roots)
+        out: list[FuncRef] = []
+        for _ in range(depth):
+            nxt: list[FuncRef] = []
+            for ref in frontier:
+                for callee in self.callees(ref):
+                    if id(callee.node) not in seen:
+                        seen.add(id(callee.node))
+                        out.append(callee)
+                        nxt.append(callee)
+            frontier = nxt
+            if not frontier:
+                break
+        return out

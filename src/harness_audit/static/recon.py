@@ -1,0 +1,185 @@
+"""Static landmark finders for Python: the eleven kinds, from the parsed tree."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from harness_audit.findings import Confidence, LandmarkCandidate, LandmarkKind
+from harness_audit.static import idioms
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+
+K = LandmarkKind
+
+_TOOL_EXEC_NAME = re.compile(r"(execute|run|call|invoke|dispatch|handle|process)_?(tool|function|action)s?"
+                             r"|tool_?(call|exec|dispatch|runner|node)|^_?(execute|dispatch)$", re.I)
+_TOOL_CALLS_ATTR = {"tool_calls", "tool_use", "function_call", "tool_call", "calls", "actions"}
+_REGISTRY_NAME = re.compile(r"(tools|tool_map|registry|handlers|functions|tool_funcs|tool_table|toolbox|TOOLS)", re.I)
+_TRUNC_NAME = re.compile(r"(trim|truncat|compact|summari[sz]|prune|window|fit_|shrink|condens|evict|squash)", re.I)
+_SYSTEM_NAME = re.compile(r"(system_?prompt|system_?message|instructions|preamble|SYSTEM)", re.I)
+_REQUEST_NAME = re.compile(r"(build|make|prepare|assemble|create|compose)_?(request|payload|messages|body|params|prompt)",
+                           re.I)
+_TOOL_DECORATORS = {"tool", "function_tool", "agent.tool", "agent.tool_plain", "register_tool", "mcp.tool", "tool_plain"}
+_STREAM_ATTRS = {"delta", "tool_calls", "finish_reason", "stop_reason", "arguments", "partial_json"}
+
+
+def _lm(mod: PyModule, kind: LandmarkKind, node: ast.AST, confidence: Confidence = "high") -> LandmarkCandidate:
+    line = getattr(node, "lineno", 1)
+    return LandmarkCandidate(kind=kind, file=mod.path, line=line, symbol=mod.symbol(node), confidence=confidence,
+                             evidence=mod.line(line).strip(), source="static:recon", language="python")
+
+
+def _model_functions(project: PyProject) -> set[int]:
+    """Ids of functions that call a model directly or within two project hops."""
+    direct: set[int] = set()
+    for mod in project.modules.values():
+        for call in mod.calls():
+            if idioms.is_model_call(mod, call):
+                fn = mod.enclosing_function(call)
+                if fn is not None:
+                    direct.add(id(fn))
+    return direct
+
+
+def find_landmarks(project: PyProject) -> Iterator[LandmarkCandidate]:
+    """Every landmark recon can see in the project's Python modules."""
+    model_fns = _model_functions(project)
+    for mod in project.modules.values():
+        yield from _module_landmarks(mod, project, model_fns)
+
+
+def _calls_model(mod: PyModule, project: PyProject, fn: FunctionNode | None, body: list[ast.stmt],
+                 model_fns: set[int]) -> ast.Call | None:
+    for node in mod.walk_body(body):
+        if isinstance(node, ast.Call):
+            if idioms.is_model_call(mod, node):
+                return node
+            for ref in project.resolve_call(mod, node):
+                if id(ref.node) in model_fns:
+                    return node
+    return None
+
+
+def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) -> Iterator[LandmarkCandidate]:
+    seen_calls: set[int] = set()
+    for call in mod.calls():
+        name = mod.call_name(call)
+        if idioms.is_model_call(mod, call):
+            yield _lm(mod, K.REQUEST_ASSEMBLY, call)
+            seen_calls.add(id(call))
+            for kw in call.keywords:
+                if kw.arg in {"system", "instructions", "system_instruction"}:
+                    yield _lm(mod, K.SYSTEM_PROMPT_BUILD, kw.value, "medium")
+                if kw.arg == "stream" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                    yield _lm(mod, K.STREAM_PARSE, call, "medium")
+        if idioms.is_http_call(mod, call):
+            yield _lm(mod, K.HTTP_CALL, call)
+        if idioms.is_spawn(mod, call):
+            yield _lm(mod, K.PROCESS_SPAWN, call)
+        if name in idioms.RETRY_ITERATORS:
+            yield _lm(mod, K.RETRY, call)
+        if mod.keyword(call, "max_retries") is not None:
+            yield _lm(mod, K.RETRY, call, "medium")
+        meth = idioms.last(name) if name else ""
+        if meth in {"append", "extend", "add_message", "add_messages", "append_message", "insert"} and isinstance(
+            call.func, ast.Attribute
+        ) and idioms.is_message_list(mod, call.func.value):
+            yield _lm(mod, K.HISTORY_APPEND, call)
+        if meth in {"loads", "parse_raw", "model_validate_json", "from_json", "parse_obj_as", "literal_eval"}:
+            if any(isinstance(a, ast.Attribute) and a.attr in {"arguments", "input", "args", "partial_json"}
+                   or isinstance(a, ast.Subscript) and isinstance(a.slice, ast.Constant)
+                   and a.slice.value in {"arguments", "input", "args"} for a in call.args):
+                yield _lm(mod, K.STREAM_PARSE, call)
+        if meth in {"trim_messages", "count_tokens", "num_tokens_from_messages"} or _TRUNC_NAME.search(meth):
+            if isinstance(call.func, ast.Name | ast.Attribute) and not meth.startswith("str"):
+                yield _lm(mod, K.TRUNCATION, call, "medium")
+        if meth == "pop" and isinstance(call.func, ast.Attribute) and idioms.is_message_list(mod, call.func.value):
+            yield _lm(mod, K.TRUNCATION, call, "medium")
+    for fn in mod.functions():
+        fname = fn.name
+        dec_names = {idioms.decorator_name(mod, d) for d in fn.decorator_list}
+        if idioms.retry_decorator(mod, fn) is not None:
+            yield _lm(mod, K.RETRY, fn)
+        if dec_names & _TOOL_DECORATORS or any(idioms.last(d) in {"tool", "tool_plain", "function_tool"}
+                                               for d in dec_names):
+            yield _lm(mod, K.TOOL_REGISTRY, fn, "medium")
+            yield _lm(mod, K.TOOL_EXECUTION, fn, "medium")
+        if _TOOL_EXEC_NAME.search(fname):
+            yield _lm(mod, K.TOOL_EXECUTION, fn)
+        if _TRUNC_NAME.search(fname) and ("message" in fname.lower() or "history" in fname.lower()
+                                          or "context" in fname.lower() or "conversation" in fname.lower()
+                                          or _slices_messages(mod, fn)):
+            yield _lm(mod, K.TRUNCATION, fn)
+        if _SYSTEM_NAME.search(fname):
+            yield _lm(mod, K.SYSTEM_PROMPT_BUILD, fn, "medium")
+        if _REQUEST_NAME.search(fname):
+            yield _lm(mod, K.REQUEST_ASSEMBLY, fn, "medium")
+    for loop in mod.loops():
+        it = loop.iter if isinstance(loop, ast.For | ast.AsyncFor) else None
+        if it is not None:
+            d = mod.dotted(it) or ""
+            if idioms.last(d) in _TOOL_CALLS_ATTR or (isinstance(it, ast.Subscript) and isinstance(it.slice, ast.Constant)
+                                                       and it.slice.value in _TOOL_CALLS_ATTR):
+                yield _lm(mod, K.TOOL_EXECUTION, loop)
+                yield _lm(mod, K.STREAM_PARSE, loop, "low")
+            if isinstance(loop, ast.AsyncFor) or re.search(r"(stream|chunk|event|response|resp|lines)", d, re.I):
+                if any(isinstance(n, ast.Attribute) and n.attr in _STREAM_ATTRS for n in mod.walk_body(loop.body)):
+                    yield _lm(mod, K.STREAM_PARSE, loop)
+        if _calls_model(mod, project, mod.enclosing_function(loop), loop.body, model_fns) is not None:
+            yield _lm(mod, K.AGENT_LOOP, loop)
+    for assign in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
+        targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+        value = assign.value
+        for t in targets:
+            tname = idioms.target_name(mod, t)
+            if value is not None and _SYSTEM_NAME.search(idioms.last(tname)):
+                yield _lm(mod, K.SYSTEM_PROMPT_BUILD, assign, "medium")
+            if value is not None and _REGISTRY_NAME.search(idioms.last(tname)) and _is_registry_value(value):
+                yield _lm(mod, K.TOOL_REGISTRY, assign)
+            if isinstance(t, ast.Subscript) and _REGISTRY_NAME.search(mod.dotted(t.value) or ""):
+                yield _lm(mod, K.TOOL_REGISTRY, assign, "medium")
+            if value is not None and isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice) \
+                    and idioms.is_message_list(mod, value.value) and idioms.is_message_list(mod, t):
+                yield _lm(mod, K.TRUNCATION, assign)
+    for aug in mod.nodes(ast.AugAssign):
+        if isinstance(aug.op, ast.Add) and idioms.is_message_list(mod, aug.target):
+            yield _lm(mod, K.HISTORY_APPEND, aug)
+    for d in mod.nodes(ast.Delete):
+        if any(isinstance(t, ast.Subscript) and idioms.is_message_list(mod, t.value) for t in d.targets):
+            yield _lm(mod, K.TRUNCATION, d)
+    for dct in mod.nodes(ast.Dict):
+        keys = {k.value for k in dct.keys if isinstance(k, ast.Constant)}
+        if {"role", "content"} <= keys:
+            role = next((v for k, v in zip(dct.keys, dct.values, strict=True)
+                         if isinstance(k, ast.Constant) and k.value == "role"), None)
+            if isinstance(role, ast.Constant) and role.value == "system":
+                yield _lm(mod, K.SYSTEM_PROMPT_BUILD, dct, "medium")
+            if isinstance(role, ast.Constant) and role.value == "tool":
+                yield _lm(mod, K.HISTORY_APPEND, dct, "low")
+        if "model" in keys and ("messages" in keys or "input" in keys or "contents" in keys):
+            yield _lm(mod, K.REQUEST_ASSEMBLY, dct)
+        if "type" in keys and "tool_result" in {v.value for v in dct.values if isinstance(v, ast.Constant)}:
+            yield _lm(mod, K.HISTORY_APPEND, dct, "low")
+    for ret in mod.nodes(ast.Return):
+        if isinstance(ret.value, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "messages"
+                                                   for k in ret.value.keys):
+            yield _lm(mod, K.HISTORY_APPEND, ret, "medium")
+
+
+def _is_registry_value(value: ast.expr) -> bool:
+    if isinstance(value, ast.Dict):
+        return bool(value.values) and all(isinstance(v, ast.Name | ast.Attribute | ast.Lambda | ast.Call)
+                                          for v in value.values)
+    if isinstance(value, ast.List | ast.Tuple):
+        return bool(value.elts) and all(isinstance(e, ast.Name | ast.Call | ast.Dict) for e in value.elts)
+    if isinstance(value, ast.Call):
+        return True
+    return False
+
+
+def _slices_messages(mod: PyModule, fn: FunctionNode) -> bool:
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and idioms.is_message_list(mod, node.value):
+            return True
+    return False

@@ -1,0 +1,1 @@
+"""Rules for c01_tool_call_pairing (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c02_append_only_history (to be written)."""

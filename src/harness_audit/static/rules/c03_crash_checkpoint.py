@@ -1,0 +1,1 @@
+"""Rules for c03_crash_checkpoint (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c04_model_output_parsing (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c05_path_boundaries (to be written)."""

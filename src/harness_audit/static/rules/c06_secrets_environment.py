@@ -1,0 +1,1 @@
+"""Rules for c06_secrets_environment (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c07_error_taxonomy (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c08_partial_success (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c09_idempotency (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c10_cancellation (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c11_timeout_layering (to be written)."""

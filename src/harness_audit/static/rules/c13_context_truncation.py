@@ -1,0 +1,1 @@
+"""Rules for c13_context_truncation (to be written)."""

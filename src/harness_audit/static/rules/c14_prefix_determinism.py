@@ -1,0 +1,1 @@
+"""Rules for c14_prefix_determinism (to be written)."""

@@ -1,0 +1,1 @@
+"""Rules for c15_trace_replay (to be written)."""

@@ -1,0 +1,248 @@
+"""The audited tree: which files are first-party, symlink-safe path resolution, cached text."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+import pathspec
+
+from harness_audit.findings import Language
+
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    ".git", ".hg", ".svn", ".venv", "venv", "virtualenv", ".tox", ".nox", "site-packages", "dist-packages",
+    "node_modules", "bower_components", "vendor", "third_party", "dist", "build", "__pycache__",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", ".harness-audit", ".next", ".turbo", "coverage",
+)
+"""Directory names excluded by default, matched per path segment (never as substrings)."""
+
+DEFAULT_MAX_FILE_BYTES = 2_000_000
+"""Files larger than this are skipped and listed."""
+
+LANGUAGE_BY_SUFFIX: dict[str, Language] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+}
+
+SkipReason = Literal["binary", "too-large", "undecodable", "unreadable", "outside-workspace", "excluded-target"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A first-party source file in scope."""
+
+    path: str
+    """Canonical path relative to the root (POSIX)."""
+    language: Language
+    """Its language, from the suffix."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A source file that was left out, and why."""
+
+    path: str
+    """Relative path (POSIX)."""
+    reason: SkipReason
+    """Why it was skipped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """What discovery found."""
+
+    files: tuple[SourceFile, ...]
+    """Files in scope, sorted by path."""
+    skipped: tuple[SkippedFile, ...]
+    """Source files left out, sorted by path."""
+    excluded_dirs: int
+    """How many directories were pruned by `exclude_paths` or `.gitignore`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The outcome of resolving a submitted path against the workspace."""
+
+    status: Literal["ok", "not-found", "outside", "excluded"]
+    """`ok`, or why the path is not usable."""
+    path: str | None = None
+    """Canonical relative path when inside the root."""
+    detail: str = ""
+    """Human detail for refusals (e.g. the excluded segment)."""
+
+
+def excluded_segment(rel: str, excludes: Iterable[str]) -> str | None:
+    """The first path segment of `rel` that is an excluded directory name, if any."""
+    names = set(excludes)
+    parts = PurePosixPath(rel).parts[:-1]
+    return next((p for p in parts if p in names), None)
+
+
+@dataclass
+class Workspace:
+    """The audited root with its scope rules. Reads are cached; nothing is ever written."""
+
+    root: Path
+    """Absolute, symlink-resolved root."""
+    excludes: tuple[str, ...] = DEFAULT_EXCLUDES
+    """Directory names out of scope, matched per segment."""
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    """Larger files are skipped."""
+    honour_gitignore: bool = True
+    """Whether `.gitignore` files prune the tree."""
+    _text: dict[str, str | None] = field(default_factory=dict[str, "str | None"], repr=False)
+    _bytes_hash: dict[str, str] = field(default_factory=dict[str, str], repr=False)
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str], **kwargs: object) -> Workspace:
+        """A workspace over `root`, which must be an existing directory."""
+        real = Path(os.path.realpath(root))
+        return cls(root=real, **kwargs)  # type: ignore[arg-type]  # pyright: kwargs are the dataclass fields
+
+    # ---------------------------------------------------------------- discovery
+    def discover(self, languages: Iterable[Language] | None = None) -> Discovery:
+        """Walk the root once: first-party source files in scope, plus what was skipped and why."""
+        wanted = set(languages) if languages is not None else None
+        excludes = set(self.excludes)
+        files: list[SourceFile] = []
+        skipped: list[SkippedFile] = []
+        pruned = 0
+        ignore_stack: list[tuple[str, pathspec.PathSpec]] = []
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            rel_dir = os.path.relpath(dirpath, self.root)
+            rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
+            while ignore_stack and not (rel_dir + "/").startswith(ignore_stack[-1][0]):
+                ignore_stack.pop()
+            if self.honour_gitignore and ".gitignore" in filenames:
+                spec = self._read_gitignore(Path(dirpath) / ".gitignore")
+                if spec is not None:
+                    ignore_stack.append((rel_dir + "/" if rel_dir else "", spec))
+            keep: list[str] = []
+            for d in sorted(dirnames):
+                rel = f"{rel_dir}/{d}" if rel_dir else d
+                if d in excludes or self._ignored(rel + "/", ignore_stack):
+                    pruned += 1
+                    continue
+                if os.path.islink(os.path.join(dirpath, d)):
+                    continue  # never follow directory symlinks: they could loop or leave the root
+                keep.append(d)
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                lang = LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1])
+                if lang is None or (wanted is not None and lang not in wanted):
+                    continue
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if self._ignored(rel, ignore_stack):
+                    continue
+                reason = self._file_problem(rel, Path(dirpath) / name)
+                if reason is None:
+                    files.append(SourceFile(rel, lang))
+                else:
+                    skipped.append(SkippedFile(rel, reason))
+        files.sort(key=lambda f: f.path)
+        skipped.sort(key=lambda s: s.path)
+        return Discovery(tuple(files), tuple(skipped), pruned)
+
+    def _read_gitignore(self, path: Path) -> pathspec.PathSpec | None:
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return None
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+
+    @staticmethod
+    def _ignored(rel: str, stack: list[tuple[str, pathspec.PathSpec]]) -> bool:
+        # Deepest .gitignore first: a nested file overrides its ancestors, as in git.
+        for base, spec in reversed(stack):
+            if not rel.startswith(base):
+                continue
+            result = spec.check_file(rel[len(base):])
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+    def _file_problem(self, rel: str, path: Path) -> SkipReason | None:
+        if path.is_symlink():
+            resolved = self.resolve(rel)
+            if resolved.status == "outside":
+                return "outside-workspace"
+            if resolved.status == "excluded":
+                return "excluded-target"
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return "unreadable"
+        if size > self.max_file_bytes:
+            return "too-large"
+        text = self.text(rel)
+        if text is None:
+            data = self._read_bytes(rel)
+            if data is None:
+                return "unreadable"
+            return "binary" if b"\0" in data[:8192] else "undecodable"
+        return None
+
+    # ---------------------------------------------------------------- resolution
+    def resolve(self, submitted: str) -> Resolved:
+        """Canonicalise a submitted path: symlinks resolved BEFORE the containment and scope tests."""
+        raw = Path(submitted)
+        candidate = raw if raw.is_absolute() else self.root / raw
+        try:
+            real = Path(os.path.realpath(candidate))
+        except (OSError, ValueError):
+            return Resolved("not-found")
+        if not real.is_file():
+            return Resolved("not-found")
+        if not real.is_relative_to(self.root):
+            return Resolved("outside", detail=str(submitted))
+        rel = real.relative_to(self.root).as_posix()
+        segment = excluded_segment(rel, self.excludes)
+        if segment is not None:
+            return Resolved("excluded", path=rel, detail=segment)
+        return Resolved("ok", path=rel)
+
+    # ---------------------------------------------------------------- reading
+    def _read_bytes(self, rel: str) -> bytes | None:
+        try:
+            return (self.root / rel).read_bytes()
+        except OSError:
+            return None
+
+    def text(self, rel: str) -> str | None:
+        """The file's text (UTF-8, BOM stripped), or None if unreadable, binary or not UTF-8. Cached."""
+        if rel in self._text:
+            return self._text[rel]
+        data = self._read_bytes(rel)
+        text: str | None = None
+        if data is not None and b"\0" not in data[:8192]:
+            try:
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                text = None
+            self._bytes_hash[rel] = hashlib.sha256(data).hexdigest()
+        self._text[rel] = text
+        return text
+
+    def sha256(self, rel: str) -> str | None:
+        """Hash of the file's bytes as read for this audit."""
+        if rel not in self._bytes_hash:
+            self.text(rel)
+        return self._bytes_hash.get(rel)
+
+    def lines(self, rel: str) -> list[str] | None:
+        """The file's lines without line endings, or None if it cannot be read as text."""
+        text = self.text(rel)
+        return None if text is None else text.splitlines()
+
