@@ -1,0 +1,63 @@
+"""The Python API: what the CLI, the MCP server and the benchmark call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness_audit.catalogue import CHECKS, parse_selection
+from harness_audit.config import AuditConfig, build_config
+from harness_audit.errors import UsageError
+from harness_audit.findings import CheckId
+from harness_audit.pipeline import AuditRun, run_audit
+
+__all__ = ["AuditRun", "audit", "resolve_checks", "resolve_root"]
+
+
+def resolve_root(path: str | Path) -> Path:
+    """The audited root; a missing path or a file is a usage error."""
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise UsageError(f"path {str(path)!r} does not exist; give the directory of the harness to audit")
+    if not root.is_dir():
+        raise UsageError(f"path {str(path)!r} is a file; give the directory that contains it")
+    return root.resolve()
+
+
+def resolve_checks(selection: Sequence[str] | None, config: AuditConfig) -> tuple[CheckId, ...] | None:
+    """Explicit selection wins (ignoring the priority floor); else configured `checks` filtered by the floor.
+
+    Returns None when nothing is selected anywhere: the caller must ask, never assume "everything".
+    """
+    if selection:
+        return parse_selection(selection, origin="the check selection")
+    if config.checks:
+        chosen = parse_selection(config.checks, origin="configured `checks`")
+        kept = tuple(c for c in chosen if CHECKS[c].priority <= config.priority_floor)
+        if not kept:
+            raise UsageError(f"configured `checks` {config.checks!r} are all above priority_floor="
+                             f"{config.priority_floor}; lower the floor or select checks explicitly")
+        return kept
+    return None
+
+
+def audit(
+    path: str | Path = ".",
+    selection: Sequence[str] | None = None,
+    *,
+    overrides: dict[str, Any] | None = None,
+    write: bool = True,
+) -> AuditRun:
+    """Audit `path` for the selected checks and write the configured reports.
+
+    Raises `UsageError` (or `ConfigError`) for user mistakes, including an empty selection.
+    """
+    root = resolve_root(path)
+    config, _ = build_config(root, overrides)
+    if config.engine != "static":
+        raise UsageError(f"engine {config.engine!r} is not available in this version; use `--engine static`")
+    checks = resolve_checks(selection, config)
+    if checks is None:
+        raise UsageError("no checks selected; pass ids (C1,C9), `p1` or `all`, or set `checks` in the configuration")
+    return run_audit(root, checks, config, write=write)

@@ -1,0 +1,75 @@
+"""Command line: `main(argv) -> int` dispatches to one module per subcommand and maps errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
+from harness_audit.errors import HarnessAuditError, UsageError
+
+SUBCOMMANDS = ("audit", "checks", "explain", "bench")
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse that raises `UsageError` instead of exiting, so `main` always returns a code."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise _Exit(status)
+
+
+class _Exit(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code: 0 clean, 1 findings at/above --fail-on, 2 usage, 3 incomplete."""
+    from harness_audit.cli import audit, bench, checks, explain
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    modules = {"audit": audit, "checks": checks, "explain": explain, "bench": bench}
+    name = args[0] if args and args[0] in SUBCOMMANDS else "audit"
+    if args and args[0] == name:
+        args = args[1:]
+    if name == "audit" and args and args[0] in {"-V", "--version"}:
+        from harness_audit import __version__
+
+        print(f"harness-audit {__version__}")
+        return 0
+    module = modules[name]
+    parser = module.make_parser()
+    verbose = "--verbose" in args
+    try:
+        ns = parser.parse_intermixed_args(args) if name == "audit" else parser.parse_args(args)
+        return module.run(ns)
+    except _Exit as exc:
+        return exc.status
+    except UsageError as exc:
+        print(f"harness-audit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except HarnessAuditError as exc:
+        print(f"harness-audit: the audit could not complete: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("harness-audit: interrupted; no report was written", file=sys.stderr)
+        return 3
+    except Exception as exc:  # isolation boundary of the CLI: an internal error is one line, not a traceback
+        print(f"harness-audit: internal error: {type(exc).__name__}: {exc} (rerun with --verbose for details)",
+              file=sys.stderr)
+        if verbose:
+            traceback.print_exc()
+        return 3
+
+
+def console_main() -> NoReturn:
+    """Entry point of the `harness-audit` console script."""
+    sys.exit(main())

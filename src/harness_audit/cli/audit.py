@@ -1,0 +1,162 @@
+"""`harness-audit [PATH] [SELECTION…] [flags]`: the audit itself."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from harness_audit.api import audit, resolve_checks, resolve_root
+from harness_audit.catalogue import CHECKS, parse_selection
+from harness_audit.config import FORMATS, build_config
+from harness_audit.errors import UsageError
+from harness_audit.findings import CheckId, OutcomeStatus, Verdict
+from harness_audit.report import Report
+
+_SELECTION_TOKEN = re.compile(r"^([cC]\d+)(,[cC]\d+)*,?$|^(p1|P1|all|ALL|All)$")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """Parser of the audit command."""
+    from harness_audit.cli import ArgParser
+
+    p = ArgParser(
+        prog="harness-audit",
+        description="Audit an agent harness for the fifteen robustness checks. Subcommands: checks, explain, bench.",
+        epilog="Selection: C1, c1, C1,C9, 'C1 C9', p1 (the seven priority-1 checks) or all. "
+               "Exit codes: 0 clean, 1 findings at/above --fail-on, 2 usage/config error, 3 audit incomplete.",
+    )
+    p.add_argument("targets", nargs="*", metavar="[PATH] [SELECTION]",
+                   help="directory to audit (default: .) followed by check ids or a preset")
+    p.add_argument("-c", "--checks", "--check", dest="selection", action="append", metavar="IDS",
+                   help="checks to run, e.g. C1,C9 or p1 (repeatable)")
+    p.add_argument("--engine", choices=["static", "llm", "hybrid"], help="engine (default: static)")
+    p.add_argument("--concurrency", type=int, metavar="N", help="check units at once (1-16)")
+    p.add_argument("--exclude", action="append", metavar="DIRS",
+                   help="replace the excluded directory names (comma-separated, repeatable); --exclude '' audits all")
+    p.add_argument("--extend-exclude", action="append", metavar="DIRS", help="add excluded directory names")
+    p.add_argument("--output-dir", metavar="DIR", help="where reports go (default: .harness-audit in PATH)")
+    p.add_argument("--format", metavar="FMTS", help="comma-separated: md,json,sarif (default: all three)")
+    p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
+    p.add_argument("--priority-floor", type=int, choices=[1, 2], help="filter configured checks by priority")
+    p.add_argument("--max-file-bytes", type=int, metavar="N", help="skip larger files")
+    p.add_argument("--language", choices=["auto", "en", "zh"], help="language of glosses")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
+    p.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")
+    return p
+
+
+def _split_targets(targets: list[str]) -> tuple[str, list[str]]:
+    """First positional is PATH unless it reads as a selection and no such path exists."""
+    if not targets:
+        return ".", []
+    first, rest = targets[0], targets[1:]
+    if _SELECTION_TOKEN.match(first) and not Path(first).exists():
+        return ".", targets
+    return first, rest
+
+
+def _list(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [v.strip() for raw in values for v in raw.split(",") if v.strip()]
+
+
+def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
+    formats = _list([ns.format]) if ns.format is not None else None
+    if formats is not None:
+        bad = [f for f in formats if f not in FORMATS]
+        if bad or not formats:
+            raise UsageError(f"unknown format {', '.join(map(repr, bad)) or repr(ns.format)} in --format; "
+                             f"expected a comma-separated list of {', '.join(FORMATS)}")
+    return {
+        "engine": ns.engine, "concurrency": ns.concurrency, "exclude_paths": _list(ns.exclude),
+        "extend_exclude_paths": _list(ns.extend_exclude), "output_dir": ns.output_dir, "formats": formats,
+        "fail_on": ns.fail_on, "priority_floor": ns.priority_floor, "max_file_bytes": ns.max_file_bytes,
+        "language": ns.language, "cache": False if ns.no_cache else None,
+    }
+
+
+def _pick(console: Console) -> list[str]:
+    """Interactive picker shown when nothing was selected on a terminal."""
+    for check, s in CHECKS.items():
+        star = "★" if s.priority == 1 else " "
+        console.print(f"  {star} [bold]{check.value:>3}[/] {s.title} — {s.gloss_en}")
+    for _ in range(3):
+        answer = console.input("Checks to run (e.g. [bold]p1[/], [bold]all[/], [bold]C1,C9[/]): ").strip()
+        try:
+            parse_selection([answer])
+            return [answer]
+        except UsageError as exc:
+            console.print(f"[red]{exc}[/]")
+    raise UsageError("no valid selection given at the prompt")
+
+
+def _print_summary(console: Console, report: Report, paths: list[Path]) -> None:
+    m = report.meta
+    conf = sum(f.verdict is Verdict.CONFIRMED for f in report.findings)
+    susp = sum(f.verdict is Verdict.SUSPECTED for f in report.findings)
+    console.print(f"[bold]harness-audit[/] {m.root} · {m.engine} · {len(m.requested)} checks · "
+                  f"{m.files_scanned} files · {m.duration_s:.2f}s" + (" (cached)" if m.cache_hit else ""))
+    for f in report.findings[:40]:
+        colour = "red" if f.verdict is Verdict.CONFIRMED else "yellow"
+        where = f"{f.file}:{f.line}" if f.located else "(check-level)"
+        console.print(f"  [{colour}]{f.check.value:>3} {f.verdict.value:<9}[/] {where}  {f.claim}", markup=True,
+                      highlight=False, soft_wrap=True)
+    if len(report.findings) > 40:
+        console.print(f"  … and {len(report.findings) - 40} more in the report")
+    nc = [o for o in report.outcomes if o.status is not OutcomeStatus.RAN]
+    for o in nc:
+        why = ", ".join(k.value for k in o.missing_landmarks) if o.missing_landmarks else (o.error or "")
+        console.print(f"  [dim]{o.check.value:>3} {o.status_text}: {why}[/]", highlight=False)
+    console.print(f"{conf} confirmed, {susp} suspected, {len(nc)} not covered, "
+                  f"{len(report.refusals)} refused by the evidence gate")
+    for p in paths:
+        console.print(f"report: {p}", highlight=False, soft_wrap=True)
+
+
+def exit_code(report: Report, fail_on: str) -> int:
+    """0 clean, 1 findings at/above `fail_on`, 3 when the run did not complete."""
+    if report.meta.state != "complete":
+        return 3
+    if fail_on == "never":
+        return 0
+    levels = {Verdict.CONFIRMED} if fail_on == "confirmed" else {Verdict.CONFIRMED, Verdict.SUSPECTED}
+    return 1 if any(f.verdict in levels for f in report.findings) else 0
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Resolve path, selection and config; audit; print; return the exit code."""
+    path, positional = _split_targets(ns.targets)
+    tokens = [*positional, *(ns.selection or [])]
+    if ns.selection is not None and any(not s.strip() for s in ns.selection):
+        raise UsageError("--checks was given an empty value; expected ids like C1,C9, or p1 or all")
+    console = Console(stderr=False, highlight=False)
+    overrides = _overrides(ns)
+    root = resolve_root(path)
+    if not tokens:
+        config, _ = build_config(root, overrides)
+        if resolve_checks(None, config) is None:
+            if not sys.stdin.isatty():
+                raise UsageError("no checks selected and none configured; pass ids (C1,C9), `p1` or `all`, "
+                                 "or set `checks` in [tool.harness-audit]")
+            tokens = _pick(console)
+    result = audit(root, tokens or None, overrides=overrides)
+    if ns.quiet:
+        for p in result.paths:
+            print(p)
+    else:
+        _print_summary(console, result.report, list(result.paths))
+    config, _ = build_config(root, overrides)
+    return exit_code(result.report, config.fail_on)
+
+
+def selected(ns: argparse.Namespace) -> tuple[CheckId, ...]:
+    """The explicit selection of a parsed command line (for tests)."""
+    _, positional = _split_targets(ns.targets)
+    return parse_selection([*positional, *(ns.selection or [])])

@@ -1,0 +1,32 @@
+"""`harness-audit checks`: the fifteen checks as a table."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from harness_audit.catalogue import CHECKS
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """Parser of `harness-audit checks`."""
+    from harness_audit.cli import ArgParser
+
+    p = ArgParser(prog="harness-audit checks", description="List the fifteen checks.")
+    p.add_argument("--language", choices=["en", "zh"], default="en", help="language of the gloss column")
+    return p
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Print the table."""
+    table = Table(title="harness-audit checks (★ = p1)", show_lines=False)
+    for col in ("id", "name", "group", "prio", "requires", "what it checks"):
+        table.add_column(col, overflow="fold")
+    for check, s in CHECKS.items():
+        gloss = s.gloss_zh if ns.language == "zh" else s.gloss_en
+        table.add_row(check.value + (" ★" if s.priority == 1 else ""), s.title, f"{s.group.value}. {s.group.title}",
+                      str(s.priority), ", ".join(k.value for k in s.requires), gloss)
+    Console(width=160).print(table)
+    return 0

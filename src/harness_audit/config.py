@@ -1,0 +1,138 @@
+"""Configuration: `[tool.harness-audit]` in pyproject.toml or `.harness-audit.toml`, then flags.
+
+Unknown keys and bad values are refused with a `ConfigError` that names the key, the value
+and what is allowed.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness_audit.catalogue import parse_selection
+from harness_audit.errors import ConfigError, UsageError
+from harness_audit.workspace import DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES
+
+Engine = Literal["static", "llm", "hybrid"]
+FailOn = Literal["confirmed", "suspected", "never"]
+FORMATS = ("md", "json", "sarif")
+
+
+class AuditConfig(BaseModel):
+    """Every setting of an audit, with its default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    checks: list[str] = Field(default_factory=list[str])
+    """Default check selection (ids or one preset); empty means "ask", never "everything"."""
+    priority_floor: Literal[1, 2] = 2
+    """Only configured checks of priority ≤ this run; explicit ids ignore it."""
+    concurrency: int = Field(default=3, ge=1, le=16)
+    """Check units run at once."""
+    engine: Engine = "static"
+    """Which engine runs recon and the checks."""
+    max_tokens_per_check: int = Field(default=120_000, ge=1000)
+    """Token ceiling of one check unit (model engines)."""
+    output_dir: str = ".harness-audit"
+    """Where reports go, relative to the audited root unless absolute."""
+    language: Literal["auto", "en", "zh"] = "auto"
+    """Language of the human-facing text."""
+    exclude_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDES))
+    """Directory names out of scope, matched per path segment; `[]` audits vendored code on purpose."""
+    extend_exclude_paths: list[str] = Field(default_factory=list[str])
+    """More directory names to exclude, on top of `exclude_paths`."""
+    max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, ge=1)
+    """Larger files are skipped and listed."""
+    fail_on: FailOn = "confirmed"
+    """Lowest verdict that makes the exit code 1."""
+    formats: list[Literal["md", "json", "sarif"]] = Field(default_factory=lambda: ["md", "json", "sarif"])
+    """Report formats to write."""
+    cache: bool = True
+    """Reuse the static result when no file changed."""
+
+    @field_validator("checks")
+    @classmethod
+    def _valid_checks(cls, v: list[str]) -> list[str]:
+        if v:
+            try:
+                parse_selection(v, origin="`checks`")
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("exclude_paths", "extend_exclude_paths")
+    @classmethod
+    def _segments(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not name or "/" in name.strip("/") or name in {".", ".."}:
+                raise ValueError(f"{name!r} is not a directory name; excludes match one path segment, e.g. 'vendor'")
+        return [n.strip("/") for n in v]
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("at least one format is needed: md, json or sarif")
+        return list(dict.fromkeys(v))
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        """The effective per-segment exclude list."""
+        return tuple(dict.fromkeys([*self.exclude_paths, *self.extend_exclude_paths]))
+
+
+def _explain(err: ValidationError, where: str, data: dict[str, Any]) -> ConfigError:
+    e = err.errors()[0]
+    loc = ".".join(str(p) for p in e["loc"]) or "?"
+    key = str(e["loc"][0]) if e["loc"] else "?"
+    if e["type"] == "extra_forbidden":
+        allowed = ", ".join(AuditConfig.model_fields)
+        return ConfigError(f"unknown key {key!r} in {where}; allowed keys: {allowed}")
+    value = data.get(key, e.get("input"))
+    msg = e["msg"].removeprefix("Value error, ")
+    return ConfigError(f"bad value {value!r} for {loc!r} in {where}: {msg}")
+
+
+def load_file_config(root: Path) -> tuple[dict[str, Any], str | None]:
+    """The raw settings table of the audited root and where it came from (`.harness-audit.toml` wins)."""
+    dedicated = root / ".harness-audit.toml"
+    if dedicated.is_file():
+        return _read_toml(dedicated), str(dedicated.name)
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("harness-audit")
+        if table is not None:
+            if not isinstance(table, dict):
+                raise ConfigError("[tool.harness-audit] in pyproject.toml must be a table")
+            return dict(table), "pyproject.toml [tool.harness-audit]"  # type: ignore[arg-type]
+    return {}, None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path.name} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def build_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[AuditConfig, str | None]:
+    """File settings of `root`, then `overrides` (from flags); returns the config and its file source."""
+    data, where = load_file_config(root)
+    data = {k.replace("-", "_"): v for k, v in data.items()}
+    try:
+        base = AuditConfig.model_validate(data)
+    except ValidationError as err:
+        raise _explain(err, where or "configuration", data) from None
+    if not overrides:
+        return base, where
+    merged = {**base.model_dump(), **{k: v for k, v in overrides.items() if v is not None}}
+    try:
+        return AuditConfig.model_validate(merged), where
+    except ValidationError as err:
+        raise _explain(err, "command-line flags", merged) from None

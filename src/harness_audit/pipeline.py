@@ -1,0 +1,202 @@
+"""The only module that knows the order: discover → recon → fan-out → gate → aggregate."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness_audit import __version__
+from harness_audit.aggregate import build_report
+from harness_audit.catalogue import CHECKS
+from harness_audit.config import AuditConfig
+from harness_audit.errors import FailureCode
+from harness_audit.findings import (
+    Candidate,
+    CheckId,
+    CheckOutcome,
+    Finding,
+    Landmark,
+    LandmarkCandidate,
+    OutcomeStatus,
+    Refusal,
+)
+from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.render import write_reports
+from harness_audit.report import FileNote, Report, RunMeta
+from harness_audit.static import StaticResult, parse_python, recon, run_rules
+from harness_audit.workspace import Discovery, Workspace
+
+_CACHE_VERSION = "1"
+_GIT_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRun:
+    """A finished audit: the report and the files written for it."""
+
+    report: Report
+    """The aggregated report."""
+    paths: tuple[Path, ...]
+    """Report files written (empty when writing was not asked for)."""
+
+
+def _git(root: Path, *args: str) -> str | None:
+    # a minimal environment and a timeout: this runs on the user's tree, not on model input
+    env = {k: v for k, v in os.environ.items() if k in _GIT_ENV_KEYS}
+    try:
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
+                             env=env, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def git_state(root: Path) -> tuple[str | None, bool | None]:
+    """HEAD commit of the repository holding `root` and whether its tree under `root` is dirty."""
+    head = _git(root, "rev-parse", "HEAD")
+    if head is None:
+        return None, None
+    status = _git(root, "status", "--porcelain", "--", ".")
+    return head.strip(), bool(status and status.strip())
+
+
+def _rules_digest() -> str:
+    """Hash of the static engine's own source, so a changed rule invalidates cached results."""
+    pkg = Path(__file__).parent / "static"
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(pkg.rglob("*.py")):
+        h.update(path.relative_to(pkg).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_key(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]) -> str:
+    h = hashlib.sha256(f"{_CACHE_VERSION}\0{_rules_digest()}\0{','.join(checks)}".encode())
+    for f in discovery.files:
+        h.update(f"{f.path}\0{ws.sha256(f.path) or ''}\n".encode())
+    return h.hexdigest()[:32]
+
+
+def _cache_load(path: Path) -> tuple[StaticResult, list[FileNote]] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        result = StaticResult(
+            landmarks=[LandmarkCandidate(**lm) for lm in data["landmarks"]],
+            candidates={CheckId(k): [Candidate(**c) for c in v] for k, v in data["candidates"].items()},
+            errors={CheckId(k): v for k, v in data["errors"].items()},
+        )
+        unparsed = [FileNote(**u) for u in data["unparsed"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return result, unparsed
+
+
+def _cache_store(path: Path, result: StaticResult, unparsed: list[FileNote]) -> None:
+    from harness_audit.render import write_atomic
+
+    data: dict[str, Any] = {
+        "landmarks": [asdict(lm) for lm in result.landmarks],
+        "candidates": {k.value: [asdict(c) for c in v] for k, v in result.candidates.items()},
+        "errors": {k.value: v for k, v in result.errors.items()},
+        "unparsed": [asdict(u) for u in unparsed],
+    }
+    try:
+        write_atomic(path, json.dumps(data))
+    except OSError:
+        pass  # a cache that cannot be written only costs speed next time
+
+
+def run_audit(
+    root: Path,
+    checks: Sequence[CheckId],
+    config: AuditConfig,
+    *,
+    write: bool = True,
+    use_cache: bool | None = None,
+) -> AuditRun:
+    """Run the static engine on `root` for `checks` and (optionally) write the reports."""
+    t0 = time.perf_counter()
+    started = datetime.now().astimezone()
+    ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
+    output_dir = Path(config.output_dir)
+    if not output_dir.is_absolute():
+        output_dir = ws.root / output_dir
+    discovery = ws.discover(["python"])
+    use_cache = config.cache if use_cache is None else use_cache
+    cache_path = output_dir / "cache" / f"static-{_cache_key(ws, discovery, checks)}.json" if use_cache else None
+    cached = _cache_load(cache_path) if cache_path is not None and cache_path.is_file() else None
+    timings: dict[CheckId, float] = {}
+    if cached is not None:
+        static, unparsed = cached
+    else:
+        parsed = parse_python(ws, discovery.files)
+        unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
+        static = StaticResult(landmarks=recon(parsed))
+        for check in checks:
+            t = time.perf_counter()
+            one = run_rules(parsed, [check])
+            static.candidates[check] = one.candidates.get(check, [])
+            static.errors.update(one.errors)
+            timings[check] = time.perf_counter() - t
+        if cache_path is not None:
+            _cache_store(cache_path, static, unparsed)
+
+    refusals: list[Refusal] = []
+    landmarks: list[Landmark] = []
+    recon_ctx = GateContext(workspace=ws, checks_in_run=checks, recon=True)
+    for lm in static.landmarks:
+        gated_lm = validate_landmark(lm, recon_ctx)
+        (landmarks if isinstance(gated_lm, Landmark) else refusals).append(gated_lm)  # type: ignore[arg-type]
+    found_kinds = {lm.kind for lm in landmarks}
+
+    ctx = GateContext(workspace=ws, checks_in_run=checks)
+    findings: list[Finding] = []
+    outcomes: list[CheckOutcome] = []
+    for check in checks:
+        missing = tuple(k for k in CHECKS[check].requires if k not in found_kinds)
+        if missing:
+            outcomes.append(CheckOutcome(check=check, status=OutcomeStatus.NOT_COVERED, missing_landmarks=missing))
+            continue
+        for cand in static.candidates.get(check, []):
+            gated = validate(cand, ctx)
+            if isinstance(gated, Finding):
+                findings.append(gated)
+            else:
+                refusals.append(gated)
+        error = static.errors.get(check)
+        outcomes.append(CheckOutcome(
+            check=check,
+            status=OutcomeStatus.FAILED if error else OutcomeStatus.RAN,
+            failure_code=FailureCode.INTERNAL_ERROR.value if error else None,
+            duration_s=timings.get(check, 0.0), error=error,
+        ))
+    commit, dirty = git_state(ws.root)
+    finished = datetime.now().astimezone()
+    meta = RunMeta(
+        tool_version=__version__, run_id=f"{started.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}",
+        started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
+        duration_s=time.perf_counter() - t0, root=str(ws.root), commit=commit, dirty=dirty, engine="static",
+        requested=tuple(checks), files_scanned=len(discovery.files), excluded_dirs=discovery.excluded_dirs,
+        cache_hit=cached is not None,
+        state="incomplete" if any(o.status is OutcomeStatus.FAILED for o in outcomes) else "complete",
+    )
+    report = build_report(
+        meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
+        skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
+        unparsed_files=unparsed,
+    )
+    paths = write_reports(report, output_dir, config.formats, started) if write else []
+    return AuditRun(report, tuple(paths))
+

@@ -1,0 +1,68 @@
+"""Renderers (md, json, sarif) and the atomic, never-overwriting report writer."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from harness_audit.findings import CheckId
+from harness_audit.render.json_report import render_json
+from harness_audit.render.markdown import render_markdown
+from harness_audit.render.sarif import render_sarif
+from harness_audit.report import Report
+
+RENDERERS: dict[str, Callable[[Report], str]] = {"md": render_markdown, "json": render_json, "sarif": render_sarif}
+"""Format name → renderer."""
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temp file in the same directory, fsync, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def scope_label(checks: Sequence[CheckId]) -> str:
+    """`C1`, `C1-C9-C12`, or `Nchecks` for more than three."""
+    if len(checks) <= 3:
+        return "-".join(checks)
+    return f"{len(checks)}checks"
+
+
+def write_reports(report: Report, output_dir: Path, formats: Sequence[str], started: datetime) -> list[Path]:
+    """Write one file per format; a second run in the same second gets a `-2`, `-3`… suffix, never overwrites."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"report-{started.strftime('%Y-%m-%d_%H%M%S')}-{scope_label(report.meta.requested)}"
+    suffix = 1
+    while True:
+        name = stem if suffix == 1 else f"{stem}-{suffix}"
+        # claim the name with an exclusive create of the first format so two concurrent runs cannot collide
+        first = output_dir / f"{name}.{formats[0]}"
+        try:
+            fd = os.open(first, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            suffix += 1
+            continue
+        os.close(fd)
+        if any((output_dir / f"{name}.{fmt}").exists() for fmt in formats[1:]):
+            first.unlink(missing_ok=True)
+            suffix += 1
+            continue
+        break
+    paths: list[Path] = []
+    for fmt in formats:
+        path = output_dir / f"{name}.{fmt}"
+        write_atomic(path, RENDERERS[fmt](report))
+        paths.append(path)
+    return paths
