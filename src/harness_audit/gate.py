@@ -64,11 +64,12 @@ class _Norm:
     """Original 1-based line number of each kept line."""
 
 
-_norm_cache: dict[tuple[int, str], _Norm] = {}
+_norm_cache: dict[tuple[str, str], _Norm] = {}
 
 
 def _normalised_file(ws: Workspace, rel: str, lines: list[str]) -> _Norm:
-    key = (id(ws), rel)
+    # content-addressed, so a changed file or another workspace can never hit a stale entry
+    key = (rel, ws.sha256(rel) or "")
     hit = _norm_cache.get(key)
     if hit is not None:
         return hit

@@ -149,7 +149,7 @@ def parse_selection(tokens: Iterable[str], *, origin: str = "the check selection
         if len(parts) > 1:
             raise UsageError(
                 f"preset {presets[0]!r} cannot be combined with other items ({', '.join(map(repr, parts))}) "
-                f"in {origin}; use the preset alone or list check ids"
+                f"in {origin}; expected {_VALID_FORMS}"
             )
         return P1 if presets[0].lower() == "p1" else tuple(CHECKS)
     chosen: set[CheckId] = set()

