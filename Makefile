@@ -1,0 +1,31 @@
+# The two set-up commands of the README are `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench speed clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+# Audit the bundled example harness with the static engine (no model, no key) and print where the reports are.
+demo: $(BIN)/.installed
+	$(BIN)/harness-audit examples/agent_loop all --fail-on never
+
+# Run the whole test suite.
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest
+
+# Detection and false positives on the visible corpus (add SEMGREP=path/to/semgrep-harness.yml to compare).
+bench: $(BIN)/.installed
+	$(BIN)/harness-audit bench tests/bench_corpus $(if $(SEMGREP),--semgrep-config $(SEMGREP))
+
+# Speed and memory beside semgrep on a large real tree: see benchmarks/README.md.
+speed: $(BIN)/.installed
+	$(BIN)/python benchmarks/speed.py $(ARGS)
+
+clean:
+	rm -rf $(VENV) .harness-audit .pytest_cache
