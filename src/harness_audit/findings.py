@@ -295,10 +295,25 @@ MIN_CODE_CHARS = 8
 _CODE_MARK = re.compile(r"[()\[\]{}=<>+\-*/%:]|\w\s+\w")
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split like Python's tokenizer (only \\n, \\r\\n, \\r end a line), so line numbers match the AST.
+
+    `str.splitlines` also breaks on form feeds and Unicode separators, which would shift every
+    later line number of a file that contains one.
+    """
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def normalise_lines(text: str) -> list[str]:
     """Trim each line, collapse whitespace runs, drop blank lines (how the gate compares excerpts)."""
     out: list[str] = []
-    for raw in text.splitlines():
+    for raw in split_lines(text):
         line = " ".join(raw.split())
         if line:
             out.append(line)

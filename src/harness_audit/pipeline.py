@@ -32,7 +32,7 @@ from harness_audit.findings import (
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, Report, RunMeta
-from harness_audit.static import StaticResult, parse_python, recon, run_rules
+from harness_audit.static import StaticResult, no_gc_pauses, parse_python, recon, run_rules
 from harness_audit.workspace import Discovery, Workspace
 
 _CACHE_VERSION = "1"
@@ -141,15 +141,17 @@ def run_audit(
     if cached is not None:
         static, unparsed = cached
     else:
-        parsed = parse_python(ws, discovery.files)
-        unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
-        static = StaticResult(landmarks=recon(parsed))
-        for check in checks:
-            t = time.perf_counter()
-            one = run_rules(parsed, [check])
-            static.candidates[check] = one.candidates.get(check, [])
-            static.errors.update(one.errors)
-            timings[check] = time.perf_counter() - t
+        with no_gc_pauses():
+            parsed = parse_python(ws, discovery.files)
+            unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
+            static = StaticResult(landmarks=recon(parsed))
+            for check in checks:
+                t = time.perf_counter()
+                one = run_rules(parsed, [check])
+                static.candidates[check] = one.candidates.get(check, [])
+                static.errors.update(one.errors)
+                timings[check] = time.perf_counter() - t
+        del parsed
         if cache_path is not None:
             _cache_store(cache_path, static, unparsed)
 

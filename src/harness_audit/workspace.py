@@ -11,7 +11,7 @@ from typing import Literal
 
 import pathspec
 
-from harness_audit.findings import Language
+from harness_audit.findings import Language, split_lines
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".venv", "venv", "virtualenv", ".tox", ".nox", "site-packages", "dist-packages",
@@ -244,5 +244,5 @@ class Workspace:
     def lines(self, rel: str) -> list[str] | None:
         """The file's lines without line endings, or None if it cannot be read as text."""
         text = self.text(rel)
-        return None if text is None else text.splitlines()
+        return None if text is None else split_lines(text)
 

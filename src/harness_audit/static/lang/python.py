@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from harness_audit.findings import split_lines
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 LoopNode = ast.For | ast.AsyncFor | ast.While
 TryNode = ast.Try | ast.TryStar
@@ -39,7 +41,7 @@ class FuncRef:
 class PyModule:
     """One parsed Python file with indexes built in a single walk of the tree."""
 
-    __slots__ = ("path", "source", "lines", "tree", "module_name", "imports", "_parents", "_by_type",
+    __slots__ = ("path", "source", "lines", "tree", "module_name", "imports", "_by_type",
                  "_defs", "_methods")
 
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
@@ -47,7 +49,7 @@ class PyModule:
         """Canonical path relative to the root."""
         self.source = source
         """The file's text."""
-        self.lines = source.splitlines()
+        self.lines = split_lines(source)
         """The file's lines."""
         self.tree = tree
         """The parsed module."""
@@ -55,7 +57,6 @@ class PyModule:
         """Dotted module name derived from the path (`agent/loop.py` → `agent.loop`)."""
         self.imports: dict[str, str] = {}
         """Local name → qualified name, from every import statement in the file."""
-        self._parents: dict[ast.AST, ast.AST] = {}
         self._by_type: dict[type[ast.AST], list[ast.AST]] = defaultdict(list)
         self._defs: dict[str, list[FunctionNode]] = defaultdict(list)
         self._methods: dict[tuple[str, str], FunctionNode] = {}
@@ -67,14 +68,14 @@ class PyModule:
         return cls(path, source, ast.parse(source, filename=path, type_comments=False))
 
     def _index(self) -> None:
-        parents = self._parents
         by_type = self._by_type
         stack: list[ast.AST] = [self.tree]
         while stack:
             node = stack.pop()
             by_type[type(node)].append(node)
             for child in ast.iter_child_nodes(node):
-                parents[child] = node
+                # an attribute on the node costs a fraction of a node→parent dict on large trees
+                child._ha_parent = node  # type: ignore[attr-defined]
                 stack.append(child)
         for nodes in by_type.values():
             nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
@@ -94,7 +95,7 @@ class PyModule:
                     self.imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
         for fn in self.functions():
             self._defs[fn.name].append(fn)
-            owner = self._parents.get(fn)
+            owner = _parent_of(fn)
             if isinstance(owner, ast.ClassDef):
                 self._methods[(owner.name, fn.name)] = fn
 
@@ -137,14 +138,14 @@ class PyModule:
     # ------------------------------------------------------------ tree navigation
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The node's parent (None for the module)."""
-        return self._parents.get(node)
+        return _parent_of(node)
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         """Parents from the nearest outwards."""
-        cur = self._parents.get(node)
+        cur = _parent_of(node)
         while cur is not None:
             yield cur
-            cur = self._parents.get(cur)
+            cur = _parent_of(cur)
 
     def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
         """The innermost function or method around `node`."""
@@ -307,8 +308,23 @@ class PyModule:
         return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
 
     def segment(self, node: ast.AST) -> str:
-        """The exact source text of a node."""
-        return ast.get_source_segment(self.source, node) or ""
+        """The exact source text of a node (from the cached lines: `ast.get_source_segment` re-splits the file)."""
+        try:
+            first, last = node.lineno - 1, node.end_lineno  # type: ignore[attr-defined]
+            start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        except AttributeError:
+            return ""
+        if last is None or end is None or first < 0 or last > len(self.lines):
+            return ""
+        chunk = [line.encode("utf-8") for line in self.lines[first:last]]
+        if not chunk:
+            return ""
+        # AST column offsets count UTF-8 bytes, not characters
+        if len(chunk) == 1:
+            return chunk[0][start:end].decode("utf-8", "replace")
+        chunk[0] = chunk[0][start:]
+        chunk[-1] = chunk[-1][:end]
+        return b"\n".join(chunk).decode("utf-8", "replace")
 
     # ------------------------------------------------------------ definitions
     def local_functions(self, name: str) -> list[FunctionNode]:
@@ -318,6 +334,10 @@ class PyModule:
     def method(self, cls: str, name: str) -> FunctionNode | None:
         """Method `name` of class `cls` defined in this module."""
         return self._methods.get((cls, name))
+
+
+def _parent_of(node: ast.AST) -> ast.AST | None:
+    return getattr(node, "_ha_parent", None)
 
 
 def _module_name(path: str) -> str:
