@@ -1,0 +1,1 @@
+"""mailbot: an assistant that drafts and sends email, Slack posts and invites."""

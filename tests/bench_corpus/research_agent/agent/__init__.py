@@ -1,0 +1,1 @@
+"""Async research agent built on the Anthropic Messages API."""

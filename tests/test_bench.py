@@ -1,0 +1,71 @@
+"""The benchmark: our engine on the visible corpus, and scoring of recorded semgrep output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness_audit.bench import AnswerKey, Control, Defect, EngineRun, Hit, load_answers, run_engine, score
+from harness_audit.cli import main
+from harness_audit.errors import UsageError
+from harness_audit.findings import CheckId, Verdict
+
+CORPUS = Path(__file__).parent / "bench_corpus"
+
+
+def test_answer_key_loads_and_names_every_check() -> None:
+    key = load_answers(CORPUS)
+    assert {d.check for d in key.defects} == set(CheckId)
+    assert {c for ctl in key.controls for c in ctl.checks} == set(CheckId)
+    for project in key.projects:
+        assert (CORPUS / project).is_dir()
+
+
+def test_engine_meets_the_bar_on_the_corpus() -> None:
+    key = load_answers(CORPUS)
+    s = score(run_engine(CORPUS, key), key)
+    missed = "\n".join(f"{d.check} {d.project}/{d.file}:{d.lines} {d.note}" for d in s.missed)
+    assert s.detection >= 0.90, f"detection {s.detection:.1%}; missed:\n{missed}"
+    assert not s.false_positives, [(c.note, h) for c, h in s.false_positives]
+
+
+def test_scoring_matches_windows_and_counts_control_hits() -> None:
+    key = AnswerKey(
+        defects=[Defect(project="p", check=CheckId.C1, file="a.py", lines=(10, 12)),
+                 Defect(project="p", check=CheckId.C9, file="a.py", lines=(30, 31))],
+        controls=[Control(project="p", file="b.py", lines=(1, 20), checks=[CheckId.C1])],
+    )
+    run = EngineRun(name="x", hits=[
+        Hit("p", CheckId.C1, "a.py", 11, Verdict.CONFIRMED, "r"),
+        Hit("p", CheckId.C1, "b.py", 5, Verdict.CONFIRMED, "r"),
+        Hit("p", CheckId.C9, "a.py", 40, Verdict.CONFIRMED, "r"),
+    ])
+    s = score(run, key)
+    assert (s.detected, s.defects, len(s.false_positives), len(s.unmatched)) == (1, 2, 1, 1)
+
+
+def test_bench_cli_scores_recorded_semgrep_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    (corpus / "proj").mkdir(parents=True)
+    (corpus / "proj" / "loop.py").write_text("while True:\n    client.chat.completions.create(model='m')\n")
+    (corpus / "answers.json").write_text(json.dumps({
+        "defects": [{"project": "proj", "check": "C12", "file": "loop.py", "lines": [1, 2]}],
+        "controls": [{"project": "proj", "file": "loop.py", "lines": [1, 2], "checks": ["C9"]}],
+    }))
+    rec = tmp_path / "sg"
+    rec.mkdir()
+    (rec / "proj.json").write_text(json.dumps({"results": [
+        {"check_id": "shared.baselines.C9", "path": str((corpus / "proj" / "loop.py").resolve()),
+         "start": {"line": 1}},
+    ]}))
+    assert main(["bench", str(corpus), "--semgrep-json", str(rec), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert [s["engine"] for s in scores] == ["harness-audit", "semgrep baseline"]
+    assert scores[0]["detected"] == 1 and scores[1]["false_positives"] == 1
+
+
+def test_missing_answer_key_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError):
+        load_answers(tmp_path)

@@ -1,0 +1,65 @@
+"""The pipeline end to end on the bundled example: coverage, gate, cache, our own code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_audit.api import audit
+from harness_audit.findings import Candidate, CheckId, Finding, OutcomeStatus
+from harness_audit.gate import GateContext, validate
+from harness_audit.workspace import Workspace
+from tests.conftest import MakeTree
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "agent_loop"
+
+
+def revalidate(root: Path, findings: tuple[Finding, ...], checks: tuple[CheckId, ...]) -> list[object]:
+    """Feed every reported finding back through the gate; returns whatever is not accepted again."""
+    ws = Workspace.open(root)
+    ctx = GateContext(workspace=ws, checks_in_run=checks)
+    bad: list[object] = []
+    for f in findings:
+        again = validate(Candidate(check=f.check, verdict=f.verdict, file=f.file, line=f.line, evidence=f.evidence,
+                                   claim=f.claim, consequence=f.consequence, confirm_hint=f.confirm_hint,
+                                   source=f.source), ctx)
+        if not isinstance(again, Finding) or again.line != f.line:
+            bad.append(again)
+    return bad
+
+
+def test_example_audit_finds_defects_that_revalidate(tmp_path: Path) -> None:
+    run = audit(EXAMPLE, ["all"], overrides={"output_dir": str(tmp_path), "cache": False})
+    rep = run.report
+    assert {f.check for f in rep.findings} >= {CheckId.C1, CheckId.C12}
+    assert not revalidate(EXAMPLE, rep.findings, tuple(CheckId))
+    assert [p.suffix for p in run.paths] == [".md", ".json", ".sarif"]
+    assert all(o.status in (OutcomeStatus.RAN, OutcomeStatus.NOT_COVERED) for o in rep.outcomes)
+
+
+def test_missing_landmark_means_not_covered_and_no_rule_runs(make_tree: MakeTree, tmp_path: Path) -> None:
+    root = make_tree({"m.py": "import json\n\ndef f(s):\n    return json.loads(s)\n"})
+    rep = audit(root, ["C1", "C13"], overrides={"output_dir": str(tmp_path)}, write=False).report
+    by = {o.check: o for o in rep.outcomes}
+    assert by[CheckId.C1].status is OutcomeStatus.NOT_COVERED
+    assert [k.value for k in by[CheckId.C13].missing_landmarks] == ["truncation"]
+    assert rep.findings == ()
+
+
+def test_warm_run_hits_the_cache_and_an_edit_invalidates_it(make_tree: MakeTree, tmp_path: Path) -> None:
+    root = make_tree({"agent/loop.py": (EXAMPLE / "agent" / "loop.py").read_text(),
+                      "agent/tools.py": (EXAMPLE / "agent" / "tools.py").read_text()})
+    over = {"output_dir": str(tmp_path / "out")}
+    cold = audit(root, ["all"], overrides=over, write=False).report
+    warm = audit(root, ["all"], overrides=over, write=False).report
+    assert not cold.meta.cache_hit and warm.meta.cache_hit
+    assert [f.fingerprint for f in warm.findings] == [f.fingerprint for f in cold.findings]
+    with (root / "agent" / "loop.py").open("a") as fh:
+        fh.write("\n# edited\n")
+    assert not audit(root, ["all"], overrides=over, write=False).report.meta.cache_hit
+
+
+def test_self_audit_of_our_own_source_completes(tmp_path: Path) -> None:
+    rep = audit(ROOT / "src", ["all"], overrides={"output_dir": str(tmp_path), "cache": False}, write=False).report
+    assert rep.meta.state == "complete"
+    assert not revalidate(ROOT / "src", rep.findings, tuple(CheckId))
