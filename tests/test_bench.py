@@ -49,16 +49,17 @@ def test_scoring_matches_windows_and_counts_control_hits() -> None:
 def test_bench_cli_scores_recorded_semgrep_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "corpus"
     (corpus / "proj").mkdir(parents=True)
-    (corpus / "proj" / "loop.py").write_text("while True:\n    client.chat.completions.create(model='m')\n")
+    fixture = Path(__file__).parent / "fixtures" / "rules" / "c12_loop_budget" / "python" / "defect_while_true.py"
+    (corpus / "proj" / "loop.py").write_text(fixture.read_text())
     (corpus / "answers.json").write_text(json.dumps({
-        "defects": [{"project": "proj", "check": "C12", "file": "loop.py", "lines": [1, 2]}],
-        "controls": [{"project": "proj", "file": "loop.py", "lines": [1, 2], "checks": ["C9"]}],
+        "defects": [{"project": "proj", "check": "C12", "file": "loop.py", "lines": [7, 8]}],
+        "controls": [{"project": "proj", "file": "loop.py", "lines": [7, 8], "checks": ["C9"]}],
     }))
     rec = tmp_path / "sg"
     rec.mkdir()
     (rec / "proj.json").write_text(json.dumps({"results": [
         {"check_id": "shared.baselines.C9", "path": str((corpus / "proj" / "loop.py").resolve()),
-         "start": {"line": 1}},
+         "start": {"line": 8}},
     ]}))
     assert main(["bench", str(corpus), "--semgrep-json", str(rec), "--json"]) == 0
     scores = json.loads(capsys.readouterr().out)
