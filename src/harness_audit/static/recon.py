@@ -12,8 +12,15 @@ from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
 
 K = LandmarkKind
 
-_TOOL_EXEC_NAME = re.compile(r"(execute|run|call|invoke|dispatch|handle|process)_?(tool|function|action)s?"
-                             r"|tool_?(call|exec|dispatch|runner|node)|^_?(execute|dispatch)$", re.I)
+_TOOL_EXEC_NAME = re.compile(r"(execute|exec|run|call|invoke|dispatch|handle|process|perform)_?"
+                             r"(tool|function|action|call)s?|tool_?(call|exec|dispatch|runner|node)|^_?(execute|dispatch)$",
+                             re.I)
+_REGISTRY_HOLDER = re.compile(r"(tools|tool_map|registry|handlers|functions|toolbox|dispatch|actions|_TOOLS)$", re.I)
+_TOOL_RECEIVER = re.compile(r"(^|_)(tool|handler|fn|func|impl|action)$", re.I)
+_TOOL_INVOKE_METHODS = {"run", "arun", "invoke", "ainvoke", "execute", "aexecute", "call", "acall", "forward", "fn",
+                        "func", "handler", "__call__"}
+_PARSE_KEYS = {"tool_calls", "delta", "finish_reason", "stop_reason", "arguments", "function_call", "tool_use",
+               "partial_json", "input_json_delta"}
 _TOOL_CALLS_ATTR = {"tool_calls", "tool_use", "function_call", "tool_call", "calls", "actions"}
 _REGISTRY_NAME = re.compile(r"(tools|tool_map|registry|handlers|functions|tool_funcs|tool_table|toolbox|TOOLS)", re.I)
 _TRUNC_NAME = re.compile(r"(trim|truncat|compact|summari[sz]|prune|window|fit_|shrink|condens|evict|squash)", re.I)
@@ -96,6 +103,19 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
                 yield _lm(mod, K.TRUNCATION, call, "medium")
         if meth == "pop" and isinstance(call.func, ast.Attribute) and idioms.is_message_list(mod, call.func.value):
             yield _lm(mod, K.TRUNCATION, call, "medium")
+    for call in mod.calls():
+        if _is_dynamic_tool_call(mod, call):
+            yield _lm(mod, K.TOOL_EXECUTION, call)
+    for sub in mod.nodes(ast.Subscript):
+        if isinstance(sub.slice, ast.Constant) and sub.slice.value in _PARSE_KEYS and isinstance(sub.ctx, ast.Load):
+            yield _lm(mod, K.STREAM_PARSE, sub, "low")
+    for attr in mod.nodes(ast.Attribute):
+        if attr.attr in {"tool_calls", "finish_reason", "stop_reason"} and isinstance(attr.ctx, ast.Load):
+            yield _lm(mod, K.STREAM_PARSE, attr, "low")
+    for cmp in mod.nodes(ast.Compare):
+        consts = {c.value for c in [cmp.left, *cmp.comparators] if isinstance(c, ast.Constant)}
+        if consts & {"tool_use", "function_call", "tool_calls", "content_block_delta", "input_json_delta"}:
+            yield _lm(mod, K.STREAM_PARSE, cmp, "medium")
     for fn in mod.functions():
         fname = fn.name
         dec_names = {idioms.decorator_name(mod, d) for d in fn.decorator_list}
@@ -117,6 +137,9 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
             yield _lm(mod, K.REQUEST_ASSEMBLY, fn, "medium")
     for loop in mod.loops():
         it = loop.iter if isinstance(loop, ast.For | ast.AsyncFor) else None
+        if isinstance(it, ast.Call) and mod.call_name(it) in {"enumerate", "zip", "list", "sorted", "reversed"} \
+                and it.args:
+            it = it.args[0]
         if it is not None:
             d = mod.dotted(it) or ""
             if idioms.last(d) in _TOOL_CALLS_ATTR or (isinstance(it, ast.Subscript) and isinstance(it.slice, ast.Constant)
@@ -126,6 +149,8 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
             if isinstance(loop, ast.AsyncFor) or re.search(r"(stream|chunk|event|response|resp|lines)", d, re.I):
                 if any(isinstance(n, ast.Attribute) and n.attr in _STREAM_ATTRS for n in mod.walk_body(loop.body)):
                     yield _lm(mod, K.STREAM_PARSE, loop)
+        if _is_retry_loop(mod, loop):
+            yield _lm(mod, K.RETRY, loop)
         if _calls_model(mod, project, mod.enclosing_function(loop), loop.body, model_fns) is not None:
             yield _lm(mod, K.AGENT_LOOP, loop)
     for assign in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
@@ -167,6 +192,53 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
         if isinstance(ret.value, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "messages"
                                                    for k in ret.value.keys):
             yield _lm(mod, K.HISTORY_APPEND, ret, "medium")
+
+
+_RETRY_VAR = re.compile(r"(attempt|retry|retries|tries|try_)", re.I)
+
+
+def _is_retry_loop(mod: PyModule, loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+    """A hand-written retry: a counted or open loop whose `try` swallows the failure and goes round again."""
+    if isinstance(loop, ast.For | ast.AsyncFor):
+        it = loop.iter
+        name = mod.call_name(it) if isinstance(it, ast.Call) else ""
+        if name in idioms.RETRY_ITERATORS:
+            return True
+        if idioms.last(name) not in {"range", "count"} or any(
+            isinstance(a, ast.Call) and mod.call_name(a) == "len" for a in getattr(it, "args", [])
+        ):
+            return False
+        named_retry = bool(_RETRY_VAR.search(mod.dotted(loop.target) or ""))
+    else:
+        named_retry = bool(_RETRY_VAR.search(mod.segment(loop.test)))
+    for stmt in loop.body:
+        if not isinstance(stmt, ast.Try):
+            continue
+        swallows = [h for h in stmt.handlers if h.body and not isinstance(h.body[-1], ast.Raise | ast.Return | ast.Break)]
+        if not swallows:
+            continue
+        success = [*stmt.body, *stmt.orelse, *loop.body[loop.body.index(stmt) + 1:]]
+        if named_retry or any(isinstance(n, ast.Break | ast.Return) for n in mod.walk_body(success)):
+            return True
+    return False
+
+
+def _is_dynamic_tool_call(mod: PyModule, call: ast.Call) -> bool:
+    """`TOOLS[name](**args)`, `self.registry[name](...)`, `getattr(self, name)(...)`, `tool.run(args)`."""
+    func = call.func
+    if isinstance(func, ast.Subscript) and not isinstance(func.slice, ast.Constant):
+        holder = mod.dotted(func.value) or ""
+        return bool(_REGISTRY_HOLDER.search(holder.rsplit(".", 1)[-1]))
+    if isinstance(func, ast.Call) and mod.call_name(func) == "getattr" and len(func.args) >= 2 \
+            and not isinstance(func.args[1], ast.Constant):
+        return True
+    if isinstance(func, ast.Attribute) and func.attr in _TOOL_INVOKE_METHODS:
+        recv = mod.dotted(func.value) or ""
+        return bool(_TOOL_RECEIVER.search(recv.rsplit(".", 1)[-1]))
+    if isinstance(func, ast.Name) and _TOOL_RECEIVER.search(func.id) and call.keywords and \
+            any(kw.arg is None for kw in call.keywords):
+        return True  # `handler(**args)`
+    return False
 
 
 def _is_registry_value(value: ast.expr) -> bool:
