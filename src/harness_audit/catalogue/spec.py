@@ -57,6 +57,15 @@ class CheckSpec:
     gloss_zh: str
     """One plain-language line in Chinese."""
 
+    def gloss(self, language: str) -> str:
+        """The gloss in `zh` or `en`; `auto` follows the locale (`LANG`, `LC_ALL`)."""
+        if language == "auto":
+            import os
+
+            locale = os.environ.get("LC_ALL") or os.environ.get("LANG") or ""
+            language = "zh" if locale.lower().startswith("zh") else "en"
+        return self.gloss_zh if language == "zh" else self.gloss_en
+
     @property
     def slug(self) -> str:
         """Kebab-case name for docs pages and SARIF rule names."""

@@ -82,11 +82,11 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _pick(console: Console) -> list[str]:
+def _pick(console: Console, language: str) -> list[str]:
     """Interactive picker shown when nothing was selected on a terminal."""
     for check, s in CHECKS.items():
         star = "★" if s.priority == 1 else " "
-        console.print(f"  {star} [bold]{check.value:>3}[/] {s.title} — {s.gloss_en}")
+        console.print(f"  {star} [bold]{check.value:>3}[/] {s.title} — {s.gloss(language)}")
     for _ in range(3):
         answer = console.input("Checks to run (e.g. [bold]p1[/], [bold]all[/], [bold]C1,C9[/]): ").strip()
         try:
@@ -145,7 +145,7 @@ def run(ns: argparse.Namespace) -> int:
             if not sys.stdin.isatty():
                 raise UsageError("no checks selected and none configured; pass ids (C1,C9), `p1` or `all`, "
                                  "or set `checks` in [tool.harness-audit]")
-            tokens = _pick(console)
+            tokens = _pick(console, config.language)
     result = audit(root, tokens or None, overrides=overrides)
     if ns.quiet:
         for p in result.paths:

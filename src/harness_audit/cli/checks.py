@@ -15,7 +15,8 @@ def make_parser() -> argparse.ArgumentParser:
     from harness_audit.cli import ArgParser
 
     p = ArgParser(prog="harness-audit checks", description="List the fifteen checks.")
-    p.add_argument("--language", choices=["en", "zh"], default="en", help="language of the gloss column")
+    p.add_argument("--language", choices=["auto", "en", "zh"], default="auto",
+                   help="language of the gloss column (auto follows LANG)")
     return p
 
 
@@ -25,7 +26,7 @@ def run(ns: argparse.Namespace) -> int:
     for col in ("id", "name", "group", "prio", "requires", "what it checks"):
         table.add_column(col, overflow="fold")
     for check, s in CHECKS.items():
-        gloss = s.gloss_zh if ns.language == "zh" else s.gloss_en
+        gloss = s.gloss(ns.language)
         table.add_row(check.value + (" ★" if s.priority == 1 else ""), s.title, f"{s.group.value}. {s.group.title}",
                       str(s.priority), ", ".join(k.value for k in s.requires), gloss)
     Console(width=160).print(table)
