@@ -104,6 +104,7 @@ class Workspace:
     """Whether `.gitignore` files prune the tree."""
     _text: dict[str, str | None] = field(default_factory=dict[str, "str | None"], repr=False)
     _bytes_hash: dict[str, str] = field(default_factory=dict[str, str], repr=False)
+    _lines: dict[str, list[str] | None] = field(default_factory=dict[str, "list[str] | None"], repr=False)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], **kwargs: object) -> Workspace:
@@ -243,6 +244,8 @@ class Workspace:
 
     def lines(self, rel: str) -> list[str] | None:
         """The file's lines without line endings, or None if it cannot be read as text."""
-        text = self.text(rel)
-        return None if text is None else split_lines(text)
+        if rel not in self._lines:
+            text = self.text(rel)
+            self._lines[rel] = None if text is None else split_lines(text)
+        return self._lines[rel]
 

@@ -18,7 +18,8 @@ _MODEL_SUFFIXES = (
 )
 _MODEL_FUNCS = {"litellm.completion", "litellm.acompletion", "ollama.chat", "ollama.generate"}
 _MODEL_METHOD_NAMES = {"invoke", "ainvoke", "stream", "astream", "generate", "agenerate", "complete", "acomplete",
-                       "chat", "achat", "create"}
+                       "chat", "achat", "create", "get_response", "stream_response", "request", "request_stream",
+                       "generate_stream", "predict", "apredict"}
 _MODEL_RECEIVER = re.compile(r"(llm|model|chat|client|provider|anthropic|openai|gemini|claude|gpt)", re.I)
 _MODEL_URL = re.compile(r"(chat/completions|/v1/messages|/responses\b|:generateContent|:streamGenerateContent|"
                         r"/api/chat|/api/generate|/completions\b)")
@@ -153,3 +154,283 @@ def is_message_list(mod: PyModule, expr: ast.AST) -> bool:
 def target_name(mod: PyModule, expr: ast.AST) -> str:
     """A printable name for an assignment target or receiver."""
     return mod.dotted(expr) or mod.segment(expr)
+
+
+# ---------------------------------------------------------------- tools and model-supplied values
+# Appended section (C4–C7): which functions are tools, who calls a function, which names carry model output.
+from harness_audit.static.lang.python import PyProject  # noqa: E402  # appended section; earlier lines stay untouched
+
+_TOOL_DECORATOR_NAMES = {"tool", "function_tool", "tool_plain", "register_tool", "call_tool", "kernel_function",
+                         "ai_function"}
+_TOOL_METHOD_NAMES = {"forward", "run", "_run", "arun", "_arun", "execute", "aexecute", "__call__", "call", "invoke",
+                      "ainvoke"}
+_TOOL_CONTAINER_NAME = re.compile(r"(tool|handler|dispatch|registry|function|action|command)", re.I)
+_TOOL_FACTORY_NAMES = {"Tool", "FunctionTool", "StructuredTool", "from_function", "from_defaults", "register_tool",
+                       "add_tool", "register_function", "tool", "function_tool"}
+TOOL_DISPATCH_NAME = re.compile(r"(execute|run|call|invoke|dispatch|handle|process)_?(tool|function|action)"
+                                r"|tool_?(call|exec|dispatch)", re.I)
+"""Function names that dispatch a model's tool call (`execute_tool`, `handle_tool_call`, `dispatch_tool`)."""
+_NON_MODEL_PARAMS = {"self", "cls", "ctx", "context", "run_context", "wrapper", "config", "state", "runtime", "deps",
+                     "tool_context", "callbacks", "run_manager", "timeout", "logger", "session", "client"}
+_DISPATCH_PARAMS = {"args", "arguments", "tool_args", "tool_arguments", "tool_input", "input", "params", "parameters",
+                    "kwargs", "tool_call", "call", "tc", "function_call", "input_json", "raw_args", "raw_arguments"}
+MODEL_ARGS_TEXT = re.compile(
+    r"\.arguments\b|\[['\"]arguments['\"]\]|\.get\(['\"]arguments['\"]|partial_json|\binput_json\b"
+    r"|\b(tool_?call|tool_?use|tc|block|content_block|function_call)(\.input\b|\[['\"]input['\"]\])"
+)
+"""Source text that reads the arguments of a model's tool call (`tc.function.arguments`, `block.input`)."""
+_TOOL_CALLS_ITER = re.compile(r"\btool_calls\b|\btool_uses?\b|\bfunction_calls\b")
+
+
+def source_text(mod: PyModule, node: ast.AST) -> str:
+    """The source of `node`, cut from `mod.lines` (`PyModule.segment` re-splits the whole file on every call)."""
+    lineno: int | None = getattr(node, "lineno", None)
+    end: int | None = getattr(node, "end_lineno", None)
+    col: int | None = getattr(node, "col_offset", None)
+    end_col: int | None = getattr(node, "end_col_offset", None)
+    if lineno is None or end is None or col is None or end_col is None:
+        return ""
+    lines = mod.lines[lineno - 1:end]
+    if not lines:
+        return ""
+    if len(lines) == 1:
+        return lines[0].encode()[col:end_col].decode("utf-8", "replace")
+    first = lines[0].encode()[col:].decode("utf-8", "replace")
+    tail = lines[-1].encode()[:end_col].decode("utf-8", "replace")
+    return "\n".join([first, *lines[1:-1], tail])
+
+
+class _ProjectFacts:
+    """Per-project facts computed lazily and kept for one project at a time."""
+
+    __slots__ = ("project", "callers", "tools", "taint")
+
+    def __init__(self, project: PyProject) -> None:
+        self.project = project
+        self.callers: dict[int, list[tuple[PyModule, ast.Call]]] | None = None
+        self.tools: set[tuple[str, str]] | None = None
+        self.taint: dict[tuple[int, int], frozenset[str]] = {}
+
+
+_FACTS: list[_ProjectFacts] = []
+
+
+def _facts(project: PyProject) -> _ProjectFacts:
+    if _FACTS and _FACTS[0].project is project:
+        return _FACTS[0]
+    _FACTS[:] = [_ProjectFacts(project)]
+    return _FACTS[0]
+
+
+def callers_of(project: PyProject, fn: FunctionNode) -> list[tuple[PyModule, ast.Call]]:
+    """Call sites in the project that `PyProject.resolve_call` resolves to `fn` (candidates indexed by name once)."""
+    facts = _facts(project)
+    if facts.callers is None:
+        by_name: dict[str, list[tuple[PyModule, ast.Call]]] = {}
+        for mod in project.modules.values():
+            for call in mod.calls():
+                func = call.func
+                short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if short:
+                    by_name.setdefault(short, []).append((mod, call))
+        facts.callers = by_name
+    return [(mod, call) for mod, call in facts.callers.get(fn.name, [])
+            if any(ref.node is fn for ref in project.resolve_call(mod, call))]
+
+
+def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
+    """(module path, function name) of every function the project registers as a tool."""
+    facts = _facts(project)
+    if facts.tools is not None:
+        return facts.tools
+    out: set[tuple[str, str]] = set()
+    for mod in project.modules.values():
+        names: list[ast.expr] = []
+        for node in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is None:
+                continue
+            for t in targets:
+                tname = mod.dotted(t.value if isinstance(t, ast.Subscript) else t) or ""
+                if not _TOOL_CONTAINER_NAME.search(last(tname) if tname else ""):
+                    continue
+                if isinstance(t, ast.Subscript):
+                    names.append(node.value)
+                elif isinstance(node.value, ast.Dict):
+                    names.extend(v for v in node.value.values if v is not None)
+                elif isinstance(node.value, ast.List | ast.Tuple | ast.Set):
+                    names.extend(node.value.elts)
+        for call in mod.calls():
+            func = call.func
+            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            for kw in call.keywords:
+                if kw.arg in {"tools", "functions"} and isinstance(kw.value, ast.List | ast.Tuple):
+                    names.extend(kw.value.elts)
+                elif kw.arg in {"func", "fn", "function", "handler", "coroutine"} and short in _TOOL_FACTORY_NAMES:
+                    names.append(kw.value)
+            if short in _TOOL_FACTORY_NAMES:
+                names.extend(call.args)
+        for expr in names:
+            if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+                out.add((mod.path, expr.attr))
+            elif isinstance(expr, ast.Name):
+                if mod.local_functions(expr.id):
+                    out.add((mod.path, expr.id))
+                    continue
+                owner, _, fname = mod.imports.get(expr.id, "").rpartition(".")
+                other = project.module(owner) if owner else None
+                if other is not None:
+                    out.add((other.path, fname))
+    facts.tools = out
+    return out
+
+
+def is_tool_function(mod: PyModule, fn: FunctionNode, project: PyProject | None = None) -> bool:
+    """Whether the model chooses `fn`'s arguments: a `@tool`-style decorator, a `Tool` class's run method,
+    or (given the project) a function registered in a tool table or passed as `tools=[...]`."""
+    for dec in fn.decorator_list:
+        name = decorator_name(mod, dec)
+        if last(name) in _TOOL_DECORATOR_NAMES or (last(name) == "register" and "tool" in receiver(name).lower()):
+            return True
+    owner = mod.parent(fn)
+    if isinstance(owner, ast.ClassDef) and fn.name in _TOOL_METHOD_NAMES:
+        bases = [last(mod.dotted(b) or "") for b in owner.bases]
+        if owner.name.endswith("Tool") or any(b.endswith("Tool") for b in bases):
+            return True
+    return project is not None and (mod.path, fn.name) in _registered_tools(project)
+
+
+def _params(fn: FunctionNode) -> list[str]:
+    a = fn.args
+    names = [p.arg for p in [*a.posonlyargs, *a.args]]
+    if a.vararg:
+        names.append(a.vararg.arg)
+    names.extend(p.arg for p in a.kwonlyargs)
+    if a.kwarg:
+        names.append(a.kwarg.arg)
+    return names
+
+
+def _carries(mod: PyModule, expr: ast.AST, tainted: frozenset[str] | set[str]) -> bool:
+    if any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(expr)):
+        return True
+    return bool(MODEL_ARGS_TEXT.search(source_text(mod, expr)))
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def model_tainted_names(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 0) -> frozenset[str]:
+    """Names inside `fn` that carry model-chosen values: tool parameters, the decoded arguments of a tool
+    call, parameters that callers (two hops up) fill from such values, and whatever is assigned from them."""
+    facts = _facts(project)
+    key = (id(fn), depth)
+    cached = facts.taint.get(key)
+    if cached is not None:
+        return cached
+    facts.taint[key] = frozenset()  # a recursive call during the computation sees "nothing tainted"
+    params = _params(fn)
+    tainted: set[str] = set()
+    if is_tool_function(mod, fn, project):
+        tainted.update(p for p in params if p not in _NON_MODEL_PARAMS)
+    elif TOOL_DISPATCH_NAME.search(fn.name):
+        tainted.update(p for p in params if p in _DISPATCH_PARAMS)
+    outer = mod.enclosing_function(fn)
+    if outer is not None:
+        tainted |= model_tainted_names(project, mod, outer, depth)
+    if depth < 2:
+        is_method = isinstance(mod.parent(fn), ast.ClassDef) and bool(params) and params[0] in {"self", "cls"}
+        positional = params[1:] if is_method else params
+        for cmod, call in callers_of(project, fn)[:20]:
+            cfn = cmod.enclosing_function(call)
+            ctaint = model_tainted_names(project, cmod, cfn, depth + 1) if cfn is not None else frozenset()
+            for i, arg in enumerate(call.args):
+                if i < len(positional) and not isinstance(arg, ast.Starred) and _carries(cmod, arg, ctaint):
+                    tainted.add(positional[i])
+            for kw in call.keywords:
+                if kw.arg in params and _carries(cmod, kw.value, ctaint):
+                    tainted.add(kw.arg)
+    flows: list[tuple[list[str], set[str], bool]] = []  # (targets, names read, always tainted)
+    for node in mod.walk(fn):
+        value: ast.AST | None = None
+        targets: list[str] = []
+        is_iter = False
+        if isinstance(node, ast.Assign):
+            targets, value = [n for t in node.targets for n in _target_names(t)], node.value
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
+            targets, value = _target_names(node.target), node.value
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            targets, value, is_iter = _target_names(node.target), node.iter, True
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets, value = _target_names(node.optional_vars), node.context_expr
+        if value is None or not targets:
+            continue
+        text = source_text(mod, value)
+        always = bool(MODEL_ARGS_TEXT.search(text)) or (is_iter and bool(_TOOL_CALLS_ITER.search(text)))
+        flows.append((targets, {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}, always))
+    for _ in range(4):
+        before = len(tainted)
+        for targets, reads, always in flows:
+            if always or not reads.isdisjoint(tainted):
+                tainted.update(targets)
+        if len(tainted) == before:
+            break
+    result = frozenset(tainted)
+    facts.taint[key] = result
+    return result
+
+
+def is_model_sourced(project: PyProject, mod: PyModule, expr: ast.AST) -> bool:
+    """Whether `expr` carries a model-chosen value (see `model_tainted_names`)."""
+    fn = mod.enclosing_function(expr)
+    tainted = model_tainted_names(project, mod, fn) if fn is not None else frozenset[str]()
+    return _carries(mod, expr, tainted)
+
+
+# ---------------------------------------------------------------- test code
+# Appended section (C8–C11): test suites run operations on purpose in ways a harness must not.
+_TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+
+
+def is_test_module(mod: PyModule) -> bool:
+    """Whether `mod` is test code (a `tests/` directory, `test_*.py`, `conftest.py`, or a module importing pytest)."""
+    return bool(_TEST_FILE.search(mod.path)) or "pytest" in mod.imports
+
+
+# ---------------------------------------------------------------- local data flow (C4–C7)
+_ASSIGNED: dict[int, tuple[FunctionNode, dict[str, list[ast.AST]]]] = {}
+
+
+def assigned_values(mod: PyModule, fn: FunctionNode) -> dict[str, list[ast.AST]]:
+    """Name → values assigned, aug-assigned or appended to it in `fn` (cached per function)."""
+    hit = _ASSIGNED.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    out: dict[str, list[ast.AST]] = {}
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(node.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in {"append", "extend", "write"} and isinstance(node.func.value, ast.Name) and node.args:
+            out.setdefault(node.func.value.id, []).append(node.args[0])
+    if len(_ASSIGNED) > 4096:
+        _ASSIGNED.clear()
+    _ASSIGNED[id(fn)] = (fn, out)
+    return out
+
+
+def derivation_text(mod: PyModule, fn: FunctionNode | None, expr: ast.AST, depth: int = 3) -> str:
+    """Source of `expr` plus the values assigned (or appended) to the names it reads, a few steps back."""
+    parts = [source_text(mod, expr)]
+    if fn is None or depth == 0:
+        return "\n".join(parts)
+    values = assigned_values(mod, fn)
+    for name in {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}:
+        for value in values.get(name, []):
+            if value is not expr:
+                parts.append(derivation_text(mod, fn, value, depth - 1))
+    return "\n".join(parts)

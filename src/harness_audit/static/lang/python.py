@@ -8,6 +8,7 @@ definition in the same module or another module of the project.
 from __future__ import annotations
 
 import ast
+import operator
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ TryNode = ast.Try | ast.TryStar
 ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.Module
 
 _N = TypeVar("_N", bound=ast.AST)
+_LEAF_KINDS = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+_POSITION = operator.attrgetter("lineno", "col_offset")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +73,26 @@ class PyModule:
     def _index(self) -> None:
         by_type = self._by_type
         stack: list[ast.AST] = [self.tree]
+        pop, push = stack.pop, stack.append
+        # hand-inlined `ast.iter_child_nodes`: this loop visits every node of every file once and
+        # dominates indexing time; context and operator nodes are skipped (no rule asks for them)
         while stack:
-            node = stack.pop()
+            node = pop()
             by_type[type(node)].append(node)
-            for child in ast.iter_child_nodes(node):
-                # an attribute on the node costs a fraction of a node→parent dict on large trees
-                child._ha_parent = node  # type: ignore[attr-defined]
-                stack.append(child)
-        for nodes in by_type.values():
-            nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    for item in value:  # pyright: ignore[reportUnknownVariableType]
+                        if isinstance(item, ast.AST) and not isinstance(item, _LEAF_KINDS):
+                            # an attribute on the node costs a fraction of a node→parent dict on large trees
+                            item._ha_parent = node  # type: ignore[attr-defined]
+                            push(item)
+                elif isinstance(value, ast.AST) and not isinstance(value, _LEAF_KINDS):
+                    value._ha_parent = node  # type: ignore[attr-defined]
+                    push(value)
+        for kind, nodes in by_type.items():
+            if "lineno" in kind._attributes:
+                nodes.sort(key=_POSITION)
         for imp in by_type.get(ast.Import, []):
             assert isinstance(imp, ast.Import)
             for alias in imp.names:
