@@ -127,6 +127,19 @@ def run_audit(
     use_cache: bool | None = None,
 ) -> AuditRun:
     """Run the static engine on `root` for `checks` and (optionally) write the reports."""
+    # the parsed trees carry parent links (cycles); collecting them mid-run only costs pauses
+    with no_gc_pauses():
+        return _run_audit(root, checks, config, write=write, use_cache=use_cache)
+
+
+def _run_audit(
+    root: Path,
+    checks: Sequence[CheckId],
+    config: AuditConfig,
+    *,
+    write: bool = True,
+    use_cache: bool | None = None,
+) -> AuditRun:
     t0 = time.perf_counter()
     started = datetime.now().astimezone()
     ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
@@ -141,16 +154,15 @@ def run_audit(
     if cached is not None:
         static, unparsed = cached
     else:
-        with no_gc_pauses():
-            parsed = parse_python(ws, discovery.files)
-            unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
-            static = StaticResult(landmarks=recon(parsed))
-            for check in checks:
-                t = time.perf_counter()
-                one = run_rules(parsed, [check])
-                static.candidates[check] = one.candidates.get(check, [])
-                static.errors.update(one.errors)
-                timings[check] = time.perf_counter() - t
+        parsed = parse_python(ws, discovery.files)
+        unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
+        static = StaticResult(landmarks=recon(parsed))
+        for check in checks:
+            t = time.perf_counter()
+            one = run_rules(parsed, [check])
+            static.candidates[check] = one.candidates.get(check, [])
+            static.errors.update(one.errors)
+            timings[check] = time.perf_counter() - t
         del parsed
         if cache_path is not None:
             _cache_store(cache_path, static, unparsed)

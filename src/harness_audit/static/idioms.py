@@ -56,6 +56,15 @@ def receiver(name: str) -> str:
 
 def is_model_call(mod: PyModule, call: ast.Call) -> bool:
     """Whether `call` sends a request to a model provider (SDK call, LiteLLM, LangChain, raw POST)."""
+    # memoised on the node itself: recon and several rules ask about every call
+    known: bool | None = getattr(call, "_ha_model", None)
+    if known is None:
+        known = _is_model_call(mod, call)
+        call._ha_model = known  # type: ignore[attr-defined]
+    return known
+
+
+def _is_model_call(mod: PyModule, call: ast.Call) -> bool:
     name = mod.call_name(call)
     if not name:
         return False
@@ -248,11 +257,12 @@ def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
         names: list[ast.expr] = []
         for node in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if node.value is None:
+            if not isinstance(node.value, ast.Dict | ast.List | ast.Tuple | ast.Set | ast.Name | ast.Attribute):
                 continue
             for t in targets:
-                tname = mod.dotted(t.value if isinstance(t, ast.Subscript) else t) or ""
-                if not _TOOL_CONTAINER_NAME.search(last(tname) if tname else ""):
+                base = t.value if isinstance(t, ast.Subscript) else t
+                tname = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
+                if not tname or not _TOOL_CONTAINER_NAME.search(tname):
                     continue
                 if isinstance(t, ast.Subscript):
                     names.append(node.value)
@@ -321,6 +331,47 @@ def _target_names(target: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
+_Flow = tuple[list[str], set[str], bool]
+_FLOWS: dict[int, tuple[PyModule, dict[FunctionNode, list[_Flow]]]] = {}
+
+
+def _flows(mod: PyModule, fn: FunctionNode) -> list[_Flow]:
+    """Assignments in `fn` as (targets, names read, carries tool-call arguments by itself).
+
+    Built once per module from the node indexes, for every function at once."""
+    hit = _FLOWS.get(id(mod))
+    if hit is not None and hit[0] is mod:
+        return hit[1].get(fn, [])
+    per_fn: dict[FunctionNode, list[_Flow]] = {}
+    sources: list[tuple[ast.AST, list[str], ast.AST, bool]] = []
+    for a in mod.nodes(ast.Assign):
+        sources.append((a, [n for t in a.targets for n in _target_names(t)], a.value, False))
+    for kind in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+        for b in mod.nodes(kind):
+            if b.value is not None:
+                sources.append((b, _target_names(b.target), b.value, False))
+    for kind in (ast.For, ast.AsyncFor, ast.comprehension):
+        for c in mod.nodes(kind):
+            sources.append((c, _target_names(c.target), c.iter, True))
+    for w in mod.nodes(ast.withitem):
+        if w.optional_vars is not None:
+            sources.append((w, _target_names(w.optional_vars), w.context_expr, False))
+    for node, targets, value, is_iter in sources:
+        if not targets:
+            continue
+        owner = mod.enclosing_function(node)
+        if owner is None:
+            continue
+        text = source_text(mod, value)
+        always = bool(MODEL_ARGS_TEXT.search(text)) or (is_iter and bool(_TOOL_CALLS_ITER.search(text)))
+        per_fn.setdefault(owner, []).append((targets, {n.id for n in ast.walk(value) if isinstance(n, ast.Name)},
+                                             always))
+    if len(_FLOWS) > 8192:
+        _FLOWS.clear()
+    _FLOWS[id(mod)] = (mod, per_fn)
+    return per_fn.get(fn, [])
+
+
 def model_tainted_names(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 0) -> frozenset[str]:
     """Names inside `fn` that carry model-chosen values: tool parameters, the decoded arguments of a tool
     call, parameters that callers (two hops up) fill from such values, and whatever is assigned from them."""
@@ -351,24 +402,7 @@ def model_tainted_names(project: PyProject, mod: PyModule, fn: FunctionNode, dep
             for kw in call.keywords:
                 if kw.arg in params and _carries(cmod, kw.value, ctaint):
                     tainted.add(kw.arg)
-    flows: list[tuple[list[str], set[str], bool]] = []  # (targets, names read, always tainted)
-    for node in mod.walk(fn):
-        value: ast.AST | None = None
-        targets: list[str] = []
-        is_iter = False
-        if isinstance(node, ast.Assign):
-            targets, value = [n for t in node.targets for n in _target_names(t)], node.value
-        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value is not None:
-            targets, value = _target_names(node.target), node.value
-        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
-            targets, value, is_iter = _target_names(node.target), node.iter, True
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            targets, value = _target_names(node.optional_vars), node.context_expr
-        if value is None or not targets:
-            continue
-        text = source_text(mod, value)
-        always = bool(MODEL_ARGS_TEXT.search(text)) or (is_iter and bool(_TOOL_CALLS_ITER.search(text)))
-        flows.append((targets, {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}, always))
+    flows = _flows(mod, fn)
     for _ in range(4):
         before = len(tainted)
         for targets, reads, always in flows:
@@ -434,3 +468,23 @@ def derivation_text(mod: PyModule, fn: FunctionNode | None, expr: ast.AST, depth
             if value is not expr:
                 parts.append(derivation_text(mod, fn, value, depth - 1))
     return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- agent projects
+# Appended section (C8–C11): a function table means "tools" only where a model is driven at all.
+_LLM_PACKAGES = ("openai", "anthropic", "litellm", "langchain", "langchain_core", "langgraph", "pydantic_ai",
+                 "smolagents", "agents", "google.genai", "google.generativeai", "mistralai", "ollama", "cohere",
+                 "groq", "mcp", "autogen", "crewai", "llama_index", "instructor", "dspy")
+_AGENT_PROJECTS: list[tuple[PyProject, bool]] = []
+
+
+def is_agent_project(project: PyProject) -> bool:
+    """Whether the project imports (or is) an LLM SDK or agent framework (computed once per project)."""
+    if _AGENT_PROJECTS and _AGENT_PROJECTS[0][0] is project:
+        return _AGENT_PROJECTS[0][1]
+    found = any(mod.module_name.split(".")[0] in _LLM_PACKAGES or
+                any(target.split(".")[0] in _LLM_PACKAGES or target.startswith(_LLM_PACKAGES)
+                    for target in mod.imports.values())
+                for mod in project.modules.values())
+    _AGENT_PROJECTS[:] = [(project, found)]
+    return found
