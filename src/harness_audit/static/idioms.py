@@ -328,6 +328,8 @@ def _carries(mod: PyModule, expr: ast.AST, tainted: frozenset[str] | set[str]) -
 
 
 def _target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 

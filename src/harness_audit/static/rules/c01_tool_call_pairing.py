@@ -16,9 +16,11 @@ Shapes detected:
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import weakref
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
@@ -43,6 +45,8 @@ _RECORD_FUNC = re.compile(
     r"return|reply|error)s?$", re.I)
 """Helpers whose name says they record a result (`add_tool_result`, `append_message`)."""
 _RESULT_WORD = re.compile(r"(result|return|output|response|observation|reply|message|error)", re.I)
+_CALL_OBJECT = re.compile(r"(ToolCall|FunctionCall|ToolUse)", re.I)
+_RESULT_OBJECT = re.compile(r"(Output|Result|Return|Observation)", re.I)
 _LOG_RECEIVER = re.compile(r"(^|\.)(_?log|_?logger|logging|console|warnings|traceback|span|_?tracer)$", re.I)
 _LOG_FUNCS = {"print", "logging.info", "logging.debug", "logging.warning", "logging.error", "logging.exception",
               "warnings.warn", "traceback.print_exc"}
@@ -55,7 +59,10 @@ _UNKNOWN = re.compile(r"(unknown|not\s+in\s+[\w.]*(tool|function|registry|handle
 _VALIDATION = re.compile(r"(valid|schema|malformed|parse_?error)", re.I)
 _BUDGET = re.compile(r"(budget|limit|max_|exceed|quota|cancel|abort|interrupt|deadline|stop_?event|signal)", re.I)
 _MISSING_IMPL = re.compile(r"^(tool|func|fn|handler|impl|function|callable_?tool|tool_?fn|tool_?func)$", re.I)
-_TOOL_WORD = re.compile(r"(tool|function_?call|invocation|(^|[^a-z])calls\b)", re.I)
+_TOOL_WORD = re.compile(
+    r"(tool_?calls?|function_?calls?|tool_?uses?|(call|run|execute|exec|invoke|dispatch|handle|process)_?(single_?)?"
+    r"tool|tool_?(run|exec|invoke|call)|(^|[^a-z_])calls\b)", re.I)
+"""Text that says an expression is about tool CALLS (not a `tools/` directory or a tool definition)."""
 
 _GATHER = {"asyncio.gather"}
 _TASK_GROUPS = {"asyncio.TaskGroup", "anyio.create_task_group", "trio.open_nursery"}
@@ -63,6 +70,14 @@ _BROAD = {"Exception", "BaseException"}
 
 
 # ---------------------------------------------------------------- what a loop over tool calls looks like
+def _text(node: ast.AST) -> str:
+    """The node's code without comments (names are matched against it); long expressions are cut short."""
+    try:
+        return ast.unparse(node)[:400]
+    except (ValueError, RecursionError):  # a malformed or pathologically deep expression
+        return ""
+
+
 def _iter_base(expr: ast.expr) -> ast.expr:
     """The collection a `for` iterates, seen through `enumerate(...)`, `list(...)`, `x or []`, `x[i:]`, `await`."""
     cur = expr
@@ -103,6 +118,41 @@ def _tool_loop(mod: PyModule, loop: ast.AST) -> tuple[str, bool] | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _ToolLoop:
+    """A `for` over tool calls that records results."""
+
+    loop: ast.For | ast.AsyncFor
+    """The loop."""
+    what: str
+    """The iterated collection, as written."""
+    strong: bool
+    """Whether the collection's name (not only the loop variable's) says it holds tool calls."""
+    records: list[ast.AST]
+    """Nodes in the body that record a result."""
+    target: str | None
+    """The loop variable holding one call."""
+
+
+def _tool_loops(mod: PyModule, project: PyProject) -> list[_ToolLoop]:
+    """Loops over tool calls whose body records results, computed once per module."""
+    memo = _memo(project)
+    key = ("loops", id(mod))
+    hit = memo.get(key)
+    if isinstance(hit, list):
+        return hit  # pyright: ignore[reportUnknownVariableType]
+    out: list[_ToolLoop] = []
+    for loop in mod.loops():
+        shape = _tool_loop(mod, loop)
+        if shape is None or not isinstance(loop, ast.For | ast.AsyncFor):
+            continue
+        records = [n for n in mod.walk_body(loop.body) if _is_record(mod, n)]
+        if records:
+            out.append(_ToolLoop(loop, shape[0], shape[1], records, _loop_target(loop)))
+    memo[key] = out
+    return out
+
+
 def _is_log_call(mod: PyModule, call: ast.Call) -> bool:
     name = mod.call_name(call)
     return name in _LOG_FUNCS or bool(_LOG_RECEIVER.search(idioms.receiver(name)))
@@ -112,7 +162,9 @@ def _is_record(mod: PyModule, node: ast.AST) -> bool:
     """Whether `node` records a result: an append to a result sink, a recording helper, a `yield`, `out[k] = v`."""
     if isinstance(node, ast.Yield | ast.YieldFrom):
         # a yielded "call started" event is not the call's result
-        return node.value is not None and bool(_RESULT_WORD.search(mod.segment(node.value)))
+        value = node.value.func if isinstance(node.value, ast.Call) else node.value
+        name = mod.dotted(value) if value is not None else None
+        return bool(name) and bool(_RESULT_WORD.search(idioms.last(name or "")))
     if isinstance(node, ast.Assign | ast.AugAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return any(isinstance(t, ast.Subscript) and _sink_name(mod, t.value) for t in targets)
@@ -121,9 +173,17 @@ def _is_record(mod: PyModule, node: ast.AST) -> bool:
     func = node.func
     if isinstance(func, ast.Attribute):
         if func.attr in _SINK_METHODS and _sink_name(mod, func.value):
-            return True
+            return not (node.args and _builds_call_object(mod, node.args[0]))
         return bool(_RECORD_FUNC.search(func.attr))
     return isinstance(func, ast.Name) and bool(_RECORD_FUNC.search(func.id))
+
+
+def _builds_call_object(mod: PyModule, expr: ast.expr) -> bool:
+    """Whether `expr` constructs the tool CALL itself (`ToolCallPart(...)`), not its result: parsing, not answering."""
+    if not isinstance(expr, ast.Call):
+        return False
+    name = idioms.last(mod.call_name(expr))
+    return bool(_CALL_OBJECT.search(name)) and not _RESULT_OBJECT.search(name)
 
 
 def _sink_name(mod: PyModule, expr: ast.AST) -> bool:
@@ -133,24 +193,24 @@ def _sink_name(mod: PyModule, expr: ast.AST) -> bool:
     return bool(dotted) and bool(_SINK.search(idioms.last(dotted)))
 
 
-_CACHES: dict[int, tuple[weakref.ref[PyProject], dict[int, bool]]] = {}
+_MEMOS: dict[int, tuple[weakref.ref[PyProject], dict[tuple[str, int], object]]] = {}
 
 
-def _records_cache(project: PyProject) -> dict[int, bool]:
-    """Per-project memo of "this function records a result", keyed by the definition node's id."""
-    entry = _CACHES.get(id(project))
+def _memo(project: PyProject) -> dict[tuple[str, int], object]:
+    """Per-project memo keyed by (what, id of a node or module); ids are stable while the project is alive."""
+    entry = _MEMOS.get(id(project))
     if entry is None or entry[0]() is not project:
         entry = (weakref.ref(project), {})
-        _CACHES[id(project)] = entry
+        _MEMOS[id(project)] = entry
     return entry[1]
 
 
 def _function_records(project: PyProject, ref: FuncRef, depth: int = 2) -> bool:
     """Whether a project function (or one it calls, `depth` hops) records a result; cached per definition."""
-    memo = _records_cache(project)
-    key = id(ref.node)
+    memo = _memo(project)
+    key = ("records", id(ref.node))
     hit = memo.get(key)
-    if hit is not None:
+    if isinstance(hit, bool):
         return hit
     memo[key] = False  # recursion guard
     found = any(_is_record(ref.module, n) for n in ref.module.walk(ref.node))
@@ -165,9 +225,9 @@ def _block_records(mod: PyModule, project: PyProject, stmts: list[ast.stmt]) -> 
     for node in mod.walk_body(stmts):
         if _is_record(mod, node):
             return True
-        if isinstance(node, ast.Call) and not _is_log_call(mod, node):
-            if any(_function_records(project, ref) for ref in project.resolve_call(mod, node)):
-                return True
+        if (isinstance(node, ast.Call) and not _is_log_call(mod, node)
+                and any(_function_records(project, ref) for ref in project.resolve_call(mod, node))):
+            return True
     return False
 
 
@@ -200,10 +260,6 @@ def _own_loop(mod: PyModule, node: ast.AST, loop: ast.AST) -> bool:
     return bool(loops) and loops[0] is loop
 
 
-def _loop_records(mod: PyModule, loop: ast.For | ast.AsyncFor) -> list[ast.AST]:
-    return [n for n in mod.walk_body(loop.body) if _is_record(mod, n)]
-
-
 def _inside(node: ast.AST, outer: ast.AST) -> bool:
     start, end = getattr(outer, "lineno", 0), getattr(outer, "end_lineno", 0) or 0
     line = getattr(node, "lineno", -1)
@@ -214,49 +270,80 @@ def _exit_word(stmt: ast.stmt) -> str:
     return "continue" if isinstance(stmt, ast.Continue) else "break" if isinstance(stmt, ast.Break) else "return"
 
 
+_SHORT: dict[int, tuple[weakref.ref[PyProject], dict[int, dict[str, list[ast.Call]]]]] = {}
+
+
+def _named(mod: PyModule, project: PyProject, names: Collection[str]) -> list[ast.Call]:
+    """Calls in `mod` whose called name ends in one of `names`, in source order (each module is indexed once)."""
+    entry = _SHORT.get(id(project))
+    if entry is None or entry[0]() is not project:
+        entry = (weakref.ref(project), {})
+        _SHORT[id(project)] = entry
+    index = entry[1].get(id(mod))
+    if index is None:
+        index = {}
+        for call in mod.calls():
+            func = call.func
+            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if short:
+                index.setdefault(short, []).append(call)
+        entry[1][id(mod)] = index
+    found = [c for n in names for c in index.get(n, [])]
+    found.sort(key=lambda c: (c.lineno, c.col_offset))
+    return found
+
+
 # ---------------------------------------------------------------- sequential dispatch
+def _loop_trys(mod: PyModule, tl: _ToolLoop) -> Iterator[ast.Try | ast.TryStar]:
+    """`try` statements directly in the loop (not in a nested loop or function)."""
+    for kind in (ast.Try, ast.TryStar):
+        for tr in _in_range(mod, kind, tl.loop):
+            if isinstance(tr, ast.Try | ast.TryStar) and _own_loop(mod, tr, tl.loop):
+                yield tr
+
+
+def _verdict(tl: _ToolLoop, helper: str | None) -> Verdict:
+    return Verdict.CONFIRMED if tl.strong and helper is None else Verdict.SUSPECTED
+
+
+def _loop_hint(tl: _ToolLoop, helper: str | None) -> str:
+    if tl.strong and helper is None:
+        return ""
+    if helper:
+        return f"verify that `{helper}` records a result for the call it is handed"
+    return (f"verify that `{tl.what}` holds the model's tool calls and that nothing before the next request "
+            "answers the skipped call")
+
+
 @rule(CheckId.C1, lang="python", name="except-continue-skips-result")
 def except_continue_skips_result(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags an `except` inside a loop over tool calls that `continue`s, `break`s or `return`s while the result is
     recorded later in the loop. The failed call gets no result, so the next request carries an unanswered call and
     the provider rejects it."""
-    for loop in mod.loops():
-        shape = _tool_loop(mod, loop)
-        if shape is None or not isinstance(loop, ast.For | ast.AsyncFor):
-            continue
-        records = _loop_records(mod, loop)
-        if not records:
-            continue
-        target = _loop_target(loop)
-        for tr in mod.trys():
-            if not _inside(tr, loop) or not _own_loop(mod, tr, loop):
-                continue
+    for tl in _tool_loops(mod, project):
+        for tr in _loop_trys(mod, tl):
             if _block_records(mod, project, tr.finalbody):
                 continue
             for handler in tr.handlers:
                 exit_stmt = _exit_of(handler.body)
                 if exit_stmt is None or _raises(mod, handler.body) or _block_records(mod, project, handler.body):
                     continue
-                later = [r for r in records if r.lineno > tr.lineno and not _inside(r, handler)]
+                later = [r for r in tl.records if r.lineno > tr.lineno and not _inside(r, handler)]
                 if not later:
                     continue
-                helper = _passes_call_to_helper(mod, handler.body, target)
+                helper = _passes_call_to_helper(mod, handler.body, tl.target)
                 caught = ", ".join(sorted(mod.handler_names(handler))) or "every exception"
-                word = _exit_word(exit_stmt)
-                strong = shape[1] and helper is None
                 yield Hit(
                     node=handler,
-                    verdict=Verdict.CONFIRMED if strong else Verdict.SUSPECTED,
-                    claim=f"in the loop over `{shape[0]}`, the handler for {caught} runs `{word}` before the "
-                          f"call's result is recorded (line {later[0].lineno}), so the failed call gets no result",
+                    verdict=_verdict(tl, helper),
+                    claim=f"in the loop over `{tl.what}`, the handler for {caught} runs `{_exit_word(exit_stmt)}` "
+                          f"before the call's result is recorded (line {later[0].lineno}), so the failed call gets "
+                          "no result",
                     consequence="the next request carries a tool call with no result and the provider rejects it "
                                 "(HTTP 400), or the model never learns the call failed",
                     direction="record an error result for the call inside the handler (or in `finally`) before "
                               "leaving the iteration",
-                    confirm_hint="" if strong else (
-                        f"verify that `{helper}` records a result for the call" if helper else
-                        f"verify that `{shape[0]}` holds the model's tool calls and that nothing before the next "
-                        "request answers the skipped call"),
+                    confirm_hint=_loop_hint(tl, helper),
                 )
 
 
@@ -264,19 +351,10 @@ def except_continue_skips_result(mod: PyModule, project: PyProject) -> Iterator[
 def except_swallows_result(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a loop over tool calls whose only result record sits inside a `try` whose `except` neither records a
     result nor re-raises. When the tool fails, the handler swallows the error and the call is left unanswered."""
-    for loop in mod.loops():
-        shape = _tool_loop(mod, loop)
-        if shape is None or not isinstance(loop, ast.For | ast.AsyncFor):
-            continue
-        records = _loop_records(mod, loop)
-        if not records:
-            continue
-        target = _loop_target(loop)
-        for tr in mod.trys():
-            if not _inside(tr, loop) or not _own_loop(mod, tr, loop):
-                continue
-            in_body = [r for r in records if any(_inside(r, s) for s in tr.body)]
-            if not in_body or len(in_body) != len([r for r in records if r.lineno >= tr.lineno]):
+    for tl in _tool_loops(mod, project):
+        for tr in _loop_trys(mod, tl):
+            in_body = [r for r in tl.records if any(_inside(r, s) for s in tr.body)]
+            if not in_body or len(in_body) != len([r for r in tl.records if r.lineno >= tr.lineno]):
                 continue
             first = min(r.lineno for r in in_body)
             risky = any(isinstance(n, ast.Call) and n.lineno < first and not _is_log_call(mod, n)
@@ -288,26 +366,23 @@ def except_swallows_result(mod: PyModule, project: PyProject) -> Iterator[Hit]:
                     continue
                 if _block_records(mod, project, handler.body):
                     continue
-                helper = _passes_call_to_helper(mod, handler.body, target)
-                strong = shape[1] and helper is None
+                helper = _passes_call_to_helper(mod, handler.body, tl.target)
                 caught = ", ".join(sorted(mod.handler_names(handler))) or "every exception"
                 yield Hit(
                     node=handler,
-                    verdict=Verdict.CONFIRMED if strong else Verdict.SUSPECTED,
-                    claim=f"in the loop over `{shape[0]}`, the result is recorded only inside the `try` (line "
+                    verdict=_verdict(tl, helper),
+                    claim=f"in the loop over `{tl.what}`, the result is recorded only inside the `try` (line "
                           f"{first}); the handler for {caught} swallows the error without recording one",
                     consequence="a failing tool leaves its call unanswered: the next request is rejected by the "
                                 "provider, or the model waits for a result that never comes",
                     direction="append an error result for the call in the handler, or record the result in "
                               "`finally`",
-                    confirm_hint="" if strong else (
-                        f"verify that `{helper}` records a result for the call" if helper else
-                        f"verify that `{shape[0]}` holds the model's tool calls"),
+                    confirm_hint=_loop_hint(tl, helper),
                 )
 
 
 def _early_exit_reason(mod: PyModule, test: ast.expr) -> str | None:
-    text = mod.segment(test)
+    text = _text(test)
     if _DENIAL.search(text):
         return "approval/permission"
     if _UNKNOWN.search(text):
@@ -331,46 +406,35 @@ def early_exit_skips_result(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a denial, unknown-tool, validation or budget check inside a loop over tool calls that `continue`s,
     `break`s or `return`s before the loop records a result. That call (and, for `break`/`return`, every later call
     of the batch) is left unanswered before the next model request."""
-    for loop in mod.loops():
-        shape = _tool_loop(mod, loop)
-        if shape is None or not isinstance(loop, ast.For | ast.AsyncFor):
-            continue
-        records = _loop_records(mod, loop)
-        if not records:
-            continue
-        target = _loop_target(loop)
-        for node in mod.walk_body(loop.body):
-            if not isinstance(node, ast.If) or not _own_loop(mod, node, loop):
+    for tl in _tool_loops(mod, project):
+        normal = [r for r in tl.records if not any(part == "handler" for _, part in mod.enclosing_trys(r))]
+        for node in _in_range(mod, ast.If, tl.loop):
+            if not isinstance(node, ast.If) or not _own_loop(mod, node, tl.loop):
                 continue
             if any(part == "handler" for _, part in mod.enclosing_trys(node)):
                 continue
             exit_stmt = _exit_of(node.body)
             if exit_stmt is None or _raises(mod, node.body) or _block_records(mod, project, node.body):
                 continue
-            if not any(r.lineno > (node.end_lineno or node.lineno) for r in records):
+            if not any(r.lineno > (node.end_lineno or node.lineno) for r in normal):
                 continue
             reason = _early_exit_reason(mod, node.test)
             if reason is None:
                 continue
-            if not isinstance(exit_stmt, ast.Continue) and _answers_after_loop(mod, project, loop):
+            if not isinstance(exit_stmt, ast.Continue) and _answers_after_loop(mod, project, tl.loop):
                 continue
-            helper = _passes_call_to_helper(mod, node.body, target)
-            strong = shape[1] and helper is None
-            word = _exit_word(exit_stmt)
+            helper = _passes_call_to_helper(mod, node.body, tl.target)
             rest = "" if isinstance(exit_stmt, ast.Continue) else " and every later call of the batch"
             yield Hit(
                 node=node,
-                verdict=Verdict.CONFIRMED if strong else Verdict.SUSPECTED,
-                claim=f"in the loop over `{shape[0]}`, the {reason} check runs `{word}` before a result is "
-                      f"recorded, leaving this call{rest} without a result",
+                verdict=_verdict(tl, helper),
+                claim=f"in the loop over `{tl.what}`, the {reason} check runs `{_exit_word(exit_stmt)}` before a "
+                      f"result is recorded, leaving this call{rest} without a result",
                 consequence="the next request carries unanswered tool calls and the provider rejects it (HTTP 400); "
                             "the model is never told the call was refused",
                 direction="record a synthetic result (\"denied\", \"unknown tool\", \"invalid arguments\", "
                           "\"cancelled\") for every call skipped here before leaving",
-                confirm_hint="" if strong else (
-                    f"verify that `{helper}` records a result for the skipped call" if helper else
-                    f"verify that `{shape[0]}` holds the model's tool calls and that nothing before the next "
-                    "request answers the skipped call"),
+                confirm_hint=_loop_hint(tl, helper),
             )
 
 
@@ -386,25 +450,37 @@ def _answers_after_loop(mod: PyModule, project: PyProject, loop: ast.AST) -> boo
 
 
 # ---------------------------------------------------------------- parallel dispatch
+def _in_range(mod: PyModule, kind: type[ast.AST], scope: ast.AST) -> list[ast.AST]:
+    """Nodes of one type inside `scope`'s lines, from the module index (no walk of the scope)."""
+    nodes = mod.nodes(kind)
+    start, end = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", 0) or 0
+    lo = bisect.bisect_left(nodes, start, key=lambda n: getattr(n, "lineno", 0))
+    hi = bisect.bisect_right(nodes, end, key=lambda n: getattr(n, "lineno", 0))
+    return nodes[lo:hi]
+
+
 def _tool_ish(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
     """Whether an expression (or, for a bare name, what is assigned or appended to it) is about tool calls."""
-    if _TOOL_WORD.search(mod.segment(expr)):
+    if _TOOL_WORD.search(_text(expr)):
         return True
-    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
-    if fn is None or not names:
+    if fn is None or not isinstance(expr, ast.Name):
         return False
-    for node in mod.walk(fn):
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
-            if _TOOL_WORD.search(mod.segment(node.value)):
-                return True
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr in {"append", "extend"} and isinstance(node.func.value, ast.Name)
-              and node.func.value.id in names and _TOOL_WORD.search(mod.segment(node))):
+    name = expr.id
+    for node in _in_range(mod, ast.Assign, fn):
+        assert isinstance(node, ast.Assign)
+        if (any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and _TOOL_WORD.search(_text(node.value))):
             return True
-        elif isinstance(node, ast.For | ast.AsyncFor) and _tool_loop(mod, node) is not None:
-            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append"
-                   and isinstance(n.func.value, ast.Name) and n.func.value.id in names for n in mod.walk(node)):
-                return True
+    for node in _in_range(mod, ast.Call, fn):
+        assert isinstance(node, ast.Call)
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in {"append", "extend"}
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name):
+            continue
+        if _TOOL_WORD.search(_text(node)):
+            return True
+        loop = next(iter(mod.enclosing_loops(node)), None)
+        if loop is not None and _tool_loop(mod, loop) is not None:
+            return True
     return False
 
 
@@ -459,7 +535,7 @@ def _batch_verdict(mod: PyModule, project: PyProject, items: list[ast.expr]) -> 
 
 
 def _answered_by_handler(mod: PyModule, project: PyProject, node: ast.AST) -> bool:
-    """Whether `node` sits in a `try` body whose handler records results or re-raises nothing silently."""
+    """Whether `node` sits in a `try` body whose handler records results (error results for the whole batch)."""
     for tr, part in mod.enclosing_trys(node):
         if part == "body" and any(_block_records(mod, project, h.body) for h in tr.handlers):
             return True
@@ -471,7 +547,7 @@ def parallel_batch_all_or_nothing(mod: PyModule, project: PyProject) -> Iterator
     """Flags tool calls run in parallel with `asyncio.gather` lacking `return_exceptions=True`, or inside an
     `asyncio.TaskGroup` / anyio task group, when the per-call coroutine can raise. One failing call raises out of the
     batch (and a task group cancels its siblings), so the results of the other calls are lost."""
-    for call in mod.calls():
+    for call in _named(mod, project, ("gather",)):
         if mod.call_name(call) not in _GATHER:
             continue
         flag = mod.keyword(call, "return_exceptions")
@@ -558,12 +634,12 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
     """Flags tool calls run with `Executor.map` (iterating the results raises at the first failed call and drops the
     rest) and `future.result()` read in an `as_completed` loop with no per-future `try`. One failing tool loses the
     results of every call not yet collected."""
-    for call in mod.calls():
+    for call in _named(mod, project, ("map",)):
         func = call.func
         if not isinstance(func, ast.Attribute) or len(call.args) < 2:
             continue
         recv = mod.dotted(func.value) or ""
-        if func.attr != "map" or not re.search(r"(executor|pool)", idioms.last(recv) if recv else "", re.I):
+        if not re.search(r"(executor|pool)", idioms.last(recv) if recv else "", re.I):
             continue
         fn = mod.enclosing_function(call)
         if not any(_tool_ish(mod, fn, a) for a in call.args):
@@ -586,7 +662,9 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
     for loop in mod.loops():
         if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.iter, ast.Call):
             continue
-        if idioms.last(mod.call_name(loop.iter)) != "as_completed":
+        func = loop.iter.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "as_completed"
+                or isinstance(func, ast.Name) and func.id == "as_completed"):
             continue
         fn = mod.enclosing_function(loop)
         futures = loop.iter.args[0] if loop.iter.args else None
@@ -598,13 +676,13 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
                 continue
             if any(part == "body" for _, part in mod.enclosing_trys(node)):
                 continue
-            submitted = _submitted_functions(mod, project, fn, futures)
+            submitted = _submitted_functions(mod, project, fn)
             if submitted and all(_catches_all(r.module, r.node) for r in submitted):
                 continue
             yield Hit(
                 node=node,
                 verdict=Verdict.SUSPECTED,
-                claim=f"`{mod.segment(node)}` in the `as_completed` loop over tool calls has no per-future `try`: "
+                claim=f"`{mod.dotted(node.func)}()` in the `as_completed` loop over tool calls has no per-future `try`: "
                       "the first failed call raises out of the loop",
                 consequence="results of the calls still running or not yet collected are lost, and the batch "
                             "is reported as one failure",
@@ -614,9 +692,8 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
             )
 
 
-def _submitted_functions(mod: PyModule, project: PyProject, fn: FunctionNode | None,
-                         futures: ast.expr) -> list[FuncRef]:
-    """Project functions handed to `executor.submit(...)` for the futures in `futures`."""
+def _submitted_functions(mod: PyModule, project: PyProject, fn: FunctionNode | None) -> list[FuncRef]:
+    """Project functions handed to `executor.submit(...)` in the function that collects the futures."""
     scope: ast.AST = fn if fn is not None else mod.tree
     refs: list[FuncRef] = []
     for node in mod.walk(scope):
@@ -624,5 +701,4 @@ def _submitted_functions(mod: PyModule, project: PyProject, fn: FunctionNode | N
             for arg in node.args[:2]:
                 if isinstance(arg, ast.Name | ast.Attribute):
                     refs.extend(project.resolve_call(mod, ast.Call(func=arg, args=[], keywords=[])))
-    del futures
     return refs

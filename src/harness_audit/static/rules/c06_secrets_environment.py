@@ -1,1 +1,287 @@
-"""Rules for c06_secrets_environment (to be written)."""
+"""C6 · Secrets and ambient environment — Python rules.
+
+Shapes detected:
+- `spawn-inherits-environment`: a process spawn that runs a model-chosen command (a tool parameter, a decoded tool
+  argument, or a script a tool wrote) with no `env=` (or `env=None`), or with the whole environment
+  (`os.environ`, `os.environ.copy()`, `dict(os.environ)`, `{**os.environ, ...}`); `os.system` / `os.popen`
+  always inherit. Suspected when the command is a shell string or a `command` parameter not traced to the model.
+- `spawn-env-from-full-copy`: `env=` is built by a helper that copies the whole `os.environ` on some path.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static import idioms
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.registry import Hit, rule
+
+_src = idioms.source_text
+
+_NO_ENV_PARAM = {"os.system", "os.popen", "os.execv", "os.execvp", "os.execl", "os.execlp", "os.spawnv", "os.spawnvp",
+                 "os.spawnl", "os.spawnlp", "subprocess.getoutput", "subprocess.getstatusoutput", "pexpect.run"}
+_SHELL_CALLS = {"os.system", "os.popen", "asyncio.create_subprocess_shell", "subprocess.getoutput",
+                "subprocess.getstatusoutput", "pexpect.spawn", "pexpect.run"}
+_POSITIONAL_ENV = {"os.execve": 2, "os.execvpe": 2, "os.spawnve": 3, "os.spawnvpe": 3, "os.posix_spawn": 2,
+                   "os.posix_spawnp": 2}
+_INTERPRETERS = re.compile(r"^(python[\d.]*|bash|sh|zsh|node|deno|bun|ruby|perl|pwsh|powershell|cmd)$")
+_COMMAND_PARAMS = re.compile(r"^(cmd|command|commands|shell_command|script|code|source|cmdline|command_line|argv)$")
+
+
+_SPAWN_SHORT = {idioms.last(n) for n in idioms.SPAWN_CALLS}
+_SPAWN_CACHE: dict[int, tuple[PyModule, list[ast.Call]]] = {}
+
+
+def _spawns(mod: PyModule) -> list[ast.Call]:
+    """Every process spawn of the module (a cheap name filter first, then `idioms.is_spawn`; cached per module)."""
+    hit = _SPAWN_CACHE.get(id(mod))
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    out: list[ast.Call] = []
+    for call in mod.calls():
+        func = call.func
+        short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if (short in _SPAWN_SHORT or short.startswith(("exec", "spawn"))) and idioms.is_spawn(mod, call):
+            out.append(call)
+    if len(_SPAWN_CACHE) > 8192:
+        _SPAWN_CACHE.clear()
+    _SPAWN_CACHE[id(mod)] = (mod, out)
+    return out
+
+
+def _is_environ(mod: PyModule, expr: ast.AST) -> bool:
+    return mod.qualname(expr) == "os.environ"
+
+
+def _is_full_environ(mod: PyModule, expr: ast.AST | None) -> bool:
+    """`os.environ`, `os.environ.copy()`, `dict(os.environ)`, `{**os.environ, ...}`, `os.environ | {...}`,
+    or an unfiltered comprehension over `os.environ.items()`."""
+    if expr is None:
+        return False
+    if _is_environ(mod, expr):
+        return True
+    if isinstance(expr, ast.Call):
+        name = mod.call_name(expr)
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "copy" and _is_environ(mod, expr.func.value):
+            return True
+        if name in {"dict", "copy.copy", "copy.deepcopy"} and expr.args and _is_environ(mod, expr.args[0]):
+            return True
+    if isinstance(expr, ast.Dict):
+        return any(k is None and _is_full_environ(mod, v) for k, v in zip(expr.keys, expr.values, strict=True))
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        return _is_full_environ(mod, expr.left)
+    if isinstance(expr, ast.DictComp):
+        gen = expr.generators[0] if expr.generators else None
+        return gen is not None and not gen.ifs and isinstance(gen.iter, ast.Call) and \
+            isinstance(gen.iter.func, ast.Attribute) and _is_environ(mod, gen.iter.func.value)
+    return False
+
+
+def _env_arg(mod: PyModule, call: ast.Call, name: str) -> ast.expr | None:
+    pos = _POSITIONAL_ENV.get(name)
+    if pos is not None and len(call.args) > pos:
+        return call.args[pos]
+    return mod.keyword(call, "env")
+
+
+def _env_state(mod: PyModule, project: PyProject, call: ast.Call, name: str) -> tuple[str, str]:
+    """How the spawn's environment is chosen: (`missing` | `full` | `helper` | `explicit`, detail)."""
+    if name in _NO_ENV_PARAM:
+        return "missing", f"`{name}` cannot take an environment"
+    env = _env_arg(mod, call, name)
+    if env is None:
+        if mod.has_kwargs_splat(call):
+            return "explicit", ""
+        return "missing", "no `env=` is passed"
+    if isinstance(env, ast.Constant) and env.value is None:
+        return "missing", "`env=None` is passed"
+    if _is_full_environ(mod, env):
+        return "full", f"`env={_src(mod, env)}` is the whole environment"
+    fn = mod.enclosing_function(call)
+    if isinstance(env, ast.Name) and fn is not None:
+        values = idioms.assigned_values(mod, fn)
+        for value in values.get(env.id, []):
+            if _is_full_environ(mod, value):
+                return "full", f"`{env.id}` is built from the whole environment (`{_src(mod, value)}`)"
+        for value in _tuple_sources(mod, fn, env.id) + values.get(env.id, []):
+            helper = _full_copy_helper(mod, project, value)
+            if helper:
+                return "helper", helper
+    if isinstance(env, ast.Call):
+        helper = _full_copy_helper(mod, project, env)
+        if helper:
+            return "helper", helper
+    return "explicit", ""
+
+
+def _tuple_sources(mod: PyModule, fn: FunctionNode, name: str) -> list[ast.AST]:
+    """Values unpacked into `name` (`env, cwd = await self._context()`)."""
+    out: list[ast.AST] = []
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Tuple) and any(
+                isinstance(e, ast.Name) and e.id == name for e in t.elts) for t in node.targets):
+            out.append(node.value)
+    return out
+
+
+def _full_copy_helper(mod: PyModule, project: PyProject, value: ast.AST) -> str:
+    """`helper` when `value` calls a project function that copies the whole `os.environ` somewhere in its body."""
+    inner = value.value if isinstance(value, ast.Await) else value
+    if not isinstance(inner, ast.Call):
+        return ""
+    for ref in project.resolve_call(mod, inner):
+        for node in ref.module.walk(ref.node):
+            if isinstance(node, ast.expr) and _is_full_environ(ref.module, node) and not _is_environ(ref.module, node):
+                return f"`{ref.symbol}` builds the environment from the whole `os.environ` " \
+                       f"(`{_src(ref.module, node)}`, line {node.lineno})"
+    return ""
+
+
+def _command_parts(mod: PyModule, call: ast.Call, name: str) -> list[ast.expr]:
+    """The expressions that make up the command line."""
+    if name in {"asyncio.create_subprocess_exec", "anyio.open_process", "anyio.run_process"} or \
+            name.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
+        parts = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        return [p for p in parts if not (isinstance(p, ast.Constant) and isinstance(p.value, int))]
+    first = call.args[0] if call.args else (mod.keyword(call, "args") or mod.keyword(call, "cmd")
+                                             or mod.keyword(call, "command"))
+    if first is None:
+        return []
+    if isinstance(first, ast.List | ast.Tuple):
+        return [e.value if isinstance(e, ast.Starred) else e for e in first.elts]
+    return [first]
+
+
+def _is_literal(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
+    """A constant, a list of constants, or a name only ever bound to such (module constants included)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.List | ast.Tuple):
+        return all(_is_literal(mod, fn, e) for e in expr.elts)
+    if isinstance(expr, ast.Attribute) and mod.qualname(expr) in {"sys.executable", "shutil.which"}:
+        return True
+    if isinstance(expr, ast.Name):
+        if expr.id.isupper():
+            return True
+        if fn is None:
+            return False
+        values: list[ast.AST] = list(idioms.assigned_values(mod, fn).get(expr.id, []))
+        # `for cmd in ["npx.cmd", "npx"]:` binds a literal too
+        values.extend(node.iter for node in mod.walk(fn) if isinstance(node, ast.For | ast.comprehension)
+                      and isinstance(node.target, ast.Name) and node.target.id == expr.id)
+        return bool(values) and all(_is_literal(mod, fn, v) for v in values)
+    return False
+
+
+def _program_text(mod: PyModule, expr: ast.AST) -> str:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value.rsplit("/", 1)[-1]
+    return "python" if mod.qualname(expr) == "sys.executable" else ""
+
+
+def _is_shell(mod: PyModule, call: ast.Call, name: str) -> bool:
+    if name in _SHELL_CALLS:
+        return True
+    flag = mod.keyword(call, "shell")
+    return isinstance(flag, ast.Constant) and flag.value is True
+
+
+def _model_command(mod: PyModule, project: PyProject, call: ast.Call, name: str, parts: list[ast.expr]) -> str:
+    """Why the command is model-chosen, or `""` when that cannot be shown."""
+    tainted = [p for p in parts if idioms.is_model_sourced(project, mod, p)]
+    if not tainted:
+        fn = mod.enclosing_function(call)
+        if fn is None or not idioms.is_tool_function(mod, fn, project):
+            return ""
+        program = _program_text(mod, parts[0]) if parts else ""
+        if _INTERPRETERS.match(program) and not all(_is_literal(mod, fn, p) for p in parts):
+            return f"the tool `{fn.name}` runs a `{program}` script it was handed"
+        return ""
+    shown = _src(mod, tainted[0])
+    if _is_shell(mod, call, name) or len(parts) == 1 or tainted[0] is parts[0]:
+        return f"`{shown}` comes from the model's tool call"
+    program = _program_text(mod, parts[0])
+    if _INTERPRETERS.match(program):
+        return f"`{program}` runs `{shown}`, which comes from the model's tool call"
+    return ""
+
+
+def _suspect_command(mod: PyModule, call: ast.Call, name: str, parts: list[ast.expr]) -> str:
+    """A reason to suspect the command is model-influenced although it was not traced, or `""`."""
+    fn = mod.enclosing_function(call)
+    if fn is None or not parts or all(_is_literal(mod, fn, p) for p in parts):
+        return ""
+    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    named = [n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)
+             and n.id in params and _COMMAND_PARAMS.match(n.id)]
+    if named:
+        return f"`{fn.name}` runs whatever `{named[0]}` it is given"
+    if _is_shell(mod, call, name):
+        return f"`{fn.name}` runs a shell string built from `{_src(mod, parts[0])}`"
+    return ""
+
+
+@rule(CheckId.C6, lang="python", name="spawn-inherits-environment")
+def spawn_inherits_environment(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a spawn of a model-chosen command that inherits the harness's whole environment: no `env=`,
+    `env=None`, `os.environ` or a copy of it, or `os.system`/`os.popen`, which cannot take one. Every API key
+    of the harness is then one `env` or `printenv` away from the transcript."""
+    for call in _spawns(mod):
+        name = mod.call_name(call)
+        state, detail = _env_state(mod, project, call, name)
+        if state not in {"missing", "full"}:
+            continue
+        parts = _command_parts(mod, call, name)
+        if not parts:
+            continue
+        why = _model_command(mod, project, call, name, parts)
+        if why:
+            yield Hit(
+                node=call,
+                claim=f"a model-chosen command is spawned with the harness's whole environment: {detail}; {why}",
+                consequence="the model (or a prompt injection it read) can print every API key and token of the "
+                            "harness with `env` or `printenv`",
+                direction="pass an explicit allow-list, e.g. `env={\"PATH\": os.environ[\"PATH\"], \"HOME\": "
+                          "sandbox_home}`",
+            )
+            continue
+        suspicion = _suspect_command(mod, call, name, parts)
+        fn = mod.enclosing_function(call)
+        if suspicion and fn is not None:
+            yield Hit(
+                node=call, verdict=Verdict.SUSPECTED,
+                claim=f"a command is spawned with the harness's whole environment: {detail}; {suspicion}",
+                consequence="if the command comes from the model, every API key of the harness is readable with "
+                            "`env` or `printenv`",
+                direction="pass an explicit allow-list, e.g. `env={\"PATH\": os.environ[\"PATH\"], \"HOME\": "
+                          "sandbox_home}`",
+                confirm_hint=f"verify whether `{_src(mod, parts[0])}` can carry text from a model tool call "
+                             f"(follow the callers of `{fn.name}`)",
+            )
+
+
+@rule(CheckId.C6, lang="python", name="spawn-env-from-full-copy")
+def spawn_env_from_full_copy(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a spawn whose `env=` comes from a project helper that copies the whole `os.environ` on some path
+    (often the default, when no allow-list is configured). The allow-list exists, but the default leaks every
+    secret of the harness to the spawned command."""
+    for call in _spawns(mod):
+        name = mod.call_name(call)
+        state, detail = _env_state(mod, project, call, name)
+        if state != "helper":
+            continue
+        parts = _command_parts(mod, call, name)
+        fn = mod.enclosing_function(call)
+        if not parts or all(_is_literal(mod, fn, p) for p in parts):
+            continue
+        yield Hit(
+            node=call, verdict=Verdict.SUSPECTED,
+            claim=f"the spawned command's environment may be the whole `os.environ`: {detail}",
+            consequence="on that path every API key of the harness is visible to the spawned command",
+            direction="make the allow-list the default and copy only named variables from `os.environ`",
+            confirm_hint="verify which branch of the helper runs by default and whether the spawned command can "
+                         "come from the model",
+        )

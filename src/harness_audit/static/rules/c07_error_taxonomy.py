@@ -1,1 +1,309 @@
-"""Rules for c07_error_taxonomy (to be written)."""
+"""C7 · Error taxonomy and retryability — Python rules.
+
+Every rule stays silent in a project that shows an error taxonomy anywhere: an Enum of error codes / kinds, a
+`Literal[...]` error-kind alias, a `retryable` / `is_transient` classification, or a family of project exception
+classes (a base and at least two subclasses).
+
+Shapes detected:
+- `tool-error-flattened-to-string`: a broad `except` around a tool invocation turns the exception into a string
+  (`f"Error: {e}"`, `str(e)`) that becomes the tool result.
+- `provider-error-flattened`: a broad or provider `except` around a model call re-raises a bare
+  `Exception` / `RuntimeError` or returns the error as a string, dropping the provider's status and type.
+- `untyped-tool-exception`: a tool or tool dispatcher raises a bare `Exception` / `RuntimeError`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from harness_audit.findings import CheckId
+from harness_audit.static import idioms
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.registry import Hit, rule
+
+_src = idioms.source_text
+
+_BROAD = {"Exception", "BaseException"}
+_PROVIDER_ERRORS = {"APIError", "APIStatusError", "OpenAIError", "AnthropicError", "APIConnectionError",
+                    "GoogleAPIError", "ClientError", "HTTPStatusError", "HTTPError", "RequestException"}
+_GENERIC_RAISES = {"Exception", "RuntimeError", "BaseException"}
+_TAXONOMY_NAME = re.compile(r"(error|failure|fault|exception)|(code|codes)$", re.I)
+_RETRY_CLASS = re.compile(r"retr[yi]able|retriable|is_transient|transient|should_retry", re.I)
+_EXC_BASES = {"Exception", "BaseException", "RuntimeError", "ValueError", "OSError", "IOError", "LookupError",
+              "TypeError", "KeyError", "TimeoutError", "ConnectionError", "PermissionError"}
+_TOOL_RECEIVER = re.compile(r"(tool|handler|func|fn|impl|callable|action|command)", re.I)
+_TOOL_INVOKE_METHODS = {"invoke", "ainvoke", "run", "arun", "forward", "execute", "aexecute", "call", "acall",
+                        "__call__", "call_tool", "run_tool", "execute_tool"}
+_CODE_KEYS = {"code", "error_code", "kind", "error_type", "category", "retryable", "error_kind", "status_code"}
+_LOGGING = re.compile(r"(^|\.)(log|logger|logging|_log|_logger|warnings|console)\.|^print$")
+
+_TAXONOMY: list[tuple[PyProject, bool]] = []
+
+
+def _has_taxonomy(project: PyProject) -> bool:
+    """Whether the project shows an error classification anywhere (cached per project)."""
+    if _TAXONOMY and _TAXONOMY[0][0] is project:
+        return _TAXONOMY[0][1]
+    found = _find_taxonomy(project)
+    _TAXONOMY[:] = [(project, found)]
+    return found
+
+
+def _find_taxonomy(project: PyProject) -> bool:
+    exc_parent: dict[str, str | None] = {}
+    for mod in project.modules.values():
+        for cls in mod.nodes(ast.ClassDef):
+            bases = [idioms.last(mod.dotted(b) or "") for b in cls.bases]
+            if any(b.endswith("Enum") for b in bases) and _TAXONOMY_NAME.search(cls.name):
+                return True
+            if any(_RETRY_CLASS.search(n.name) for n in cls.body if isinstance(n, FunctionNode)):
+                return True
+            exc_parent[cls.name] = bases[0] if bases else None
+        for node in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if isinstance(value, ast.Subscript) and idioms.last(mod.dotted(value.value) or "") == "Literal" and \
+                    any(isinstance(t, ast.Name) and _TAXONOMY_NAME.search(t.id) for t in targets):
+                return True
+            if any(_RETRY_CLASS.search(idioms.last(mod.dotted(t) or "")) for t in targets):
+                return True
+        for kw in mod.nodes(ast.keyword):
+            if kw.arg and _RETRY_CLASS.search(kw.arg):
+                return True
+        for attr in mod.nodes(ast.Attribute):
+            if _RETRY_CLASS.search(attr.attr):
+                return True
+    return _exception_family(exc_parent)
+
+
+def _exception_family(parent: dict[str, str | None]) -> bool:
+    """A project exception base with at least two project subclasses."""
+
+    def is_exception(name: str, depth: int = 0) -> bool:
+        if name in _EXC_BASES or name.endswith(("Error", "Exception")):
+            return True
+        up = parent.get(name)
+        return depth < 6 and up is not None and is_exception(up, depth + 1)
+
+    children: dict[str, int] = {}
+    for name, base in parent.items():
+        if base is not None and base in parent and is_exception(name):
+            children[base] = children.get(base, 0) + 1
+    return any(count >= 2 for count in children.values())
+
+
+def _caught(mod: PyModule, handler: ast.ExceptHandler) -> set[str]:
+    names = mod.handler_names(handler)
+    return names or {"BaseException"}
+
+
+def _exc_string(mod: PyModule, expr: ast.AST, exc: str) -> bool:
+    """Whether `expr` is a string made from the exception (`f"Error: {e}"`, `str(e)`, `"x" + repr(e)`, traceback)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.FormattedValue) and any(isinstance(n, ast.Name) and n.id == exc
+                                                        for n in ast.walk(node.value)):
+            return True
+        if isinstance(node, ast.Call):
+            name = mod.call_name(node)
+            if name in {"str", "repr", "format"} and node.args and isinstance(node.args[0], ast.Name) and \
+                    node.args[0].id == exc:
+                return True
+            if name in {"traceback.format_exc", "traceback.format_exception"}:
+                return True
+    return False
+
+
+def _carries_code(expr: ast.AST) -> bool:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value in _CODE_KEYS
+                                              for k in node.keys):
+            return True
+        if isinstance(node, ast.Call) and any(kw.arg in _CODE_KEYS for kw in node.keywords):
+            return True
+    return False
+
+
+def _string_outlets(mod: PyModule, handler: ast.ExceptHandler, exc: str) -> list[ast.AST]:
+    """Statements in the handler that hand an exception-made string onwards (return, assignment, append, yield)."""
+    out: list[ast.AST] = []
+    for node in mod.walk_body(handler.body):
+        value: ast.AST | None = None
+        passes_on = isinstance(node, ast.Return | ast.Assign | ast.AnnAssign) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield | ast.YieldFrom | ast.Await))
+        if passes_on:
+            value = node.value  # type: ignore[union-attr]  # every accepted statement has a `value`
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            callee = mod.call_name(node.value)
+            if _LOGGING.search(callee) or not isinstance(node.value.func, ast.Attribute) or \
+                    node.value.func.attr not in {"append", "put", "put_nowait", "send", "add", "extend"}:
+                continue
+            value = node.value
+        if value is None or not _exc_string(mod, value, exc) or _carries_code(value):
+            continue
+        out.append(node)
+    return out
+
+
+def _reraises(mod: PyModule, handler: ast.ExceptHandler) -> bool:
+    """Whether the handler re-raises the exception or raises a typed (non-generic) one."""
+    for node in mod.walk_body(handler.body):
+        if isinstance(node, ast.Raise):
+            if node.exc is None:
+                return True
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if (mod.qualname(exc) or "") not in _GENERIC_RAISES:
+                return True
+    return False
+
+
+def _registry_bound(mod: PyModule, fn: FunctionNode | None) -> set[str]:
+    """Names bound from a tool-registry lookup in `fn` (`handler = TOOLS[name]`, `fn = self.tools.get(name)`)."""
+    if fn is None:
+        return set()
+    out: set[str] = set()
+    for name, values in idioms.assigned_values(mod, fn).items():
+        for value in values:
+            base = value.value if isinstance(value, ast.Subscript) else \
+                value.func.value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr == "get" else None
+            if base is not None and _TOOL_RECEIVER.search(mod.dotted(base) or _src(mod, base)):
+                out.add(name)
+    return out
+
+
+def _tool_invocation(mod: PyModule, project: PyProject, body: list[ast.stmt], bound: set[str]) -> ast.Call | None:
+    """A call in `body` that runs a model-chosen tool."""
+    for node in mod.walk_body(body):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = mod.call_name(node)
+        short = idioms.last(name) if name else ""
+        if idioms.TOOL_DISPATCH_NAME.search(short):
+            return node
+        if isinstance(func, ast.Subscript) and _TOOL_RECEIVER.search(mod.dotted(func.value) or _src(mod, func.value)):
+            return node
+        if isinstance(func, ast.Name) and func.id in bound:
+            return node
+        if isinstance(func, ast.Attribute):
+            recv = func.value
+            recv_name = mod.dotted(recv) or ""
+            if func.attr in _TOOL_INVOKE_METHODS and (
+                    re.search(r"tool", recv_name, re.I) or (isinstance(recv, ast.Name) and recv.id in bound)
+                    or isinstance(recv, ast.Subscript)):
+                return node
+        if mod.has_kwargs_splat(node) and _TOOL_RECEIVER.search(short):
+            return node
+        for ref in project.resolve_call(mod, node):
+            if idioms.is_tool_function(ref.module, ref.node, project):
+                return node
+    return None
+
+
+@rule(CheckId.C7, lang="python", name="tool-error-flattened-to-string")
+def tool_error_flattened_to_string(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a broad `except` around a tool invocation that turns the exception into a string (`f"Error: {e}"`,
+    `str(e)`) and hands it on as the tool result, in a project with no error codes. The loop and the model see
+    text only, so a timeout, a denial and a bug look alike and nobody can decide whether a retry makes sense."""
+    if _has_taxonomy(project):
+        return
+    for tr in mod.trys():
+        broad = [h for h in tr.handlers if _caught(mod, h) & _BROAD]
+        if not broad:
+            continue
+        fn = mod.enclosing_function(tr)
+        invoked = _tool_invocation(mod, project, tr.body, _registry_bound(mod, fn))
+        if invoked is None:
+            continue
+        for handler in broad:
+            if handler.name is None or _reraises(mod, handler):
+                continue
+            outlets = _string_outlets(mod, handler, handler.name)
+            if not outlets:
+                continue
+            yield Hit(
+                node=outlets[0],
+                claim=f"a failure of `{_src(mod, invoked.func)}` reaches the loop only as text built from "
+                      f"`{handler.name}`, with no error code",
+                consequence="the loop cannot tell a timeout from a denial from a bug, so it retries everything or "
+                            "nothing and the model guesses from prose",
+                direction="map exceptions at the dispatch boundary to a small error-code enum with a `retryable` "
+                          "flag and return it alongside the message",
+            )
+            break
+
+
+@rule(CheckId.C7, lang="python", name="provider-error-flattened")
+def provider_error_flattened(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags an `except` around a model call that re-raises a bare `Exception` / `RuntimeError` or returns the
+    error as a string, in a project with no error codes. The provider's status (429, 5xx, 400) and type are lost,
+    so callers cannot separate a rate limit from a bad request."""
+    if _has_taxonomy(project):
+        return
+    for tr in mod.trys():
+        model_call = next((n for n in mod.walk_body(tr.body)
+                           if isinstance(n, ast.Call) and idioms.is_model_call(mod, n)), None)
+        if model_call is None:
+            continue
+        for handler in tr.handlers:
+            caught = _caught(mod, handler)
+            if not caught & (_BROAD | _PROVIDER_ERRORS):
+                continue
+            cited: ast.AST | None = None
+            for node in mod.walk_body(handler.body):
+                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and \
+                        mod.call_name(node.exc) in _GENERIC_RAISES:
+                    cited = node
+                    break
+            if cited is None and handler.name is not None:
+                returns = [o for o in _string_outlets(mod, handler, handler.name) if isinstance(o, ast.Return)]
+                cited = returns[0] if returns else None
+            if cited is None:
+                continue
+            yield Hit(
+                node=cited,
+                claim=f"errors of the model call `{mod.call_name(model_call)}` are flattened into an untyped "
+                      "exception or string",
+                consequence="a rate limit, an outage and a malformed request look the same to the caller, which "
+                            "retries all of them or none",
+                direction="map provider exceptions at the client boundary to an error-code enum (rate_limited, "
+                          "unavailable, bad_request, auth) with a retryable classification",
+            )
+            break
+
+
+def _untyped_failure(mod: PyModule, node: ast.Raise) -> bool:
+    """`raise Exception(...)`, or `raise RuntimeError(f"...")` carrying runtime data (an operational failure,
+    unlike a constant-message invariant check)."""
+    if not isinstance(node.exc, ast.Call):
+        return False
+    name = mod.call_name(node.exc)
+    if name in {"Exception", "BaseException"}:
+        return True
+    return name == "RuntimeError" and bool(node.exc.args) and isinstance(node.exc.args[0], ast.JoinedStr)
+
+
+@rule(CheckId.C7, lang="python", name="untyped-tool-exception")
+def untyped_tool_exception(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a tool function or tool dispatcher that raises a bare `Exception` (or a `RuntimeError` with runtime
+    details), in a project with no error codes. The loop can only catch everything or nothing; it cannot tell a retryable failure from a
+    permanent one."""
+    if _has_taxonomy(project):
+        return
+    for fn in mod.functions():
+        if not (idioms.is_tool_function(mod, fn, project) or idioms.TOOL_DISPATCH_NAME.search(fn.name)):
+            continue
+        for node in mod.walk(fn):
+            if isinstance(node, ast.Raise) and _untyped_failure(mod, node):
+                assert isinstance(node.exc, ast.Call)
+                yield Hit(
+                    node=node,
+                    claim=f"the tool path `{fn.name}` raises a bare `{mod.call_name(node.exc)}`",
+                    consequence="whoever catches it sees only a message, so a permanent failure is retried and a "
+                                "transient one is given up on",
+                    direction="raise a tool error carrying a code from a small enum with a `retryable` "
+                              "classification",
+                )
+                break

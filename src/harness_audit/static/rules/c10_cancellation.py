@@ -2,10 +2,10 @@
 
 Shapes detected:
 - `cancelled-error-swallowed`: `except asyncio.CancelledError` (or `suppress(CancelledError)`) that never re-raises.
-- `catch-all-swallows-cancellation`: `except BaseException` / bare `except` around an await, neither raising nor keeping it.
-- `spawn-without-cancel-kill`: an asyncio subprocess (or a `start_new_session` Popen) with no kill in `finally` or on cancel.
-- `kill-spares-process-group`: a shell spawn stopped by `proc.kill()` / `terminate()` alone: the shell's children live on.
-- `blocking-call-in-coroutine`: sync `requests` / `urlopen` / `subprocess.run` inside `async def`: cancel cannot interrupt it.
+- `catch-all-swallows-cancellation`: `except BaseException` / bare `except` around an await that never re-raises.
+- `spawn-without-cancel-kill`: an asyncio subprocess (or a new-session Popen) with no kill in `finally` or on cancel.
+- `kill-spares-process-group`: a shell spawn stopped by `proc.kill()` / `terminate()` alone: its children live on.
+- `blocking-call-in-coroutine`: sync `requests` / `urlopen` / `subprocess.run` in `async def`: cancel cannot reach it.
 - `timer-not-cancelled-on-error`: a `threading.Timer` / `loop.call_later` handle cancelled on the success path only.
 """
 
@@ -21,8 +21,7 @@ from harness_audit.static.registry import Hit, rule
 
 _CANCEL_NAMES = {"CancelledError", "Cancelled", "get_cancelled_exc_class()"}
 _CATCH_ALL = {"BaseException"}
-_LOG_NAMES = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print",
-              "log_debug", "discard_mount_source_exception"}
+_LOG_NAMES = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print"}
 _ASYNC_SPAWNS = {"asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell"}
 _KILL_METHODS = {"kill", "terminate", "send_signal"}
 _GROUP_KILLS = {"os.killpg", "os.kill"}
@@ -30,10 +29,25 @@ _BLOCKING_SPAWNS = {"subprocess.run", "subprocess.call", "subprocess.check_call"
                     "subprocess.getoutput", "subprocess.getstatusoutput", "os.system"}
 _SYNC_HTTP_MODULES = ("requests.", "httpx.", "urllib.request.", "urllib3.")
 _TIMERS = {"threading.Timer"}
+_SPAWN_SHORT = {"create_subprocess_exec", "create_subprocess_shell", "Popen"}
+_BLOCKING_SHORT = {"run", "call", "check_call", "check_output", "getoutput", "getstatusoutput", "system", "urlopen",
+                   *idioms.HTTP_METHODS}
 _LOOP_TIMERS = {"call_later", "call_at"}
 
 
 # ---------------------------------------------------------------- shared helpers
+def _text(node: ast.AST, limit: int = 60) -> str:
+    """Short source-like text of a node for a claim (unparsed: cheap, unlike slicing the whole file)."""
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short_name(call: ast.Call) -> str:
+    """The called name's last part, read straight off the AST (a cheap filter before `call_name`)."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _has_await(mod: PyModule, stmts: list[ast.stmt]) -> bool:
     return any(isinstance(n, ast.Await | ast.AsyncFor | ast.AsyncWith) for n in mod.walk_body(stmts))
 
@@ -61,17 +75,23 @@ def _cancelled_receivers(mod: PyModule, fn: FunctionNode) -> set[str]:
 
 
 def _awaits_cancelled_child(mod: PyModule, fn: FunctionNode, body: list[ast.stmt]) -> bool:
-    """Whether `body` awaits a task this function cancelled, or a shielded one: the standard reaping idiom."""
+    """Whether `body` reaps a task (one this function cancelled, a shielded one, an existing task object)."""
     cancelled = _cancelled_receivers(mod, fn)
+    awaits: list[ast.Await] = []
     for node in mod.walk_body(body):
         if isinstance(node, ast.Call) and mod.call_name(node) == "asyncio.shield":
-            return True
-        if not isinstance(node, ast.Await) or not cancelled:
-            continue
-        for sub in ast.walk(node.value):
-            if isinstance(sub, ast.Name | ast.Attribute) and mod.dotted(sub) in cancelled:
-                return True
-    return False
+            return True  # shielded work is protected on purpose
+        if isinstance(node, ast.Await):
+            awaits.append(node)
+    return bool(awaits) and all(_reaps(mod, a, cancelled) for a in awaits)
+
+
+def _reaps(mod: PyModule, node: ast.Await, cancelled: set[str]) -> bool:
+    """Awaiting an existing task or future (not starting new work), or one this function cancelled."""
+    if isinstance(node.value, ast.Name | ast.Attribute):
+        return True
+    return any(isinstance(sub, ast.Name | ast.Attribute) and mod.dotted(sub) in cancelled
+               for sub in ast.walk(node.value))
 
 
 def _in_cleanup(mod: PyModule, node: ast.AST) -> bool:
@@ -81,6 +101,9 @@ def _in_cleanup(mod: PyModule, node: ast.AST) -> bool:
 
 def _keeps_exception(mod: PyModule, fn: FunctionNode, handler: ast.ExceptHandler) -> bool:
     """Whether the handler hands the exception on (stores or passes it) or sets a flag read later."""
+    for node in mod.walk_body(handler.body):
+        if isinstance(node, ast.Call) and _short_name(node) in {"exc_info", "set_exception", "throw"}:
+            return True
     if handler.name:
         for node in mod.walk_body(handler.body):
             if not (isinstance(node, ast.Name) and node.id == handler.name):
@@ -127,6 +150,12 @@ def _work_follows(mod: PyModule, fn: FunctionNode, stmt: ast.stmt) -> bool:
     return False
 
 
+def _waits_until_done(loop: ast.AST) -> bool:
+    test = loop.test if isinstance(loop, ast.While) else None
+    return test is not None and any(isinstance(n, ast.Attribute) and n.attr in {"done", "cancelled"}
+                                    for n in ast.walk(test))
+
+
 def _is_trivial_exit(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.Pass):
         return True
@@ -134,16 +163,60 @@ def _is_trivial_exit(stmt: ast.stmt) -> bool:
                                              (isinstance(stmt.value, ast.Constant) and stmt.value.value is None))
 
 
-def _swallow_verdict(mod: PyModule, fn: FunctionNode, tr: ast.stmt, body: list[ast.stmt]) -> tuple[Verdict, str]:
-    """Confirmed when work goes on after the swallowed cancel; suspected when the coroutine just ends."""
+_TASK_SPAWNERS = {"create_task", "ensure_future", "start_soon", "run_coroutine_threadsafe", "spawn", "start"}
+_usage_cache: dict[int, tuple[PyProject, dict[str, set[str]]]] = {}
+
+
+def _coroutine_usage(project: PyProject) -> dict[str, set[str]]:
+    """Function name → how the project uses its calls: `awaited` directly and/or started as a `task`."""
+    hit = _usage_cache.get(id(project))
+    if hit is not None and hit[0] is project:
+        return hit[1]
+    usage: dict[str, set[str]] = {}
+    for mod in project.modules.values():
+        for call in mod.calls():
+            short = _short_name(call)
+            if short in _TASK_SPAWNERS or "spawn" in short:
+                for arg in call.args:  # `start_soon(worker, ...)`: the coroutine function passed by reference
+                    ref = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else None
+                    if ref:
+                        usage.setdefault(ref, set()).add("task")
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name is None:
+                continue
+            parent = mod.parent(call)
+            if isinstance(parent, ast.Await):
+                usage.setdefault(name, set()).add("awaited")
+            elif isinstance(parent, ast.Call) and idioms.last(mod.call_name(parent)) in _TASK_SPAWNERS:
+                usage.setdefault(name, set()).add("task")
+    _usage_cache.clear()
+    _usage_cache[id(project)] = (project, usage)
+    return usage
+
+
+def _swallow_verdict(mod: PyModule, project: PyProject, fn: FunctionNode, tr: ast.stmt,
+                     body: list[ast.stmt]) -> tuple[Verdict, str] | None:
+    """Confirmed when work goes on after the swallowed cancel or an awaiting caller goes on; None for a task root."""
     last_stmt = body[-1] if body else None
-    if isinstance(last_stmt, ast.Continue):
-        return Verdict.CONFIRMED, "the loop carries on with its next iteration"
     returns = [n for n in mod.walk_body(body) if isinstance(n, ast.Return)]
+    leaves = bool(returns) or any(isinstance(n, ast.Break | ast.Raise) for n in mod.walk_body(body))
+    loops = mod.enclosing_loops(tr)
+    if loops and _waits_until_done(loops[0]):
+        return None  # `while not fut.done():` keeps waiting on purpose until the awaited work has finished
+    if isinstance(last_stmt, ast.Continue) or (not leaves and loops):
+        return Verdict.CONFIRMED, "the loop carries on with its next iteration"
+    usage = _coroutine_usage(project).get(fn.name, set())
+    if usage == {"task"}:
+        return None  # a task's root: ending it (after cleanup) does stop the work
     if any(not _is_trivial_exit(r) for r in returns):
         return Verdict.CONFIRMED, "the coroutine returns a value as if the operation had completed"
     if not returns and _work_follows(mod, fn, tr):
         return Verdict.CONFIRMED, "the coroutine carries on with the code after the try"
+    if "awaited" in usage:
+        return Verdict.CONFIRMED, f"the caller awaiting `{fn.name}` carries on as if it had completed"
+    if "task" in usage:
+        return None  # the coroutine is a task's root: ending it quietly does stop the work
     return Verdict.SUSPECTED, "the coroutine ends normally instead of as cancelled"
 
 
@@ -155,7 +228,13 @@ def cancelled_error_swallowed(mod: PyModule, project: PyProject) -> Iterator[Hit
     Swallowing the cancellation makes the task look finished and lets its caller continue, so a
     stop request is lost. Reaping a child task the function itself cancelled is the exempt idiom.
     """
+    if idioms.is_test_module(mod):
+        return
+    if "Cancel" not in mod.source:
+        return
     for tr in mod.trys():
+        if not any(mod.handler_names(h) & _CANCEL_NAMES for h in tr.handlers):
+            continue
         fn = mod.enclosing_function(tr)
         if not isinstance(fn, ast.AsyncFunctionDef) or not _has_await(mod, tr.body) or _in_cleanup(mod, tr):
             continue
@@ -166,9 +245,15 @@ def cancelled_error_swallowed(mod: PyModule, project: PyProject) -> Iterator[Hit
                 continue
             if _awaits_cancelled_child(mod, fn, tr.body):
                 continue
-            verdict, after = _swallow_verdict(mod, fn, tr, handler.body)
+            found = _swallow_verdict(mod, project, fn, tr, handler.body)
+            if found is None:
+                continue
+            verdict, after = found
             yield _swallow_hit(handler, "`except CancelledError`", verdict, after)
     for with_node in mod.nodes(ast.With):
+        if not any(isinstance(i.context_expr, ast.Call) and _short_name(i.context_expr) == "suppress"
+                   for i in with_node.items):
+            continue
         fn = mod.enclosing_function(with_node)
         if not isinstance(fn, ast.AsyncFunctionDef) or _in_cleanup(mod, with_node):
             continue
@@ -180,7 +265,10 @@ def cancelled_error_swallowed(mod: PyModule, project: PyProject) -> Iterator[Hit
                 continue
             if not _has_await(mod, with_node.body) or _awaits_cancelled_child(mod, fn, with_node.body):
                 continue
-            verdict, after = _swallow_verdict(mod, fn, with_node, [])
+            found = _swallow_verdict(mod, project, fn, with_node, [])
+            if found is None:
+                continue
+            verdict, after = found
             yield _swallow_hit(with_node, "`suppress(CancelledError)`", verdict, after)
 
 
@@ -204,7 +292,13 @@ def catch_all_swallows_cancellation(mod: PyModule, project: PyProject) -> Iterat
     `CancelledError` is a `BaseException`, so such a handler eats the stop request together with
     real errors; the task carries on as if nothing had been asked of it.
     """
+    if idioms.is_test_module(mod):
+        return
+    if "BaseException" not in mod.source and "except:" not in mod.source:
+        return
     for tr in mod.trys():
+        if not any(h.type is None or mod.handler_names(h) & _CATCH_ALL for h in tr.handlers):
+            continue
         fn = mod.enclosing_function(tr)
         if not isinstance(fn, ast.AsyncFunctionDef) or not _has_await(mod, tr.body) or _in_cleanup(mod, tr):
             continue
@@ -218,7 +312,10 @@ def catch_all_swallows_cancellation(mod: PyModule, project: PyProject) -> Iterat
                 continue
             if _awaits_cancelled_child(mod, fn, tr.body):
                 continue
-            verdict, after = _swallow_verdict(mod, fn, tr, handler.body)
+            found = _swallow_verdict(mod, project, fn, tr, handler.body)
+            if found is None:
+                continue
+            verdict, after = found
             what = "bare `except:`" if handler.type is None else "`except BaseException`"
             yield Hit(
                 node=handler, verdict=verdict,
@@ -264,12 +361,11 @@ def _kill_calls(mod: PyModule, fn: FunctionNode, name: str) -> list[ast.Call]:
     for node in mod.walk(fn, into_functions=True):
         if not isinstance(node, ast.Call):
             continue
-        callee = mod.call_name(node)
-        if callee in _GROUP_KILLS and any(name in {n.id for n in ast.walk(a) if isinstance(n, ast.Name)}
-                                          for a in node.args):
-            out.append(node)
-        elif isinstance(node.func, ast.Attribute) and node.func.attr in _KILL_METHODS and \
-                mod.dotted(node.func.value) == name:
+        group_kill = mod.call_name(node) in _GROUP_KILLS and any(
+            name in {n.id for n in ast.walk(a) if isinstance(n, ast.Name)} for a in node.args)
+        own_kill = isinstance(node.func, ast.Attribute) and node.func.attr in _KILL_METHODS and \
+            mod.dotted(node.func.value) == name
+        if group_kill or own_kill:
             out.append(node)
     return out
 
@@ -289,6 +385,11 @@ def _on_cancel_path(mod: PyModule, node: ast.AST) -> bool:
     return False
 
 
+def _awaits_after(mod: PyModule, fn: FunctionNode, node: ast.AST) -> bool:
+    line = getattr(node, "lineno", 0)
+    return any(isinstance(n, ast.Await) and n.lineno > line for n in mod.walk(fn))
+
+
 def _new_session(mod: PyModule, spawn: ast.Call) -> bool:
     for kw in ("start_new_session", "process_group", "preexec_fn"):
         value = mod.keyword(spawn, kw)
@@ -305,12 +406,20 @@ def spawn_without_cancel_kill(mod: PyModule, project: PyProject) -> Iterator[Hit
     session does not even get the terminal's Ctrl-C. Without a kill in `finally` (or in a
     CancelledError / BaseException handler) the process keeps running after stop.
     """
+    if idioms.is_test_module(mod):
+        return
+    if "subprocess" not in mod.source:
+        return
     for call in mod.calls():
+        if _short_name(call) not in _SPAWN_SHORT:
+            continue
         callee = mod.call_name(call)
-        is_async = callee in _ASYNC_SPAWNS
+        fn = mod.enclosing_function(call)
+        # a Popen awaited around in a coroutine is as exposed to cancellation as an asyncio process
+        is_async = callee in _ASYNC_SPAWNS or (callee == "subprocess.Popen" and isinstance(fn, ast.AsyncFunctionDef)
+                                               and _awaits_after(mod, fn, call))
         if not is_async and not (callee == "subprocess.Popen" and _new_session(mod, call)):
             continue
-        fn = mod.enclosing_function(call)
         if fn is None or (is_async and not isinstance(fn, ast.AsyncFunctionDef)):
             continue
         name = _handle_name(mod, call)
@@ -336,7 +445,13 @@ def kill_spares_process_group(mod: PyModule, project: PyProject) -> Iterator[Hit
     The direct child is the shell; the commands it started are grandchildren that a signal to
     the shell alone does not reach, so they survive the stop.
     """
+    if idioms.is_test_module(mod):
+        return
+    if "shell" not in mod.source:
+        return
     for call in mod.calls():
+        if _short_name(call) not in _SPAWN_SHORT:
+            continue
         callee = mod.call_name(call)
         shell = callee == "asyncio.create_subprocess_shell" or (
             callee in {"subprocess.Popen", "asyncio.create_subprocess_exec"}
@@ -355,7 +470,7 @@ def kill_spares_process_group(mod: PyModule, project: PyProject) -> Iterator[Hit
         first = kills[0]
         yield Hit(
             node=first,
-            claim=f"`{mod.segment(first.func)}()` signals only the shell started at line {call.lineno}; "
+            claim=f"`{_text(first.func)}()` signals only the shell started at line {call.lineno}; "
                   "the commands it launched are not in a group of their own",
             consequence="after stop, the shell dies but its child commands keep running",
             direction="spawn with `start_new_session=True` and stop with `os.killpg(proc.pid, signal.SIGTERM)`",
@@ -374,6 +489,12 @@ def _session_names(mod: PyModule) -> set[str]:
 
 
 def _blocking_kind(mod: PyModule, call: ast.Call, sessions: set[str]) -> str | None:
+    if _short_name(call) not in _BLOCKING_SHORT or isinstance(mod.parent(call), ast.Await):
+        return None
+    dotted = mod.dotted(call.func) or ""
+    head = dotted.split(".")[0]
+    if head not in mod.imports and not (sessions and idioms.receiver(dotted) in sessions):
+        return None  # a local (`requests: asyncio.Queue`) shadows nothing we know
     callee = mod.call_name(call)
     if callee in _BLOCKING_SPAWNS:
         return "process"
@@ -396,11 +517,18 @@ def blocking_call_in_coroutine(mod: PyModule, project: PyProject) -> Iterator[Hi
     Cancellation is delivered at an await; a blocking `requests.get` or `subprocess.run` has
     none, so stop waits for it to finish (and the whole event loop stalls meanwhile).
     """
+    if idioms.is_test_module(mod):
+        return
+    if not any(m in mod.source for m in ("requests", "httpx", "urllib", "subprocess", "os.system")):
+        return
     sessions = _session_names(mod)
     for call in mod.calls():
         kind = _blocking_kind(mod, call, sessions)
         fn = mod.enclosing_function(call) if kind else None
         if kind is None or not isinstance(fn, ast.AsyncFunctionDef):
+            continue
+        params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+        if (mod.dotted(call.func) or "").split(".")[0] in params:
             continue
         callee = mod.call_name(call)
         yield Hit(
@@ -414,6 +542,8 @@ def blocking_call_in_coroutine(mod: PyModule, project: PyProject) -> Iterator[Hi
 
 # ---------------------------------------------------------------- timers
 def _timer_handle(mod: PyModule, call: ast.Call) -> str | None:
+    if _short_name(call) not in {"Timer", *_LOOP_TIMERS}:
+        return None
     callee = mod.call_name(call)
     if callee not in _TIMERS and not (isinstance(call.func, ast.Attribute) and call.func.attr in _LOOP_TIMERS):
         return None
@@ -430,9 +560,13 @@ def timer_not_cancelled_on_error(mod: PyModule, project: PyProject) -> Iterator[
     When the guarded work raises (or is cancelled) the timer is left armed and fires later into
     a run that has already ended, e.g. killing a process id that has been reused.
     """
+    if idioms.is_test_module(mod):
+        return
+    if "Timer" not in mod.source and "call_later" not in mod.source and "call_at" not in mod.source:
+        return
     for call in mod.calls():
         name = _timer_handle(mod, call)
-        fn = mod.enclosing_function(call)
+        fn = mod.enclosing_function(call) if name is not None else None
         if name is None or fn is None:
             continue
         cancels = [n for n in mod.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)

@@ -52,43 +52,86 @@ class _Drive:
     """Project functions on the way to the model call (empty for a direct call)."""
 
 
-class _Cache:
-    """Per-project memo of "does this function reach the model" (a project is audited once)."""
+_MODEL_LAST = {
+    "create", "parse", "stream", "generate_content", "generate_content_async", "acreate", "completion",
+    "acompletion", "chat", "generate", "invoke", "ainvoke", "astream", "agenerate", "complete", "acomplete",
+    "achat", "urlopen", *idioms.HTTP_METHODS,
+}
+_MODEL_WRAPPER_METHODS = {"query", "aquery", "get_response", "get_completion", "chat_completion"}
+_MODEL_WRAPPER_RECEIVER = re.compile(r"(^|_)(llm|model|lm)$", re.I)
+
+
+def _last_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+_RAW_RESPONSE = re.compile(r"\.with_(raw|streaming)_response(?=\.)")
+_SDK_SUFFIXES = ("messages.create", "messages.stream", "chat.completions.create", "responses.create",
+                 "responses.stream")
+
+
+def _is_model_call(mod: PyModule, call: ast.Call) -> bool:
+    """`idioms.is_model_call` behind a cheap name filter (it runs on every call of the project), plus the SDKs'
+    `.with_raw_response.create(...)` spelling."""
+    last = _last_name(call)
+    if last in _MODEL_WRAPPER_METHODS and isinstance(call.func, ast.Attribute):
+        # a project's own model wrapper: `self.model.query(messages)`, `llm.get_response(...)`
+        return bool(_MODEL_WRAPPER_RECEIVER.search(idioms.last(mod.dotted(call.func.value) or "")))
+    if last not in _MODEL_LAST:
+        return False
+    if idioms.is_model_call(mod, call):
+        return True
+    name = mod.call_name(call)
+    return "_response." in name and _RAW_RESPONSE.sub("", name).endswith(_SDK_SUFFIXES)
+
+
+class _Index:
+    """Per-project index of the calls that reach the model, built once (a project is audited as a whole)."""
 
     project: PyProject | None = None
-    model_path: dict[int, tuple[FuncRef, ...] | None] = {}
+    drivers: dict[str, list[_Drive]] = {}
+    """Module path → calls that reach the model, directly or through up to two project functions."""
+    direct_fns: list[FuncRef] = []
+    """Functions that call the model directly."""
 
 
-def _reset_for(project: PyProject) -> None:
-    if _Cache.project is not project:
-        _Cache.project = project
-        _Cache.model_path = {}
-
-
-def _direct_model_call(mod: PyModule, stmts: list[ast.stmt]) -> ast.Call | None:
-    for node in _walk_loop_body(mod, stmts):
-        if isinstance(node, ast.Call) and idioms.is_model_call(mod, node):
-            return node
-    return None
-
-
-def _model_path(project: PyProject, ref: FuncRef, depth: int) -> tuple[FuncRef, ...] | None:
-    """The chain of functions from `ref` to a direct model call, `depth` hops at most."""
-    key = id(ref.node) * 4 + depth
-    if key in _Cache.model_path:
-        return _Cache.model_path[key]
-    _Cache.model_path[key] = None  # recursion guard
-    found: tuple[FuncRef, ...] | None = None
-    if any(isinstance(n, ast.Call) and idioms.is_model_call(ref.module, n) for n in ref.module.walk(ref.node)):
-        found = (ref,)
-    elif depth > 1:
-        for callee in project.callees(ref):
-            sub = _model_path(project, callee, depth - 1)
-            if sub is not None:
-                found = (ref, *sub)
-                break
-    _Cache.model_path[key] = found
-    return found
+def _index(project: PyProject) -> type[_Index]:
+    if _Index.project is project:
+        return _Index
+    drivers: dict[str, list[_Drive]] = {}
+    paths: dict[int, tuple[FuncRef, ...]] = {}
+    direct_fns: list[FuncRef] = []
+    for mod in project.modules.values():
+        for call in mod.calls():
+            if _is_model_call(mod, call):
+                drivers.setdefault(mod.path, []).append(_Drive(call, ()))
+                fn = mod.enclosing_function(call)
+                if fn is not None and id(fn) not in paths:
+                    ref = FuncRef(mod, fn)
+                    paths[id(fn)] = (ref,)
+                    direct_fns.append(ref)
+    frontier = dict(paths)
+    for _ in range(_MAX_DEPTH):
+        names = {path[0].node.name for path in frontier.values()}
+        nxt: dict[int, tuple[FuncRef, ...]] = {}
+        for mod in project.modules.values():
+            for call in mod.calls():
+                if _last_name(call) not in names:
+                    continue
+                for target in project.resolve_call(mod, call):
+                    path = frontier.get(id(target.node))
+                    if path is None:
+                        continue
+                    drivers.setdefault(mod.path, []).append(_Drive(call, path))
+                    fn = mod.enclosing_function(call)
+                    if fn is not None and id(fn) not in paths and id(fn) not in nxt:
+                        nxt[id(fn)] = (FuncRef(mod, fn), *path)
+                    break
+        paths.update(nxt)
+        frontier = nxt
+    _Index.project, _Index.drivers, _Index.direct_fns = project, drivers, direct_fns
+    return _Index
 
 
 def _walk_loop_body(mod: PyModule, stmts: list[ast.stmt]) -> Iterator[ast.AST]:
@@ -102,20 +145,18 @@ def _walk_loop_body(mod: PyModule, stmts: list[ast.stmt]) -> Iterator[ast.AST]:
         stack.extend(reversed(list(ast.iter_child_nodes(cur))))
 
 
-def _drive(mod: PyModule, project: PyProject, loop: LoopNode) -> _Drive | None:
-    """How the loop's body reaches the model, if it does."""
-    direct = _direct_model_call(mod, loop.body)
-    if direct is not None:
-        return _Drive(direct, ())
-    _reset_for(project)
-    for node in _walk_loop_body(mod, loop.body):
-        if not isinstance(node, ast.Call):
-            continue
-        for ref in project.resolve_call(mod, node):
-            path = _model_path(project, ref, _MAX_DEPTH)
-            if path is not None:
-                return _Drive(node, path)
-    return None
+def _driven_loops(mod: PyModule, project: PyProject) -> list[tuple[LoopNode, _Drive]]:
+    """Loops of `mod` whose own body reaches the model (a nested `while` counts for itself, not its parents)."""
+    out: dict[int, tuple[LoopNode, _Drive]] = {}
+    for drive in _index(project).drivers.get(mod.path, []):
+        for loop in mod.enclosing_loops(drive.call):
+            key = id(loop)
+            # a direct model call is the better evidence when a loop reaches the model both ways
+            if key not in out or (out[key][1].helpers and not drive.helpers):
+                out[key] = (loop, drive)
+            if isinstance(loop, ast.While):
+                break
+    return sorted(out.values(), key=lambda pair: pair[0].lineno)
 
 
 def _is_human_driven(mod: PyModule, stmts: list[ast.stmt]) -> bool:
@@ -185,29 +226,28 @@ def _exits(stmts: list[ast.stmt]) -> bool:
     return any(isinstance(n, ast.Break | ast.Raise | ast.Return) for s in stmts for n in ast.walk(s))
 
 
-def _ceiling_nodes(mod: PyModule, stmts: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Statements of a body that enforce a ceiling: a counter test that leaves, a limit check, a limit raise."""
-    for node in _walk_loop_body(mod, stmts):
-        if isinstance(node, ast.If) and _is_counter_compare(mod, node.test) and _exits(node.body):
-            yield node
-        elif isinstance(node, ast.While) and _is_counter_compare(mod, node.test):
-            yield node
-        elif isinstance(node, ast.Call) and _LIMIT_CALL.search(mod.call_name(node)):
-            yield node
-        elif isinstance(node, ast.Raise) and node.exc is not None:
-            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-            if _LIMIT_EXC.search(mod.dotted(exc) or ""):
-                yield node
-        elif isinstance(node, ast.Assert) and _is_counter_compare(mod, node.test):
-            yield node
+def _is_ceiling(mod: PyModule, node: ast.AST) -> bool:
+    """A statement that enforces a ceiling: a counter test that leaves, a limit check, a limit raise."""
+    if isinstance(node, ast.If):
+        return _is_counter_compare(mod, node.test) and _exits(node.body)
+    if isinstance(node, ast.While | ast.Assert):
+        return _is_counter_compare(mod, node.test)
+    if isinstance(node, ast.Call):
+        return bool(_LIMIT_CALL.search(mod.call_name(node)))
+    if isinstance(node, ast.Raise) and node.exc is not None:
+        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        return bool(_LIMIT_EXC.search(mod.dotted(exc) or ""))
+    return False
+
+
+def _ceiling_in(mod: PyModule, stmts: list[ast.stmt]) -> bool:
+    return any(_is_ceiling(mod, node) for node in _walk_loop_body(mod, stmts))
 
 
 def _has_ceiling(mod: PyModule, loop: LoopNode, drive: _Drive) -> bool:
     if isinstance(loop, ast.While) and _is_counter_compare(mod, loop.test):
         return True
-    if any(True for _ in _ceiling_nodes(mod, loop.body)):
-        return True
-    return any(any(True for _ in _ceiling_nodes(ref.module, ref.node.body)) for ref in drive.helpers)
+    return _ceiling_in(mod, loop.body) or any(_ceiling_in(ref.module, ref.node.body) for ref in drive.helpers)
 
 
 def _turn_like(mod: PyModule, loop: LoopNode, drive: _Drive) -> bool:
@@ -241,7 +281,7 @@ def _following(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
             if isinstance(block, list) and child in block:
                 out.extend(s for s in block[block.index(child) + 1:] if isinstance(s, ast.stmt))
                 break
-        if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module) or isinstance(anc, LoopNode):
+        if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | ast.For | ast.AsyncFor | ast.While):
             break
         child = anc
     return out
@@ -278,13 +318,23 @@ def _only_logging(mod: PyModule, stmts: list[ast.stmt]) -> bool:
     return True
 
 
-def _success_return(stmts: list[ast.stmt]) -> ast.Return | None:
+def _success_return(stmts: list[ast.stmt]) -> ast.Return | ast.Yield | None:
+    """The `return value` (or, in a generator, the final `yield value`) the statements after a loop end in."""
     for stmt in stmts:
         if isinstance(stmt, ast.Return) and stmt.value is not None:
             return stmt
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is not None \
+                and stmt is stmts[-1]:
+            return stmt.value
         if not isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign | ast.AugAssign):
             return None
     return None
+
+
+def _result_text(mod: PyModule, ret: ast.Return | ast.Yield) -> str:
+    keyword = "return" if isinstance(ret, ast.Return) else "yield"
+    text = " ".join(mod.segment(ret.value).split()) if ret.value is not None else ""
+    return f"{keyword} {text[:80]}{'…' if len(text) > 80 else ''}"
 
 
 @rule(CheckId.C12, lang="python", name="unbounded-turn-loop")
@@ -293,12 +343,13 @@ def unbounded_turn_loop(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     counts nothing: no turn counter, clock, token or budget check leaves the loop, so the only way out is
     the model ceasing to call tools.
     """
-    for loop in mod.nodes(ast.While):
+    for loop, drive in _driven_loops(mod, project):
+        if not isinstance(loop, ast.While):
+            continue
         forever = isinstance(loop.test, ast.Constant) and bool(loop.test.value) is True
         if not forever and not _is_flag_test(mod, loop.test, loop.body):
             continue
-        drive = _drive(mod, project, loop)
-        if drive is None or not _turn_like(mod, loop, drive):
+        if not _turn_like(mod, loop, drive):
             continue
         if _is_human_driven(mod, loop.body) or _has_ceiling(mod, loop, drive):
             continue
@@ -320,11 +371,8 @@ def ceiling_break_reads_as_success(mod: PyModule, project: PyProject) -> Iterato
     same `return` a finished run takes: the caller cannot tell a run that hit the ceiling from one that
     completed.
     """
-    for loop in mod.loops():
-        if loop.orelse:
-            continue
-        drive = _drive(mod, project, loop)
-        if drive is None or not _turn_like(mod, loop, drive):
+    for loop, drive in _driven_loops(mod, project):
+        if loop.orelse or not _turn_like(mod, loop, drive):
             continue
         after = _following(mod, loop)
         ret = _success_return(after)
@@ -340,7 +388,7 @@ def ceiling_break_reads_as_success(mod: PyModule, project: PyProject) -> Iterato
             yield Hit(
                 node=node,
                 claim=f"hitting the ceiling `{mod.segment(node.test)}` breaks out of the agent loop into the normal "
-                      f"`return {mod.segment(ret.value) if ret.value else ''}` with no status",
+                      f"`{_result_text(mod, ret)}` with no status",
                 consequence="a run cut off by the budget is reported as a finished answer; callers and users "
                             "take a partial result for a complete one",
                 direction="raise `MaxTurnsExceeded` (or return an explicit `status=\"budget_exhausted\"`) "
@@ -354,14 +402,11 @@ def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -
     exhaustion falls through to an ordinary `return` of the last message: running out of turns looks
     exactly like a finished run.
     """
-    for loop in mod.loops():
+    for loop, drive in _driven_loops(mod, project):
         bounded_for = isinstance(loop, ast.For | ast.AsyncFor) and isinstance(loop.iter, ast.Call) \
             and mod.call_name(loop.iter) == "range"
         bounded_while = isinstance(loop, ast.While) and _is_counter_compare(mod, loop.test)
-        if not (bounded_for or bounded_while) or loop.orelse:
-            continue
-        drive = _drive(mod, project, loop)
-        if drive is None or not _turn_like(mod, loop, drive):
+        if not (bounded_for or bounded_while) or loop.orelse or not _turn_like(mod, loop, drive):
             continue
         if not any(isinstance(n, ast.Return | ast.Break) for n in _walk_loop_body(mod, loop.body)):
             continue  # no early finish: every run uses all turns, nothing to confuse
@@ -375,8 +420,8 @@ def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -
         header = mod.segment(loop.iter) if isinstance(loop, ast.For | ast.AsyncFor) else mod.segment(loop.test)
         yield Hit(
             node=loop,
-            claim=f"when `{header}` runs out the agent loop falls through to "
-                  f"`return {mod.segment(ret.value) if ret.value else ''}`, the same result a finished run returns",
+            claim=f"when `{header}` runs out the agent loop falls through to `{_result_text(mod, ret)}`, the same "
+                  "result a finished run returns",
             consequence="a run that exhausted its turn budget mid-task is reported as a finished answer",
             direction="add an `else:` (or code after the loop) that raises `MaxTurnsExceeded` or returns "
                       "`status=\"budget_exhausted\"`",
@@ -401,14 +446,10 @@ def unbounded_subagent_recursion(mod: PyModule, project: PyProject) -> Iterator[
     """Flags an agent function that calls the model and, as delegation, calls itself again (directly or through
     a tool handler) with no depth parameter compared anywhere: the model decides how deep sub-agents nest.
     """
-    seen: set[int] = set()
-    for call in mod.calls():
-        if not idioms.is_model_call(mod, call):
+    for ref in _index(project).direct_fns:
+        if ref.module is not mod:
             continue
-        fn = mod.enclosing_function(call)
-        if fn is None or id(fn) in seen:
-            continue
-        seen.add(id(fn))
+        fn = ref.node
         params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]} - {"self", "cls"}
         if not _is_turn_like(mod, fn.body):
             continue
