@@ -388,10 +388,13 @@ class PyProject:
         """Project functions a call may reach: local defs, `self.method`, imported project functions."""
         func = call.func
         if isinstance(func, ast.Name):
-            local = mod.local_functions(func.id)
-            top_level = [f for f in local if not isinstance(mod.parent(f), ast.ClassDef)]
-            if top_level:
-                return [FuncRef(mod, f) for f in top_level]
+            # a bare name reaches a module-level def or one nested in a function enclosing the call,
+            # never a same-named helper nested inside some unrelated function
+            scopes = {id(a) for a in mod.ancestors(call) if isinstance(a, FunctionNode)}
+            visible = [f for f in mod.local_functions(func.id)
+                       if isinstance(mod.parent(f), ast.Module) or id(mod.parent(f)) in scopes]
+            if visible:
+                return [FuncRef(mod, f) for f in visible]
             target = mod.imports.get(func.id)
             if target and "." in target:
                 owner, _, name = target.rpartition(".")
