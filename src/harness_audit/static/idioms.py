@@ -16,6 +16,7 @@ _MODEL_SUFFIXES = (
     "generate_content_async", "ChatCompletion.create", "ChatCompletion.acreate", "Completion.create",
     "completions.create", "models.generate_content", "aio.models.generate_content",
 )
+_MODEL_SUFFIX_RE = re.compile("(?:" + "|".join(re.escape(x) for x in _MODEL_SUFFIXES) + ")$")
 _MODEL_FUNCS = {"litellm.completion", "litellm.acompletion", "ollama.chat", "ollama.generate"}
 _MODEL_METHOD_NAMES = {"invoke", "ainvoke", "stream", "astream", "generate", "agenerate", "complete", "acomplete",
                        "chat", "achat", "create", "get_response", "stream_response", "request", "request_stream",
@@ -68,7 +69,7 @@ def _is_model_call(mod: PyModule, call: ast.Call) -> bool:
     name = mod.call_name(call)
     if not name:
         return False
-    if name in _MODEL_FUNCS or any(name.endswith(s) for s in _MODEL_SUFFIXES):
+    if name in _MODEL_FUNCS or _MODEL_SUFFIX_RE.search(name):
         return True
     if name.endswith(".completion") or name.endswith(".acompletion") or name in {"completion", "acompletion"}:
         return "litellm" in name or mod.imports.get(name, "").startswith("litellm")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -56,25 +57,27 @@ def find_landmarks(project: PyProject) -> Iterator[LandmarkCandidate]:
         yield from _module_landmarks(mod, project, model_fns)
 
 
-def _calls_model(mod: PyModule, project: PyProject, fn: FunctionNode | None, body: list[ast.stmt],
-                 model_fns: set[int]) -> ast.Call | None:
-    for node in mod.walk_body(body):
-        if isinstance(node, ast.Call):
-            if idioms.is_model_call(mod, node):
-                return node
-            for ref in project.resolve_call(mod, node):
-                if id(ref.node) in model_fns:
-                    return node
-    return None
+def _model_call_lines(mod: PyModule, project: PyProject, model_fns: set[int]) -> list[int]:
+    """Sorted lines of calls that reach a model, directly or through a project function."""
+    lines: list[int] = []
+    for call in mod.calls():
+        if idioms.is_model_call(mod, call) or any(id(ref.node) in model_fns for ref in project.resolve_call(mod, call)):
+            lines.append(call.lineno)
+    return lines
+
+
+def _loop_calls_model(loop: ast.For | ast.AsyncFor | ast.While, model_lines: list[int]) -> bool:
+    """Whether a model-reaching call lies inside the loop's line span (its body, by position)."""
+    end = loop.end_lineno or loop.lineno
+    i = bisect.bisect_right(model_lines, loop.lineno)  # the header line holds the iterable, not the body
+    return i < len(model_lines) and model_lines[i] <= end
 
 
 def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) -> Iterator[LandmarkCandidate]:
-    seen_calls: set[int] = set()
     for call in mod.calls():
         name = mod.call_name(call)
         if idioms.is_model_call(mod, call):
             yield _lm(mod, K.REQUEST_ASSEMBLY, call)
-            seen_calls.add(id(call))
             for kw in call.keywords:
                 if kw.arg in {"system", "instructions", "system_instruction"}:
                     yield _lm(mod, K.SYSTEM_PROMPT_BUILD, kw.value, "medium")
@@ -135,6 +138,7 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
             yield _lm(mod, K.SYSTEM_PROMPT_BUILD, fn, "medium")
         if _REQUEST_NAME.search(fname):
             yield _lm(mod, K.REQUEST_ASSEMBLY, fn, "medium")
+    model_lines: list[int] | None = None
     for loop in mod.loops():
         it = loop.iter if isinstance(loop, ast.For | ast.AsyncFor) else None
         if isinstance(it, ast.Call) and mod.call_name(it) in {"enumerate", "zip", "list", "sorted", "reversed"} \
@@ -151,7 +155,9 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
                     yield _lm(mod, K.STREAM_PARSE, loop)
         if _is_retry_loop(mod, loop):
             yield _lm(mod, K.RETRY, loop)
-        if _calls_model(mod, project, mod.enclosing_function(loop), loop.body, model_fns) is not None:
+        if model_lines is None:
+            model_lines = _model_call_lines(mod, project, model_fns)
+        if _loop_calls_model(loop, model_lines):
             yield _lm(mod, K.AGENT_LOOP, loop)
     for assign in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
         targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]

@@ -300,8 +300,12 @@ class PyModule:
         return f"{target}.{rest}" if rest else target
 
     def call_name(self, call: ast.Call) -> str:
-        """Qualified name of what is called, or `""` when it is not a plain name chain."""
-        return self.qualname(call.func) or ""
+        """Qualified name of what is called, or `""` when it is not a plain name chain (memoised on the node)."""
+        name: str | None = getattr(call, "_ha_qn", None)
+        if name is None:
+            name = self.qualname(call.func) or ""
+            call._ha_qn = name  # type: ignore[attr-defined]
+        return name
 
     @staticmethod
     def keyword(call: ast.Call, name: str) -> ast.expr | None:
