@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -127,9 +128,7 @@ def run_audit(
     use_cache: bool | None = None,
 ) -> AuditRun:
     """Run the static engine on `root` for `checks` and (optionally) write the reports."""
-    # the parsed trees carry parent links (cycles); collecting them mid-run only costs pauses
-    with no_gc_pauses():
-        return _run_audit(root, checks, config, write=write, use_cache=use_cache)
+    return _run_audit(root, checks, config, write=write, use_cache=use_cache)
 
 
 def _run_audit(
@@ -154,16 +153,22 @@ def _run_audit(
     if cached is not None:
         static, unparsed = cached
     else:
-        parsed = parse_python(ws, discovery.files)
-        unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
-        static = StaticResult(landmarks=recon(parsed))
-        for check in checks:
-            t = time.perf_counter()
-            one = run_rules(parsed, [check])
-            static.candidates[check] = one.candidates.get(check, [])
-            static.errors.update(one.errors)
-            timings[check] = time.perf_counter() - t
-        del parsed
+        with no_gc_pauses():
+            parsed = parse_python(ws, discovery.files)
+        # the trees live until the rules are done: keep the collector off them, not off the rules' garbage
+        gc.freeze()
+        try:
+            unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
+            static = StaticResult(landmarks=recon(parsed))
+            for check in checks:
+                t = time.perf_counter()
+                one = run_rules(parsed, [check])
+                static.candidates[check] = one.candidates.get(check, [])
+                static.errors.update(one.errors)
+                timings[check] = time.perf_counter() - t
+        finally:
+            del parsed
+            gc.unfreeze()
         if cache_path is not None:
             _cache_store(cache_path, static, unparsed)
 

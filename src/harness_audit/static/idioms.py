@@ -491,3 +491,38 @@ def is_agent_project(project: PyProject) -> bool:
                 for mod in project.modules.values())
     _AGENT_PROJECTS[:] = [(project, found)]
     return found
+
+
+# ---------------------------------------------------------------- calls by name
+# Appended section (C1–C3, C15): one index of each module's calls, shared by every rule that looks for a few names.
+_CALL_INDEX: list[tuple[PyProject, dict[int, dict[str, list[ast.Call]]]]] = []
+
+
+def calls_named(mod: PyModule, project: PyProject,
+                names: tuple[str, ...] | list[str] | set[str] | frozenset[str]) -> list[ast.Call]:
+    """Calls in `mod` whose called name ends in one of `names` (`self.client.post` → `post`), in source order.
+
+    Each module is indexed once per project (the last project only is kept), instead of every rule walking
+    `mod.calls()` again.
+    """
+    if not _CALL_INDEX or _CALL_INDEX[0][0] is not project:
+        _CALL_INDEX[:] = [(project, {})]
+    by_module = _CALL_INDEX[0][1]
+    index = by_module.get(id(mod))
+    if index is None:
+        index = {}
+        for call in mod.calls():
+            func = call.func
+            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if short:
+                index.setdefault(short, []).append(call)
+        by_module[id(mod)] = index
+    found = [call for name in names for call in index.get(name, [])]
+    found.sort(key=lambda c: (c.lineno, c.col_offset))
+    return found
+
+
+def call_names(mod: PyModule, project: PyProject) -> frozenset[str]:
+    """Every last name called in `mod` (from the index `calls_named` keeps)."""
+    calls_named(mod, project, ())
+    return frozenset(_CALL_INDEX[0][1][id(mod)])

@@ -44,7 +44,7 @@ class FuncRef:
 class PyModule:
     """One parsed Python file with indexes built in a single walk of the tree."""
 
-    __slots__ = ("path", "source", "lines", "tree", "module_name", "imports", "_by_type",
+    __slots__ = ("path", "source", "_lines", "tree", "module_name", "imports", "_by_type",
                  "_defs", "_methods")
 
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
@@ -52,8 +52,7 @@ class PyModule:
         """Canonical path relative to the root."""
         self.source = source
         """The file's text."""
-        self.lines = split_lines(source)
-        """The file's lines."""
+        self._lines: list[str] | None = None
         self.tree = tree
         """The parsed module."""
         self.module_name = _module_name(path)
@@ -64,6 +63,13 @@ class PyModule:
         self._defs: dict[str, list[FunctionNode]] = defaultdict(list)
         self._methods: dict[tuple[str, str], FunctionNode] = {}
         self._index()
+
+    @property
+    def lines(self) -> list[str]:
+        """The file's lines, split on first use (most modules of a large tree never need them)."""
+        if self._lines is None:
+            self._lines = split_lines(self.source)
+        return self._lines
 
     @classmethod
     def parse(cls, path: str, source: str) -> PyModule:

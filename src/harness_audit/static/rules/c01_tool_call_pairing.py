@@ -18,8 +18,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import weakref
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
@@ -193,15 +192,15 @@ def _sink_name(mod: PyModule, expr: ast.AST) -> bool:
     return bool(dotted) and bool(_SINK.search(idioms.last(dotted)))
 
 
-_MEMOS: dict[int, tuple[weakref.ref[PyProject], dict[tuple[str, int], object]]] = {}
+_MEMO: list[tuple[PyProject, dict[tuple[str, int], object]]] = []
+"""The last project's memo (one project at a time, so nothing outlives the next audit)."""
 
 
 def _memo(project: PyProject) -> dict[tuple[str, int], object]:
     """Per-project memo keyed by (what, id of a node or module); ids are stable while the project is alive."""
-    entry = _MEMOS.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _MEMOS[id(project)] = entry
+    if not _MEMO or _MEMO[0][0] is not project:
+        _MEMO[:] = [(project, {})]
+    entry = _MEMO[0]
     return entry[1]
 
 
@@ -268,29 +267,6 @@ def _inside(node: ast.AST, outer: ast.AST) -> bool:
 
 def _exit_word(stmt: ast.stmt) -> str:
     return "continue" if isinstance(stmt, ast.Continue) else "break" if isinstance(stmt, ast.Break) else "return"
-
-
-_SHORT: dict[int, tuple[weakref.ref[PyProject], dict[int, dict[str, list[ast.Call]]]]] = {}
-
-
-def _named(mod: PyModule, project: PyProject, names: Collection[str]) -> list[ast.Call]:
-    """Calls in `mod` whose called name ends in one of `names`, in source order (each module is indexed once)."""
-    entry = _SHORT.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _SHORT[id(project)] = entry
-    index = entry[1].get(id(mod))
-    if index is None:
-        index = {}
-        for call in mod.calls():
-            func = call.func
-            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if short:
-                index.setdefault(short, []).append(call)
-        entry[1][id(mod)] = index
-    found = [c for n in names for c in index.get(n, [])]
-    found.sort(key=lambda c: (c.lineno, c.col_offset))
-    return found
 
 
 # ---------------------------------------------------------------- sequential dispatch
@@ -547,7 +523,7 @@ def parallel_batch_all_or_nothing(mod: PyModule, project: PyProject) -> Iterator
     """Flags tool calls run in parallel with `asyncio.gather` lacking `return_exceptions=True`, or inside an
     `asyncio.TaskGroup` / anyio task group, when the per-call coroutine can raise. One failing call raises out of the
     batch (and a task group cancels its siblings), so the results of the other calls are lost."""
-    for call in _named(mod, project, ("gather",)):
+    for call in idioms.calls_named(mod, project, ("gather",)):
         if mod.call_name(call) not in _GATHER:
             continue
         flag = mod.keyword(call, "return_exceptions")
@@ -634,7 +610,7 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
     """Flags tool calls run with `Executor.map` (iterating the results raises at the first failed call and drops the
     rest) and `future.result()` read in an `as_completed` loop with no per-future `try`. One failing tool loses the
     results of every call not yet collected."""
-    for call in _named(mod, project, ("map",)):
+    for call in idioms.calls_named(mod, project, ("map",)):
         func = call.func
         if not isinstance(func, ast.Attribute) or len(call.args) < 2:
             continue
@@ -677,8 +653,8 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
             if any(part == "body" for _, part in mod.enclosing_trys(node)):
                 continue
             submitted = _submitted_functions(mod, project, fn)
-            if submitted and all(_catches_all(r.module, r.node) for r in submitted):
-                continue
+            if submitted and all(_catches_all(r.module, r.node) or _catches_some(project, r) for r in submitted):
+                continue  # the tool's own failures already become results; what is left to raise is not shown
             yield Hit(
                 node=node,
                 verdict=Verdict.SUSPECTED,

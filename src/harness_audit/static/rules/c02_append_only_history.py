@@ -15,8 +15,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import weakref
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -37,7 +36,7 @@ _PAYLOAD = re.compile(
 """Prefixes of lists built for one request or one view, not the history itself."""
 _COMPACTION = re.compile(
     r"(compact|summar|trim|truncat|prune|shrink|compress|window|evict|condens|(^|_)fit(_|$)|rewind|rollback|undo|"
-    r"repair|orphan)", re.I)
+    r"repair|orphan|broken|dangling|heal)", re.I)
 """Names of the isolated steps allowed to rewrite history (judged under C13)."""
 _ELEMENT_METHODS = {"append", "extend", "insert", "update", "pop", "remove", "clear", "setdefault", "popitem"}
 _LIST_METHODS = {"insert", "pop", "sort", "reverse"}
@@ -91,15 +90,15 @@ def _params(fn: FunctionNode) -> set[str]:
         {a.vararg.arg} if a.vararg else set()) | ({a.kwarg.arg} if a.kwarg else set())
 
 
-_MEMOS: dict[int, tuple[weakref.ref[PyProject], dict[tuple[str, int], object]]] = {}
+_MEMO: list[tuple[PyProject, dict[tuple[str, int], object]]] = []
+"""The last project's memo (one project at a time, so nothing outlives the next audit)."""
 
 
 def _memo(project: PyProject) -> dict[tuple[str, int], object]:
     """Per-project memo keyed by (what, id of a module); ids are stable while the project is alive."""
-    entry = _MEMOS.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _MEMOS[id(project)] = entry
+    if not _MEMO or _MEMO[0][0] is not project:
+        _MEMO[:] = [(project, {})]
+    entry = _MEMO[0]
     return entry[1]
 
 
@@ -247,23 +246,6 @@ def _compaction(mod: PyModule, fn: FunctionNode | None) -> bool:
 
 
 # ---------------------------------------------------------------- callers of helpers that rewrite a parameter
-def _calls_by_name(project: PyProject) -> dict[str, list[tuple[PyModule, ast.Call]]]:
-    """Every call in the project, keyed by the called name's last part (built once per project)."""
-    memo = _memo(project)
-    hit = memo.get(("calls", 0))
-    if isinstance(hit, dict):
-        return hit  # pyright: ignore[reportUnknownVariableType]
-    index: dict[str, list[tuple[PyModule, ast.Call]]] = {}
-    for mod in project.modules.values():
-        for call in mod.calls():
-            func = call.func
-            key = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if key:
-                index.setdefault(key, []).append((mod, call))
-    memo[("calls", 0)] = index
-    return index
-
-
 def _live_caller(cx: _Ctx, fn: FunctionNode, param: str) -> str | None:
     """`file:line` of a call that hands live history to `fn`'s parameter `param`, if the project has one."""
     a = fn.args
@@ -271,9 +253,7 @@ def _live_caller(cx: _Ctx, fn: FunctionNode, param: str) -> str | None:
     if param not in positional and param not in {p.arg for p in a.kwonlyargs}:
         return None
     is_method = isinstance(cx.mod.parent(fn), ast.ClassDef)
-    for other, call in _calls_by_name(cx.project).get(fn.name, []):
-        if not any(ref.node is fn for ref in cx.project.resolve_call(other, call)):
-            continue
+    for other, call in idioms.callers_of(cx.project, fn):
         arg: ast.expr | None = other.keyword(call, param)
         if arg is None and param in positional:
             index = positional.index(param) - (1 if is_method and isinstance(call.func, ast.Attribute) else 0)
@@ -366,29 +346,6 @@ def _write_targets(node: ast.AST) -> list[ast.expr]:
     return []
 
 
-_SHORT: dict[int, tuple[weakref.ref[PyProject], dict[int, dict[str, list[ast.Call]]]]] = {}
-
-
-def _named(mod: PyModule, project: PyProject, names: Collection[str]) -> list[ast.Call]:
-    """Calls in `mod` whose called name ends in one of `names`, in source order (each module is indexed once)."""
-    entry = _SHORT.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _SHORT[id(project)] = entry
-    index = entry[1].get(id(mod))
-    if index is None:
-        index = {}
-        for call in mod.calls():
-            func = call.func
-            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if short:
-                index.setdefault(short, []).append(call)
-        entry[1][id(mod)] = index
-    found = [c for n in names for c in index.get(n, [])]
-    found.sort(key=lambda c: (c.lineno, c.col_offset))
-    return found
-
-
 # ---------------------------------------------------------------- rules
 @rule(CheckId.C2, lang="python", name="history-message-mutated")
 def history_message_mutated(mod: PyModule, project: PyProject) -> Iterator[Hit]:
@@ -402,7 +359,7 @@ def history_message_mutated(mod: PyModule, project: PyProject) -> Iterator[Hit]:
             hit = _element_write(cx, stmt, target)
             if hit is not None:
                 found.append(hit)
-    for call in _named(mod, project, _ELEMENT_METHODS):
+    for call in idioms.calls_named(mod, project, _ELEMENT_METHODS):
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in _ELEMENT_METHODS:
             continue
@@ -524,7 +481,7 @@ def history_list_rewritten(mod: PyModule, project: PyProject) -> Iterator[Hit]:
         found.append(((id(fn) if fn is not None else 0, place.name if place else ""),
                       _list_hit(stmt, judged, f"{action} an element of {judged.where}",
                                 newest=_newest_only(target.slice))))
-    for call in _named(mod, project, _LIST_METHODS):
+    for call in idioms.calls_named(mod, project, _LIST_METHODS):
         func = call.func
         if not isinstance(func, ast.Attribute):
             continue
@@ -565,7 +522,7 @@ def appended_message_mutated(mod: PyModule, project: PyProject) -> Iterator[Hit]
     streaming back-fill: append an empty assistant message, then `msg["content"] += delta`). The history entry
     changes after the fact, so what was recorded and what was sent disagree."""
     cx = _Ctx.of(mod, project)
-    for call in _named(mod, project, ("append",)):
+    for call in idioms.calls_named(mod, project, ("append",)):
         func = call.func
         if not isinstance(func, ast.Attribute) or len(call.args) != 1:
             continue

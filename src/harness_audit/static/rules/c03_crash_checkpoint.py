@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
@@ -26,25 +25,28 @@ _STRONG = re.compile(r"(state|session|checkpoint|ckpt|snapshot|resume|progress)"
 """Words that make a written file the run's recoverable state."""
 _RECOVERY = re.compile(r"(checkpoint|ckpt|snapshot|resume)", re.I)
 """Words that say the file exists to be read back on restart (no reader needs to be shown)."""
-_READERS = {"json.load", "json.loads", "pickle.load", "pickle.loads", "yaml.safe_load", "yaml.load", "torch.load",
-            "orjson.loads", "tomllib.load", "toml.load"}
+_READERS = {"json.load", "pickle.load", "yaml.safe_load", "yaml.load", "torch.load", "tomllib.load", "toml.load",
+            "dill.load", "cloudpickle.load"}
+"""Calls that read a file back (`json.loads` alone may be re-parsing a string, so it does not count)."""
 _WEAK = re.compile(r"(transcript|history|conversation|messages|memory|memories|trajectory|rollout|journal|ledger"
                    r"|thread)", re.I)
 """Words that make a written file a record that may (or may not) be read back to recover."""
 _NOT_STATE = re.compile(r"(statement|estate|static|stateless|test_?state|\.lock\b|lockfile|pid_?file)", re.I)
-_FRESH = re.compile(r"(time|date|now\(|uuid|stamp)", re.I)
+_FRESH = re.compile(r"(time|date|now\(|uuid|stamp|n_steps|step_)", re.I)
 """A path made unique per write (a timestamp, a uuid): each save creates a new file instead of replacing one."""
-_TEMP = re.compile(r"(tmp|temp|partial|staging|\.new\b|_new\b|scratch)", re.I)
+_TEMP = re.compile(r"((?<![a-z])te?mp(?![a-z])|partial|staging|\.new\b|_new\b|scratch)", re.I)
 """A path that is itself the temp side of an atomic write."""
 _ATOMIC_CALLS = {"os.replace", "os.rename", "shutil.move", "os.link", "tempfile.NamedTemporaryFile",
                  "tempfile.mkstemp", "tempfile.mktemp", "tempfile.TemporaryDirectory", "tempfile.mkdtemp"}
 _ATOMIC_METHODS = {"replace", "rename", "link_to", "hardlink_to"}
+_ATOMIC_SHORT = {"replace", "rename", "move", "link", "link_to", "hardlink_to", "NamedTemporaryFile", "TemporaryFile",
+                 "SpooledTemporaryFile", "mkstemp", "mktemp", "mkdtemp", "TemporaryDirectory"}
+"""Last names of the calls `_atomic_scope` looks at (before checking what they resolve to)."""
 _ATOMIC_NAMES = re.compile(r"(atomic|safe_write|write_atomic|atomicwrites|AtomicWriter)", re.I)
 _WRITE_NAMES = ("open", "write_text", "write_bytes")
 _OPEN_FUNCS = {"open", "io.open", "codecs.open", "aiofiles.open", "builtins.open"}
 _EXPORT = re.compile(r"(export|report|render|download|print|markdown|to_md|to_html|to_csv|display|preview)", re.I)
 """Function names that write a copy for people to read, not state to resume from."""
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|test_data|fixtures)(/|$)|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 _DECODE_GUARDS = {"JSONDecodeError", "ValueError", "Exception", "BaseException", "DecodeError", "ParseError"}
 
 
@@ -68,35 +70,33 @@ def _mode(mod: PyModule, call: ast.Call, *, method: bool) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Write:
-    """A write that truncates or replaces a file's content in place."""
+    """A write that truncates a file and rewrites it in place."""
 
     call: ast.Call
-    """The `open(..., "w")` / `.write_text(...)` / `dump(obj, path)` call."""
+    """The `open(..., "w")` / `Path.open("w")` / `.write_text(...)` call."""
     path: ast.expr
     """The path expression written to."""
-    payload: ast.expr | None
-    """What is written, when the call shows it."""
 
 
 def _truncating_write(mod: PyModule, call: ast.Call) -> _Write | None:
-    """The write when `call` overwrites a file in place (open for `w`, `write_text`, `torch.save(obj, path)`)."""
+    """The write when `call` truncates a file in place (`open(p, "w")`, `Path.open("w")`, `write_text`)."""
     func = call.func
     short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if short not in {"open", "write_text", "write_bytes"}:
+    if short not in _WRITE_NAMES:
         return None
     name = mod.call_name(call)
     if name in _OPEN_FUNCS and call.args:
         mode = _mode(mod, call, method=False)
-        return _Write(call, call.args[0], None) if mode and "w" in mode else None
+        return _Write(call, call.args[0]) if mode and "w" in mode else None
     if isinstance(func, ast.Attribute) and func.attr == "open" and name not in _OPEN_FUNCS:
         mode = _mode(mod, call, method=True)
         # `Path(p).open("w")`; a `tarfile.open(...)`/`wave.open(...)` with a path argument is not this shape
         if mode and "w" in mode and not (len(call.args) > 1 or idioms.last(idioms.receiver(name)) in {
                 "tarfile", "zipfile", "wave", "gzip", "bz2", "lzma", "shelve", "dbm", "Image", "webbrowser"}):
-            return _Write(call, func.value, None)
+            return _Write(call, func.value)
         return None
     if isinstance(func, ast.Attribute) and func.attr in {"write_text", "write_bytes"} and len(call.args) == 1:
-        return _Write(call, func.value, call.args[0])
+        return _Write(call, func.value)
     return None
 
 
@@ -104,32 +104,83 @@ def _is_name(expr: ast.expr, name: str) -> bool:
     return isinstance(expr, ast.Name) and expr.id == name
 
 
-def _atomic_scope(mod: PyModule, scope: ast.AST | None) -> bool:
+def _atomic_scope(mod: PyModule, project: PyProject, scope: ast.AST | None) -> bool:
     """Whether the writing function also renames into place, uses a temp file, or an atomic-write helper."""
     if scope is None:
         return False
-    for node in mod.walk(scope):
-        if not isinstance(node, ast.Call):
+    start, end = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", 0) or 0
+    names = [n for n in idioms.call_names(mod, project) if n in _ATOMIC_SHORT or _ATOMIC_NAMES.search(n)]
+    for call in idioms.calls_named(mod, project, names):
+        if not start <= call.lineno <= end:
             continue
-        name = mod.call_name(node)
+        name = mod.call_name(call)
         if name in _ATOMIC_CALLS or name.startswith("tempfile.") or _ATOMIC_NAMES.search(name):
             return True
-        if isinstance(node.func, ast.Attribute) and node.func.attr in _ATOMIC_METHODS and node.args:
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _ATOMIC_METHODS and call.args:
             return True
     return False
 
 
-def _binding_text(mod: PyModule, fn: FunctionNode | None, path: ast.expr) -> str:
-    """For a path held in a local name (`hist_path = Path(STATE_DIR) / name`), the text it was built from."""
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """What a path held in a local name was built from."""
+
+    words: str
+    """Its string constants and bare names (attribute chains such as `self.state.n_steps` say nothing about it)."""
+    code: str
+    """The full source of the values bound to it."""
+
+
+def _binding_text(mod: PyModule, fn: FunctionNode | None, path: ast.expr) -> _Built:
+    """For a path held in a local name (`hist_path = Path(STATE_DIR) / "history.pkl"`), what it was built from."""
     root = path
     while isinstance(root, ast.Call) and root.args and _pathlike(root):
         root = root.args[0]
     if not isinstance(root, ast.Name):
-        return ""
+        return _Built("", "")
     scope: ast.AST = fn if fn is not None else mod.tree
-    values = [n.value for n in mod.walk(scope) if isinstance(n, ast.Assign)
-              and any(isinstance(t, ast.Name) and t.id == root.id for t in n.targets)]
-    return " ".join(_text(v) for v in values[:3])
+    words: list[str] = []
+    code: list[str] = []
+    for node in mod.walk(scope):
+        if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == root.id
+                                                     for t in node.targets)):
+            continue
+        code.append(_text(node.value))
+        for sub in ast.walk(node.value):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                words.append(sub.value)
+            elif isinstance(sub, ast.Name) and not isinstance(mod.parent(sub), ast.Attribute):
+                words.append(sub.id)
+    return _Built(" ".join(words[:20]), " ".join(code[:3]))
+
+
+def _module_reads(project: PyProject, mods: list[PyModule]) -> bool:
+    """Whether one of the modules reads files back (`json.load`, `pickle.load`, `read_text`, …)."""
+    for mod in mods:
+        if any(mod.call_name(c) in _READERS for c in idioms.calls_named(mod, project, ("load", "safe_load"))) \
+                or idioms.calls_named(mod, project, ("read_text", "read_bytes")):
+            return True
+        for call in idioms.calls_named(mod, project, ("open",)):
+            mode = _mode(mod, call, method=isinstance(call.func, ast.Attribute) and mod.call_name(call) not in
+                         _OPEN_FUNCS)
+            if mode is not None and "r" in mode and "+" not in mode and call.args:
+                return True
+    return False
+
+
+def _judge_words(project: PyProject, mods: list[PyModule], direct: list[str], built: str) -> tuple[str, bool] | None:
+    """(word, strong) for a write: strong words may come from the path, the function or what the path was built
+    from; weak words only from the path or the function, and only where the module also reads files back."""
+    found = _vocabulary(*direct, built)
+    if found is None or not found[1]:
+        found = _vocabulary(*direct)
+    if found is None:
+        return None
+    word, strong = found
+    reads = _module_reads(project, mods)
+    if not strong:
+        return found if reads else None  # a record nobody reads back is an export, not recoverable state
+    return found if reads or _RECOVERY.search(word) else (word, False)
 
 
 def _vocabulary(*texts: str) -> tuple[str, bool] | None:
@@ -168,38 +219,15 @@ def _pathlike(call: ast.Call) -> bool:
     return name in {"Path", "PurePath", "join", "str", "fspath", "abspath", "expanduser"}
 
 
-_SHORT: dict[int, tuple[weakref.ref[PyProject], dict[int, dict[str, list[ast.Call]]]]] = {}
-
-
-def _named(mod: PyModule, project: PyProject, names: Collection[str]) -> list[ast.Call]:
-    """Calls in `mod` whose called name ends in one of `names`, in source order (each module is indexed once)."""
-    entry = _SHORT.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _SHORT[id(project)] = entry
-    index = entry[1].get(id(mod))
-    if index is None:
-        index = {}
-        for call in mod.calls():
-            func = call.func
-            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if short:
-                index.setdefault(short, []).append(call)
-        entry[1][id(mod)] = index
-    found = [c for n in names for c in index.get(n, [])]
-    found.sort(key=lambda c: (c.lineno, c.col_offset))
-    return found
-
-
 # ---------------------------------------------------------------- generic writers and their callers
-_MEMOS: dict[int, tuple[weakref.ref[PyProject], dict[str, object]]] = {}
+_MEMO: list[tuple[PyProject, dict[str, object]]] = []
+"""The last project's memo (one project at a time, so nothing outlives the next audit)."""
 
 
 def _memo(project: PyProject) -> dict[str, object]:
-    entry = _MEMOS.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _MEMOS[id(project)] = entry
+    if not _MEMO or _MEMO[0][0] is not project:
+        _MEMO[:] = [(project, {})]
+    entry = _MEMO[0]
     return entry[1]
 
 
@@ -225,13 +253,13 @@ def _writers(project: PyProject) -> dict[int, _Writer]:
         return hit  # pyright: ignore[reportUnknownVariableType]
     out: dict[int, _Writer] = {}
     for mod in project.modules.values():
-        for call in _named(mod, project, _WRITE_NAMES):
+        for call in idioms.calls_named(mod, project, _WRITE_NAMES):
             write = _truncating_write(mod, call)
             if write is None:
                 continue
             fn = mod.enclosing_function(call)
             param = _path_param(fn, write.path)
-            if fn is None or param is None or id(fn) in out or _atomic_scope(mod, fn):
+            if fn is None or param is None or id(fn) in out or _atomic_scope(mod, project, fn):
                 continue
             out[id(fn)] = _Writer(mod, fn, param, write)
     memo["writers"] = out
@@ -255,9 +283,9 @@ def checkpoint_overwritten_in_place(mod: PyModule, project: PyProject) -> Iterat
     """Flags run state, sessions, checkpoints and transcripts written straight over their final path
     (`open(path, "w")`, `write_text`, a `save_json(path, data)` helper) with no temp file and atomic rename. A crash
     mid-write leaves a truncated file that reads as the latest state on restart."""
-    if _TEST_PATH.search(mod.path):
+    if idioms.is_test_module(mod):
         return
-    for call in _named(mod, project, _WRITE_NAMES):
+    for call in idioms.calls_named(mod, project, _WRITE_NAMES):
         write = _truncating_write(mod, call)
         if write is None:
             continue
@@ -265,25 +293,27 @@ def checkpoint_overwritten_in_place(mod: PyModule, project: PyProject) -> Iterat
         if _path_param(fn, write.path) is not None and not _vocabulary(_text(write.path)):
             continue  # a generic writer: judged where it is called with a state path
         path_text = _text(write.path)
-        if _TEMP.search(path_text) or _atomic_scope(mod, fn) or (fn is not None and _EXPORT.search(fn.name)):
+        if _TEMP.search(path_text) or _atomic_scope(mod, project, fn) or (fn is not None and _EXPORT.search(fn.name)):
             continue
         # the path (or what it was built from) or the writing function must say "state": a dumped
         # `self.messages` alone may be an export
         built = _binding_text(mod, fn, write.path)
-        if _TEMP.search(built):
+        if _TEMP.search(built.words):
             continue
-        found = _vocabulary(path_text, built, fn.name if fn is not None else "")
+        found = _judge_words(project, [mod], [path_text, fn.name if fn is not None else ""], built.words)
         if found is None:
             continue
-        found = _read_back(project, [mod], found)
-        if _FRESH.search(f"{path_text} {built}"):
-            found = (found[0], False)  # a new file per save: a torn write does not destroy the previous one
+        if _FRESH.search(f"{path_text} {built.code}"):
+            # a new file per save: a torn write does not destroy the previous one; only run state is worth a look
+            if not found[1]:
+                continue
+            found = (found[0], False)
         yield _hit(write.call, path_text, found, via="")
     writers = _writers(project)
     names = {w.fn.name for w in writers.values()}
     if not names:
         return
-    for call in _named(mod, project, names):
+    for call in idioms.calls_named(mod, project, names):
         for ref in project.resolve_call(mod, call):
             writer = writers.get(id(ref.node))
             if writer is None:
@@ -293,27 +323,16 @@ def checkpoint_overwritten_in_place(mod: PyModule, project: PyProject) -> Iterat
             if arg is None:
                 continue
             caller = mod.enclosing_function(call)
-            if _atomic_scope(mod, caller) or (caller is not None and _EXPORT.search(caller.name)) \
+            if _atomic_scope(mod, project, caller) or (caller is not None and _EXPORT.search(caller.name)) \
                     or _EXPORT.search(writer.fn.name):
                 continue
             arg_text = _text(arg)
-            found = _vocabulary(arg_text, caller.name if caller is not None else "")
+            found = _judge_words(project, [mod, writer.module], [arg_text, caller.name if caller is not None else ""],
+                                 "")
             if found is None or _TEMP.search(arg_text):
                 continue
             via = f"`{writer.fn.name}` ({writer.module.path}:{writer.write.call.lineno}) opens it for writing in place"
-            yield _hit(call, arg_text, _read_back(project, [mod, writer.module], found), via=via)
-
-
-def _read_back(project: PyProject, mods: list[PyModule], found: tuple[str, bool]) -> tuple[str, bool]:
-    """Keep a strong word strong only when a module also reads state back (or the word itself means recovery)."""
-    word, strong = found
-    if not strong or _RECOVERY.search(word):
-        return found
-    for mod in mods:
-        if any(mod.call_name(c) in _READERS for c in _named(mod, project, ("load", "loads", "safe_load"))) \
-                or _named(mod, project, ("read_text", "read_bytes")):
-            return found
-    return word, False
+            yield _hit(call, arg_text, found, via=via)
 
 
 def _hit(node: ast.Call, path_text: str, found: tuple[str, bool], *, via: str) -> Hit:
@@ -373,9 +392,9 @@ def jsonl_reader_trusts_last_line(mod: PyModule, project: PyProject) -> Iterator
     """Flags a session / transcript JSONL read back with `json.loads(line)` per line and no `JSONDecodeError`
     handling. An appending writer that dies mid-line leaves a torn last record, and recovery then fails on the one
     file it needs instead of skipping the incomplete line."""
-    if _TEST_PATH.search(mod.path):
+    if idioms.is_test_module(mod):
         return
-    for call in _named(mod, project, ("loads",)):
+    for call in idioms.calls_named(mod, project, ("loads",)):
         if mod.call_name(call) not in {"json.loads", "orjson.loads", "ujson.loads"}:
             continue
         source = _line_source(mod, call)

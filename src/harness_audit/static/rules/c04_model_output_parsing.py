@@ -37,7 +37,8 @@ _FRAGMENT = re.compile(r"\.arguments\b|\[['\"]arguments['\"]\]|partial_json")
 _STREAM_WORDS = re.compile(r"\b(delta|deltas|chunk|chunks|partial_json|content_block_delta|stream)\b")
 _FINISH_TEXT = re.compile(r"finish_reason|stop_reason|finishReason|stopReason|incomplete_details|status")
 _TRUNCATION_VALUES = {"length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "incomplete", "model_length"}
-_TRUNCATION_ERRORS = re.compile(r"(LengthFinishReasonError|IncompleteToolCall|MaxTokens|Truncat)")
+_TRUNCATION_ERRORS = re.compile(r"^(LengthFinishReasonError|IncompleteToolCall\w*|MaxTokens\w*(Error|Exceeded)|"
+                                r"\w*Truncat\w*(Error|Exception))$")
 
 
 _src = idioms.source_text

@@ -150,9 +150,16 @@ def _command_parts(mod: PyModule, call: ast.Call, name: str) -> list[ast.expr]:
                                              or mod.keyword(call, "command"))
     if first is None:
         return []
-    if isinstance(first, ast.List | ast.Tuple):
-        return [e.value if isinstance(e, ast.Starred) else e for e in first.elts]
-    return [first]
+    return _flatten(first)
+
+
+def _flatten(expr: ast.expr) -> list[ast.expr]:
+    """`["git", *args]` and `["git"] + args` as their parts, program first."""
+    if isinstance(expr, ast.List | ast.Tuple):
+        return [e.value if isinstance(e, ast.Starred) else e for e in expr.elts]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and isinstance(expr.left, ast.List | ast.Tuple):
+        return [*_flatten(expr.left), *_flatten(expr.right)]
+    return [expr]
 
 
 def _is_literal(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
@@ -215,9 +222,13 @@ def _suspect_command(mod: PyModule, call: ast.Call, name: str, parts: list[ast.e
     if fn is None or not parts or all(_is_literal(mod, fn, p) for p in parts):
         return ""
     params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
-    named = [n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)
+    if fn.args.vararg:
+        params.add(fn.args.vararg.arg)
+    program = parts[0]
+    fixed_program = _is_literal(mod, fn, program) and not _INTERPRETERS.match(_program_text(mod, program))
+    named = [n.id for n in ast.walk(program) if isinstance(n, ast.Name)
              and n.id in params and _COMMAND_PARAMS.match(n.id)]
-    if named:
+    if named and not fixed_program:
         return f"`{fn.name}` runs whatever `{named[0]}` it is given"
     if _is_shell(mod, call, name):
         return f"`{fn.name}` runs a shell string built from `{_src(mod, parts[0])}`"

@@ -6,6 +6,7 @@ Shapes detected:
 - `executor-map-stops-at-first-error`: `list(executor.map(fn, items))` (or a loop over it): the first raise ends it.
 - `future-results-unguarded`: `[f.result() for f in futures]` / `for f in as_completed(fs): out.append(f.result())`.
 - `batch-try-discards-partial-results`: one `try` around a loop that collects results, whose handler drops them.
+- `send-loop-aborts-unrecorded`: a loop of sends with no per-item `try`, recording deliveries it reports only after.
 
 Every rule judges what the batch runs: a batch of tool calls is confirmed, a batch of other
 requests (fetches, searches, embeddings) is suspected, and a batch of anything else (callbacks,
@@ -507,10 +508,11 @@ def future_results_unguarded(mod: PyModule, project: PyProject) -> Iterator[Hit]
     `.result()` re-raises the item's exception, which ends the comprehension or loop: the
     results already collected, and those of the futures not yet read, are dropped.
     """
-    if idioms.is_test_module(mod) or ".result()" not in mod.source:
+    if idioms.is_test_module(mod) or ".result(" not in mod.source:
         return
     for call in mod.calls():
-        if _short_name(call) != "result" or call.args or not isinstance(call.func, ast.Attribute):
+        if _short_name(call) != "result" or not isinstance(call.func, ast.Attribute) or \
+                any(kw.arg != "timeout" for kw in call.keywords) or len(call.args) > 1:
             continue
         target = mod.dotted(call.func.value)
         found = _owning_iteration(mod, call, target) if target else None
@@ -542,8 +544,33 @@ _TOOL_RUN = re.compile(r"(^|[._])(a?run|a?invoke|a?call|execute|dispatch)_?tools
                        r"a?call|execute)$|(^|[._])(fetch|download|upload|send)", re.I)
 
 
-def _operation_in(mod: PyModule, expr: ast.AST, item: set[str]) -> ast.Call | ast.Await | None:
-    """The per-item operation inside `expr`: an await, request, spawn or tool run that takes the loop variable."""
+_SEND_OP = re.compile(r"^_*(send|post|publish|notify|deliver|dispatch|charge|close|open|create|delete|update|"
+                      r"submit|upload|cancel|archive|assign)(_|$)", re.I)
+_op_cache: dict[int, tuple[PyProject, dict[int, bool]]] = {}
+
+
+def _does_io(project: PyProject, mod: PyModule, call: ast.Call) -> bool:
+    """Whether a project function the call reaches (two hops) makes a request or runs a command (cached)."""
+    hit = _op_cache.get(0)
+    if hit is None or hit[0] is not project:
+        hit = (project, {})
+        _op_cache[0] = hit
+    refs = project.resolve_call(mod, call)
+    found = False
+    for ref in [*refs, *project.reachable(refs, depth=1)] if refs else []:
+        key = id(ref.node)
+        if key not in hit[1]:
+            hit[1][key] = any(isinstance(n, ast.Call) and (idioms.is_http_call(ref.module, n) or
+                                                           idioms.is_spawn(ref.module, n))
+                              for n in ref.module.walk(ref.node))
+        found = found or hit[1][key]
+    return found
+
+
+def _operation_in(mod: PyModule, expr: ast.AST, item: set[str],
+                  project: PyProject | None = None) -> ast.Call | ast.Await | None:
+    """The per-item operation inside `expr`: an await, request, spawn or tool run that takes the loop variable
+    (given the project, also a call named for an effect, or a project function that makes a request)."""
     for n in [expr, *mod.walk(expr)]:
         call = n.value if isinstance(n, ast.Await) else n
         if not isinstance(call, ast.Call):
@@ -553,17 +580,26 @@ def _operation_in(mod: PyModule, expr: ast.AST, item: set[str]) -> ast.Call | as
         if isinstance(n, ast.Await) or idioms.is_http_call(mod, call) or idioms.is_spawn(mod, call) or \
                 _TOOL_RUN.search(mod.dotted(call.func) or ""):
             return n
+        if project is not None and isinstance(call.func, ast.Attribute | ast.Name) and (
+                _SEND_OP.search(idioms.last(mod.dotted(call.func) or "")) or _does_io(project, mod, call)):
+            return n
     return None
 
 
-def _accumulator(mod: PyModule, loop: ast.For | ast.AsyncFor) -> tuple[str, ast.Call | ast.Await] | None:
-    """The list a loop appends per-item results to, and the operation whose result it appends."""
+def _accumulator(mod: PyModule, loop: ast.For | ast.AsyncFor,
+                 project: PyProject | None = None) -> tuple[str, ast.Call | ast.Await] | None:
+    """The list a loop appends per-item results to, and the operation whose result it appends (given the project,
+    also the item itself appended after a per-item operation: `op(item); done.append(item)`)."""
     item = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     for node in mod.walk_body(loop.body):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in {"append", "extend"} and node.args:
             name = mod.dotted(node.func.value)
             op = _operation_in(mod, node.args[0], item)
+            if op is None and project is not None and any(isinstance(a, ast.Name) and a.id in item
+                                                          for a in ast.walk(node.args[0])):
+                op = next((o for st in loop.body if st.lineno < node.lineno
+                           for o in [_operation_in(mod, st, item, project)] if o is not None), None)
             if name and op is not None:
                 return name, op
     return None
@@ -593,7 +629,7 @@ def batch_try_discards_partial_results(mod: PyModule, project: PyProject) -> Ite
         for loop in (s for s in tr.body if isinstance(s, ast.For | ast.AsyncFor)):
             if any(isinstance(n, ast.Try) for n in mod.walk_body(loop.body)):
                 continue
-            found = _accumulator(mod, loop)
+            found = _accumulator(mod, loop, project)
             if found is None:
                 continue
             acc, op = found
@@ -610,3 +646,58 @@ def batch_try_discards_partial_results(mod: PyModule, project: PyProject) -> Ite
                 confirm_hint=f"verify that the items at line {loop.lineno} are independent (the operation at line "
                              f"{op.lineno} does not need earlier items to have succeeded)",
             )
+
+
+# ---------------------------------------------------------------- a loop of sends with no per-item handling
+_SEND_ONLY = re.compile(r"^_*(send|post|publish|notify|deliver|charge)(_|$)", re.I)
+
+
+def _unprotected(mod: PyModule, loop: ast.For | ast.AsyncFor, fn: FunctionNode) -> bool:
+    """No `try` inside the loop, and none around it in its function."""
+    if any(isinstance(n, ast.Try) for n in mod.walk_body(loop.body)):
+        return False
+    return not any(isinstance(anc, ast.Try) for anc in mod.ancestors(loop) if anc is not fn and
+                   any(n is fn for n in mod.ancestors(anc)))
+
+
+@rule(CheckId.C8, lang="python", name="send-loop-aborts-unrecorded")
+def send_loop_aborts_unrecorded(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a loop that sends each item (`mail.send(item)`), records the delivered ones in a list it only
+    reports after the loop, and handles no per-item failure.
+
+    The first failing send raises out of the loop: the deliveries that already happened are neither
+    returned nor saved, so the caller sees one failure for the whole batch.
+    """
+    if idioms.is_test_module(mod):
+        return
+    by_loop: dict[int, tuple[ast.For | ast.AsyncFor, list[ast.Call]]] = {}
+    for call in mod.calls():
+        if not (isinstance(call.func, ast.Attribute) and _SEND_ONLY.search(call.func.attr)):
+            continue
+        loop = next((a for a in mod.ancestors(call) if isinstance(a, ast.For | ast.AsyncFor | FunctionNode)), None)
+        if isinstance(loop, ast.For | ast.AsyncFor):
+            by_loop.setdefault(id(loop), (loop, []))[1].append(call)
+    for loop, candidates in by_loop.values():
+        fn = mod.enclosing_function(loop)
+        if fn is None:
+            continue
+        item = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        sends = [n for n in candidates if any(isinstance(a, ast.Name) and a.id in item for a in ast.walk(n))]
+        found = _accumulator(mod, loop, project) if sends else None
+        if found is None or not _unprotected(mod, loop, fn):
+            continue
+        acc, _op = found
+        after = [n for n in mod.walk(fn) if isinstance(n, ast.Name) and n.id == acc and n.lineno > loop.end_lineno]
+        if not after or "." in acc:
+            continue
+        yield Hit(
+            node=sends[0], verdict=Verdict.SUSPECTED,
+            claim=f"each item of `{_text(loop.iter, 40)}` is sent here with no per-item `try`; the deliveries "
+                  f"recorded in `{acc}` are only returned or saved after the loop",
+            consequence="the first failing send aborts the loop: the items already delivered are neither reported "
+                        "nor saved, and the whole batch looks failed (and may be sent again)",
+            direction="handle each send's failure inside the loop (record it per item), or save the delivered items "
+                      "before re-raising",
+            confirm_hint=f"verify that the items of the loop at line {loop.lineno} are independent and that no caller "
+                         "records the partial deliveries",
+        )

@@ -64,6 +64,23 @@ def _short_name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+_CLIENT_FACTORY = re.compile(r"(session|client|http)", re.I)
+
+
+def _local_client_verb(mod: PyModule, call: ast.Call) -> str | None:
+    """`s.post(...)` where `s = await http()` / `s = make_client()` in the same function: an HTTP client."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) or \
+            func.attr not in idioms.SIDE_EFFECT_HTTP:
+        return None
+    fn = mod.enclosing_function(call)
+    for value in idioms.assigned_values(mod, fn).get(func.value.id, []) if fn is not None else []:
+        inner = value.value if isinstance(value, ast.Await) else value
+        if isinstance(inner, ast.Call) and _CLIENT_FACTORY.search(idioms.last(mod.call_name(inner) or "")):
+            return func.attr
+    return None
+
+
 def _effect_of(mod: PyModule, call: ast.Call) -> _Effect | None:
     """Classify one call: a non-idempotent request, a message or payment, a file append, a command, a creation."""
     short = _short_name(call)
@@ -77,7 +94,7 @@ def _effect_of(mod: PyModule, call: ast.Call) -> _Effect | None:
     if short in _SEND_NAMES:
         return _Effect(module=mod, call=call, what=f"the send {where}", certain=True)
     if short in idioms.HTTP_METHODS or short == "urlopen":
-        verb = idioms.http_method(mod, call)
+        verb = idioms.http_method(mod, call) or _local_client_verb(mod, call)
         if verb not in {"post", "patch"} or idioms.is_model_call(mod, call):
             return None
         # a POST says nothing about its effect by itself: the URL must name one, or the function must be a verb for it
@@ -269,6 +286,14 @@ def _retried_refs(mod: PyModule, project: PyProject, target: ast.expr, near: ast
     return project.resolve_call(mod, fake) if isinstance(target, ast.Name) else []
 
 
+def _callers_pass_key(project: PyProject, fn: FunctionNode) -> bool:
+    """Whether every caller of a retry-wrapped function hands it an idempotency key (`headers={"Idempotency-Key":
+    key}`): made outside the wrapper, the key is the same on every attempt."""
+    callers = idioms.callers_of(project, fn)[:20]
+    return bool(callers) and all(_keyed(cmod, [n for a in [*call.args, *call.keywords] for n in ast.walk(a)])
+                                 for cmod, call in callers)
+
+
 @rule(CheckId.C9, lang="python", name="retry-wrapper-repeats-side-effect")
 def retry_wrapper_repeats_side_effect(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a retry decorator (tenacity, backoff, stamina, a project `retry_async`) or `retry(...)(fn)` call
@@ -285,7 +310,7 @@ def retry_wrapper_repeats_side_effect(mod: PyModule, project: PyProject) -> Iter
             continue
         nodes = list(mod.walk(fn))
         effects = _unsafe_effects(mod, project, nodes)
-        if not effects:
+        if not effects or _callers_pass_key(project, fn):
             continue
         verdict = _verdict(effects)
         yield Hit(
@@ -342,6 +367,9 @@ def _retry_region(mod: PyModule, loop: ast.For | ast.AsyncFor | ast.While) -> li
             return None
         if any(isinstance(a, ast.Call) and _short_name(a) == "len" for a in it.args):
             return None  # `range(len(items))` walks items, it does not retry
+    checked = _retry_until_ok(mod, loop)
+    if checked is not None:
+        return checked
     for stmt in loop.body:
         if not isinstance(stmt, ast.Try):
             continue
@@ -351,6 +379,28 @@ def _retry_region(mod: PyModule, loop: ast.For | ast.AsyncFor | ast.While) -> li
         success = [*stmt.body, *stmt.orelse, *loop.body[loop.body.index(stmt) + 1:]]
         if any(isinstance(n, ast.Break | ast.Return) for n in mod.walk_body(success)):
             return [*stmt.body, *stmt.orelse]
+    return None
+
+
+_ATTEMPT_NAME = re.compile(r"^_$|attempt|retr|tries|try", re.I)
+
+
+def _retry_until_ok(mod: PyModule, loop: ast.For | ast.AsyncFor | ast.While) -> list[ast.stmt] | None:
+    """`for attempt in range(n): res = op(); if res.ok: return res; sleep(...)`: a loop that repeats the same
+    operation until its result says success (no exception involved). The statements before the check, else None."""
+    if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.target, ast.Name):
+        return None
+    counter = loop.target.id
+    backs_off = any(isinstance(n, ast.Call) and _short_name(n) == "sleep" for n in mod.walk_body(loop.body))
+    if not (_ATTEMPT_NAME.search(counter) or backs_off):
+        return None
+    for i, stmt in enumerate(loop.body):
+        if not (isinstance(stmt, ast.If) and stmt.body and _exits(stmt.body[-1]) and i > 0):
+            continue
+        region = loop.body[:i]
+        if any(isinstance(n, ast.Name) and n.id == counter for n in mod.walk_body(region)):
+            return None  # the counter picks a different item each time: iteration, not a retry
+        return region
     return None
 
 

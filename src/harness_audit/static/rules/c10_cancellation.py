@@ -7,11 +7,15 @@ Shapes detected:
 - `kill-spares-process-group`: a shell spawn stopped by `proc.kill()` / `terminate()` alone: its children live on.
 - `blocking-call-in-coroutine`: sync `requests` / `urlopen` / `subprocess.run` in `async def`: cancel cannot reach it.
 - `timer-not-cancelled-on-error`: a `threading.Timer` / `loop.call_later` handle cancelled on the success path only.
+- `model-request-ignores-cancel-signal`: a class owning `self.cancel = Event()` streams the model without it.
+
+`spawn-without-cancel-kill` also covers a plain `Popen` whose output is read in a loop (a blocking read).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from harness_audit.findings import CheckId, Verdict
@@ -398,6 +402,22 @@ def _new_session(mod: PyModule, spawn: ast.Call) -> bool:
     return False
 
 
+def _reads_in_loop(mod: PyModule, fn: FunctionNode, name: str) -> bool:
+    """Whether `fn` reads the process's output in a loop (`for line in proc.stdout`, `proc.stdout.readline()` in
+    a `while`): a read that blocks while the process is quiet, so stop must kill the process to end it."""
+    pipes = {f"{name}.stdout", f"{name}.stderr"}
+    for loop in mod.loops():
+        if mod.enclosing_function(loop) is not fn:
+            continue
+        if isinstance(loop, ast.For | ast.AsyncFor) and mod.dotted(loop.iter) in pipes:
+            return True
+        if isinstance(loop, ast.While) and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "readline" and
+                mod.dotted(n.func.value) in pipes for n in mod.walk_body(loop.body)):
+            return True
+    return False
+
+
 @rule(CheckId.C10, lang="python", name="spawn-without-cancel-kill")
 def spawn_without_cancel_kill(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a spawned process that nothing kills when the surrounding task is cancelled.
@@ -418,11 +438,12 @@ def spawn_without_cancel_kill(mod: PyModule, project: PyProject) -> Iterator[Hit
         # a Popen awaited around in a coroutine is as exposed to cancellation as an asyncio process
         is_async = callee in _ASYNC_SPAWNS or (callee == "subprocess.Popen" and isinstance(fn, ast.AsyncFunctionDef)
                                                and _awaits_after(mod, fn, call))
-        if not is_async and not (callee == "subprocess.Popen" and _new_session(mod, call)):
+        name = _handle_name(mod, call)
+        reads = callee == "subprocess.Popen" and fn is not None and name is not None and _reads_in_loop(mod, fn, name)
+        if not is_async and not reads and not (callee == "subprocess.Popen" and _new_session(mod, call)):
             continue
         if fn is None or (is_async and not isinstance(fn, ast.AsyncFunctionDef)):
             continue
-        name = _handle_name(mod, call)
         if name is None or _handle_escapes(mod, fn, name):
             continue
         kills = _kill_calls(mod, fn, name)
@@ -592,3 +613,71 @@ def _timer_stmt_guarded(mod: PyModule, timer: ast.Call, cancel: ast.Call) -> boo
             return False
     return not any(start < n.lineno < end for n in mod.nodes(ast.Await))
 
+
+
+# ---------------------------------------------------------------- the cancel signal not passed to the model request
+_CANCEL_ATTR = re.compile(r"cancel|stop|abort|interrupt|halt", re.I)
+_EVENT_CLASSES = {"threading.Event", "asyncio.Event", "anyio.Event", "multiprocessing.Event"}
+_MODEL_METHOD = re.compile(r"(chat|complet|generate|stream|respond|messages)", re.I)
+_MODEL_HOLDER = re.compile(r"(llm|model|client|provider|backend|api)$", re.I)
+
+
+def _cancel_events(mod: PyModule) -> dict[int, set[str]]:
+    """Per class (by id), its `self.<name>` attributes bound to an event named for cancellation
+    (`self.cancel = threading.Event()`)."""
+    out: dict[int, set[str]] = {}
+    for node in mod.nodes(ast.Assign):
+        if not (isinstance(node.value, ast.Call) and mod.call_name(node.value) in _EVENT_CLASSES):
+            continue
+        cls = mod.enclosing_class(node)
+        for t in node.targets:
+            name = mod.dotted(t) or ""
+            if cls is not None and name.startswith("self.") and _CANCEL_ATTR.search(name[5:]):
+                out.setdefault(id(cls), set()).add(name)
+    return out
+
+
+def _model_request(mod: PyModule, call: ast.Call) -> bool:
+    """A model request: a known SDK call, or `self.client.stream_chat(...)`-style methods of a model client."""
+    if idioms.is_model_call(mod, call):
+        return True
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    holder = idioms.last(mod.dotted(func.value) or "")
+    return bool(_MODEL_HOLDER.search(holder)) and bool(_MODEL_METHOD.search(func.attr))
+
+
+@rule(CheckId.C10, lang="python", name="model-request-ignores-cancel-signal")
+def model_request_ignores_cancel_signal(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a model request made by a class that owns a cancel event (`self.cancel = threading.Event()`)
+    without passing that event, in a method that never checks it.
+
+    The stop request sets the event, but the streaming request knows nothing of it: the turn goes on
+    until the model finishes, so "stop" does nothing while the model is generating.
+    """
+    if idioms.is_test_module(mod) or "Event(" not in mod.source:
+        return
+    by_class = _cancel_events(mod)
+    for cls in mod.nodes(ast.ClassDef) if by_class else []:
+        events = by_class.get(id(cls), set())
+        if not events:
+            continue
+        for fn in (n for n in cls.body if isinstance(n, FunctionNode)):
+            text = {mod.dotted(n) for n in mod.walk(fn) if isinstance(n, ast.Attribute)}
+            if text & events:
+                continue  # the method consults or passes the signal
+            for call in (n for n in mod.walk(fn) if isinstance(n, ast.Call)):
+                if not _model_request(mod, call):
+                    continue
+                event = sorted(events)[0]
+                yield Hit(
+                    node=call,
+                    claim=f"`{_text(call.func)}` is issued without `{event}`, the cancel signal this class owns, and "
+                          f"`{fn.name}` never checks it",
+                    consequence="a stop request sets the event but the model request keeps streaming until it "
+                                "finishes: the run does not stop",
+                    direction=f"pass `{event}` to the request (check it between stream chunks and close the "
+                              "response), or run the request in a task that stop cancels",
+                )
+                break

@@ -5,6 +5,9 @@ Shapes detected:
 - `process-without-timeout`: `subprocess.run(cmd)` / `proc.communicate()` in a tool with no timeout and no budget.
 - `inner-timeout-shorter-than-budget`: a client/process timeout below the `wait_for` budget around it, escaping raw.
 - `timeout-reported-as-cancelled`: a budget's expiry caught and reported as "cancelled".
+- `retry-budget-reraises-raw-timeout`: a retry wrapper with a total budget re-raising the raw client timeout.
+- `deadline-set-as-stop-signal`: a deadline timer that sets the user's stop event, so expiry reads as a stop.
+- `tool-budget-expiry-unclassified`: `fut.result(timeout=T)` / `wait_for(tool(...), T)` in dispatch, uncaught.
 
 Tool code is a `@tool` function, a `Tool` class method, a dispatcher, a `*_tool` function, a
 function registered in a tool table of an agent project, or a function those call; a budget the
@@ -37,8 +40,9 @@ _CLIENT_TIMEOUTS = {"TimeoutExpired", "Timeout", "ReadTimeout", "ConnectTimeout"
                     "ReadTimeoutError", "ServerTimeoutError"}
 _CANCEL_WORD = re.compile(r"\bcancell?ed\b|^\s*cancel", re.I)
 _HTTPX_DEFAULT_S = 5.0
-_TOOL_CLASS = re.compile(r"(Tool|Tools|Toolkit|Toolset)$")
+_TOOL_CLASS = re.compile(r"(Tool|Tools|Toolkit|Toolset|Toolbox)$")
 _TOOL_FUNC = re.compile(r"(^|_)tools?(_|$)", re.I)
+_TOOL_TABLE_ANY = re.compile(r"(tool|handler|registry|function|action|command)", re.I)
 
 
 def _short_name(call: ast.Call) -> str:
@@ -70,18 +74,91 @@ def _tool_context(mod: PyModule, project: PyProject, fn: FunctionNode, depth: in
         return cache[1][key]
     cache[1][key] = False  # recursion guard
     found = _in_tool_class(mod, fn) or bool(idioms.TOOL_DISPATCH_NAME.search(fn.name)) or \
-        bool(_TOOL_FUNC.search(fn.name)) or (idioms.is_agent_project(project) and idioms.is_tool_function(mod, fn, project))
+        bool(_TOOL_FUNC.search(fn.name)) or (_agentish(project) and (
+            idioms.is_tool_function(mod, fn, project) or (mod.path, fn.name) in _nested_registered(project)))
     outer = mod.enclosing_function(fn)
     if not found and outer is not None:
         found = _tool_context(mod, project, outer, depth)
     if not found and depth > 0:
-        for cmod, call in idioms.callers_of(project, fn)[:20]:
+        for cmod, call in [*idioms.callers_of(project, fn)[:20], *_method_callers(mod, project, fn)[:20]]:
             cfn = cmod.enclosing_function(call)
             if cfn is not None and _tool_context(cmod, project, cfn, depth - 1):
                 found = True
                 break
     cache[1][key] = found
     return found
+
+
+_agentish_cache: dict[int, tuple[PyProject, bool]] = {}
+
+
+def _agentish(project: PyProject) -> bool:
+    """An agent project: it imports an LLM SDK, or it calls a model itself (a raw `/chat/completions` POST)."""
+    hit = _agentish_cache.get(0)
+    if hit is not None and hit[0] is project:
+        return hit[1]
+    found = idioms.is_agent_project(project) or any(
+        idioms.is_model_call(m, c) for m in project.modules.values()
+        if "completion" in m.source or "messages" in m.source for c in m.calls())
+    _agentish_cache[0] = (project, found)
+    return found
+
+
+_REGISTRY_KEYS = {"fn", "func", "function", "handler", "callable", "impl", "run", "coroutine"}
+_nested_cache: dict[int, tuple[PyProject, set[tuple[str, str]]]] = {}
+
+
+def _nested_registered(project: PyProject) -> set[tuple[str, str]]:
+    """Functions registered through a nested tool table: `TOOLS = {"name": {"fn": f, ...}}` (once per project)."""
+    hit = _nested_cache.get(0)
+    if hit is not None and hit[0] is project:
+        return hit[1]
+    out: set[tuple[str, str]] = set()
+    for mod in project.modules.values():
+        for node in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
+            if not isinstance(node.value, ast.Dict):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [idioms.last(mod.dotted(t) or "") for t in targets]
+            if not isinstance(node.value, ast.Dict) or not any(_TOOL_TABLE_ANY.search(n) for n in names):
+                continue
+            for entry in node.value.values:
+                if not isinstance(entry, ast.Dict):
+                    continue
+                for key, value in zip(entry.keys, entry.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value in _REGISTRY_KEYS and isinstance(value, ast.Name):
+                        out.add((mod.path, value.id))
+    _nested_cache[0] = (project, out)
+    return out
+
+
+_attr_calls_cache: dict[int, tuple[PyProject, dict[str, list[tuple[PyModule, ast.Call]]]]] = {}
+
+
+def _attr_calls(project: PyProject) -> dict[str, list[tuple[PyModule, ast.Call]]]:
+    """`obj.name(...)` calls (not on `self`/`cls`) by method name, over the project (once per project)."""
+    hit = _attr_calls_cache.get(0)
+    if hit is not None and hit[0] is project:
+        return hit[1]
+    out: dict[str, list[tuple[PyModule, ast.Call]]] = {}
+    for other in project.modules.values():
+        for call in other.calls():
+            func = call.func
+            if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and
+                                                        func.value.id in {"self", "cls"}):
+                out.setdefault(func.attr, []).append((other, call))
+    _attr_calls_cache[0] = (project, out)
+    return out
+
+
+def _method_callers(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[tuple[PyModule, ast.Call]]:
+    """Calls `obj.method(...)` of a method of a project class, in modules that import or define that class."""
+    cls = mod.parent(fn)
+    if not isinstance(cls, ast.ClassDef) or fn.name.startswith("__"):
+        return []
+    qual = f"{mod.module_name}.{cls.name}"
+    return [(other, call) for other, call in _attr_calls(project).get(fn.name, [])
+            if other is mod or qual in other.imports.values()]
 
 
 def _under_budget(mod: PyModule, node: ast.AST) -> bool:
@@ -107,8 +184,15 @@ def _callers_budget(mod: PyModule, project: PyProject, fn: FunctionNode) -> bool
 def _session_names(mod: PyModule) -> set[str]:
     out: set[str] = set()
     for node in mod.nodes(ast.Assign):
-        if isinstance(node.value, ast.Call) and mod.call_name(node.value) in {"requests.Session", "requests.session"}:
+        if any(isinstance(v, ast.Call) and mod.call_name(v) in {"requests.Session", "requests.session"}
+               for v in ([node.value, *node.value.values] if isinstance(node.value, ast.BoolOp) else [node.value])):
             out.update(d for d in (mod.dotted(t) for t in node.targets) if d)
+    imports_requests = any(t == "requests" or t.startswith("requests.") for t in mod.imports.values())
+    for arg in mod.nodes(ast.arg) if imports_requests and "Session" in mod.source else []:
+        if arg.annotation is not None and any(
+                mod.qualname(n) == "requests.Session" for n in ast.walk(arg.annotation)
+                if isinstance(n, ast.Attribute | ast.Name)):
+            out.add(arg.arg)  # a parameter typed as a `requests.Session`
     return out
 
 
@@ -131,6 +215,9 @@ def _unbounded_request(mod: PyModule, call: ast.Call, sessions: set[str]) -> str
         return None
     if short not in _REQUESTS_VERBS or not isinstance(call.func, ast.Attribute):
         return None
+    given = mod.keyword(call, "timeout")
+    if isinstance(given, ast.Constant) and given.value is None and idioms.is_http_call(mod, call):
+        return f"{mod.call_name(call)}(timeout=None)"  # an explicit "wait forever", whatever the client's default
     recv = mod.dotted(call.func.value) or ""
     if mod.imports.get(recv) == "requests" or recv in sessions:
         return f"{mod.call_name(call)}" if _missing_timeout(mod, call) else None
@@ -144,7 +231,8 @@ def request_without_timeout(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     `requests` and `urlopen` have no default timeout: a server that stops answering holds the
     tool, and the whole turn, forever, and no layer ever reports which tool hung.
     """
-    if idioms.is_test_module(mod) or ("requests" not in mod.source and "urlopen" not in mod.source):
+    if idioms.is_test_module(mod) or ("requests" not in mod.source and "urlopen" not in mod.source and
+                                      "timeout=None" not in mod.source):
         return
     sessions = _session_names(mod)
     if sessions and ".mount(" in mod.source:
@@ -207,6 +295,8 @@ def _unbounded_process(mod: PyModule, project: PyProject, call: ast.Call,
     if recv not in handles[id(fn)]:
         return None
     is_async = handles[id(fn)][recv]
+    if _raced_or_reaped(mod, fn, call, recv):
+        return None
     if is_async:
         if _under_budget(mod, call) or _callers_budget(mod, project, fn):
             return None
@@ -214,6 +304,22 @@ def _unbounded_process(mod: PyModule, project: PyProject, call: ast.Call,
             return None  # the dispatcher bounds every tool it runs
         return f"`await {recv}.{short}()`"
     return f"`{recv}.{short}()`" if _missing_timeout(mod, call, 1 if short == "communicate" else 0) else None
+
+
+def _raced_or_reaped(mod: PyModule, fn: FunctionNode, call: ast.Call, recv: str) -> bool:
+    """A wait raced against a deadline (a `call_later`/`Timer` deadline or `asyncio.wait(..., timeout=)` in the
+    function), or a reap after the process was already killed."""
+    for node in mod.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        short = _short_name(node)
+        if short in {"call_later", "call_at"} or mod.call_name(node) == "threading.Timer" or \
+                (mod.call_name(node) == "asyncio.wait" and mod.keyword(node, "timeout") is not None):
+            return True
+        if short in {"terminate", "kill", "killpg"} and node.lineno < call.lineno and (
+                short == "killpg" or mod.dotted(node.func.value) == recv):  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 @rule(CheckId.C11, lang="python", name="process-without-timeout")
@@ -347,7 +453,7 @@ def _budgets(mod: PyModule) -> Iterator[_Budget]:
                 yield _Budget(node=ctx, seconds=_number(mod, given), setting=ast.unparse(given), calls=calls)
 
 
-_TOOL_TABLE = re.compile(r"(tool|handler|registry|function)s?$", re.I)
+_TOOL_TABLE = re.compile(r"(tool|handler|registry|function)s?$|^_?tools?_", re.I)
 _TOOL_CALLABLE = {"fn", "func", "function", "handler", "callable", "impl", "coroutine", "run", "arun", "invoke",
                   "ainvoke", "execute", "aexecute", "on_invoke_tool", "__call__", "entrypoint"}
 
@@ -491,6 +597,20 @@ def _says_cancelled(mod: PyModule, stmts: list[ast.stmt]) -> ast.AST | None:
     return None
 
 
+_CANCEL_TEST = re.compile(r"cancel|stop|abort|interrupt|shutdown", re.I)
+
+
+def _on_real_cancel(mod: PyModule, node: ast.AST, handler: ast.ExceptHandler) -> bool:
+    """Whether `node` only runs once a cancel signal was seen (`if cancel.is_set(): return "cancelled"`): a poll
+    timeout used to check for a stop request, not a budget's expiry."""
+    for anc in mod.ancestors(node):
+        if anc is handler:
+            return False
+        if isinstance(anc, ast.If) and _CANCEL_TEST.search(ast.unparse(anc.test)):
+            return True
+    return False
+
+
 def _inside_budget_block(mod: PyModule, node: ast.AST) -> bool:
     for anc in mod.ancestors(node):
         if isinstance(anc, FunctionNode | ast.Lambda | ast.ClassDef):
@@ -518,7 +638,7 @@ def timeout_reported_as_cancelled(mod: PyModule, project: PyProject) -> Iterator
             names = mod.handler_names(handler)
             if names & {"TimeoutError", "TimeoutExpired"}:
                 culprit = _says_cancelled(mod, handler.body)
-                if culprit is None:
+                if culprit is None or _on_real_cancel(mod, culprit, handler):
                     continue
                 yield Hit(
                     node=culprit,
@@ -540,3 +660,195 @@ def timeout_reported_as_cancelled(mod: PyModule, project: PyProject) -> Iterator
                     direction="let CancelledError propagate out of the timeout block and handle `TimeoutError` "
                               "outside it as the tool's classified timeout",
                 )
+
+
+# ---------------------------------------------------------------- retry budget re-raising the raw client timeout
+_RETRY_BUDGET_KW = {"timeout", "max_time", "max_delay", "deadline"}
+
+
+def _seconds(mod: PyModule, expr: ast.expr | None) -> float | None:
+    """A number, a module constant, or the longest part of a `(connect, read)` tuple."""
+    if isinstance(expr, ast.Name):
+        for node in mod.tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple) and \
+                    any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets):
+                return _seconds(mod, node.value)
+    if isinstance(expr, ast.Tuple):
+        parts = [_number(mod, e) for e in expr.elts]
+        return max(parts) if parts and all(p is not None for p in parts) else None  # type: ignore[type-var]
+    return _number(mod, expr)
+
+
+def _retry_budget(mod: PyModule, dec: ast.Call) -> ast.expr | None:
+    """The total-time budget of a retry decorator: stamina `timeout=`, backoff `max_time=`, tenacity
+    `stop=stop_after_delay(N)`."""
+    for kw in dec.keywords:
+        if kw.arg in _RETRY_BUDGET_KW:
+            return kw.value
+        if kw.arg == "stop":
+            for sub in ast.walk(kw.value):
+                if isinstance(sub, ast.Call) and _short_name(sub) == "stop_after_delay" and sub.args:
+                    return sub.args[0]
+    return None
+
+
+def _retries_timeouts(mod: PyModule, dec: ast.Call) -> bool:
+    """Whether the decorator retries on a client timeout (directly or through a module-level tuple)."""
+    exprs: list[ast.AST] = [*dec.args, *(kw.value for kw in dec.keywords)]
+    seen = 0
+    while exprs and seen < 50:
+        seen += 1
+        expr = exprs.pop()
+        for sub in ast.walk(expr):
+            name = idioms.last(mod.dotted(sub) or "") if isinstance(sub, ast.Name | ast.Attribute) else ""
+            if name in _CLIENT_TIMEOUTS or name in {"RequestException", "TransportError", "TimeoutError"}:
+                return True
+            if isinstance(sub, ast.Name):
+                exprs.extend(node.value for node in mod.tree.body if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == sub.id for t in node.targets))
+    return False
+
+
+def _callers_map_timeout(mod: PyModule, project: PyProject, fn: FunctionNode) -> bool:
+    return any(cmod.guarded_by(call, _CLIENT_TIMEOUTS | {"RequestException", "TransportError"})
+               for cmod, call in [*idioms.callers_of(project, fn)[:20], *_method_callers(mod, project, fn)[:20]])
+
+
+@rule(CheckId.C11, lang="python", name="retry-budget-reraises-raw-timeout")
+def retry_budget_reraises_raw_timeout(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a retry decorator with a total-time budget (`stamina.retry(timeout=30)`, `max_time=`,
+    `stop_after_delay`) that retries on the client's timeout, around a request whose own timeout is shorter, in
+    tool code whose callers never map that timeout.
+
+    When the budget runs out the wrapper re-raises the last raw `requests.Timeout` / `ReadTimeout`, so the
+    loop sees a client exception instead of the tool's classified timeout.
+    """
+    if idioms.is_test_module(mod) or "retry" not in mod.source and "on_exception" not in mod.source:
+        return
+    for fn in mod.functions():
+        dec = idioms.retry_decorator(mod, fn)
+        if not isinstance(dec, ast.Call):
+            continue
+        budget_expr = _retry_budget(mod, dec)
+        budget = _seconds(mod, budget_expr)
+        if budget is None or not _retries_timeouts(mod, dec):
+            continue
+        inner = next((c for c in mod.walk(fn) if isinstance(c, ast.Call) and idioms.is_http_call(mod, c)
+                      and (_seconds(mod, mod.keyword(c, "timeout")) or budget + 1) < budget), None)
+        if inner is None or not _tool_context(mod, project, fn) or _callers_map_timeout(mod, project, fn):
+            continue
+        inner_s = _seconds(mod, mod.keyword(inner, "timeout"))
+        yield Hit(
+            node=dec,
+            claim=f"the retry wrapper on `{fn.name}` has a {budget:g} s budget and retries on the client timeout "
+                  f"of `{mod.call_name(inner)}` ({inner_s:g} s); when the budget is spent it re-raises that raw "
+                  "timeout, and no caller maps it",
+            consequence="a slow upstream reaches the loop as a bare client `Timeout` instead of \"tool timed out "
+                        "after N s\", so nobody can tell which tool was slow",
+            direction="catch the client timeout (or the retry error) at the tool boundary and raise the tool's "
+                      "classified timeout naming the tool and the budget",
+        )
+
+
+# ---------------------------------------------------------------- deadline folded into the stop signal
+_STOPPY = re.compile(r"stop|cancel|abort|interrupt|kill|halt", re.I)
+
+
+def _event_setters(mod: PyModule) -> dict[str, list[FunctionNode]]:
+    """`X.set()` calls in the module by the dotted name of X, with the functions that make them."""
+    out: dict[str, list[FunctionNode]] = {}
+    for call in mod.calls():
+        if _short_name(call) == "set" and not call.args and isinstance(call.func, ast.Attribute):
+            fn = mod.enclosing_function(call)
+            name = mod.dotted(call.func.value)
+            if name and fn is not None:
+                out.setdefault(name, []).append(fn)
+    return out
+
+
+@rule(CheckId.C11, lang="python", name="deadline-set-as-stop-signal")
+def deadline_set_as_stop_signal(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a deadline timer (`loop.call_later(T, self._stop.set)`, `threading.Timer(T, stop.set)`) whose
+    callback sets the same event a user stop sets.
+
+    Once the deadline fires, the code that waits on the event cannot tell an expiry from a stop request,
+    so a timeout is reported as "cancelled"/"stopped".
+    """
+    if idioms.is_test_module(mod) or ("call_later" not in mod.source and "Timer(" not in mod.source):
+        return
+    setters: dict[str, list[FunctionNode]] | None = None
+    for call in mod.calls():
+        short = _short_name(call)
+        if short not in {"call_later", "call_at"} and mod.call_name(call) != "threading.Timer":
+            continue
+        if len(call.args) < 2 or not isinstance(call.args[1], ast.Attribute) or call.args[1].attr != "set":
+            continue
+        event = mod.dotted(call.args[1].value) or ""
+        if setters is None:
+            setters = _event_setters(mod)
+        stoppers = [f.name for f in setters.get(event, []) if _STOPPY.search(f.name)]
+        if not event or not (stoppers or _STOPPY.search(idioms.last(event))):
+            continue
+        by = f" (also set by `{stoppers[0]}`)" if stoppers else ""
+        yield Hit(
+            node=call,
+            claim=f"the deadline timer sets `{event}`, the stop signal{by}, so its expiry is indistinguishable "
+                  "from a stop request",
+            consequence="a command that ran out of time is reported as stopped/cancelled instead of as the tool's "
+                        "timeout, and users cannot tell a slow tool from a stop",
+            direction="give the deadline its own flag (or use `asyncio.wait_for`) and report its expiry as the "
+                      "tool's classified timeout",
+        )
+
+
+# ---------------------------------------------------------------- the tool budget's own expiry escapes raw
+def _budgeted_tool_call(mod: PyModule, project: PyProject, call: ast.Call) -> str | None:
+    """A tool budget in a dispatcher: `fut.result(timeout=T)` on futures submitted in the same function, or
+    `asyncio.wait_for(<tool call>, T)`: how to name it, else None."""
+    fn = mod.enclosing_function(call)
+    if fn is None:
+        return None
+    short = _short_name(call)
+    if short == "result" and mod.keyword(call, "timeout") is not None:
+        if not any(isinstance(n, ast.Call) and _short_name(n) == "submit" for n in mod.walk(fn)):
+            return None
+        return f"`{ast.unparse(call.func)}(timeout={ast.unparse(mod.keyword(call, 'timeout'))})`"  # type: ignore[arg-type]
+    if short == "wait_for" and mod.call_name(call) == "asyncio.wait_for" and call.args and \
+            isinstance(call.args[0], ast.Call) and _dynamic_tool_call(mod, call.args[0]):
+        return "`asyncio.wait_for(...)`"
+    return None
+
+
+@rule(CheckId.C11, lang="python", name="tool-budget-expiry-unclassified")
+def tool_budget_expiry_unclassified(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a tool budget in the dispatcher (`fut.result(timeout=T)` over submitted tool calls,
+    `asyncio.wait_for(tool(...), T)`) whose expiry nothing catches, here or in a direct caller.
+
+    The budget's raw `TimeoutError` then escapes into the loop (often aborting the whole batch) instead of
+    becoming the tool's classified timeout result.
+    """
+    if idioms.is_test_module(mod) or ("result(" not in mod.source and "wait_for" not in mod.source):
+        return
+    for call in mod.calls():
+        if _short_name(call) not in {"result", "wait_for"}:
+            continue
+        what = _budgeted_tool_call(mod, project, call)
+        fn = mod.enclosing_function(call) if what else None
+        if what is None or fn is None or not _agentish(project):
+            continue
+        if not (idioms.TOOL_DISPATCH_NAME.search(fn.name) or _tool_context(mod, project, fn)):
+            continue
+        aliases = {a for a, t in mod.imports.items() if t.endswith("TimeoutError")}
+        if mod.guarded_by(call, {"TimeoutError", "Exception", "BaseException", *aliases}):
+            continue
+        if any(cmod.guarded_by(c, {"TimeoutError", "Exception", "BaseException"})
+               for cmod, c in idioms.callers_of(project, fn)[:20]):
+            continue
+        yield Hit(
+            node=call,
+            claim=f"the tool budget {what} in `{fn.name}` is not guarded: its `TimeoutError` escapes unclassified",
+            consequence="a slow tool surfaces in the loop as a bare TimeoutError (and the other results of the "
+                        "batch are lost) instead of \"tool X timed out after N s\"",
+            direction="catch the budget's TimeoutError per call and turn it into that tool's classified timeout "
+                      "result",
+        )

@@ -13,6 +13,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
@@ -27,7 +28,9 @@ _COUNTER = re.compile(
 _LIMIT_CALL = re.compile(r"(limit|budget|quota|deadline)", re.I)
 _LIMIT_EXC = re.compile(r"(maxturns|maxsteps|limit|budget|exceeded|toomany|exhaust)", re.I)
 _TIME_CALLS = {"time.time", "time.monotonic", "time.perf_counter", "loop.time", "datetime.datetime.now"}
-_TOOL_ATTRS = {"tool_calls", "tool_use", "function_call", "stop_reason", "finish_reason", "tool_call"}
+_CALL_ATTRS = {"tool_calls", "tool_use", "function_call", "tool_call"}
+_CALL_CONSTANTS = {"tool_use", "tool_calls", "tool", "tool_result", "function_call", "function_call_output"}
+_TOOL_ATTRS = _CALL_ATTRS | {"stop_reason", "finish_reason"}
 _TOOL_EXEC = re.compile(r"(execute|run|call|invoke|dispatch|handle)_?(tool|function|action)s?|tool_?(call|exec|dispatch)",
                         re.I)
 _HUMAN_INPUT = {"input", "readline", "receive", "receive_text", "receive_json", "receive_bytes", "recv", "ask",
@@ -40,6 +43,19 @@ _STATUS_WORDS = re.compile(
 )
 _DEPTH_NAME = re.compile(r"(depth|level|nesting|hops|remaining|budget|max_|parent|recursion)", re.I)
 _MAX_DEPTH = 2
+
+
+def _later_siblings(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
+    """The statements after `child` in the block of `parent` that holds it; None when no block holds it."""
+    for field in ("body", "orelse", "finalbody"):
+        block: object = getattr(parent, field, None)
+        if not isinstance(block, list):
+            continue
+        stmts = [s for s in cast("list[object]", block) if isinstance(s, ast.stmt)]
+        for i, stmt in enumerate(stmts):
+            if stmt is child:
+                return stmts[i + 1:]
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,22 +189,27 @@ def _is_human_driven(mod: PyModule, stmts: list[ast.stmt]) -> bool:
     return False
 
 
-def _is_turn_like(mod: PyModule, stmts: list[ast.stmt]) -> bool:
-    """Evidence that the body drives agent turns: history grows, tool calls are read or dispatched."""
+def _is_turn_like(mod: PyModule, stmts: list[ast.stmt], *, tools_only: bool = False) -> bool:
+    """Evidence that the body drives agent turns: history grows, tool calls are read or dispatched.
+
+    With `tools_only`, only tool calls count: a loop that re-asks the model after a bad answer grows the
+    history too, but it is a retry, not an agent's turn budget.
+    """
+    attrs = _CALL_ATTRS if tools_only else _TOOL_ATTRS
     for node in _walk_loop_body(mod, stmts):
-        if isinstance(node, ast.Attribute) and node.attr in _TOOL_ATTRS:
+        if isinstance(node, ast.Attribute) and node.attr in attrs:
             return True
-        if isinstance(node, ast.Constant) and node.value in _TOOL_ATTRS:
+        if isinstance(node, ast.Constant) and node.value in attrs | _CALL_CONSTANTS:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in {"append", "extend", "add_message", "add_messages"} and \
+            if not tools_only and node.func.attr in {"append", "extend", "add_message", "add_messages"} and \
                     idioms.is_message_list(mod, node.func.value):
                 return True
             if _TOOL_EXEC.search(node.func.attr):
                 return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _TOOL_EXEC.search(node.func.id):
             return True
-        if isinstance(node, ast.AugAssign) and idioms.is_message_list(mod, node.target):
+        if not tools_only and isinstance(node, ast.AugAssign) and idioms.is_message_list(mod, node.target):
             return True
     return False
 
@@ -250,17 +271,21 @@ def _has_ceiling(mod: PyModule, loop: LoopNode, drive: _Drive) -> bool:
     return _ceiling_in(mod, loop.body) or any(_ceiling_in(ref.module, ref.node.body) for ref in drive.helpers)
 
 
-def _turn_like(mod: PyModule, loop: LoopNode, drive: _Drive) -> bool:
-    if _is_turn_like(mod, loop.body):
+def _turn_like(mod: PyModule, loop: LoopNode, drive: _Drive, *, tools_only: bool = False) -> bool:
+    if _is_turn_like(mod, loop.body, tools_only=tools_only):
         return True
-    return any(_is_turn_like(ref.module, ref.node.body) for ref in drive.helpers)
+    return any(_is_turn_like(ref.module, ref.node.body, tools_only=tools_only) for ref in drive.helpers)
 
 
 def _is_flag_test(mod: PyModule, test: ast.expr, body: list[ast.stmt]) -> bool:
-    """`while not done` / `while running` / `while msg.tool_calls`: a flag the body sets, or the tool calls."""
+    """`while not done` / `while msg.tool_calls` / `while resp.stop_reason == "tool_use"`: a flag the body sets,
+    or the model's own wish to call tools."""
     inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
     if isinstance(inner, ast.Attribute) and inner.attr in _TOOL_ATTRS:
         return True
+    if isinstance(inner, ast.Compare) and isinstance(inner.left, ast.Attribute) and inner.left.attr in _TOOL_ATTRS \
+            and all(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in inner.comparators):
+        return True  # `while resp.stop_reason == "tool_use"`
     if not isinstance(inner, ast.Name):
         return False
     for node in _walk_loop_body(mod, body):
@@ -276,11 +301,7 @@ def _following(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     child: ast.AST = stmt
     for anc in mod.ancestors(stmt):
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            block = getattr(anc, field, None)
-            if isinstance(block, list) and child in block:
-                out.extend(s for s in block[block.index(child) + 1:] if isinstance(s, ast.stmt))
-                break
+        out.extend(_later_siblings(anc, child) or [])
         if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | ast.For | ast.AsyncFor | ast.While):
             break
         child = anc
@@ -322,7 +343,8 @@ def _success_return(stmts: list[ast.stmt]) -> ast.Return | ast.Yield | None:
     """The `return value` (or, in a generator, the final `yield value`) the statements after a loop end in."""
     for stmt in stmts:
         if isinstance(stmt, ast.Return) and stmt.value is not None:
-            return stmt
+            none = isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+            return None if none else stmt  # `return None` is a signal a caller can test
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is not None \
                 and stmt is stmts[-1]:
             return stmt.value
@@ -372,7 +394,7 @@ def ceiling_break_reads_as_success(mod: PyModule, project: PyProject) -> Iterato
     completed.
     """
     for loop, drive in _driven_loops(mod, project):
-        if loop.orelse or not _turn_like(mod, loop, drive):
+        if loop.orelse or not _turn_like(mod, loop, drive, tools_only=True):
             continue
         after = _following(mod, loop)
         ret = _success_return(after)
@@ -406,7 +428,7 @@ def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -
         bounded_for = isinstance(loop, ast.For | ast.AsyncFor) and isinstance(loop.iter, ast.Call) \
             and mod.call_name(loop.iter) == "range"
         bounded_while = isinstance(loop, ast.While) and _is_counter_compare(mod, loop.test)
-        if not (bounded_for or bounded_while) or loop.orelse or not _turn_like(mod, loop, drive):
+        if not (bounded_for or bounded_while) or loop.orelse or not _turn_like(mod, loop, drive, tools_only=True):
             continue
         if not any(isinstance(n, ast.Return | ast.Break) for n in _walk_loop_body(mod, loop.body)):
             continue  # no early finish: every run uses all turns, nothing to confuse

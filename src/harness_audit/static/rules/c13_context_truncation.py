@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from typing import cast
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
@@ -21,8 +22,8 @@ from harness_audit.static.registry import Hit, rule
 _HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs|chat_log|dialog|dialogue)$", re.I)
 _PAIR_STRINGS = {"tool", "tool_result", "tool_use", "function", "function_call_output", "function_call",
                  "tool_calls", "tool_call_id", "tool_use_id", "call_id", "ipython"}
-_PAIR_NAME = re.compile(r"(tool_?call|tool_?use|tool_?result|toolmessage|toolreturn|functioncall|pair|orphan|"
-                        r"boundary|dangling|unanswered|safe_?cut|safe_?split)", re.I)
+_PAIR_NAME = re.compile(r"(tool_?call|tool_?use|tool_?result|toolmessage|toolreturn|function_?(call|execution|result)|"
+                        r"pair|orphan|boundary|dangling|unanswered|safe_?cut|safe_?split)", re.I)
 _TOOLISH = {"tool_calls", "tool_call_id", "tool_use_id", "tool_use", "tool_result", "function_call_output"}
 _MEASURE = re.compile(r"(token|size|length|count_chars|num_chars|char_count|estimate)", re.I)
 _COMPACT = re.compile(r"(summar|compact|condens|compress)", re.I)
@@ -38,6 +39,19 @@ _RESULT_ROLES = {("role", "tool"), ("type", "tool_result"), ("type", "function_c
                  ("role", "function")}
 _RESULT_ROLE_VALUES = {v for _, v in _RESULT_ROLES}
 _RESULT_CTORS = {"ToolMessage", "FunctionMessage", "ToolResultBlockParam", "ToolReturnPart"}
+
+
+def _later_siblings(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
+    """The statements after `child` in the block of `parent` that holds it; None when no block holds it."""
+    for field in ("body", "orelse", "finalbody"):
+        block: object = getattr(parent, field, None)
+        if not isinstance(block, list):
+            continue
+        stmts = [s for s in cast("list[object]", block) if isinstance(s, ast.stmt)]
+        for i, stmt in enumerate(stmts):
+            if stmt is child:
+                return stmts[i + 1:]
+    return None
 
 
 def _last_name(call: ast.Call) -> str:
@@ -132,11 +146,7 @@ def _rest_of_function(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
     out: list[ast.stmt] = [stmt]
     child: ast.AST = stmt
     for anc in mod.ancestors(stmt):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(anc, field, None)
-            if isinstance(block, list) and child in block:
-                out.extend(s for s in block[block.index(child) + 1:] if isinstance(s, ast.stmt))
-                break
+        out.extend(_later_siblings(anc, child) or [])
         if isinstance(anc, ast.If | ast.While):
             out.append(ast.Expr(value=anc.test))
         if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
@@ -262,7 +272,7 @@ def _is_tail_slice(mod: PyModule, sub: ast.Subscript) -> bool:
 def _kept_as_history(mod: PyModule, node: ast.AST) -> bool:
     """Whether the cut value becomes the history: assigned, returned or sent, not only read or printed."""
     for anc in mod.ancestors(node):
-        if isinstance(anc, ast.BinOp | ast.List | ast.Tuple | ast.Starred):
+        if isinstance(anc, ast.BinOp | ast.List | ast.Tuple | ast.Starred | ast.IfExp):
             continue
         if isinstance(anc, ast.Call):
             name = idioms.last(mod.call_name(anc)) if mod.call_name(anc) else ""
@@ -427,11 +437,7 @@ def _after(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     child: ast.AST = stmt
     for anc in mod.ancestors(stmt):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(anc, field, None)
-            if isinstance(block, list) and child in block:
-                out.extend(s for s in block[block.index(child) + 1:] if isinstance(s, ast.stmt))
-                break
+        out.extend(_later_siblings(anc, child) or [])
         if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
             break
         child = anc
@@ -504,8 +510,10 @@ def _result_value(mod: PyModule, node: ast.AST) -> ast.expr | None:
 
 
 def _bounded_expr(mod: PyModule, expr: ast.AST) -> bool:
+    """A slice that caps the size (`out[:N]`, `out[-N:]`) or a call that truncates, summarises or spills."""
     for sub in ast.walk(expr):
-        if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Slice) and sub.slice.upper is not None:
+        if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Slice) and (
+                sub.slice.upper is not None or isinstance(sub.slice.lower, ast.UnaryOp)):
             return True
         if isinstance(sub, ast.Call) and _BOUND_CALL.search(idioms.last(mod.call_name(sub) or "") or ""):
             return True
@@ -543,6 +551,28 @@ def _producer_bounds(mod: PyModule, project: PyProject, fn: FunctionNode, names:
                    for r in ref.module.walk(ref.node)):
                 return True
     return False
+
+
+_CAP_FN = re.compile(r"((truncat|clip|cap|limit|shorten|trim|spill|offload|elide)\w*(output|result|observation|"
+                     r"content|response)|(output|result|observation)\w*(truncat|clip|limit|cap|spill|trim))", re.I)
+
+
+class _Caps:
+    """Whether the project has an output-capping function it calls (computed once per project)."""
+
+    project: PyProject | None = None
+    value: bool = False
+
+
+def _project_caps_outputs(project: PyProject) -> bool:
+    """A pass like `truncate_tool_outputs(messages)` may bound every result before the request; the rule
+    cannot place it on the path, so it stays silent rather than guess."""
+    if _Caps.project is project:
+        return _Caps.value
+    names = {fn.name for mod in project.modules.values() for fn in mod.functions() if _CAP_FN.search(fn.name)}
+    used = bool(names) and any(_last_name(c) in names for mod in project.modules.values() for c in mod.calls())
+    _Caps.project, _Caps.value = project, used
+    return used
 
 
 def _is_tool_invocation(mod: PyModule, call: ast.Call) -> bool:
@@ -588,7 +618,10 @@ def tool_output_pushed_whole(mod: PyModule, project: PyProject) -> Iterator[Hit]
     way (no slice, truncation, spill to storage or length test): one large output fills the context window.
     """
     seen: set[int] = set()
-    for node in [*mod.nodes(ast.Dict), *mod.calls()]:
+    candidates = [n for n in [*mod.nodes(ast.Dict), *mod.calls()] if _result_value(mod, n) is not None]
+    if not candidates or _project_caps_outputs(project):
+        return
+    for node in candidates:
         value = _result_value(mod, node)
         if value is None or isinstance(value, ast.Constant | ast.JoinedStr) and not any(
                 isinstance(n, ast.FormattedValue) for n in ast.walk(value)):

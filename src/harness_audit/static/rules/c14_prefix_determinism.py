@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FuncRef, PyModule, PyProject
+from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject
 from harness_audit.static.registry import Hit, rule
 
 Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.Module
@@ -198,9 +198,11 @@ def _is_sink_candidate(mod: PyModule, node: ast.AST) -> bool:
         return last in _SYSTEM_CTORS or any(kw.arg in _SYSTEM_KW or kw.arg in _TOOLS_KW for kw in node.keywords)
     if isinstance(node, ast.Assign | ast.AnnAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return any(_SYSTEM_NAME.search(idioms.last(k)) or
-                   _TOOLSPEC_NAME.search(k if k.startswith("self.") else idioms.last(k))
-                   for t in targets for k in _keys(mod, t))
+        for target in targets:
+            last = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) \
+                else ""
+            if last and (_SYSTEM_NAME.search(last) or _TOOLSPEC_NAME.search(last) or last == "tools"):
+                return True
     return False
 
 
@@ -322,23 +324,31 @@ def _tail_reminder(mod: PyModule, message: ast.Dict) -> bool:
 
 
 class _Callers:
-    """Project-wide index: function name → the calls that may reach it (built once per project)."""
+    """Project-wide index: function name → the calls that may reach it (built once per project).
+
+    Calls and their modules are kept apart (no per-call tuples): allocating tens of thousands of small
+    containers would trigger full garbage collections over the whole parsed tree.
+    """
 
     project: PyProject | None = None
-    by_name: dict[str, list[tuple[PyModule, ast.Call]]] = {}
+    by_name: dict[str, list[ast.Call]] = {}
+    owner: dict[int, PyModule] = {}
 
 
 def _callers(project: PyProject, ref: FuncRef) -> Iterator[tuple[PyModule, ast.Call]]:
     if _Callers.project is not project:
-        index: dict[str, list[tuple[PyModule, ast.Call]]] = {}
+        index: dict[str, list[ast.Call]] = {}
+        owner: dict[int, PyModule] = {}
         for mod in project.modules.values():
             for call in mod.calls():
                 func = call.func
                 name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
                 if name:
-                    index.setdefault(name, []).append((mod, call))
-        _Callers.project, _Callers.by_name = project, index
-    for mod, call in _Callers.by_name.get(ref.node.name, []):
+                    index.setdefault(name, []).append(call)
+                    owner[id(call)] = mod
+        _Callers.project, _Callers.by_name, _Callers.owner = project, index, owner
+    for call in _Callers.by_name.get(ref.node.name, []):
+        mod = _Callers.owner[id(call)]
         if any(target.node is ref.node for target in project.resolve_call(mod, call)):
             yield mod, call
 
@@ -353,10 +363,10 @@ def _is_global(mod: PyModule, key: str) -> bool:
                                    for k in _keys(mod, t)] for s in mod.tree.body)
 
 
-def _readers(mod: PyModule, scope: Scope, keys: set[str]) -> list[Scope]:
+def _readers(mod: PyModule, scope: Scope, keys: set[str]) -> list[FunctionNode]:
     """Other functions of the module that read a tainted `self.x` (same class) or module global."""
     cls = mod.enclosing_class(scope) if not isinstance(scope, ast.Module) else None
-    found: dict[int, Scope] = {}
+    found: dict[int, FunctionNode] = {}
     attrs = {k.rsplit(".", 1)[-1]: k for k in keys if k.startswith("self.")}
     names = {k for k in keys if "." not in k}
     candidates: list[ast.AST] = []
@@ -468,18 +478,20 @@ def volatile_value_in_prompt_prefix(mod: PyModule, project: PyProject) -> Iterat
         )
 
 
+_SET_TYPES = {"set", "Set", "frozenset", "FrozenSet", "MutableSet", "AbstractSet"}
+
+
 def _set_names(mod: PyModule) -> set[str]:
     """Names and `self.x` attributes of the module that hold a `set` (by value or annotation)."""
     out: set[str] = set()
     for node in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
         value = node.value
         setish = isinstance(value, ast.Set | ast.SetComp) or (
-            isinstance(value, ast.Call) and mod.call_name(value) in {"set", "frozenset"})
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in {"set", "frozenset"})
         if isinstance(node, ast.AnnAssign):
             ann = node.annotation.value if isinstance(node.annotation, ast.Subscript) else node.annotation
-            setish = setish or (mod.dotted(ann) or "").split(".")[-1] in {"set", "Set", "frozenset", "FrozenSet",
-                                                                            "MutableSet", "AbstractSet"}
-        if setish:
+            last = ann.attr if isinstance(ann, ast.Attribute) else ann.id if isinstance(ann, ast.Name) else ""
+            setish = setish or last in _SET_TYPES
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out.update(k for t in targets for k in _keys(mod, t))
     return out
@@ -537,8 +549,10 @@ def _unordered(mod: PyModule, expr: ast.AST, sets: set[str],
     if isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and base.func.attr in {"values", "items",
                                                                                                    "keys"}:
         base = base.func.value
-    if isinstance(base, ast.Call) and mod.call_name(base) in {"set", "frozenset"}:
+    if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id in {"set", "frozenset"}:
         return "a set", None
+    if not sets and not registries:
+        return None
     key = mod.dotted(base) or ""
     if not key:
         return None
@@ -558,8 +572,6 @@ def _ordering_sources(mod: PyModule) -> Iterator[tuple[ast.AST, ast.AST, str, as
     """
     sets = _set_names(mod)
     registries = _discovery_registries(mod)
-    if not sets and not registries and not any(_listing(mod, c) for c in mod.calls()):
-        return
     for loop in [*mod.nodes(ast.For), *mod.nodes(ast.AsyncFor)]:
         found = _unordered(mod, loop.iter, sets, registries)
         if found is not None and not _under_sorted(mod, loop.iter):
@@ -569,10 +581,27 @@ def _ordering_sources(mod: PyModule) -> Iterator[tuple[ast.AST, ast.AST, str, as
         if found is not None and not _under_sorted(mod, comp):
             yield comp, comp, found[0], found[1]
     for call in mod.calls():
-        if mod.call_name(call) in {"list", "tuple"} and len(call.args) == 1 and not _under_sorted(mod, call):
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in {"list", "tuple"} and len(call.args) == 1 and \
+                not _under_sorted(mod, call):
             found = _unordered(mod, call.args[0], sets, registries)
             if found is not None:
                 yield call, call, found[0], found[1]
+
+
+_TOOLISH_WORD = re.compile(r"(tool|function|skill|plugin|command|action|spec|schema|capabilit|mcp|server)", re.I)
+
+
+def _toolish(node: ast.AST) -> bool:
+    """Whether an iteration handles tools: a tool-ish name in the collection, the loop variable or the body."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and _TOOLISH_WORD.search(sub.id):
+            return True
+        if isinstance(sub, ast.Attribute) and _TOOLISH_WORD.search(sub.attr):
+            return True
+        if isinstance(sub, ast.arg) and _TOOLISH_WORD.search(sub.arg):
+            return True
+    return False
 
 
 @rule(CheckId.C14, lang="python", name="unordered-tool-registry-in-prefix")
@@ -586,6 +615,8 @@ def unordered_tool_registry_in_prefix(mod: PyModule, project: PyProject) -> Iter
     for cite, value, why, behind in _ordering_sources(mod):
         if behind is not None and id(behind) in reported:
             continue  # the discovery loop that filled this registry is already reported
+        if not _toolish(cite):
+            continue  # the order of other collections (ids, names, flags) does not reach tool definitions
         scope = _scope_of(mod, cite)
         flow = _Flow({id(value)}, sorted_cleans=True)
         if isinstance(cite, ast.For | ast.AsyncFor):

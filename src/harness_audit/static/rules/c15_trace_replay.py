@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
@@ -64,7 +63,8 @@ def _text(node: ast.AST | None) -> str:
 
 
 # ---------------------------------------------------------------- project facts (computed once per project)
-_MEMOS: dict[int, tuple[weakref.ref[PyProject], dict[str, object]]] = {}
+_MEMO: list[tuple[PyProject, dict[str, object]]] = []
+"""The last project's memo (one project at a time, so nothing outlives the next audit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +78,9 @@ class _Facts:
 
 
 def _facts(project: PyProject) -> _Facts:
-    entry = _MEMOS.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _MEMOS[id(project)] = entry
+    if not _MEMO or _MEMO[0][0] is not project:
+        _MEMO[:] = [(project, {})]
+    entry = _MEMO[0]
     hit = entry[1].get("facts")
     if isinstance(hit, _Facts):
         return hit
@@ -108,29 +107,6 @@ def _module_reads_usage(mod: PyModule) -> bool:
         if isinstance(node.value, str) and node.value in _USAGE_ATTRS:
             return True
     return any(node.id in _USAGE_ATTRS for node in mod.nodes(ast.Name))
-
-
-_SHORT: dict[int, tuple[weakref.ref[PyProject], dict[int, dict[str, list[ast.Call]]]]] = {}
-
-
-def _named(mod: PyModule, project: PyProject, names: Collection[str]) -> list[ast.Call]:
-    """Calls in `mod` whose called name ends in one of `names`, in source order (each module is indexed once)."""
-    entry = _SHORT.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _SHORT[id(project)] = entry
-    index = entry[1].get(id(mod))
-    if index is None:
-        index = {}
-        for call in mod.calls():
-            func = call.func
-            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if short:
-                index.setdefault(short, []).append(call)
-        entry[1][id(mod)] = index
-    found = [c for n in names for c in index.get(n, [])]
-    found.sort(key=lambda c: (c.lineno, c.col_offset))
-    return found
 
 
 # ---------------------------------------------------------------- tool events
@@ -195,6 +171,20 @@ def _function_mentions_id(mod: PyModule, fn: FunctionNode | None) -> bool:
     return False
 
 
+_CALL_NAME = re.compile(r"^(call|tc|tool_?call|tool_?use|fc|function_?call|block|part|call_?part)$", re.I)
+
+
+def _call_id_at_hand(mod: PyModule, fn: FunctionNode | None) -> bool:
+    """Whether the function reads a tool call's id (`call.id`, `tool_call_id`, `block.id`)."""
+    if fn is None:
+        return False
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Attribute) and (node.attr in {"call_id", "tool_call_id", "tool_use_id"} or (
+                node.attr == "id" and isinstance(node.value, ast.Name) and _CALL_NAME.match(node.value.id))):
+            return True
+    return False
+
+
 @rule(CheckId.C15, lang="python", name="tool-event-without-call-id")
 def tool_event_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a tool call or tool result event recorded as a dict (appended to an event list, emitted, or written as
@@ -207,8 +197,7 @@ def tool_event_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hi
         sink = _event_sink(mod, d)
         if sink is None:
             continue
-        fn = mod.enclosing_function(d)
-        available = _function_mentions_id(mod, fn)
+        available = _call_id_at_hand(mod, mod.enclosing_function(d))
         yield Hit(
             node=d,
             verdict=Verdict.CONFIRMED,
@@ -266,7 +255,7 @@ def tool_log_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]
     if facts.tracing is not None:
         return
     seen: set[int] = set()
-    for call in _named(mod, project, _LOG_METHODS | {"print"}):
+    for call in idioms.calls_named(mod, project, _LOG_METHODS | {"print"}):
         if not _is_log(mod, call):
             continue
         args = [*call.args, *(kw.value for kw in call.keywords)]
@@ -296,10 +285,10 @@ _SDK_SUFFIXES = ("chat.completions.create", "chat.completions.parse", "messages.
                  "responses.create", "responses.parse", "generate_content", "generate_content_async",
                  "completions.create", "ChatCompletion.create", "ChatCompletion.acreate", "converse")
 _SDK_FUNCS = {"litellm.completion", "litellm.acompletion", "ollama.chat", "ollama.generate"}
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|test_data|fixtures)(/|$)|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 _MODEL_METHODS = {"create", "parse", "stream", "generate_content", "generate_content_async", "acreate", "completion",
                   "acompletion", "chat", "generate", "invoke", "ainvoke", "astream", "agenerate", "complete",
-                  "acomplete", "achat", "post", "request", "send", "urlopen"}
+                  "acomplete", "achat", "post", "request", "send", "urlopen", "get_response", "stream_response",
+                  "request_stream", "generate_stream", "predict", "apredict"}
 """Last names a model call can have (a cheap filter before `idioms.is_model_call`)."""
 
 
@@ -324,16 +313,15 @@ class _ModelCall:
 
 def _sdk_wrappers(project: PyProject) -> dict[int, str]:
     """id of project functions that return a provider SDK response unchanged → their name (computed once)."""
-    entry = _MEMOS.get(id(project))
-    if entry is None or entry[0]() is not project:
-        entry = (weakref.ref(project), {})
-        _MEMOS[id(project)] = entry
+    if not _MEMO or _MEMO[0][0] is not project:
+        _MEMO[:] = [(project, {})]
+    entry = _MEMO[0]
     hit = entry[1].get("wrappers")
     if isinstance(hit, dict):
         return hit  # pyright: ignore[reportUnknownVariableType]
     out: dict[int, str] = {}
     for mod in project.modules.values():
-        for call in _named(mod, project, _MODEL_METHODS):
+        for call in idioms.calls_named(mod, project, _MODEL_METHODS):
             if not _is_sdk_call(mod, call):
                 continue
             fn = mod.enclosing_function(call)
@@ -363,7 +351,7 @@ def _model_calls(mod: PyModule, project: PyProject) -> list[_ModelCall]:
     wrappers = _sdk_wrappers(project)
     names = set(wrappers.values())
     out: list[_ModelCall] = []
-    for call in _named(mod, project, _MODEL_METHODS | names):
+    for call in idioms.calls_named(mod, project, _MODEL_METHODS | names):
         short = _short(call)
         if short in _MODEL_METHODS and idioms.is_model_call(mod, call):
             out.append(_ModelCall(call, _is_sdk_call(mod, call), ""))
@@ -430,7 +418,7 @@ def _usage_dropped(mod: PyModule, fn: FunctionNode, name: str, after: ast.stmt) 
 
 def _dropped_responses(mod: PyModule, project: PyProject) -> Iterator[tuple[_ModelCall, str, FunctionNode]]:
     """Model calls whose response is reduced to its content inside the calling function."""
-    if _TEST_PATH.search(mod.path):
+    if idioms.is_test_module(mod):
         return
     for mc in _model_calls(mod, project):
         bound = _response_name(mod, mc.call)
@@ -474,12 +462,14 @@ def usage_never_recorded(mod: PyModule, project: PyProject) -> Iterator[Hit]:
 @rule(CheckId.C15, lang="python", name="response-usage-dropped")
 def response_usage_dropped(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a provider response used only for its content within one function (never stored, passed on, returned,
-    or read for `usage`) in a project that records usage elsewhere. This request's tokens are lost at that line."""
+    or read for `usage`) in a module that accounts usage for its other requests. This request's tokens are lost at
+    that line: a hole in otherwise recorded usage."""
     if not _facts(project).reads_usage:
         return  # `usage-never-recorded` reports these
-    for mc, name, fn in _dropped_responses(mod, project):
-        if not mc.raw:
-            continue  # a project or library wrapper may account for usage itself
+    dropped = [d for d in _dropped_responses(mod, project) if d[0].raw]  # a wrapper may account usage itself
+    if not dropped or not _module_reads_usage(mod):
+        return  # a helper module outside the accounted model layer (a docs script, a one-off converter)
+    for mc, name, fn in dropped:
         via = f" (the provider response returned by `{mc.via}`)" if mc.via else ""
         yield Hit(
             node=mc.call,
@@ -495,9 +485,9 @@ def response_usage_dropped(mod: PyModule, project: PyProject) -> Iterator[Hit]:
 def stream_usage_not_requested(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags OpenAI-style `chat.completions.create(..., stream=True)` without `stream_options={"include_usage":
     True}` in a function that reads `.usage`: the stream never carries usage, so streamed turns go unaccounted."""
-    if not _facts(project).reads_usage or _TEST_PATH.search(mod.path):
+    if not _facts(project).reads_usage or idioms.is_test_module(mod):
         return  # a project that never reads usage is reported once per request by `usage-never-recorded`
-    for call in _named(mod, project, ("create", "completion", "acompletion")):
+    for call in idioms.calls_named(mod, project, ("create", "completion", "acompletion")):
         name = mod.call_name(call)
         if not (name.endswith("chat.completions.create") or name in {"litellm.completion", "litellm.acompletion"}):
             continue
