@@ -174,9 +174,14 @@ _TOOL_DECORATOR_NAMES = {"tool", "function_tool", "tool_plain", "register_tool",
                          "ai_function"}
 _TOOL_METHOD_NAMES = {"forward", "run", "_run", "arun", "_arun", "execute", "aexecute", "__call__", "call", "invoke",
                       "ainvoke"}
-_TOOL_CONTAINER_NAME = re.compile(r"(tool|handler|dispatch|registry|function|action|command)", re.I)
-_TOOL_FACTORY_NAMES = {"Tool", "FunctionTool", "StructuredTool", "from_function", "from_defaults", "register_tool",
-                       "add_tool", "register_function", "tool", "function_tool"}
+_TOOL_CONTAINER_NAME = re.compile(r"tool", re.I)
+# generic table names count only in a module that visibly handles model tool calls
+_GENERIC_CONTAINER_NAME = re.compile(r"(^|_)(handlers?|dispatch\w*|registry|functions?|actions?|commands?|"
+                                     r"available_functions|function_map)($|_)", re.I)
+_TOOL_CONTEXT_TEXT = ("tool_call", "function_call", "tool_use", "toolCall")
+_TOOL_FACTORY_NAMES = {"Tool", "FunctionTool", "StructuredTool", "register_tool", "add_tool", "tool",
+                       "function_tool"}
+_TOOL_FACTORY_METHODS = {"from_function", "from_defaults"}
 TOOL_DISPATCH_NAME = re.compile(r"(execute|run|call|invoke|dispatch|handle|process)_?(tool|function|action)"
                                 r"|tool_?(call|exec|dispatch)", re.I)
 """Function names that dispatch a model's tool call (`execute_tool`, `handle_tool_call`, `dispatch_tool`)."""
@@ -256,6 +261,7 @@ def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     for mod in project.modules.values():
         names: list[ast.expr] = []
+        tool_context = any(word in mod.source for word in _TOOL_CONTEXT_TEXT)
         for node in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if not isinstance(node.value, ast.Dict | ast.List | ast.Tuple | ast.Set | ast.Name | ast.Attribute):
@@ -263,7 +269,8 @@ def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
             for t in targets:
                 base = t.value if isinstance(t, ast.Subscript) else t
                 tname = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
-                if not tname or not _TOOL_CONTAINER_NAME.search(tname):
+                if not tname or not (_TOOL_CONTAINER_NAME.search(tname) or
+                                     (tool_context and _GENERIC_CONTAINER_NAME.search(tname))):
                     continue
                 if isinstance(t, ast.Subscript):
                     names.append(node.value)
@@ -274,12 +281,15 @@ def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
         for call in mod.calls():
             func = call.func
             short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            factory = short in _TOOL_FACTORY_NAMES or (
+                short in _TOOL_FACTORY_METHODS and isinstance(func, ast.Attribute)
+                and "Tool" in (mod.dotted(func.value) or ""))
             for kw in call.keywords:
-                if kw.arg in {"tools", "functions"} and isinstance(kw.value, ast.List | ast.Tuple):
+                if kw.arg == "tools" and isinstance(kw.value, ast.List | ast.Tuple):
                     names.extend(kw.value.elts)
-                elif kw.arg in {"func", "fn", "function", "handler", "coroutine"} and short in _TOOL_FACTORY_NAMES:
+                elif kw.arg in {"func", "fn", "function", "handler", "coroutine"} and factory:
                     names.append(kw.value)
-            if short in _TOOL_FACTORY_NAMES:
+            if factory:
                 names.extend(call.args)
         for expr in names:
             if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":

@@ -216,10 +216,51 @@ def _model_command(mod: PyModule, project: PyProject, call: ast.Call, name: str,
     return ""
 
 
-def _suspect_command(mod: PyModule, call: ast.Call, name: str, parts: list[ast.expr]) -> str:
+_TOOL_WORDS = ("tool_call", "function_call", "tool_use", "toolCall")
+_CONTEXT_CACHE: dict[int, tuple[PyModule, bool]] = {}
+
+
+def _module_handles_tools(mod: PyModule, project: PyProject) -> bool:
+    """Whether the module visibly deals with model tool calls or defines tools (cached per module)."""
+    hit = _CONTEXT_CACHE.get(id(mod))
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    found = any(word in mod.source for word in _TOOL_WORDS) or any(
+        idioms.is_tool_function(mod, f, project) or idioms.TOOL_DISPATCH_NAME.search(f.name) for f in mod.functions())
+    if len(_CONTEXT_CACHE) > 8192:
+        _CONTEXT_CACHE.clear()
+    _CONTEXT_CACHE[id(mod)] = (mod, found)
+    return found
+
+
+def _reached_from_tools(mod: PyModule, project: PyProject, fn: FunctionNode) -> bool:
+    """Whether `fn` sits in a tool-handling module, or a tool / dispatcher calls it within three hops."""
+    if _module_handles_tools(mod, project):
+        return True
+    frontier: list[FunctionNode] = [fn]
+    seen = {id(fn)}
+    for _ in range(3):
+        nxt: list[FunctionNode] = []
+        for f in frontier:
+            for cmod, call in idioms.callers_of(project, f)[:20]:
+                cfn = cmod.enclosing_function(call)
+                if cfn is None or id(cfn) in seen:
+                    continue
+                if idioms.is_tool_function(cmod, cfn, project) or idioms.TOOL_DISPATCH_NAME.search(cfn.name) or \
+                        _module_handles_tools(cmod, project):
+                    return True
+                seen.add(id(cfn))
+                nxt.append(cfn)
+        frontier = nxt
+    return False
+
+
+def _suspect_command(mod: PyModule, project: PyProject, call: ast.Call, name: str, parts: list[ast.expr]) -> str:
     """A reason to suspect the command is model-influenced although it was not traced, or `""`."""
     fn = mod.enclosing_function(call)
     if fn is None or not parts or all(_is_literal(mod, fn, p) for p in parts):
+        return ""
+    if not _reached_from_tools(mod, project, fn):
         return ""
     params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
     if fn.args.vararg:
@@ -259,7 +300,7 @@ def spawn_inherits_environment(mod: PyModule, project: PyProject) -> Iterator[Hi
                           "sandbox_home}`",
             )
             continue
-        suspicion = _suspect_command(mod, call, name, parts)
+        suspicion = _suspect_command(mod, project, call, name, parts)
         fn = mod.enclosing_function(call)
         if suspicion and fn is not None:
             yield Hit(
