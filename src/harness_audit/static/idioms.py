@@ -237,8 +237,10 @@ def _facts(project: PyProject) -> _ProjectFacts:
     return _FACTS[0]
 
 
-def callers_of(project: PyProject, fn: FunctionNode) -> list[tuple[PyModule, ast.Call]]:
-    """Call sites in the project that `PyProject.resolve_call` resolves to `fn` (candidates indexed by name once)."""
+def callers_of(project: PyProject, fn: FunctionNode, mod: PyModule | None = None) -> list[tuple[PyModule, ast.Call]]:
+    """Call sites in the project that `PyProject.resolve_call` resolves to `fn` (candidates indexed by name once).
+
+    Given `fn`'s module, a method is also matched through a local instance: `inv = Invocation(...); inv.run()`."""
     facts = _facts(project)
     if facts.callers is None:
         by_name: dict[str, list[tuple[PyModule, ast.Call]]] = {}
@@ -249,8 +251,29 @@ def callers_of(project: PyProject, fn: FunctionNode) -> list[tuple[PyModule, ast
                 if short:
                     by_name.setdefault(short, []).append((mod, call))
         facts.callers = by_name
-    return [(mod, call) for mod, call in facts.callers.get(fn.name, [])
-            if any(ref.node is fn for ref in project.resolve_call(mod, call))]
+    owner = mod.parent(fn) if mod is not None else None
+    cls = owner.name if isinstance(owner, ast.ClassDef) else None
+    out: list[tuple[PyModule, ast.Call]] = []
+    for cmod, call in facts.callers.get(fn.name, []):
+        refs = project.resolve_call(cmod, call)
+        matched = any(ref.node is fn for ref in refs)
+        if matched or (cls is not None and not refs and _instance_of(cmod, call, cls)):
+            out.append((cmod, call))
+    return out
+
+
+def _instance_of(mod: PyModule, call: ast.Call, cls: str) -> bool:
+    """Whether `call` is `v.method(...)` with `v` assigned from `cls(...)` in the same function."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+        return False
+    fn = mod.enclosing_function(call)
+    if fn is None:
+        return False
+    for value in assigned_values(mod, fn).get(func.value.id, []):
+        if isinstance(value, ast.Call) and last(mod.dotted(value.func) or "") == cls:
+            return True
+    return False
 
 
 def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
@@ -406,7 +429,7 @@ def model_tainted_names(project: PyProject, mod: PyModule, fn: FunctionNode, dep
     if depth < 2:
         is_method = isinstance(mod.parent(fn), ast.ClassDef) and bool(params) and params[0] in {"self", "cls"}
         positional = params[1:] if is_method else params
-        for cmod, call in callers_of(project, fn)[:20]:
+        for cmod, call in callers_of(project, fn, mod)[:20]:
             cfn = cmod.enclosing_function(call)
             ctaint = model_tainted_names(project, cmod, cfn, depth + 1) if cfn is not None else frozenset()
             for i, arg in enumerate(call.args):
@@ -536,3 +559,125 @@ def call_names(mod: PyModule, project: PyProject) -> frozenset[str]:
     """Every last name called in `mod` (from the index `calls_named` keeps)."""
     calls_named(mod, project, ())
     return frozenset(_CALL_INDEX[0][1][id(mod)])
+
+
+# ---------------------------------------------------------------- wider tool registration (C5, C7)
+# Appended section: tool tables `is_tool_function` does not see — nested spec dicts (`{"fn": f, ...}`), methods
+# that return a table of bound methods (`def handlers(self): return {"x": self.x}`), and `Tool(..., obj.method)`.
+_SPEC_FN_KEYS = {"fn", "func", "function", "handler", "callable", "impl", "callback", "run", "coroutine"}
+_TABLE_METHOD_NAME = re.compile(r"(^|_)(tools?|handlers?|tool_map|tool_table|registry|dispatch\w*|actions?)$", re.I)
+_WIDE_TOOLS: list[tuple[PyProject, set[tuple[str, str]]]] = []
+
+
+def _table_entries(mod: PyModule, project: PyProject) -> list[tuple[ast.expr, FunctionNode | None]]:
+    """Function references placed in tool tables the base registry scan skips, with the function holding them."""
+    out: list[tuple[ast.expr, FunctionNode | None]] = []
+    for node in [*mod.nodes(ast.Assign), *mod.nodes(ast.AnnAssign)]:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if not isinstance(node.value, ast.Dict) or not any(
+                _TOOL_CONTAINER_NAME.search(target_name(mod, t) or "") for t in targets):
+            continue
+        for spec in node.value.values:
+            if isinstance(spec, ast.Dict):
+                out.extend((v, mod.enclosing_function(node)) for k, v in zip(spec.keys, spec.values)
+                           if isinstance(k, ast.Constant) and k.value in _SPEC_FN_KEYS)
+    for fn in mod.functions():
+        if not _TABLE_METHOD_NAME.search(fn.name):
+            continue
+        for node in mod.walk(fn):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict | ast.List | ast.Tuple):
+                elts = node.value.values if isinstance(node.value, ast.Dict) else node.value.elts
+                out.extend((e, fn) for e in elts if isinstance(e, ast.Attribute | ast.Name))
+    for call in mod.calls():
+        func = call.func
+        short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if short in _TOOL_FACTORY_NAMES:
+            args = [*call.args, *(kw.value for kw in call.keywords
+                                  if kw.arg in {"func", "fn", "function", "handler", "coroutine"})]
+            out.extend((a, mod.enclosing_function(call)) for a in args
+                       if isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and a.value.id != "self")
+    return out
+
+
+def _annotation_class(mod: PyModule, fn: FunctionNode | None, name: str) -> str:
+    """The class name a parameter of `fn` is annotated with (`ws: Workspace` → `Workspace`), or ``."""
+    if fn is None:
+        return ""
+    for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+        if p.arg == name and p.annotation is not None:
+            return last(mod.dotted(p.annotation) or "")
+    return ""
+
+
+def wide_registered_tools(project: PyProject) -> set[tuple[str, str]]:
+    """(module path, function name) of functions registered as tools in tables `is_tool_function` misses (cached)."""
+    if _WIDE_TOOLS and _WIDE_TOOLS[0][0] is project:
+        return _WIDE_TOOLS[0][1]
+    out: set[tuple[str, str]] = set()
+    for mod in project.modules.values():
+        for expr, holder in _table_entries(mod, project):
+            if isinstance(expr, ast.Name):
+                if mod.local_functions(expr.id):
+                    out.add((mod.path, expr.id))
+                    continue
+                owner, _, fname = mod.imports.get(expr.id, "").rpartition(".")
+                other = project.module(owner) if owner else None
+                if other is not None:
+                    out.add((other.path, fname))
+            elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+                if expr.value.id == "self":
+                    out.add((mod.path, expr.attr))
+                    continue
+                cls = _annotation_class(mod, holder, expr.value.id)
+                if cls and mod.method(cls, expr.attr) is not None:
+                    out.add((mod.path, expr.attr))
+                    continue
+                owner, _, cname = mod.imports.get(cls, "").rpartition(".")
+                other = project.module(owner) if owner else None
+                if other is not None and other.method(cname, expr.attr) is not None:
+                    out.add((other.path, expr.attr))
+    _WIDE_TOOLS[:] = [(project, out)]
+    return out
+
+
+def is_tool_function_wide(mod: PyModule, fn: FunctionNode, project: PyProject) -> bool:
+    """`is_tool_function`, plus functions registered in nested spec tables, handler-table methods and
+    `Tool(..., obj.method)` registrations."""
+    return is_tool_function(mod, fn, project) or (mod.path, fn.name) in wide_registered_tools(project)
+
+
+def model_sourced_wide(project: PyProject, mod: PyModule, expr: ast.AST) -> bool:
+    """`is_model_sourced`, plus values derived from the parameters of a `is_tool_function_wide` tool, directly or
+    passed one call down from one."""
+    if is_model_sourced(project, mod, expr):
+        return True
+    fn = mod.enclosing_function(expr)
+    if fn is None:
+        return False
+    tainted: set[str] = set()
+    params = _params(fn)
+    if is_tool_function_wide(mod, fn, project):
+        tainted.update(p for p in params if p not in _NON_MODEL_PARAMS)
+    else:
+        is_method = isinstance(mod.parent(fn), ast.ClassDef) and bool(params) and params[0] in {"self", "cls"}
+        positional = params[1:] if is_method else params
+        for cmod, call in callers_of(project, fn)[:20]:
+            cfn = cmod.enclosing_function(call)
+            if cfn is None or not is_tool_function_wide(cmod, cfn, project):
+                continue
+            ctaint = {p for p in _params(cfn) if p not in _NON_MODEL_PARAMS}
+            for i, arg in enumerate(call.args):
+                if i < len(positional) and not isinstance(arg, ast.Starred) and _carries(cmod, arg, ctaint):
+                    tainted.add(positional[i])
+            tainted.update(kw.arg for kw in call.keywords if kw.arg in params and _carries(cmod, kw.value, ctaint))
+    if not tainted:
+        return False
+    flows = _flows(mod, fn)
+    for _ in range(4):
+        before = len(tainted)
+        for targets, reads, always in flows:
+            if always or not reads.isdisjoint(tainted):
+                tainted.update(targets)
+        if len(tainted) == before:
+            break
+    return _carries(mod, expr, tainted)

@@ -11,6 +11,8 @@ Shapes detected:
   or inside an `asyncio.TaskGroup` / anyio task group, with a per-call coroutine that can raise.
 - `executor-map-stops-at-first-error`: tool calls run with `Executor.map` (raises at the first failed item while
   consuming in order) or collected with `future.result()` in an `as_completed` loop with no per-future `try`.
+- `futures-collected-without-catch`: submitted tool calls collected in one comprehension `[f.result() for f in
+  futures]` with no `try`, while the submitted function does not catch its errors.
 """
 
 from __future__ import annotations
@@ -435,9 +437,15 @@ def _in_range(mod: PyModule, kind: type[ast.AST], scope: ast.AST) -> list[ast.AS
     return nodes[lo:hi]
 
 
+def _comprehends_calls(expr: ast.AST) -> bool:
+    """`[pool.submit(run, call) for call in batch]`: a comprehension whose variable holds one tool call."""
+    return isinstance(expr, ast.ListComp | ast.GeneratorExp | ast.SetComp) and any(
+        isinstance(g.target, ast.Name) and _CALL_TARGET.match(g.target.id) for g in expr.generators)
+
+
 def _tool_ish(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
     """Whether an expression (or, for a bare name, what is assigned or appended to it) is about tool calls."""
-    if _TOOL_WORD.search(_text(expr)):
+    if _TOOL_WORD.search(_text(expr)) or _comprehends_calls(expr):
         return True
     if fn is None or not isinstance(expr, ast.Name):
         return False
@@ -445,7 +453,7 @@ def _tool_ish(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
     for node in _in_range(mod, ast.Assign, fn):
         assert isinstance(node, ast.Assign)
         if (any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-                and _TOOL_WORD.search(_text(node.value))):
+                and (_TOOL_WORD.search(_text(node.value)) or _comprehends_calls(node.value))):
             return True
     for node in _in_range(mod, ast.Call, fn):
         assert isinstance(node, ast.Call)
@@ -458,6 +466,15 @@ def _tool_ish(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
         if loop is not None and _tool_loop(mod, loop) is not None:
             return True
     return False
+
+
+_RESULT_KEYS = {"tool_result", "tool_use_id", "tool_call_id", "function_call_output"}
+
+
+def _answers_calls(project: PyProject, refs: list[FuncRef]) -> bool:
+    """Whether the per-item function builds a tool result (`{"type": "tool_result", "tool_use_id": ...}`): whatever
+    its items are named, each one is a tool call being answered."""
+    return any(isinstance(n, ast.Constant) and n.value in _RESULT_KEYS for r in refs for n in r.module.walk(r.node))
 
 
 def _broad(mod: PyModule, handler: ast.ExceptHandler) -> bool:
@@ -533,7 +550,8 @@ def parallel_batch_all_or_nothing(mod: PyModule, project: PyProject) -> Iterator
             continue
         fn = mod.enclosing_function(call)
         items = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
-        if not any(_tool_ish(mod, fn, a) for a in items):
+        if not any(_tool_ish(mod, fn, a) for a in items) and not _answers_calls(project, _item_functions(
+                mod, project, items)):
             continue
         if _answered_by_handler(mod, project, call):
             continue
@@ -666,6 +684,42 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
                 confirm_hint="verify that the submitted tool function can raise and that the calls not yet "
                              "collected are then left without a result",
             )
+
+
+@rule(CheckId.C1, lang="python", name="futures-collected-without-catch")
+def futures_collected_without_catch(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags the futures of submitted tool calls collected in one comprehension, `[f.result() for f in futures]`,
+    with no `try` around it. The first failing (or timed-out) call raises out of the comprehension and the results
+    of every other call of the batch are dropped."""
+    for comp in [*mod.nodes(ast.ListComp), *mod.nodes(ast.GeneratorExp)]:
+        assert isinstance(comp, ast.ListComp | ast.GeneratorExp)
+        elt = comp.elt
+        if not (isinstance(elt, ast.Call) and isinstance(elt.func, ast.Attribute) and elt.func.attr == "result"
+                and isinstance(elt.func.value, ast.Name) and len(comp.generators) == 1):
+            continue
+        gen = comp.generators[0]
+        if not (isinstance(gen.target, ast.Name) and gen.target.id == elt.func.value.id):
+            continue
+        fn = mod.enclosing_function(comp)
+        if fn is None or not _tool_ish(mod, fn, gen.iter):
+            continue
+        if any(part == "body" for _, part in mod.enclosing_trys(comp)) or _answered_by_handler(mod, project, comp):
+            continue
+        submitted = _submitted_functions(mod, project, fn)
+        if not submitted or any(_catches_all(r.module, r.node) for r in submitted):
+            continue
+        timeout = " (or times out)" if elt.args or elt.keywords else ""
+        yield Hit(
+            node=comp,
+            verdict=Verdict.SUSPECTED,
+            claim=f"the futures of the tool calls are collected with `[{_text(elt)} for ...]` and no `try`: the "
+                  f"first call that raises{timeout} aborts the collection (`{submitted[0].symbol}` does not catch "
+                  "its errors)",
+            consequence="every call of the batch is left without a result, including the ones that succeeded",
+            direction="collect each future in its own `try` and turn its exception into that call's error result",
+            confirm_hint=f"verify that `{submitted[0].symbol}` can raise for a tool failure and that nothing "
+                         "around the caller answers the batch's calls",
+        )
 
 
 def _submitted_functions(mod: PyModule, project: PyProject, fn: FunctionNode | None) -> list[FuncRef]:

@@ -3,7 +3,9 @@
 Shapes detected:
 - `history-message-mutated`: a message already in history written in place: `messages[-1]["content"] += chunk`,
   `self.history[i].content = ...`, `last = messages[-1]; last["x"] = ...`, `for m in self.messages: m.content = ...`,
-  element writes through a shallow copy (`list(self.messages)`), or a helper doing it to the history it is handed.
+  element writes through a shallow copy (`list(self.messages)`), or a helper doing it to the history it is handed
+  (also a conversation the caller appends to each turn), parts of a message iterated (`for tc in
+  messages[-1]["tool_calls"]`, `for block in msg["content"]`), `last = H[-1] if H else None`.
 - `history-list-rewritten`: the history list itself rewritten outside compaction: `messages[i] = ...`,
   `del messages[i]`, `messages.insert(...)`, `messages.pop(i)` (`[-1]` only suspected: it may be unsent).
 - `appended-message-mutated`: a message object written after it was appended (`self.messages.append(msg)` then
@@ -137,16 +139,18 @@ class _Ctx:
         elements: set[str] = set()
         for kind in _BINDING_KINDS:
             for node in mod.nodes(kind):
-                value = getattr(node, "value", None)
+                value = _unwrap_ifexp(getattr(node, "value", None))
                 if not isinstance(value, ast.Subscript):
                     continue
                 base = _element_base(value)
                 if base is not None and base[0] is value and _history_name(mod, base[1]):
                     elements.update(_bound_names(node))
-        for loop in [*mod.nodes(ast.For), *mod.nodes(ast.AsyncFor)]:
-            if _history_name(mod, _strip_enumerate(loop.iter)):
-                targets = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
-                elements.update(t.id for t in targets if isinstance(t, ast.Name))
+        loops = [*mod.nodes(ast.For), *mod.nodes(ast.AsyncFor)]
+        for _ in range(2):  # a loop over the parts of a message (`for block in msg["content"]`) is nested once
+            for loop in loops:
+                if _history_name(mod, _strip_enumerate(loop.iter)) or _part_of_element(mod, loop.iter, elements):
+                    targets = loop.target.elts if isinstance(loop.target, ast.Tuple) else [loop.target]
+                    elements.update(t.id for t in targets if isinstance(t, ast.Name))
         writes: list[tuple[ast.stmt, ast.Attribute | ast.Subscript]] = []
         for kind in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete):
             for node in mod.nodes(kind):
@@ -263,7 +267,44 @@ def _live_caller(cx: _Ctx, fn: FunctionNode, param: str) -> str | None:
         place = _place(_Ctx.of(other, cx.project), other.enclosing_function(call), arg)
         if place is not None and place.origin is _Origin.LIVE:
             return f"{other.path}:{call.lineno} passes `{place.name}`"
+        caller = other.enclosing_function(call)
+        if isinstance(arg, ast.Name) and caller is not None and _conversation(other, caller, arg.id):
+            return f"{other.path}:{call.lineno} passes `{arg.id}`, the conversation `{caller.name}` grows"
     return None
+
+
+def _conversation(mod: PyModule, fn: FunctionNode, name: str) -> bool:
+    """Whether `fn` grows the list `name` turn by turn: it appends to it and requests the model, or appends an
+    assistant message to it (the running conversation, even when it was loaded from a store)."""
+    appends = [c for c in _in_range(mod, ast.Call, fn) if isinstance(c, ast.Call)
+               and isinstance(c.func, ast.Attribute) and c.func.attr in {"append", "extend"}
+               and isinstance(c.func.value, ast.Name) and c.func.value.id == name and c.args]
+    if not appends:
+        return False
+    if any(isinstance(c, ast.Call) and idioms.is_model_call(mod, c) for c in _in_range(mod, ast.Call, fn)):
+        return True
+    for c in appends:
+        arg = c.args[0]
+        values = [arg] if not isinstance(arg, ast.Name) else [v for v in _assigned_in(mod, fn, arg.id)]
+        if any(_assistant_dict(v) for v in values):
+            return True
+    return False
+
+
+def _assigned_in(mod: PyModule, fn: FunctionNode, name: str) -> list[ast.expr]:
+    out: list[ast.expr] = []
+    for kind in _BINDING_KINDS:
+        for node in _in_range(mod, kind, fn):
+            value = getattr(node, "value", None)
+            if isinstance(value, ast.expr) and name in _bound_names(node):
+                out.append(value)
+    return out
+
+
+def _assistant_dict(value: ast.AST) -> bool:
+    return isinstance(value, ast.Dict) and any(
+        isinstance(k, ast.Constant) and k.value == "role" and isinstance(v, ast.Constant) and v.value == "assistant"
+        for k, v in zip(value.keys, value.values, strict=True))
 
 
 # ---------------------------------------------------------------- shared judgement
@@ -295,6 +336,10 @@ def _judge(cx: _Ctx, fn: FunctionNode | None, place: _Place, *, element: bool) -
             return _Judged(Verdict.SUSPECTED, f"`{place.name}`, the history handed in ({caller})",
                            f"verify that `{fn.name}` is not the one compaction step and that the callers hand it "
                            "the live history rather than a copy")
+        if _conversation(cx.mod, fn, place.name):
+            return _Judged(Verdict.SUSPECTED, f"`{place.name}`, the conversation `{fn.name}` appends to",
+                           f"verify that `{place.name}` is the conversation kept across turns and not a request "
+                           "copy rebuilt each turn")
     return None
 
 
@@ -420,7 +465,8 @@ def _element_write(cx: _Ctx, node: ast.AST, target: ast.expr,
     )
 
 
-def _element_alias(cx: _Ctx, fn: FunctionNode | None, target: ast.expr) -> tuple[_Place | None, str]:
+def _element_alias(cx: _Ctx, fn: FunctionNode | None, target: ast.expr,
+                   depth: int = 0) -> tuple[_Place | None, str]:
     """For a write to `m.x` / `m["x"]`: `m` bound from `H[i]`, or the loop variable of `for m in H`."""
     root = _root_name(target)
     if root is None or fn is None:
@@ -429,17 +475,45 @@ def _element_alias(cx: _Ctx, fn: FunctionNode | None, target: ast.expr) -> tuple
     before = [v for v in cx.assigned(fn, root.id) if v.lineno < line]
     nearest = max(before, key=lambda v: v.lineno, default=None)
     if nearest is not None:
-        base = _element_base(nearest)
-        if base is not None and base[0] is nearest:
+        value = _unwrap_ifexp(nearest)
+        base = _element_base(value) if isinstance(value, ast.expr) else None
+        if base is not None and base[0] is value:
             place = _place(cx, fn, base[1])
             if place is not None:
                 return place, f"`{root.id}`, an element of {{where}}"
     loop = _loop_binding(cx.mod, root.id, target)
     if loop is not None and not (nearest is not None and nearest.lineno > loop.lineno):
-        place = _place(cx, fn, _strip_enumerate(loop.iter))
+        it = _strip_enumerate(loop.iter)
+        place = _place(cx, fn, it)
         if place is not None:
             return place, f"`{root.id}`, a message of {{where}} being iterated"
+        base = _element_base(it)
+        if base is not None and depth < 2:  # `for tc in messages[-1]["tool_calls"]`
+            place = _place(cx, fn, base[1])
+            if place is not None:
+                return place, f"`{root.id}`, a part of a message of {{where}}"
+        if isinstance(it, ast.Attribute | ast.Subscript) and depth < 2:  # `for block in msg["content"]`
+            place, _ = _element_alias(cx, fn, it, depth + 1)
+            if place is not None:
+                return place, f"`{root.id}`, a part of a message of {{where}} being iterated"
     return None, ""
+
+
+def _unwrap_ifexp(value: ast.AST | None) -> ast.AST | None:
+    """`H[-1] if H else None`: the element the name is bound to when it is bound at all."""
+    return value.body if isinstance(value, ast.IfExp) else value
+
+
+def _part_of_element(mod: PyModule, it: ast.expr, elements: set[str]) -> bool:
+    """Whether a loop iterates the parts of one message: `H[-1]["tool_calls"]`, `msg["content"]` (msg an element)."""
+    it = _strip_enumerate(it)
+    if not isinstance(it, ast.Attribute | ast.Subscript):
+        return False
+    base = _element_base(it)
+    if base is not None and base[0] is not it and _history_name(mod, base[1]):
+        return True
+    root = _root_name(it)
+    return root is not None and root is not it and root.id in elements
 
 
 def _strip_enumerate(expr: ast.expr) -> ast.expr:

@@ -4,7 +4,7 @@ Shapes detected:
 - `checkpoint-overwritten-in-place`: run state / session / checkpoint / transcript written straight over its final
   path (`open(path, "w")`, `Path.write_text`, `json.dump(state, open(path, "w"))`) with no temp file and
   `os.replace` in the writing function; also a generic `save_json(path, data)` helper doing so, cited where it is
-  called with a state path.
+  called with a state path; `self.path.write_text(...)` in a method of a `Checkpoint`/`Snapshot` class counts.
 - `jsonl-reader-trusts-last-line`: a JSONL session / transcript read back with `json.loads(line)` per line and no
   `JSONDecodeError` handling, so the torn last line a crash leaves makes recovery fail.
 """
@@ -302,6 +302,8 @@ def checkpoint_overwritten_in_place(mod: PyModule, project: PyProject) -> Iterat
             continue
         found = _judge_words(project, [mod], [path_text, fn.name if fn is not None else ""], built.words)
         if found is None:
+            found = _class_word(mod, fn)
+        if found is None:
             continue
         if _FRESH.search(f"{path_text} {built.code}"):
             # a new file per save: a torn write does not destroy the previous one; only run state is worth a look
@@ -333,6 +335,16 @@ def checkpoint_overwritten_in_place(mod: PyModule, project: PyProject) -> Iterat
                 continue
             via = f"`{writer.fn.name}` ({writer.module.path}:{writer.write.call.lineno}) opens it for writing in place"
             yield _hit(call, arg_text, found, via=via)
+
+
+def _class_word(mod: PyModule, fn: FunctionNode | None) -> tuple[str, bool] | None:
+    """For `self.path.write_text(...)` in a method of `Checkpoint` / `SnapshotStore`: the class exists to be read
+    back on restart, so the file it writes is the recoverable state (only recovery words count here)."""
+    owner = mod.parent(fn) if fn is not None else None
+    if not isinstance(owner, ast.ClassDef):
+        return None
+    m = _RECOVERY.search(owner.name)
+    return (m.group(1).lower(), True) if m else None
 
 
 def _hit(node: ast.Call, path_text: str, found: tuple[str, bool], *, via: str) -> Hit:

@@ -91,11 +91,11 @@ def _handles_decode_error(mod: PyModule, node: ast.AST) -> bool:
     return False
 
 
-def _caller_handles(project: PyProject, fn: FunctionNode, depth: int = 2) -> bool | None:
+def _caller_handles(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 2) -> bool | None:
     """True when some caller (up to `depth` hops) handles the error; False when every chain of callers leads,
     unhandled, to a function that drives the tool calls; None when a chain ends (no visible caller, or depth spent)
     in a function that does not drive them, so the handler may sit beyond what the project shows."""
-    callers = idioms.callers_of(project, fn)
+    callers = idioms.callers_of(project, fn, mod)
     if not callers:
         return None
     result: bool | None = False
@@ -109,7 +109,7 @@ def _caller_handles(project: PyProject, fn: FunctionNode, depth: int = 2) -> boo
             if not _drives_tool_calls(cmod, cfn):
                 result = None
             continue
-        upper = _caller_handles(project, cfn, depth - 1)
+        upper = _caller_handles(project, cmod, cfn, depth - 1)
         if upper:
             return True
         if upper is None and not _drives_tool_calls(cmod, cfn):
@@ -142,7 +142,7 @@ def unguarded_arguments_decode(mod: PyModule, project: PyProject) -> Iterator[Hi
         if not _is_model_json(mod, fn, arg) or _handles_decode_error(mod, call):
             continue
         decoded = _src(mod, arg) or "the arguments"
-        handled = _caller_handles(project, fn) if fn is not None else None
+        handled = _caller_handles(project, mod, fn) if fn is not None else None
         if handled:
             continue
         if handled is None and not _drives_tool_calls(mod, fn):

@@ -40,6 +40,7 @@ _VALIDATING_CALL = re.compile(r"(safe|secure|sanitiz|validat|check|ensure|confin
 _PATHISH = re.compile(r"(path|file|dir|folder|target|dest|full|abs|real|resolved|location|root|base|workspace|"
                       r"sandbox|cwd|home)", re.I)
 _SEPARATOR = re.compile(r"os\.sep|os\.path\.sep|['\"][/\\\\]+['\"]|/['\"]\s*$|/[}'\"]|join\([^)]*,\s*['\"]{2}\)|sep\b")
+_TEMP_NAME = re.compile(r"\b(mkstemp|mkdtemp|NamedTemporaryFile|TemporaryDirectory|mktemp)\(")
 _CHECK_METHODS = {"is_relative_to", "relative_to", "startswith"}
 _CHECK_FUNCS = {"os.path.commonpath", "os.path.commonprefix", "posixpath.commonpath", "ntpath.commonpath"}
 
@@ -148,7 +149,7 @@ def _checks(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[_Check]
             elts = node.args[0].elts
             if len(elts) == 2:
                 root, checked = elts
-                if idioms.is_model_sourced(project, mod, root):
+                if idioms.model_sourced_wide(project, mod, root):
                     root, checked = checked, root
                 out.append(_Check(node, idioms.last(name), checked, root))
     return out
@@ -189,7 +190,20 @@ def _helper_validates(mod: PyModule, project: PyProject, fn: FunctionNode, expr:
 
 def _model_checks(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[_Check]:
     """Containment checks in `fn` whose checked value is model-supplied."""
-    return [c for c in _checks(mod, project, fn) if idioms.is_model_sourced(project, mod, c.checked)]
+    return [c for c in _checks(mod, project, fn) if idioms.model_sourced_wide(project, mod, c.checked)]
+
+
+def _temp_generated(mod: PyModule, fn: FunctionNode, path: ast.expr) -> bool:
+    """Whether `path` is a name bound from `tempfile.mkstemp(...)` & co. (tuple targets included)."""
+    if _TEMP_NAME.search(_src(mod, path)):
+        return True
+    if not isinstance(path, ast.Name):
+        return False
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Assign) and _TEMP_NAME.search(_src(mod, node.value)) and any(
+                isinstance(n, ast.Name) and n.id == path.id for t in node.targets for n in ast.walk(t)):
+            return True
+    return False
 
 
 @rule(CheckId.C5, lang="python", name="unconfined-model-path")
@@ -202,8 +216,10 @@ def unconfined_model_path(mod: PyModule, project: PyProject) -> Iterator[Hit]:
         if fn is None:
             continue
         for path in paths:
-            if not idioms.is_model_sourced(project, mod, path) or _helper_validates(mod, project, fn, path):
+            if not idioms.model_sourced_wide(project, mod, path) or _helper_validates(mod, project, fn, path):
                 continue
+            if _temp_generated(mod, fn, path):
+                continue  # a name the OS generated (next to a validated path), not one the model chose
             if _model_checks(mod, project, fn):
                 break
             shown = _src(mod, path)
@@ -301,16 +317,20 @@ def _uses_checked(mod: PyModule, fn: FunctionNode, path: ast.expr, checks: list[
 def checked_path_not_opened(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a function that checks one (resolved) value for containment and then opens a different, unchecked
     model-supplied value. The check protects nothing: the raw path is what the file call follows."""
+    reported: set[FunctionNode] = set()
     for call, paths in _sinks(mod):
         fn = mod.enclosing_function(call)
-        if fn is None:
+        if fn is None or fn in reported:
             continue
         checks = [c for c in _model_checks(mod, project, fn) if c.node.lineno <= call.lineno]
         if not checks:
             continue
         for path in paths:
-            if not idioms.is_model_sourced(project, mod, path) or _uses_checked(mod, fn, path, checks):
+            if not idioms.model_sourced_wide(project, mod, path) or _uses_checked(mod, fn, path, checks):
                 continue
+            if _temp_generated(mod, fn, path):
+                continue
+            reported.add(fn)
             if _helper_validates(mod, project, fn, path):
                 continue
             yield Hit(

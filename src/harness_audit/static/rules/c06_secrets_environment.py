@@ -237,12 +237,12 @@ def _reached_from_tools(mod: PyModule, project: PyProject, fn: FunctionNode) -> 
     """Whether `fn` sits in a tool-handling module, or a tool / dispatcher calls it within three hops."""
     if _module_handles_tools(mod, project):
         return True
-    frontier: list[FunctionNode] = [fn]
+    frontier: list[tuple[PyModule, FunctionNode]] = [(mod, fn)]
     seen = {id(fn)}
     for _ in range(3):
-        nxt: list[FunctionNode] = []
-        for f in frontier:
-            for cmod, call in idioms.callers_of(project, f)[:20]:
+        nxt: list[tuple[PyModule, FunctionNode]] = []
+        for fmod, f in frontier:
+            for cmod, call in idioms.callers_of(project, f, fmod)[:20]:
                 cfn = cmod.enclosing_function(call)
                 if cfn is None or id(cfn) in seen:
                     continue
@@ -250,7 +250,7 @@ def _reached_from_tools(mod: PyModule, project: PyProject, fn: FunctionNode) -> 
                         _module_handles_tools(cmod, project):
                     return True
                 seen.add(id(cfn))
-                nxt.append(cfn)
+                nxt.append((cmod, cfn))
         frontier = nxt
     return False
 

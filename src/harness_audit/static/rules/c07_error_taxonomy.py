@@ -67,7 +67,8 @@ def _find_taxonomy(project: PyProject) -> bool:
             if isinstance(value, ast.Subscript) and idioms.last(mod.dotted(value.value) or "") == "Literal" and \
                     any(isinstance(t, ast.Name) and _TAXONOMY_NAME.search(t.id) for t in targets):
                 return True
-            if any(_RETRY_CLASS.search(idioms.last(mod.dotted(t) or "")) for t in targets):
+            if any(_RETRY_CLASS.search(idioms.last(mod.dotted(t) or "")) for t in targets) and \
+                    mod.enclosing_function(node) is None and _names_codes(value):
                 return True
         for kw in mod.nodes(ast.keyword):
             if kw.arg and _RETRY_CLASS.search(kw.arg):
@@ -76,6 +77,12 @@ def _find_taxonomy(project: PyProject) -> bool:
             if _RETRY_CLASS.search(attr.attr):
                 return True
     return _exception_family(exc_parent)
+
+
+def _names_codes(value: ast.expr | None) -> bool:
+    """A module- or class-level collection of string error codes (`RETRYABLE = {"timeout", "rate_limited"}`), not
+    a retry policy over exception types or HTTP statuses (`TRANSIENT = (ConnectionError, Timeout)`)."""
+    return value is not None and any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(value))
 
 
 def _exception_family(parent: dict[str, str | None]) -> bool:
@@ -173,8 +180,9 @@ def _registry_bound(mod: PyModule, fn: FunctionNode | None) -> set[str]:
     return out
 
 
-def _tool_invocation(mod: PyModule, project: PyProject, body: list[ast.stmt], bound: set[str]) -> ast.Call | None:
-    """A call in `body` that runs a model-chosen tool."""
+def _tool_invocation(mod: PyModule, project: PyProject, body: list[ast.stmt], bound: set[str],
+                     hops: int = 1) -> ast.Call | None:
+    """A call in `body` that runs a model-chosen tool (directly, or through a project helper `hops` calls down)."""
     for node in mod.walk_body(body):
         if not isinstance(node, ast.Call):
             continue
@@ -197,7 +205,10 @@ def _tool_invocation(mod: PyModule, project: PyProject, body: list[ast.stmt], bo
         if mod.has_kwargs_splat(node) and _TOOL_RECEIVER.search(short):
             return node
         for ref in project.resolve_call(mod, node):
-            if idioms.is_tool_function(ref.module, ref.node, project):
+            if idioms.is_tool_function_wide(ref.module, ref.node, project):
+                return node
+            if hops > 0 and _tool_invocation(ref.module, project, ref.node.body,
+                                             _registry_bound(ref.module, ref.node), hops - 1) is not None:
                 return node
     return None
 

@@ -74,12 +74,14 @@ _MAX_HOPS = 2
 class _Flow:
     """A small intraprocedural taint: which nodes are sources and which names/attributes hold their values."""
 
-    sources: set[int]
-    """Ids of the source expressions."""
+    nodes: list[ast.AST]
+    """The source expressions."""
     tainted: set[str] = field(default_factory=set[str])
     """Local names, `self.x` attributes and globals holding a source value."""
     sorted_cleans: bool = False
     """Whether `sorted(...)` / `.sort()` removes the taint (true for ordering, false for volatile content)."""
+    carriers: set[int] | None = None
+    """Ids of the expressions that carry a source upwards, computed on first use."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,44 +112,105 @@ def _keys(mod: PyModule, target: ast.AST) -> list[str]:
 
 
 def _is_tainted(mod: PyModule, expr: ast.AST | None, flow: _Flow) -> bool:
+    """Whether `expr` carries a source value: it holds a source, or reads a tainted name or attribute."""
     if expr is None:
         return False
+    if id(expr) in _carriers_of_sources(mod, flow):
+        return True
+    return not flow.tainted.isdisjoint(_carried_names(mod, expr, flow.sorted_cleans))
+
+
+def _carries_down(mod: PyModule, cur: ast.AST, ordering: bool) -> list[ast.AST]:
+    """The children of `cur` whose value `cur`'s value carries on."""
+    if isinstance(cur, ast.Lambda):
+        return []
+    if isinstance(cur, ast.Tuple) and not _formats_tuple(mod, cur):
+        return []  # `(value, time.time())` stores a timestamp beside a value; it is not part of any text
+    if isinstance(cur, ast.Call):
+        func = cur.func
+        if ordering and isinstance(func, ast.Name) and func.id == "sorted":
+            return []
+        out: list[ast.AST] = [func.value] if isinstance(func, ast.Attribute) else []
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if (_SPEC_CARRIERS if ordering else _TEXT_CARRIERS).search(last):
+            # text builders and converters carry their arguments; constructors and other calls do not
+            out.extend(cur.args)
+            out.extend(kw.value for kw in cur.keywords if kw.arg not in _META_KEYS)
+        return out
+    if isinstance(cur, ast.Dict):
+        out = []
+        for key, value in zip(cur.keys, cur.values, strict=True):
+            if isinstance(key, ast.Constant) and key.value in _META_KEYS:
+                continue
+            out.append(value)
+            if key is not None:
+                out.append(key)
+        return out
+    return list(ast.iter_child_nodes(cur))
+
+
+def _carried_names(mod: PyModule, expr: ast.AST, ordering: bool) -> frozenset[str]:
+    """Names and dotted attributes whose values `expr` carries on (memoised: flows re-read the same scopes)."""
+    key = id(expr) * 2 + ordering
+    hit = _Memo.names.get(key)
+    if hit is not None:
+        return hit
+    names: set[str] = set()
     stack: list[ast.AST] = [expr]
     while stack:
         cur = stack.pop()
-        if id(cur) in flow.sources:
-            return True
-        if isinstance(cur, ast.Name) and cur.id in flow.tainted:
-            return True
-        if isinstance(cur, ast.Attribute) and (mod.dotted(cur) or "") in flow.tainted:
-            return True
-        if isinstance(cur, ast.Lambda):
-            continue
-        if isinstance(cur, ast.Tuple) and not _formats_tuple(mod, cur):
-            continue  # `(value, time.time())` stores a timestamp beside a value; it is not part of any text
-        if isinstance(cur, ast.Call):
-            func = cur.func
-            if flow.sorted_cleans and isinstance(func, ast.Name) and func.id == "sorted":
+        if isinstance(cur, ast.Name):
+            names.add(cur.id)
+        elif isinstance(cur, ast.Attribute):
+            dotted = mod.dotted(cur)
+            if dotted:
+                names.add(dotted)
+        stack.extend(_carries_down(mod, cur, ordering))
+    found = frozenset(names)
+    _Memo.names[key] = found
+    return found
+
+
+def _carriers_of_sources(mod: PyModule, flow: _Flow) -> set[int]:
+    """Ids of the expressions that carry a source value upwards (the source, a string built from it, ...)."""
+    if flow.carriers is not None:
+        return flow.carriers
+    carriers: set[int] = set()
+    for source in flow.nodes:
+        carriers.add(id(source))
+        child: ast.AST = source
+        for parent in mod.ancestors(source):
+            if isinstance(parent, ast.stmt):
+                break
+            if isinstance(parent, ast.keyword):
+                if parent.arg in _META_KEYS:
+                    break
+                child = parent
                 continue
-            if isinstance(func, ast.Attribute):
-                stack.append(func.value)  # a method of a tainted value returns a tainted value
-            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            carriers = _SPEC_CARRIERS if flow.sorted_cleans else _TEXT_CARRIERS
-            if id(cur) in flow.sources or carriers.search(last):
-                # text builders and converters carry their arguments; constructors and other calls do not
-                stack.extend(cur.args)
-                stack.extend(kw.value for kw in cur.keywords if kw.arg not in _META_KEYS)
-            continue
-        if isinstance(cur, ast.Dict):
-            for key, value in zip(cur.keys, cur.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value in _META_KEYS:
-                    continue
-                stack.append(value)
-                if key is not None:
-                    stack.append(key)
-            continue
-        stack.extend(ast.iter_child_nodes(cur))
-    return False
+            down = _carries_down(mod, parent, flow.sorted_cleans)
+            target = child.value if isinstance(child, ast.keyword | ast.Attribute) and isinstance(parent, ast.Call) \
+                else child  # a call carries its receiver (`now().strftime(...)`) and keyword values directly
+            passes = any(d is target or d is child for d in down)
+            if not passes:
+                break
+            carriers.add(id(parent))
+            child = parent
+    flow.carriers = carriers
+    return carriers
+
+
+def _formats_tuple(mod: PyModule, tup: ast.Tuple) -> bool:
+    """Whether a tuple literal carries its items on: formatted into text (`"%s" % (a, b)`, `"".join((a, b))`),
+    returned as several results, or unpacked into several names.
+    """
+    parent = mod.parent(tup)
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mod):
+        return True
+    if isinstance(parent, ast.Return | ast.Yield):
+        return True
+    if isinstance(parent, ast.Assign) and any(isinstance(t, ast.Tuple | ast.List) for t in parent.targets):
+        return True
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "join"
 
 
 _WRITE_METHODS = {"append", "extend", "insert", "add", "update", "appendleft", "write", "setdefault", "register"}
@@ -166,26 +229,14 @@ class _ScopeIndex:
     """Return statements (a tainted one makes the scope a producer)."""
 
 
-def _formats_tuple(mod: PyModule, tup: ast.Tuple) -> bool:
-    """Whether a tuple literal carries its items on: formatted into text (`"%s" % (a, b)`, `"".join((a, b))`),
-    returned as several results, or unpacked into several names.
-    """
-    parent = mod.parent(tup)
-    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mod):
-        return True
-    if isinstance(parent, ast.Return | ast.Yield):
-        return True
-    if isinstance(parent, ast.Assign) and any(isinstance(t, ast.Tuple | ast.List) for t in parent.targets):
-        return True
-    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "join"
-
-
 class _Memo:
     """Per-project memo of scope indexes, built one module at a time from the module's node indexes."""
 
     project: PyProject | None = None
     scopes: dict[int, _ScopeIndex] = {}
     modules: set[int] = set()
+    globals: dict[int, set[str]] = {}
+    names: dict[int, frozenset[str]] = {}
 
 
 def _is_sink_candidate(mod: PyModule, node: ast.AST) -> bool:
@@ -217,36 +268,38 @@ def _position(node: ast.AST) -> tuple[int, int]:
 
 def _index_module(mod: PyModule) -> None:
     """Sort the module's relevant nodes into per-scope indexes (a class body counts as module scope)."""
-    relevant: list[ast.AST] = []
+    relevant: list[tuple[ast.AST, int]] = []  # node, 0 flow / 1 return / 2 sink / 3 flow and sink
     for kind in _FLOW_TYPES:
-        relevant.extend(mod.nodes(kind))
-    relevant.extend(mod.nodes(ast.Return))
-    relevant.extend(d for d in mod.nodes(ast.Dict) if _is_sink_candidate(mod, d))
+        relevant.extend((n, 3 if _is_sink_candidate(mod, n) else 0) for n in mod.nodes(kind))
+    relevant.extend((n, 1) for n in mod.nodes(ast.Return))
+    relevant.extend((d, 2) for d in mod.nodes(ast.Dict) if _is_sink_candidate(mod, d))
     for call in mod.calls():
         func = call.func
-        if (isinstance(func, ast.Attribute) and (func.attr in _WRITE_METHODS or func.attr == "sort")) or \
-                _is_sink_candidate(mod, call):
-            relevant.append(call)
-    relevant.sort(key=_position)
-    for node in relevant:
+        writes = isinstance(func, ast.Attribute) and (func.attr in _WRITE_METHODS or func.attr == "sort")
+        sink = (call.keywords or isinstance(func, ast.Name | ast.Attribute)) and _is_sink_candidate(mod, call)
+        if writes or sink:
+            relevant.append((call, (3 if sink else 0) if writes else 2))
+    relevant.sort(key=lambda pair: _position(pair[0]))
+    for node, role in relevant:
         scope: Scope = mod.enclosing_function(node) or mod.tree
         index = _Memo.scopes.get(id(scope))
         if index is None:
             index = _ScopeIndex([], [], [])
             _Memo.scopes[id(scope)] = index
-        writes = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            (node.func.attr in _WRITE_METHODS or node.func.attr == "sort")
-        if isinstance(node, _FLOW_TYPES) or writes:
+        if role in (0, 3):
             index.flow.append(node)
-        elif isinstance(node, ast.Return):
-            index.returns.append(node)
-        if _is_sink_candidate(mod, node):
+        if role == 1:
+            index.returns.append(node)  # type: ignore[arg-type]  # role 1 is only given to `ast.Return`
+        if role in (2, 3):
             index.sinks.append(node)
+    _Memo.globals[id(mod)] = {k for stmt in mod.tree.body if isinstance(stmt, ast.Assign | ast.AnnAssign)
+                              for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                              for k in _keys(mod, t)}
 
 
 def _scope_index(mod: PyModule, project: PyProject, scope: Scope) -> _ScopeIndex:
     if _Memo.project is not project:
-        _Memo.project, _Memo.scopes, _Memo.modules = project, {}, set()
+        _Memo.project, _Memo.scopes, _Memo.modules, _Memo.globals, _Memo.names = project, {}, set(), {}, {}
     if id(mod) not in _Memo.modules:
         _Memo.modules.add(id(mod))
         _index_module(mod)
@@ -358,9 +411,15 @@ def _scope_of(mod: PyModule, node: ast.AST) -> Scope:
 
 
 def _is_global(mod: PyModule, key: str) -> bool:
-    return "." not in key and any(isinstance(s, ast.Assign | ast.AnnAssign) and key in
-                                  [k for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
-                                   for k in _keys(mod, t)] for s in mod.tree.body)
+    """Whether `key` names a module-level variable (assigned at the top of the module)."""
+    if "." in key:
+        return False
+    names = _Memo.globals.get(id(mod))
+    if names is None:
+        names = {k for stmt in mod.tree.body if isinstance(stmt, ast.Assign | ast.AnnAssign)
+                 for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for k in _keys(mod, t)}
+        _Memo.globals[id(mod)] = names
+    return key in names
 
 
 def _readers(mod: PyModule, scope: Scope, keys: set[str]) -> list[FunctionNode]:
@@ -394,7 +453,7 @@ def _trace(mod: PyModule, project: PyProject, scope: Scope, flow: _Flow, hops: i
     shared = {k for k in flow.tainted if k.startswith("self.") or _is_global(mod, k)}
     if shared:
         for other in _readers(mod, scope, shared):
-            found = _trace(mod, project, other, _Flow(set(), set(shared), flow.sorted_cleans), hops - 1)
+            found = _trace(mod, project, other, _Flow([], set(shared), flow.sorted_cleans), hops - 1)
             if found is not None:
                 return found
     if isinstance(scope, ast.Module):
@@ -402,7 +461,7 @@ def _trace(mod: PyModule, project: PyProject, scope: Scope, flow: _Flow, hops: i
     if not any(_is_tainted(mod, ret.value, flow) for ret in index.returns):
         return None
     for caller_mod, call in _callers(project, FuncRef(mod, scope)):
-        found = _trace(caller_mod, project, _scope_of(caller_mod, call), _Flow({id(call)}, set(), flow.sorted_cleans),
+        found = _trace(caller_mod, project, _scope_of(caller_mod, call), _Flow([call], set(), flow.sorted_cleans),
                        hops - 1)
         if found is not None:
             return _Sink(found.node, f"{found.what} (in `{caller_mod.path}`)" if caller_mod is not mod
@@ -417,6 +476,20 @@ def _under_sorted(mod: PyModule, node: ast.AST) -> bool:
         if isinstance(anc, ast.stmt):
             return False
     return False
+
+
+def _clock_arithmetic(mod: PyModule, call: ast.Call) -> bool:
+    """`time.time() - start`, `time.time() > deadline`, `log(time.time())`: a clock read used for timing or
+    logging, whose value does not become prompt text."""
+    parent = mod.parent(call)
+    if isinstance(parent, ast.Compare) or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Sub | ast.Add)
+                                           and not _is_text(parent.left) and not _is_text(parent.right)):
+        return True
+    return isinstance(parent, ast.Expr)
+
+
+def _is_text(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.JoinedStr) or (isinstance(expr, ast.Constant) and isinstance(expr.value, str))
 
 
 def _volatile_source(mod: PyModule, call: ast.Call) -> str | None:
@@ -445,10 +518,10 @@ def volatile_value_in_prompt_prefix(mod: PyModule, project: PyProject) -> Iterat
     found: dict[int, tuple[ast.Call, str, _Sink, bool]] = {}
     for call in mod.calls():
         name = _volatile_source(mod, call)
-        if name is None:
+        if name is None or (name != "random.shuffle" and _clock_arithmetic(mod, call)):
             continue
         scope = _scope_of(mod, call)
-        flow = _Flow({id(call)})
+        flow = _Flow([call])
         if name == "random.shuffle" and call.args:
             flow.tainted.update(_keys(mod, call.args[0]))
         sink = _trace(mod, project, scope, flow, _MAX_HOPS)
@@ -618,7 +691,7 @@ def unordered_tool_registry_in_prefix(mod: PyModule, project: PyProject) -> Iter
         if not _toolish(cite):
             continue  # the order of other collections (ids, names, flags) does not reach tool definitions
         scope = _scope_of(mod, cite)
-        flow = _Flow({id(value)}, sorted_cleans=True)
+        flow = _Flow([value], sorted_cleans=True)
         if isinstance(cite, ast.For | ast.AsyncFor):
             flow.tainted.update(_keys(mod, cite.target))
         sink = _trace(mod, project, scope, flow, _MAX_HOPS)

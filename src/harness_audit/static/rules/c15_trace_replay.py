@@ -2,14 +2,16 @@
 
 Shapes detected:
 - `tool-event-without-call-id`: a tool call / result event recorded as a dict (appended to an event list, emitted,
-  or written as a JSON line) with no call id, so calls and results cannot be joined.
+  or written as a JSON line) with no call id, so calls and results cannot be joined; also
+  `events.emit("tool_result", name=..., output=...)` whose keywords carry no id.
 - `tool-log-without-call-id`: in a project with no tracing integration, tool execution logged by name with no
-  call id anywhere in the executing function.
+  call id anywhere in the executing function, or in a `_trace(...)` helper called for each tool call.
 - `usage-never-recorded`: model responses consumed while no module of the project ever reads token usage.
 - `response-usage-dropped`: a model response used only for its content inside one function (never stored, passed
   on or returned), so its `usage` is dropped at that line.
 - `stream-usage-not-requested`: an OpenAI-style `stream=True` request without
-  `stream_options={"include_usage": True}`, so the stream never carries usage.
+  `stream_options={"include_usage": True}`, so the stream never carries usage (also when no module reads usage
+  and the stream is handed to a consumer, where `usage-never-recorded` cannot see it).
 """
 
 from __future__ import annotations
@@ -197,16 +199,43 @@ def tool_event_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hi
         sink = _event_sink(mod, d)
         if sink is None:
             continue
-        available = _call_id_at_hand(mod, mod.enclosing_function(d))
-        yield Hit(
-            node=d,
-            verdict=Verdict.CONFIRMED,
-            claim=f"the tool event recorded through {sink} has no call id"
-                  + (" although the call's id is at hand in this function" if available else ""),
-            consequence="tool calls and their results in the trace cannot be correlated, so what happened in a "
-                        "failed run (which result answered which call, which retry belonged to which) is lost",
-            direction="put the provider's tool-call id (`tool_call_id` / `call_id`) on every call and result event",
-        )
+        yield _event_hit(mod, d, sink)
+    for call in mod.calls():
+        kind = _kwargs_tool_event(mod, call)
+        if kind is not None:
+            yield _event_hit(mod, call, f"`{mod.call_name(call)}(\"{kind}\", ...)`")
+
+
+_EVENT_KIND = re.compile(r"^(tool|function)_?(call|result|output|start|end|finish|error|invocation|return)s?$", re.I)
+
+
+def _kwargs_tool_event(mod: PyModule, call: ast.Call) -> str | None:
+    """The event kind of `events.emit("tool_result", name=..., output=...)` when none of its keywords is an id."""
+    func = call.func
+    short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if not (short and _EMIT_FUNC.match(short)) or not call.args or not call.keywords:
+        return None
+    first = call.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str) and _EVENT_KIND.match(first.value)):
+        return None
+    if any(kw.arg is None or _ID_WORD.search(kw.arg) for kw in call.keywords):
+        return None  # an id keyword, or `**fields` whose keys cannot be seen
+    if any(isinstance(a, ast.Dict | ast.Name | ast.Starred) for a in call.args[1:]):
+        return None  # a payload argument that may carry the id
+    return first.value
+
+
+def _event_hit(mod: PyModule, node: ast.AST, sink: str) -> Hit:
+    available = _call_id_at_hand(mod, mod.enclosing_function(node))
+    return Hit(
+        node=node,
+        verdict=Verdict.CONFIRMED,
+        claim=f"the tool event recorded through {sink} has no call id"
+              + (" although the call's id is at hand in this function" if available else ""),
+        consequence="tool calls and their results in the trace cannot be correlated, so what happened in a "
+                    "failed run (which result answered which call, which retry belonged to which) is lost",
+        direction="put the provider's tool-call id (`tool_call_id` / `call_id`) on every call and result event",
+    )
 
 
 # ---------------------------------------------------------------- tool logs
@@ -246,6 +275,44 @@ def _logs_a_name(args: list[ast.expr]) -> bool:
     return any(re.search(r"(name|tool|function)", _text(v), re.I) for v in values)
 
 
+_CALL_ID_WORD = re.compile(r"(call_?id|tool_?call_?id|tool_?use_?id|callId|toolCallId)$", re.I)
+
+
+def _mentions_call_id(mod: PyModule, fn: FunctionNode) -> bool:
+    """Whether a logging helper touches a tool call's id (a `session_id` parameter is not one)."""
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Attribute) and (_CALL_ID_WORD.search(node.attr) or node.attr == "id"):
+            return True
+        if isinstance(node, ast.Name | ast.arg) and _CALL_ID_WORD.search(getattr(node, "id", None) or
+                                                                         getattr(node, "arg", "")):
+            return True
+    return False
+
+
+def _tool_loop_caller(mod: PyModule, project: PyProject, fn: FunctionNode) -> str | None:
+    """A call of the logging helper `fn` from inside a loop over tool calls (the helper is that loop's only
+    record of each call), described; None when no caller shows that."""
+    if not re.search(r"(trace|log|record|audit|track)", fn.name, re.I):
+        return None
+    for other, site in idioms.callers_of(project, fn):
+        for loop in other.enclosing_loops(site):
+            if not isinstance(loop, ast.For | ast.AsyncFor):
+                continue
+            base = _strip_iter(loop.iter)
+            dotted = other.dotted(base) or ""
+            if dotted and _CALLS_ITER.search(idioms.last(dotted)):
+                return f"`{fn.name}`, called for each of `{dotted}` ({other.path}:{site.lineno})"
+    return None
+
+
+def _strip_iter(expr: ast.expr) -> ast.expr:
+    if isinstance(expr, ast.BoolOp) and expr.values:
+        expr = expr.values[0]
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "enumerate" and expr.args:
+        return expr.args[0]
+    return expr
+
+
 @rule(CheckId.C15, lang="python", name="tool-log-without-call-id")
 def tool_log_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags tool execution logged by tool name with no call id, in a function that never touches a call id, in a
@@ -261,11 +328,15 @@ def tool_log_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]
         args = [*call.args, *(kw.value for kw in call.keywords)]
         if not _TOOL_WORD.search(" ".join(_text(a) for a in args)) or not _logs_a_name(args):
             continue
+        fn = mod.enclosing_function(call)
+        if fn is None or id(fn) in seen:
+            continue
         where = _in_tool_context(mod, call)
         if where is None:
-            continue
-        fn = mod.enclosing_function(call)
-        if fn is None or id(fn) in seen or _function_mentions_id(mod, fn):
+            where = _tool_loop_caller(mod, project, fn)
+            if where is None or _mentions_call_id(mod, fn):
+                continue
+        elif _function_mentions_id(mod, fn):
             continue
         seen.add(id(fn))
         yield Hit(
@@ -485,8 +556,10 @@ def response_usage_dropped(mod: PyModule, project: PyProject) -> Iterator[Hit]:
 def stream_usage_not_requested(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags OpenAI-style `chat.completions.create(..., stream=True)` without `stream_options={"include_usage":
     True}` in a function that reads `.usage`: the stream never carries usage, so streamed turns go unaccounted."""
-    if not _facts(project).reads_usage or idioms.is_test_module(mod):
-        return  # a project that never reads usage is reported once per request by `usage-never-recorded`
+    if idioms.is_test_module(mod):
+        return
+    never = not _facts(project).reads_usage
+    reported = {id(mc.call) for mc, _, _ in _dropped_responses(mod, project)} if never else set()
     for call in idioms.calls_named(mod, project, ("create", "completion", "acompletion")):
         name = mod.call_name(call)
         if not (name.endswith("chat.completions.create") or name in {"litellm.completion", "litellm.acompletion"}):
@@ -497,7 +570,21 @@ def stream_usage_not_requested(mod: PyModule, project: PyProject) -> Iterator[Hi
         if mod.keyword(call, "stream_options") is not None or mod.has_kwargs_splat(call):
             continue
         fn = mod.enclosing_function(call)
-        if fn is None or not any(isinstance(n, ast.Attribute) and n.attr == "usage" for n in mod.walk(fn)):
+        if fn is None or id(call) in reported:
+            continue  # a response reduced to its content is reported by `usage-never-recorded`
+        if never:
+            yield Hit(
+                node=call,
+                verdict=Verdict.CONFIRMED,
+                claim=f"`{fn.name}` streams a chat completion without `stream_options={{\"include_usage\": True}}` "
+                      "and no module of the project ever reads token usage",
+                consequence="no record says what a run cost or how close it came to the context limit, and cache "
+                            "reads/writes cannot be checked",
+                direction="pass `stream_options={\"include_usage\": True}` and record the usage of the final chunk "
+                          "with each turn's event",
+            )
+            continue
+        if not any(isinstance(n, ast.Attribute) and n.attr == "usage" for n in mod.walk(fn)):
             continue  # whether this stream is meant to be accounted is not shown here
         yield Hit(
             node=call,
