@@ -579,7 +579,7 @@ def _table_entries(mod: PyModule, project: PyProject) -> list[tuple[ast.expr, Fu
             continue
         for spec in node.value.values:
             if isinstance(spec, ast.Dict):
-                out.extend((v, mod.enclosing_function(node)) for k, v in zip(spec.keys, spec.values)
+                out.extend((v, mod.enclosing_function(node)) for k, v in zip(spec.keys, spec.values, strict=True)
                            if isinstance(k, ast.Constant) and k.value in _SPEC_FN_KEYS)
     for fn in mod.functions():
         if not _TABLE_METHOD_NAME.search(fn.name):
@@ -654,6 +654,19 @@ def model_sourced_wide(project: PyProject, mod: PyModule, expr: ast.AST) -> bool
     fn = mod.enclosing_function(expr)
     if fn is None:
         return False
+    if not _WIDE_TAINT or _WIDE_TAINT[0][0] is not project:
+        _WIDE_TAINT[:] = [(project, {})]
+    cache = _WIDE_TAINT[0][1]
+    names = cache.get(id(fn))
+    if names is None:
+        names = cache[id(fn)] = _wide_taint(project, mod, fn)
+    return bool(names) and _carries(mod, expr, names)
+
+
+_WIDE_TAINT: list[tuple[PyProject, dict[int, frozenset[str]]]] = []
+
+
+def _wide_taint(project: PyProject, mod: PyModule, fn: FunctionNode) -> frozenset[str]:
     tainted: set[str] = set()
     params = _params(fn)
     if is_tool_function_wide(mod, fn, project):
@@ -671,7 +684,7 @@ def model_sourced_wide(project: PyProject, mod: PyModule, expr: ast.AST) -> bool
                     tainted.add(positional[i])
             tainted.update(kw.arg for kw in call.keywords if kw.arg in params and _carries(cmod, kw.value, ctaint))
     if not tainted:
-        return False
+        return frozenset()
     flows = _flows(mod, fn)
     for _ in range(4):
         before = len(tainted)
@@ -680,4 +693,4 @@ def model_sourced_wide(project: PyProject, mod: PyModule, expr: ast.AST) -> bool
                 tainted.update(targets)
         if len(tainted) == before:
             break
-    return _carries(mod, expr, tainted)
+    return frozenset(tainted)

@@ -732,3 +732,214 @@ def _submitted_functions(mod: PyModule, project: PyProject, fn: FunctionNode | N
                 if isinstance(arg, ast.Name | ast.Attribute):
                     refs.extend(project.resolve_call(mod, ast.Call(func=arg, args=[], keywords=[])))
     return refs
+
+
+# ---------------------------------------------------------------- calls dropped before dispatch
+def _result_builders(mod: PyModule) -> set[int]:
+    """Ids of the functions that return a tool result they build (`return {"type": "tool_result", ...}`), found
+    from the module's constants (no walk per function)."""
+    out: set[int] = set()
+    for const in mod.nodes(ast.Constant):
+        if not (isinstance(const, ast.Constant) and const.value in _RESULT_KEYS):
+            continue
+        for anc in mod.ancestors(const):
+            if isinstance(anc, ast.Return):
+                fn = mod.enclosing_function(anc)
+                if fn is not None:
+                    out.add(id(fn))
+                break
+            if isinstance(anc, ast.stmt):
+                break
+    return out
+
+
+_NAME_LOOKUP = re.compile(r"\.(has|has_tool|exists|contains|is_registered|supports|get)\(", re.I)
+
+
+def _skip_reason(mod: PyModule, test: ast.expr) -> str | None:
+    """Why a check skips a call: a denial, unknown-tool or validation test, also as one part of an `or`/`and`, or
+    a negated lookup of the call's name (`not registry.has(call.name)`, `name not in tools`)."""
+    parts = test.values if isinstance(test, ast.BoolOp) else []
+    for part in [test, *parts]:
+        reason = _early_exit_reason(mod, part)
+        if reason is not None and reason != "budget/cancellation":
+            return reason
+        inner = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not) else None
+        if inner is not None and _NAME_LOOKUP.search(_text(inner)) and "name" in _text(inner):
+            return "unknown tool"
+    return None
+
+
+def _returns_nothing(stmts: list[ast.stmt]) -> ast.Return | None:
+    ret = _exit_of(stmts)
+    if isinstance(ret, ast.Return) and (ret.value is None or isinstance(ret.value, ast.Constant)
+                                        and ret.value.value is None):
+        return ret
+    return None
+
+
+@rule(CheckId.C1, lang="python", name="skipped-call-returns-no-result")
+def skipped_call_returns_no_result(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a per-call function that builds the call's tool result but returns `None` on an unknown-tool, denial or
+    validation check. The caller has nothing to append for that call (typically it filters the `None`s out), so the
+    call id is left without a result."""
+    builders = _result_builders(mod)
+    for fn in mod.functions():
+        if id(fn) not in builders:
+            continue
+        for node in _in_range(mod, ast.If, fn):
+            if not isinstance(node, ast.If) or mod.enclosing_function(node) is not fn or mod.enclosing_loops(node):
+                continue
+            ret = _returns_nothing(node.body)
+            if ret is None or _raises(mod, node.body) or _block_records(mod, project, node.body):
+                continue
+            reason = _skip_reason(mod, node.test)
+            if reason is None:
+                continue
+            yield Hit(
+                node=node,
+                verdict=Verdict.SUSPECTED,
+                claim=f"`{fn.name}` builds the call's tool result but returns `None` on the {reason} check, so "
+                      "the caller gets no result for that call",
+                consequence="the call id is left unanswered in history; the next request is rejected by the "
+                            "provider (HTTP 400) and the model is never told the tool was unavailable",
+                direction="return an error tool result (\"unknown tool\", \"not allowed\") for that call id instead "
+                          "of `None`",
+                confirm_hint=f"verify that the caller of `{fn.name}` drops the `None` (e.g. filters it out) and "
+                             "records nothing else for that call id",
+            )
+
+
+def _appends_target(mod: PyModule, loop: ast.For | ast.AsyncFor, target: str) -> ast.Call | None:
+    """`runnable.append(call)` in the loop body: the loop filters calls into another list."""
+    for node in mod.walk_body(loop.body):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append"
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == target):
+            return node
+    return None
+
+
+@rule(CheckId.C1, lang="python", name="filtered-call-never-answered")
+def filtered_call_never_answered(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a loop that filters the model's tool calls into a to-run list and `continue`s past a call on an
+    unknown-tool, denial or validation check without recording a result for it. Only the kept calls are run and
+    answered later, so the skipped call id never gets a result."""
+    for loop in mod.loops():
+        shape = _tool_loop(mod, loop)
+        if shape is None or not isinstance(loop, ast.For | ast.AsyncFor):
+            continue
+        target = _loop_target(loop)
+        if target is None or _appends_target(mod, loop, target) is None:
+            continue
+        if any(_is_record(mod, n) for n in mod.walk_body(loop.body)):
+            continue  # answered in the loop: the other C1 rules judge it
+        for node in _in_range(mod, ast.If, loop):
+            if not isinstance(node, ast.If) or not _own_loop(mod, node, loop):
+                continue
+            if not isinstance(_exit_of(node.body), ast.Continue) or _raises(mod, node.body):
+                continue
+            if _block_records(mod, project, node.body) or _passes_call_to_helper(mod, node.body, target):
+                continue
+            reason = _skip_reason(mod, node.test)
+            if reason is None:
+                continue
+            if _answers_after_loop(mod, project, loop) and not _later_loop_over_kept(mod, loop):
+                continue
+            yield Hit(
+                node=node,
+                verdict=Verdict.CONFIRMED if shape[1] else Verdict.SUSPECTED,
+                claim=f"while filtering `{shape[0]}` into the calls to run, the {reason} check `continue`s past "
+                      "the call without recording a result; only the kept calls are answered",
+                consequence="the skipped call id has no result in history: the next request is rejected by the "
+                            "provider (HTTP 400) and the model never learns why the tool did not run",
+                direction="record an error result (\"unknown tool\", \"denied\") for the skipped call before "
+                          "`continue`",
+                confirm_hint="" if shape[1] else f"verify that `{shape[0]}` holds the model's tool calls and that "
+                                                  "nothing answers the skipped ones before the next request",
+            )
+
+
+def _later_loop_over_kept(mod: PyModule, loop: ast.AST) -> bool:
+    """Whether the results recorded after the filter loop come from a loop (i.e. per kept call only)."""
+    parent = mod.parent(loop)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and loop in block:
+            after: list[ast.stmt] = block[block.index(loop) + 1:]  # pyright: ignore[reportUnknownVariableType]
+            return any(isinstance(n, ast.For | ast.AsyncFor) for s in after for n in ast.walk(s))
+    return False
+
+
+# ---------------------------------------------------------------- interruption checkpoints unanswered calls
+_INTERRUPTS = {"KeyboardInterrupt", "CancelledError", "asyncio.CancelledError", "BaseException"}
+_PERSIST = re.compile(r"(^|_)(save|persist|checkpoint|dump|flush|store)\w*$", re.I)
+_RUN_CALLS = re.compile(
+    r"((run|execute|exec|invoke|dispatch|handle|process|call)_?\w*(tool|function)_?(calls?|uses?)?|"
+    r"(run|execute|dispatch|handle|process)_?\w*calls)$", re.I)
+
+
+_TOOL_RESULT_WORD = re.compile(r"(tool_?results?|cancel|dangling|unanswered|orphan|pending_?calls|repair)", re.I)
+
+
+def _answers_with_results(mod: PyModule, project: PyProject, stmts: list[ast.stmt]) -> bool:
+    """Whether a handler (or a helper it calls, one hop) records tool results: a result key, a `"tool"` role, or a
+    helper named for results / cancellation / dangling calls."""
+    refs: list[FuncRef] = []
+    for node in mod.walk_body(stmts):
+        if isinstance(node, ast.Constant) and (node.value in _RESULT_KEYS or node.value == "tool"):
+            return True
+        if isinstance(node, ast.Call):
+            if _TOOL_RESULT_WORD.search(mod.call_name(node) or ""):
+                return True
+            refs.extend(project.resolve_call(mod, node))
+    return any(isinstance(n, ast.Constant) and (n.value in _RESULT_KEYS or n.value == "tool")
+               for r in refs for n in r.module.walk(r.node))
+
+
+def _persists(mod: PyModule, stmts: list[ast.stmt]) -> ast.Call | None:
+    for node in mod.walk_body(stmts):
+        if isinstance(node, ast.Call) and _PERSIST.search(idioms.last(mod.call_name(node) or "")):
+            return node
+    return None
+
+
+@rule(CheckId.C1, lang="python", name="interrupt-saves-unanswered-calls")
+def interrupt_saves_unanswered_calls(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags an `except KeyboardInterrupt` / `CancelledError` around a turn loop that appends the assistant message
+    and then runs its tool calls, when the handler saves the history without recording a result (a synthetic
+    "cancelled") for the calls that had not finished. The saved session ends with unanswered calls and resuming it
+    is rejected by the provider."""
+    for tr in mod.trys():
+        if not any(mod.handler_names(h) & _INTERRUPTS for h in tr.handlers):
+            continue
+        body = list(mod.walk_body(tr.body))
+        runs = [n for n in body if isinstance(n, ast.Call)
+                and _RUN_CALLS.search(idioms.last(mod.call_name(n) or ""))]
+        if not runs:
+            continue
+        appends = [n for n in body if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                   and n.func.attr in {"append", "extend"} and idioms.is_message_list(mod, n.func.value)
+                   and n.lineno < runs[0].lineno]
+        if not appends:
+            continue
+        for handler in tr.handlers:
+            names = mod.handler_names(handler)
+            if not names & _INTERRUPTS:
+                continue
+            save = _persists(mod, handler.body)
+            if save is None or _answers_with_results(mod, project, handler.body):
+                continue
+            caught = ", ".join(sorted(names))
+            yield Hit(
+                node=handler,
+                verdict=Verdict.SUSPECTED,
+                claim=f"the handler for {caught} saves the history (`{mod.call_name(save)}`) while the assistant "
+                      f"message's tool calls run in `{mod.call_name(runs[0])}` may have no results yet; no "
+                      "synthetic 'cancelled' result is recorded",
+                consequence="the checkpoint ends with unanswered tool calls; the resumed session sends them and "
+                            "the provider rejects the request (HTTP 400)",
+                direction="before saving, append a 'cancelled' tool result for every call of the last assistant "
+                          "message that has none (or drop that message)",
+                confirm_hint=f"verify that `{mod.call_name(save)}` persists the message list that is later resumed "
+                             "and that nothing on load answers the dangling calls",
+            )

@@ -496,3 +496,127 @@ def _origin_text(mod: PyModule, fn: FunctionNode | None, source: ast.expr) -> st
                     and _is_name(node.optional_vars, root.id):
                 parts.append(_text(node.context_expr))
     return " ".join(parts)
+
+
+# ---------------------------------------------------------------- side effects whose completion is saved too late
+_SIDE_EFFECT = re.compile(r"^(send\w*|deliver\w*|post|publish\w*|charge\w*|pay\w*|transfer\w*|notify\w*|email\w*"
+                          r"|sms\w*|page\w*|refund\w*|submit\w*|dispatch\w*|enqueue\w*|create_\w+|delete_\w+)$", re.I)
+"""Last names of calls that act on the outside world (repeating them repeats the effect)."""
+_DONE_KEY = re.compile(r"^(status|state|done|sent|delivered|processed|completed|finished|handled|acked)$", re.I)
+_DONE_VALUE = re.compile(r"^(sent|done|delivered|processed|completed|complete|finished|handled|acked|ok)$", re.I)
+_PERSIST = re.compile(r"(^|_)(save|persist|checkpoint|flush_state|write_state|commit|dump|store)\w*$", re.I)
+
+
+def _marks_done(node: ast.AST, target: str) -> bool:
+    """`item["status"] = "sent"` / `item.done = True` on the loop variable."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return False
+    tgt, value = node.targets[0], node.value
+    if isinstance(tgt, ast.Subscript) and isinstance(tgt.value, ast.Name) and tgt.value.id == target:
+        key = tgt.slice.value if isinstance(tgt.slice, ast.Constant) else None
+    elif isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == target:
+        key = tgt.attr
+    else:
+        return False
+    if not (isinstance(key, str) and _DONE_KEY.match(key)):
+        return False
+    if isinstance(value, ast.Constant) and value.value is True:
+        return True
+    return isinstance(value, ast.Constant) and isinstance(value.value, str) and bool(_DONE_VALUE.match(value.value))
+
+
+def _persist_calls(mod: PyModule, stmts: list[ast.stmt]) -> list[ast.Call]:
+    return [n for n in mod.walk_body(stmts) if isinstance(n, ast.Call)
+            and _PERSIST.search(idioms.last(mod.call_name(n) or ""))]
+
+
+@rule(CheckId.C3, lang="python", name="progress-saved-after-batch")
+def progress_saved_after_batch(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a loop that performs an outside side effect per item (send, deliver, charge) and marks the item done
+    only in memory, while the state is saved once after the loop. A crash mid-loop loses every "done" mark, and the
+    next run repeats the side effects that already happened."""
+    seen: set[int] = set()
+    for assign in mod.nodes(ast.Assign):
+        loops = mod.enclosing_loops(assign)
+        if not loops or id(loops[0]) in seen:
+            continue
+        loop = loops[0]
+        if not isinstance(loop, ast.For | ast.AsyncFor) or not isinstance(loop.target, ast.Name):
+            continue
+        target = loop.target.id
+        if not _marks_done(assign, target):
+            continue
+        seen.add(id(loop))
+        body = list(mod.walk_body(loop.body))
+        marks = [n for n in body if _marks_done(n, target)]
+        if not marks:
+            continue
+        effects = [n for n in body if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                   and _SIDE_EFFECT.match(n.func.attr) and n.lineno <= marks[0].lineno]
+        if not effects or _persist_calls(mod, loop.body):
+            continue
+        parent = mod.parent(loop)
+        after: list[ast.stmt] = []
+        for field in ("body", "orelse"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and loop in block:
+                after = block[block.index(loop) + 1:]  # pyright: ignore[reportUnknownVariableType]
+        saves = _persist_calls(mod, after)
+        if not saves:
+            continue
+        effect = mod.call_name(effects[0]) or "the side effect"
+        yield Hit(
+            node=loop,
+            verdict=Verdict.SUSPECTED,
+            claim=f"each `{target}` is marked done only in memory after `{effect}(...)`; the state is saved once "
+                  f"after the loop (`{mod.call_name(saves[0])}`, line {saves[0].lineno})",
+            consequence="a crash part-way through the loop loses the marks of items already handled, and the next "
+                        "run repeats their side effects (duplicate e-mails, charges, pages)",
+            direction="save the state right after each item is marked done (or record an intent before the side "
+                      "effect and make it idempotent by item id)",
+            confirm_hint=f"verify that `{effect}` has an external effect that must not repeat and that the saved "
+                         "state is what the next run reads to decide what is still pending",
+        )
+
+
+# ---------------------------------------------------------------- resume re-runs calls without a result
+_RESUME_FN = re.compile(r"(resume|restore|recover|replay|reload|rehydrate)", re.I)
+_RUN_CALLS = re.compile(r"(run|execute|exec|invoke|dispatch|perform)_?\w*(calls?|tools?|actions?|steps?)$", re.I)
+_PENDING_WORD = re.compile(r"(tool_?calls|pending|unanswered|outstanding|incomplete|unfinished)", re.I)
+
+
+@rule(CheckId.C3, lang="python", name="resume-reruns-unrecorded-calls")
+def resume_reruns_unrecorded_calls(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a resume / recovery function that re-executes the tool calls found without a recorded result. The
+    result is written only after a call runs, so a call that completed its side effect just before the crash is
+    run again on resume."""
+    for fn in mod.functions():
+        if not _RESUME_FN.search(fn.name):
+            continue
+        pending: set[str] = set()
+        for node in mod.walk(fn):
+            if isinstance(node, ast.Assign) and _PENDING_WORD.search(_text(node)):
+                pending |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if not pending:
+            continue
+        for node in mod.walk(fn):
+            if not isinstance(node, ast.Call) or mod.enclosing_function(node) is not fn:
+                continue
+            name = mod.call_name(node) or ""
+            if not _RUN_CALLS.search(idioms.last(name)):
+                continue
+            arg = next((a.id for a in node.args if isinstance(a, ast.Name) and a.id in pending), None)
+            if arg is None:
+                continue
+            yield Hit(
+                node=node,
+                verdict=Verdict.SUSPECTED,
+                claim=f"`{fn.name}` re-runs `{arg}` (calls with no recorded result) through `{name}`; a call's "
+                      "completion is recorded only after it runs",
+                consequence="a call whose side effect completed just before the crash is executed a second time "
+                            "on resume",
+                direction="record an intent (call id) before executing and, on resume, report unresolved calls to "
+                          "the model (or check idempotency keys) instead of re-running them blindly",
+                confirm_hint=f"verify that the calls in `{arg}` can have side effects and that nothing before "
+                             f"`{name}` checks whether they already ran",
+            )

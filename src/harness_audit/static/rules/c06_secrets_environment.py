@@ -6,6 +6,7 @@ Shapes detected:
   (`os.environ`, `os.environ.copy()`, `dict(os.environ)`, `{**os.environ, ...}`); `os.system` / `os.popen`
   always inherit. Suspected when the command is a shell string or a `command` parameter not traced to the model.
 - `spawn-env-from-full-copy`: `env=` is built by a helper that copies the whole `os.environ` on some path.
+- `predictable-temp-script`: a tool path writes a file to a fixed `/tmp/...` name and hands it to a spawned command.
 """
 
 from __future__ import annotations
@@ -337,3 +338,81 @@ def spawn_env_from_full_copy(mod: PyModule, project: PyProject) -> Iterator[Hit]
             confirm_hint="verify which branch of the helper runs by default and whether the spawned command can "
                          "come from the model",
         )
+
+
+_TMP_PREFIX = ("/tmp/", "/var/tmp/", "/dev/shm/")
+_RANDOM_PART = re.compile(r"uuid|token_|random|mkstemp|mkdtemp|NamedTemporary|getpid|time\(|monotonic|secrets\.")
+
+
+def _predictable_tmp(mod: PyModule, expr: ast.AST) -> bool:
+    """A fixed path under a shared temp directory: `"/tmp/run.py"`, `f"/tmp/{name}.py"` with no random part,
+    `os.path.join(tempfile.gettempdir(), "run.py")`."""
+    text = _src(mod, expr)
+    if _RANDOM_PART.search(text):
+        return False
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return any(expr.value.startswith(p) and len(expr.value) > len(p) for p in _TMP_PREFIX)
+    if isinstance(expr, ast.JoinedStr) and expr.values:
+        head = expr.values[0]
+        return isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith(_TMP_PREFIX)
+    if isinstance(expr, ast.Call) and mod.call_name(expr) in {"os.path.join", "pathlib.Path", "Path"} and expr.args:
+        base = expr.args[0]
+        tmp_base = (isinstance(base, ast.Constant) and base.value in {"/tmp", "/var/tmp", "/tmp/"}) or \
+            (isinstance(base, ast.Call) and mod.call_name(base) == "tempfile.gettempdir")
+        return tmp_base and len(expr.args) > 1 and all(isinstance(a, ast.Constant | ast.JoinedStr) for a in expr.args[1:])
+    return False
+
+
+def _written_paths(mod: PyModule, fn: FunctionNode) -> list[ast.AST]:
+    """Path expressions `fn` writes to (`open(p, "w")`, `Path(p).write_text`, `shutil.copy(..., p)`)."""
+    out: list[ast.AST] = []
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Call) and idioms.is_file_write(mod, node):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in {"write_text", "write_bytes"}:
+                out.append(func.value.args[0] if isinstance(func.value, ast.Call) and func.value.args else func.value)
+            elif node.args:
+                out.append(node.args[-1] if mod.call_name(node).startswith("shutil.") else node.args[0])
+    return out
+
+
+def _tmp_origin(mod: PyModule, fn: FunctionNode, expr: ast.AST) -> ast.AST | None:
+    """The predictable temp-path expression `expr` is (or is bound to), if any."""
+    if _predictable_tmp(mod, expr):
+        return expr
+    if isinstance(expr, ast.Name):
+        values = list(idioms.assigned_values(mod, fn).get(expr.id, []))
+        values.extend(stmt.value for stmt in mod.tree.body if isinstance(stmt, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == expr.id for t in stmt.targets))
+        for value in values:
+            if _predictable_tmp(mod, value):
+                return value
+    return None
+
+
+@rule(CheckId.C6, lang="python", name="predictable-temp-script")
+def predictable_temp_script(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a tool path that writes a file to a fixed name under a shared temp directory (`/tmp/run.py`) and then
+    hands that path to a spawned command. Anything that ran before, including an earlier model command, can
+    pre-create or symlink the path, so the harness runs or overwrites content it does not control."""
+    for call in _spawns(mod):
+        fn = mod.enclosing_function(call)
+        if fn is None or not _reached_from_tools(mod, project, fn):
+            continue
+        name = mod.call_name(call)
+        written = {_src(mod, w) for w in _written_paths(mod, fn)}
+        for part in _command_parts(mod, call, name):
+            candidates = [part, *[n for n in ast.walk(part) if isinstance(n, ast.Name | ast.Constant | ast.JoinedStr)]]
+            hit = next(((c, origin) for c in candidates if (origin := _tmp_origin(mod, fn, c)) is not None
+                        and (_src(mod, c) in written or _src(mod, origin) in written)), None)
+            if hit is None:
+                continue
+            shown = _src(mod, hit[1])
+            yield Hit(
+                node=call,
+                claim=f"the command runs a file written to the predictable temp path `{shown}`",
+                consequence="an earlier command (the model's included) or another local user can pre-create or "
+                            "symlink that path, so the harness executes or overwrites content it does not control",
+                direction="create the file with `tempfile.mkstemp()` / `tempfile.TemporaryDirectory()` for each call",
+            )
+            break

@@ -318,3 +318,161 @@ def untyped_tool_exception(mod: PyModule, project: PyProject) -> Iterator[Hit]:
                               "classification",
                 )
                 break
+
+
+@rule(CheckId.C7, lang="python", name="tool-returns-error-string")
+def tool_returns_error_string(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a tool function that catches an exception and returns text built from it (`f"Error: {e}"`) as its
+    result, in a project with no error codes. The loop receives a successful-looking string, so it can neither
+    mark the result as an error nor tell a retryable failure from a permanent one."""
+    if _has_taxonomy(project):
+        return
+    for tr in mod.trys():
+        fn = mod.enclosing_function(tr)
+        if fn is None or not idioms.is_tool_function_wide(mod, fn, project):
+            continue
+        if _tool_invocation(mod, project, tr.body, _registry_bound(mod, fn), 0) is not None:
+            continue  # a dispatcher: reported by tool-error-flattened-to-string
+        for handler in tr.handlers:
+            if handler.name is None or _reraises(mod, handler):
+                continue
+            returns = [o for o in _string_outlets(mod, handler, handler.name)
+                       if isinstance(o, ast.Return) and mod.enclosing_function(o) is fn]
+            if not returns:
+                continue
+            yield Hit(
+                node=returns[0],
+                claim=f"the tool `{fn.name}` returns its failure as text built from `{handler.name}`, with no "
+                      "error code",
+                consequence="the loop records the failure as an ordinary result; nobody can tell whether a retry "
+                            "makes sense",
+                direction="raise (or return) a tool error carrying a code from a small enum with a `retryable` "
+                          "flag, and let the dispatcher mark the result as an error",
+            )
+            break
+
+
+def _http_function(mod: PyModule, fn: FunctionNode) -> ast.Call | None:
+    return next((n for n in mod.walk(fn) if isinstance(n, ast.Call) and idioms.is_http_call(mod, n)), None)
+
+
+@rule(CheckId.C7, lang="python", name="untyped-client-exception")
+def untyped_client_exception(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a function that makes an HTTP call and reports its failure by raising a bare `Exception` (or a
+    `RuntimeError` with runtime details), in a project with no error codes. The status that says whether the
+    failure is retryable (429, 5xx) or permanent (4xx) is folded into a message nobody can branch on."""
+    if _has_taxonomy(project):
+        return
+    for fn in mod.functions():
+        if idioms.is_tool_function_wide(mod, fn, project) or idioms.TOOL_DISPATCH_NAME.search(fn.name):
+            continue  # reported by untyped-tool-exception
+        http = None
+        for node in mod.walk(fn):
+            if not (isinstance(node, ast.Raise) and _untyped_failure(mod, node)):
+                continue
+            http = http or _http_function(mod, fn)
+            if http is None:
+                break
+            assert isinstance(node.exc, ast.Call)
+            yield Hit(
+                node=node,
+                claim=f"`{fn.name}` turns a failure of `{mod.call_name(http)}` into a bare "
+                      f"`{mod.call_name(node.exc)}`",
+                consequence="callers see only a message, so a rate limit is treated like a bad request and either "
+                            "everything is retried or nothing is",
+                direction="raise a typed error carrying the status mapped to a small code enum with a `retryable` "
+                          "classification",
+            )
+            break
+
+
+def _caught_above(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 2) -> bool:
+    """Whether some caller (up to `depth` calls up) runs `fn` inside a `try` that handles broad or provider errors."""
+    if depth == 0:
+        return False
+    for cmod, call in idioms.callers_of(project, fn)[:20]:
+        for tr, part in cmod.enclosing_trys(call):
+            if part == "body" and any(_caught(cmod, h) & (_BROAD | _PROVIDER_ERRORS) or
+                                      any(n.endswith(("Error", "Exception")) for n in _caught(cmod, h))
+                                      for h in tr.handlers):
+                return True
+        cfn = cmod.enclosing_function(call)
+        if cfn is not None and _caught_above(project, cmod, cfn, depth - 1):
+            return True
+    return False
+
+
+@rule(CheckId.C7, lang="python", name="provider-error-unmapped")
+def provider_error_unmapped(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags a model call that no `try` encloses, neither in its function nor in its callers (two calls up), in an
+    agent project with no error codes. The provider's raw exception (rate limit, timeout, bad request) escapes the
+    agent's entry point unclassified, so the caller cannot decide whether to retry."""
+    if _has_taxonomy(project) or idioms.is_test_module(mod):
+        return
+    reported: set[FunctionNode] = set()
+    for call in mod.calls():
+        if not idioms.is_model_call(mod, call):
+            continue
+        fn = mod.enclosing_function(call)
+        if fn is None or fn in reported or mod.enclosing_trys(call) or idioms.retry_decorator(mod, fn) is not None:
+            continue
+        if _caught_above(project, mod, fn):
+            continue
+        reported.add(fn)
+        yield Hit(
+            node=call,
+            claim=f"errors of the model call `{mod.call_name(call)}` in `{fn.name}` propagate as raw provider "
+                  "exceptions; nothing maps them to a code",
+            consequence="a rate limit, an outage and a malformed request reach the caller as different library "
+                        "exception types it has no contract for, so it retries all of them or none",
+            direction="catch provider errors at the client boundary and map them to an error-code enum "
+                      "(rate_limited, unavailable, bad_request, auth) with a retryable classification",
+        )
+
+
+_NARROW_DISPATCH: list[tuple[PyProject, bool]] = []
+
+
+def _dispatch_catches_narrowly(project: PyProject) -> bool:
+    """Whether the project has a `try` around a tool invocation and none of those handles broad exceptions, so
+    an exception a tool leaves unmapped escapes the taxonomy (cached per project)."""
+    if _NARROW_DISPATCH and _NARROW_DISPATCH[0][0] is project:
+        return _NARROW_DISPATCH[0][1]
+    seen, broad = False, False
+    for mod in project.modules.values():
+        if idioms.is_test_module(mod):
+            continue
+        for tr in mod.trys():
+            fn = mod.enclosing_function(tr)
+            if fn is None or not tr.handlers or \
+                    _tool_invocation(mod, project, tr.body, _registry_bound(mod, fn), 0) is None:
+                continue
+            seen = True
+            broad = broad or any(_caught(mod, h) & _BROAD for h in tr.handlers)
+    _NARROW_DISPATCH[:] = [(project, seen and not broad)]
+    return seen and not broad
+
+
+@rule(CheckId.C7, lang="python", name="tool-error-bypasses-taxonomy")
+def tool_error_bypasses_taxonomy(mod: PyModule, project: PyProject) -> Iterator[Hit]:
+    """Flags, in a project that has error codes, a tool function whose HTTP call runs outside any `try` while
+    the tool dispatcher catches only the project's typed errors. The raw transport or status exception skips the
+    code mapping and reaches the loop unclassified."""
+    if not _has_taxonomy(project) or idioms.is_test_module(mod):
+        return
+    for fn in mod.functions():
+        if not idioms.is_tool_function_wide(mod, fn, project):
+            continue
+        http = next((n for n in mod.walk(fn) if isinstance(n, ast.Call) and idioms.is_http_call(mod, n)
+                     and not mod.enclosing_trys(n)), None)
+        if http is None or not _dispatch_catches_narrowly(project):
+            continue
+        yield Hit(
+            node=http,
+            claim=f"the tool `{fn.name}` calls `{mod.call_name(http)}` outside any `try`, and the dispatcher "
+                  "catches only typed tool errors",
+            consequence="a transport failure or an HTTP error status escapes as a raw library exception, skipping "
+                        "the error codes the rest of the tools use",
+            direction="wrap the call and map transport errors and statuses to the project's tool error codes "
+                      "(timeout, unavailable, rate_limited, not_found)",
+        )

@@ -565,6 +565,7 @@ def _set_names(mod: PyModule) -> set[str]:
             ann = node.annotation.value if isinstance(node.annotation, ast.Subscript) else node.annotation
             last = ann.attr if isinstance(ann, ast.Attribute) else ann.id if isinstance(ann, ast.Name) else ""
             setish = setish or last in _SET_TYPES
+        if setish:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out.update(k for t in targets for k in _keys(mod, t))
     return out
