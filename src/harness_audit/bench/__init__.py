@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -245,19 +246,23 @@ def run_semgrep(corpus: Path, key: AnswerKey, config: Path, exe: str) -> EngineR
     """Run the semgrep baseline on every project and map its results to check ids."""
     run = EngineRun(name="semgrep baseline")
     for project in key.projects:
-        root = (corpus / project).resolve()
-        t = time.perf_counter()
-        proc = subprocess.run(
-            [exe, "scan", "--config", str(config), "--json", "--metrics", "off", "--quiet", "--disable-version-check",
-             str(root)],
-            capture_output=True, text=True, timeout=600, check=False, env=_semgrep_env(),
-        )
-        run.seconds += time.perf_counter() - t
-        try:
-            data = json.loads(proc.stdout)
-        except ValueError:
-            raise UsageError(f"semgrep produced no JSON for {project!r}: {proc.stderr.strip()[:300]}") from None
-        run.hits.extend(semgrep_hits(project, data, root))
+        # semgrep's default ignores skip anything under a `tests/` directory (where corpora usually live),
+        # so it scans a copy of the project in a neutral place
+        with tempfile.TemporaryDirectory(prefix="ha-bench-") as tmp:
+            root = Path(tmp) / project
+            shutil.copytree(corpus / project, root)
+            t = time.perf_counter()
+            proc = subprocess.run(
+                [exe, "scan", "--config", str(config.resolve()), "--json", "--metrics", "off", "--quiet",
+                 "--disable-version-check", str(root)],
+                capture_output=True, text=True, timeout=600, check=False, env=_semgrep_env(),
+            )
+            run.seconds += time.perf_counter() - t
+            try:
+                data = json.loads(proc.stdout)
+            except ValueError:
+                raise UsageError(f"semgrep produced no JSON for {project!r}: {proc.stderr.strip()[:300]}") from None
+            run.hits.extend(semgrep_hits(project, data, root.resolve()))
     return run
 
 

@@ -118,15 +118,29 @@ def _caller_handles(project: PyProject, mod: PyModule, fn: FunctionNode, depth: 
 
 
 def _drives_tool_calls(mod: PyModule, fn: FunctionNode | None) -> bool:
-    """Whether `fn` is where tool calls are read: module level, a loop over tool calls, or a model call."""
+    """Whether `fn` is the turn itself: module level, a model call, or a loop over tool calls that runs them or
+    appends to the history (an exception there ends the turn, whoever catches it above)."""
     if fn is None:
         return True
     for node in mod.walk(fn):
         if isinstance(node, ast.For | ast.AsyncFor) and re.search(r"tool_calls|tool_use", _src(mod, node.iter)):
-            return True
+            if any(isinstance(n, ast.Call) and _runs_or_records(mod, n) for n in mod.walk_body(node.body)):
+                return True
         if isinstance(node, ast.Call) and idioms.is_model_call(mod, node):
             return True
     return False
+
+
+def _runs_or_records(mod: PyModule, call: ast.Call) -> bool:
+    """A call that executes a tool (`registry[name](...)`, `fn(**args)`, `execute_tool(...)`) or appends to the
+    message history."""
+    func = call.func
+    if isinstance(func, ast.Subscript) or mod.has_kwargs_splat(call):
+        return True
+    if isinstance(func, ast.Attribute) and func.attr in {"append", "extend"}:
+        return idioms.is_message_list(mod, func.value)
+    name = mod.call_name(call)
+    return bool(name) and bool(idioms.TOOL_DISPATCH_NAME.search(idioms.last(name)))
 
 
 @rule(CheckId.C4, lang="python", name="unguarded-arguments-decode")

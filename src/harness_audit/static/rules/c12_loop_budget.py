@@ -128,6 +128,10 @@ def _index(project: PyProject) -> type[_Index]:
                     paths[id(fn)] = (ref,)
                     direct_fns.append(ref)
     frontier = dict(paths)
+    defined: dict[str, int] = {}
+    for mod in project.modules.values():
+        for fn in mod.functions():
+            defined[fn.name] = defined.get(fn.name, 0) + 1
     for _ in range(_MAX_DEPTH):
         names = {path[0].node.name for path in frontier.values()}
         nxt: dict[int, tuple[FuncRef, ...]] = {}
@@ -135,7 +139,7 @@ def _index(project: PyProject) -> type[_Index]:
             for call in mod.calls():
                 if _last_name(call) not in names:
                     continue
-                for target in project.resolve_call(mod, call):
+                for target in project.resolve_call(mod, call) or _unique_method(call, frontier, defined):
                     path = frontier.get(id(target.node))
                     if path is None:
                         continue
@@ -148,6 +152,18 @@ def _index(project: PyProject) -> type[_Index]:
         frontier = nxt
     _Index.project, _Index.drivers, _Index.direct_fns = project, drivers, direct_fns
     return _Index
+
+
+def _unique_method(call: ast.Call, frontier: dict[int, tuple[FuncRef, ...]],
+                   defined: dict[str, int]) -> list[FuncRef]:
+    """`self.client.stream_chat(...)` on an attribute whose type the resolver cannot see: the method the project
+    defines exactly once under that name (a generic name like `run` or `create` is never guessed)."""
+    if not isinstance(call.func, ast.Attribute) or not isinstance(call.func.value, ast.Attribute):
+        return []
+    name = call.func.attr
+    if defined.get(name) != 1 or name.startswith("__") or name in _MODEL_LAST or "_" not in name.strip("_"):
+        return []
+    return [path[0] for path in frontier.values() if path[0].node.name == name][:1]
 
 
 def _walk_loop_body(mod: PyModule, stmts: list[ast.stmt]) -> Iterator[ast.AST]:

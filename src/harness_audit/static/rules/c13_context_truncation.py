@@ -127,10 +127,30 @@ def _pair_checks(mod: PyModule, project: PyProject, stmts: list[ast.stmt], names
         name = mod.call_name(node) or ""
         if _PAIR_NAME.search(idioms.last(name)) or (name == "isinstance" and _mentions_pairing(mod, node)):
             return True
+        if _MEASURE.search(idioms.last(name)):
+            continue  # a size measure reads `tool_calls` to count them; it does not move the cut
         for ref in project.resolve_call(mod, node):
-            if any(isinstance(n, ast.Compare | ast.If | ast.While | ast.comprehension) and _mentions_pairing(
-                    ref.module, n) for n in ref.module.walk(ref.node)):
+            if any(_acts_on_pair(ref.module, n) for n in ref.module.walk(ref.node)):
                 return True
+    return False
+
+
+def _acts_on_pair(mod: PyModule, node: ast.AST) -> bool:
+    """A pairing test that changes what is kept: a `while` over tool results, a filtering comprehension, or an
+    `if` that moves the cut (`cut += 1`), skips, drops or leaves; not one that only reads `tool_calls` to count.
+    """
+    if isinstance(node, ast.While | ast.comprehension):
+        test: ast.AST = node.test if isinstance(node, ast.While) else ast.Tuple(elts=list(node.ifs), ctx=ast.Load())
+        return _mentions_pairing(mod, test)
+    if not isinstance(node, ast.If) or not _mentions_pairing(mod, node.test):
+        return False
+    for sub in mod.walk_body(node.body):
+        if isinstance(sub, ast.Continue | ast.Break | ast.Return | ast.Delete | ast.Raise):
+            return True
+        if isinstance(sub, ast.AugAssign) and isinstance(sub.value, ast.Constant):
+            return True  # `start += 1`: the cut index advances past the tool result
+        if isinstance(sub, ast.Call) and _last_name(sub) in {"pop", "popleft", "remove", "insert"}:
+            return True
     return False
 
 
@@ -186,7 +206,7 @@ def _cut_names(mod: PyModule, node: ast.AST) -> set[str]:
         names.add(mod.dotted(base) or "")
     stmt = _statement(mod, node)
     if isinstance(stmt, ast.Assign | ast.AnnAssign):
-        for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+        for target in _targets_of(mod, stmt, node):
             names.add(mod.dotted(target) or "")
     names.discard("")
     return names
@@ -229,8 +249,7 @@ def _reaches_model(mod: PyModule, sub: ast.Subscript) -> bool:
             break
     if not isinstance(stmt, ast.Assign | ast.AnnAssign):
         return False
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    keys = {mod.dotted(t) or "" for t in targets} - {""}
+    keys = {mod.dotted(t) or "" for t in _targets_of(mod, stmt, sub)} - {""}
     if any(k.startswith("self.") for k in keys):
         return True
     for later in _rest_of_function(mod, stmt)[1:]:
@@ -282,9 +301,40 @@ def _kept_as_history(mod: PyModule, node: ast.AST) -> bool:
         if isinstance(anc, ast.keyword):
             return anc.arg in _KEEP_KWARGS
         if isinstance(anc, ast.Assign | ast.AnnAssign):
-            targets = anc.targets if isinstance(anc, ast.Assign) else [anc.target]
-            return any(_is_history(mod, t) or _is_keep_name(t) for t in targets)
+            targets = _targets_of(mod, anc, node)
+            if any(_is_history(mod, t) or _is_keep_name(t) for t in targets):
+                return True
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            return bool(names) and _returned_as_list(mod, anc, names)
         return isinstance(anc, ast.Return)
+    return False
+
+
+def _targets_of(mod: PyModule, stmt: ast.Assign | ast.AnnAssign, node: ast.AST) -> list[ast.expr]:
+    """The targets that receive `node`: in `head, tail = xs[:-k], xs[-k:]` the slice `xs[-k:]` goes to `tail`."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    out: list[ast.expr] = []
+    for target in targets:
+        if isinstance(target, ast.Tuple | ast.List) and isinstance(stmt.value, ast.Tuple | ast.List) and \
+                len(target.elts) == len(stmt.value.elts):
+            for elt, val in zip(target.elts, stmt.value.elts, strict=True):
+                if any(sub is node for sub in ast.walk(val)):
+                    out.append(elt)
+        else:
+            out.append(target)
+    return out
+
+
+def _returned_as_list(mod: PyModule, stmt: ast.stmt, names: set[str]) -> bool:
+    """Whether a later `return` of the function hands one of `names` back as (part of) the message list:
+    `return [summary] + tail`, `return [first, *tail]`; not `return len(tail)`."""
+    for later in _rest_of_function(mod, stmt)[1:]:
+        for ret in mod.walk_body([later]):
+            if not isinstance(ret, ast.Return) or ret.value is None:
+                continue
+            for sub in ast.walk(ret.value):
+                if isinstance(sub, ast.Name) and sub.id in names and not _wrapped_in_call(mod, sub, ret):
+                    return True
     return False
 
 
@@ -312,7 +362,7 @@ def _cut_sites(mod: PyModule) -> Iterator[tuple[ast.AST, str]]:
             continue  # `x = queue.popleft()` consumes a queue; a trim throws the message away
         head_pop = func.attr == "pop" and len(call.args) == 1 and isinstance(call.args[0], ast.Constant) \
             and call.args[0].value in (0, 1)
-        if (head_pop or (func.attr == "popleft" and not call.args)) and _is_history(mod, func.value) \
+        if (head_pop or (func.attr == "popleft" and not call.args)) and _is_history_copy(mod, func.value, call) \
                 and _size_guarded(mod, call):
             yield call, mod.segment(call)
     for stmt in mod.nodes(ast.Delete):
@@ -325,6 +375,28 @@ def _cut_sites(mod: PyModule) -> Iterator[tuple[ast.AST, str]]:
             head_item = isinstance(sl, ast.Constant) and sl.value in (0, 1) and _size_guarded(mod, stmt)
             if head_slice or head_item:
                 yield stmt, f"del {mod.segment(target)}"
+
+
+def _is_history_copy(mod: PyModule, expr: ast.AST, at: ast.AST) -> bool:
+    """A history list, or a local copy of one: `body = list(messages[1:])`, `msgs = history.copy()`."""
+    if _is_history(mod, expr):
+        return True
+    fn = mod.enclosing_function(at)
+    if fn is None or not isinstance(expr, ast.Name):
+        return False
+    for node in mod.walk(fn):
+        if not isinstance(node, ast.Assign) or not any(isinstance(t, ast.Name) and t.id == expr.id
+                                                       for t in node.targets):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and _last_name(value) in {"list", "copy"}:
+            value = value.args[0] if value.args else value.func.value if isinstance(value.func, ast.Attribute) \
+                else value
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+            value = value.value
+        if _is_history(mod, value):
+            return True
+    return False
 
 
 _SIZE_NAME = re.compile(r"(token|limit|max|size|length|budget|window|capacity|context)", re.I)
