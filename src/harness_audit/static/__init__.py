@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from harness_audit.findings import Candidate, CheckId, LandmarkCandidate, evidence_is_thin, normalise_lines
+from harness_audit.findings import Candidate, CheckId, LandmarkCandidate
 from harness_audit.static.lang.python import PyModule, PyProject
 from harness_audit.static.recon import find_landmarks
 from harness_audit.static.registry import Hit, Rule, rules_for
@@ -97,17 +97,6 @@ def recon(parsed: ParsedProject) -> list[LandmarkCandidate]:
     return out
 
 
-def _excerpt(mod: PyModule, line: int, end: int | None) -> str:
-    """The cited line, extended by following lines of the same node until it carries real code."""
-    last = min(end or line, line + 2, len(mod.lines))
-    chosen = [mod.line(line)]
-    n = line
-    while evidence_is_thin(normalise_lines("\n".join(chosen))) and n < last:
-        n += 1
-        chosen.append(mod.line(n))
-    return "\n".join(s.strip() for s in chosen if s.strip())
-
-
 def hit_to_candidate(rule: Rule, mod: PyModule, hit: Hit) -> Candidate:
     """Turn a rule's `Hit` into a gate-ready `Candidate` quoting the cited source."""
     where = hit.module or mod
@@ -116,7 +105,7 @@ def hit_to_candidate(rule: Rule, mod: PyModule, hit: Hit) -> Candidate:
         end = getattr(hit.node, "end_lineno", None)
     else:
         line, end = hit.line or 1, None
-    evidence = hit.evidence if hit.evidence is not None else _excerpt(where, line, end)
+    evidence = hit.evidence if hit.evidence is not None else where.excerpt(line, end)
     return Candidate(
         check=rule.check, verdict=hit.verdict, file=where.path, line=line, evidence=evidence, claim=hit.claim,
         consequence=hit.consequence, direction=hit.direction, confirm_hint=hit.confirm_hint,

@@ -35,7 +35,8 @@ _STREAM_ATTRS = {"delta", "tool_calls", "finish_reason", "stop_reason", "argumen
 def _lm(mod: PyModule, kind: LandmarkKind, node: ast.AST, confidence: Confidence = "high") -> LandmarkCandidate:
     line = getattr(node, "lineno", 1)
     return LandmarkCandidate(kind=kind, file=mod.path, line=line, symbol=mod.symbol(node), confidence=confidence,
-                             evidence=mod.line(line).strip(), source="static:recon", language="python")
+                             evidence=mod.excerpt(line, getattr(node, "end_lineno", None)), source="static:recon",
+                             language="python")
 
 
 def _model_functions(project: PyProject) -> set[int]:

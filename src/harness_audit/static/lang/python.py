@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from harness_audit.findings import split_lines
+from harness_audit.findings import evidence_is_thin, normalise_lines, split_lines
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 LoopNode = ast.For | ast.AsyncFor | ast.While
@@ -330,6 +330,16 @@ class PyModule:
     def line(self, lineno: int) -> str:
         """The text of a 1-based line (empty when out of range)."""
         return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+
+    def excerpt(self, line: int, end: int | None = None) -> str:
+        """The cited line, extended by following lines of the same node (at most two) until it carries real code."""
+        last = min(end or line, line + 2, len(self.lines))
+        chosen = [self.line(line)]
+        n = line
+        while evidence_is_thin(normalise_lines("\n".join(chosen))) and n < last:
+            n += 1
+            chosen.append(self.line(n))
+        return "\n".join(s.strip() for s in chosen if s.strip())
 
     def segment(self, node: ast.AST) -> str:
         """The exact source text of a node (from the cached lines: `ast.get_source_segment` re-splits the file)."""
