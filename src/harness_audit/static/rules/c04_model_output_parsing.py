@@ -257,7 +257,7 @@ def _accumulator(site: ast.stmt) -> ast.AST:
     return site.value.func.value
 
 
-def _commit_site(mod: PyModule, fn: FunctionNode, site: ast.stmt) -> ast.AST:
+def _commit_site(mod: PyModule, fn: FunctionNode, site: ast.stmt) -> ast.AST | None:
     """The first use, after the stream loop ends, of the container the fragments went into (else the site)."""
     loops = mod.enclosing_loops(site)
     outer = loops[-1]
@@ -273,6 +273,10 @@ def _commit_site(mod: PyModule, fn: FunctionNode, site: ast.stmt) -> ast.AST:
                 base = _root_name(src.value if isinstance(src, ast.Subscript) else src.func)
                 if base is not None:
                     names.add(base)
+    if "self" in names:
+        # fragments kept in object state (`self._calls`) are committed by whoever reads that state later;
+        # citing the accumulator would blame a component that cannot see the finish reason
+        return None
     end = outer.end_lineno or outer.lineno
     uses = [n for n in mod.walk(fn) if isinstance(n, ast.Name) and n.id in names and n.lineno > end]
     if not uses:
@@ -294,6 +298,8 @@ def truncated_stream_calls_kept(mod: PyModule, project: PyProject) -> Iterator[H
     for fn, sites in _fragment_sites(mod).items():
         site = sites[0]
         cited = _commit_site(mod, fn, site)
+        if cited is None:
+            continue
         reads_finish = bool(re.search(r"finish_reason|stop_reason", _src(mod, fn)))
         if reads_finish:
             yield Hit(
