@@ -33,6 +33,9 @@ _STREAM_ATTRS = {"delta", "tool_calls", "finish_reason", "stop_reason", "argumen
 
 
 def _lm(mod: PyModule, kind: LandmarkKind, node: ast.AST, confidence: Confidence = "high") -> LandmarkCandidate:
+    if not isinstance(node, ast.stmt):
+        # cite the statement holding an expression: an argument line on its own can be too thin to quote
+        node = next((a for a in mod.ancestors(node) if isinstance(a, ast.stmt)), node)
     line = getattr(node, "lineno", 1)
     return LandmarkCandidate(kind=kind, file=mod.path, line=line, symbol=mod.symbol(node), confidence=confidence,
                              evidence=mod.excerpt(line, getattr(node, "end_lineno", None)), source="static:recon",

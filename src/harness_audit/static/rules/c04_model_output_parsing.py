@@ -123,9 +123,9 @@ def _drives_tool_calls(mod: PyModule, fn: FunctionNode | None) -> bool:
     if fn is None:
         return True
     for node in mod.walk(fn):
-        if isinstance(node, ast.For | ast.AsyncFor) and re.search(r"tool_calls|tool_use", _src(mod, node.iter)):
-            if any(isinstance(n, ast.Call) and _runs_or_records(mod, n) for n in mod.walk_body(node.body)):
-                return True
+        if isinstance(node, ast.For | ast.AsyncFor) and re.search(r"tool_calls|tool_use", _src(mod, node.iter)) \
+                and any(isinstance(n, ast.Call) and _runs_or_records(mod, n) for n in mod.walk_body(node.body)):
+            return True
         if isinstance(node, ast.Call) and idioms.is_model_call(mod, node):
             return True
     return False
@@ -375,10 +375,26 @@ def _container_is_list(mod: PyModule, fn: FunctionNode, container: ast.expr) -> 
     return False
 
 
+_DELTA_BASE = re.compile(r"delta|tool|call|event|chunk|block|\btc\b|\bfc\b", re.I)
+
+
 def _is_delta_index(mod: PyModule, expr: ast.AST) -> bool:
+    """`tc.index` / `event.index` / `delta["index"]`: the position a streamed fragment claims for itself."""
     if isinstance(expr, ast.Attribute) and expr.attr == "index":
-        return isinstance(expr.value, ast.Name | ast.Attribute)
-    return isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and expr.slice.value == "index"
+        base: ast.expr = expr.value
+    elif isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and expr.slice.value == "index":
+        base = expr.value
+    else:
+        return False
+    if not isinstance(base, ast.Name | ast.Attribute | ast.Subscript):
+        return False
+    if _DELTA_BASE.search(_src(mod, base)):
+        return True
+    # `for d in chunk.choices[0].delta.tool_calls: calls[d.index]`
+    fn = mod.enclosing_function(expr)
+    return isinstance(base, ast.Name) and fn is not None and any(
+        isinstance(n, ast.For | ast.AsyncFor) and isinstance(n.target, ast.Name) and n.target.id == base.id
+        and re.search(r"tool_calls|delta|event|chunk|stream", _src(mod, n.iter)) for n in mod.walk(fn))
 
 
 @rule(CheckId.C4, lang="python", name="delta-index-into-list")
