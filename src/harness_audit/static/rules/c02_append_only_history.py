@@ -7,7 +7,8 @@ Shapes detected:
   (also a conversation the caller appends to each turn), parts of a message iterated (`for tc in
   messages[-1]["tool_calls"]`, `for block in msg["content"]`), `last = H[-1] if H else None`.
 - `history-list-rewritten`: the history list itself rewritten outside compaction: `messages[i] = ...`,
-  `del messages[i]`, `messages.insert(...)`, `messages.pop(i)` (`[-1]` only suspected: it may be unsent).
+  `del messages[i]`, `messages.insert(...)`, `messages.pop(i)` (`pop(-1)` only suspected; replacing `[-1]` is not
+  flagged: it is how the newest, possibly unsent, message is finalised).
 - `appended-message-mutated`: a message object written after it was appended (`self.messages.append(msg)` then
   `msg["content"] += delta` while streaming).
 """
@@ -543,6 +544,10 @@ def history_list_rewritten(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     found: list[tuple[tuple[int, str], Hit]] = []
     for stmt, target in cx.writes:
         if not isinstance(target, ast.Subscript) or not _is_index(target.slice):
+            continue
+        if not isinstance(stmt, ast.Delete) and _newest_only(target.slice):
+            # replacing `[-1]` is how a harness finalises the newest message before it is sent (a streamed reply,
+            # a request being assembled); static analysis cannot tell it from rewriting a sent one, so stay silent
             continue
         fn = mod.enclosing_function(stmt)
         if _compaction(mod, fn):
