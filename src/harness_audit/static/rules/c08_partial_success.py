@@ -199,6 +199,18 @@ def _judge(mod: PyModule, project: PyProject, fn: FunctionNode | None, batch: _B
     return _batch_kind(mod, project, batch, near)
 
 
+def _inside_library_internals(mod: PyModule, fn: FunctionNode | None) -> bool:
+    """A fan-out inside one storage/embedding operation (`abatch`, `_embed…`), not a batch of independent work.
+
+    Such helpers return one combined result with no per-item slot, so a caller has nothing partial to keep.
+    """
+    if fn is None:
+        return False
+    name = fn.name.lower()
+    return any(w in name for w in ("batch", "embed", "index", "_store", "_prepare")) or \
+        "store" in mod.module_name.split(".")
+
+
 def _verdict(kind: BatchKind) -> Verdict:
     return Verdict.CONFIRMED if kind == "tool" else Verdict.SUSPECTED
 
@@ -291,7 +303,7 @@ def parallel_batch_all_or_nothing(mod: PyModule, project: PyProject) -> Iterator
             batch.items.extend(part.items)
             batch.sources.extend(part.sources)
         kind = _judge(mod, project, fn, batch, call)
-        if kind is None:
+        if kind is None or (kind != "tool" and _inside_library_internals(mod, fn)):
             continue
         shown = f"*{_text(starred[0], 40)}" if starred else f"{_text(call.args[0], 30)}, ..."
         yield Hit(
