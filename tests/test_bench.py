@@ -25,7 +25,8 @@ def test_answer_key_loads_and_names_every_check() -> None:
 
 def test_engine_meets_the_bar_on_the_corpus() -> None:
     key = load_answers(CORPUS)
-    s = score(run_engine(CORPUS, key), key)
+    run = run_engine(CORPUS, key)
+    s = score(run, key)
     missed = "\n".join(f"{d.check} {d.project}/{d.file}:{d.lines} {d.note}" for d in s.missed)
     assert s.detection >= 0.90, f"detection {s.detection:.1%}; missed:\n{missed}"
     assert not s.false_positives, [(c.note, h) for c, h in s.false_positives]
@@ -70,3 +71,13 @@ def test_bench_cli_scores_recorded_semgrep_output(tmp_path: Path, capsys: pytest
 def test_missing_answer_key_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         load_answers(tmp_path)
+
+
+def test_every_corpus_finding_revalidates_through_the_gate(tmp_path: Path) -> None:
+    from harness_audit.api import audit
+    from tests.test_pipeline import revalidate
+
+    for project in load_answers(CORPUS).projects:
+        rep = audit(CORPUS / project, ["all"], overrides={"cache": False}, write=False).report
+        assert rep.refusals == (), [r.message for r in rep.refusals]
+        assert not revalidate(CORPUS / project, rep.findings, tuple(CheckId))

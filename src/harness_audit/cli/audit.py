@@ -6,9 +6,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from harness_audit.api import audit, resolve_checks, resolve_root
 from harness_audit.catalogue import CHECKS, parse_selection
@@ -16,6 +14,9 @@ from harness_audit.config import FORMATS, build_config
 from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, OutcomeStatus, Verdict
 from harness_audit.report import Report
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _SELECTION_TOKEN = re.compile(r"^([cC]\d+)(,[cC]\d+)*,?$|^(p1|P1|all|ALL|All)$")
 
@@ -82,6 +83,13 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _console() -> Console:
+    # imported on demand: `-q` runs (CI, benchmarks) never pay for the terminal renderer
+    from rich.console import Console
+
+    return Console(stderr=False, highlight=False)
+
+
 def _pick(console: Console, language: str) -> list[str]:
     """Interactive picker shown when nothing was selected on a terminal."""
     for check, s in CHECKS.items():
@@ -136,7 +144,6 @@ def run(ns: argparse.Namespace) -> int:
     tokens = [*positional, *(ns.selection or [])]
     if ns.selection is not None and any(not s.strip() for s in ns.selection):
         raise UsageError("--checks was given an empty value; expected ids like C1,C9, or p1 or all")
-    console = Console(stderr=False, highlight=False)
     overrides = _overrides(ns)
     root = resolve_root(path)
     if not tokens:
@@ -145,13 +152,13 @@ def run(ns: argparse.Namespace) -> int:
             if not sys.stdin.isatty():
                 raise UsageError("no checks selected and none configured; pass ids (C1,C9), `p1` or `all`, "
                                  "or set `checks` in [tool.harness-audit]")
-            tokens = _pick(console, config.language)
+            tokens = _pick(_console(), config.language)
     result = audit(root, tokens or None, overrides=overrides)
     if ns.quiet:
         for p in result.paths:
             print(p)
     else:
-        _print_summary(console, result.report, list(result.paths))
+        _print_summary(_console(), result.report, list(result.paths))
     config, _ = build_config(root, overrides)
     return exit_code(result.report, config.fail_on)
 

@@ -640,6 +640,16 @@ def _unordered(mod: PyModule, expr: ast.AST, sets: set[str],
     return None
 
 
+def _last_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _sorts_keys(call: ast.Call) -> bool:
+    value = PyModule.keyword(call, "sort_keys")
+    return value is not None and not (isinstance(value, ast.Constant) and not value.value)
+
+
 def _ordering_sources(mod: PyModule) -> Iterator[tuple[ast.AST, ast.AST, str, ast.AST | None]]:
     """(node to cite, node whose value is unordered, why, discovery loop behind it) for each iteration over an
     unordered collection; loops first, so a discovery loop is cited before the registry it fills.
@@ -661,6 +671,11 @@ def _ordering_sources(mod: PyModule) -> Iterator[tuple[ast.AST, ast.AST, str, as
             found = _unordered(mod, call.args[0], sets, registries)
             if found is not None:
                 yield call, call, found[0], found[1]
+        elif _last_name(call) == "dumps" and call.args and registries and not _sorts_keys(call):
+            # `json.dumps(TOOLS)` writes the registry's keys in the order discovery filled them
+            found = _unordered(mod, call.args[0], set(), registries)
+            if found is not None:
+                yield call, call, f"{found[0]} (serialised without `sort_keys=True`)", found[1]
 
 
 _TOOLISH_WORD = re.compile(r"(tool|function|skill|plugin|command|action|spec|schema|capabilit|mcp|server)", re.I)
