@@ -10,6 +10,7 @@ import bisect
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from harness_audit.findings import MIN_CODE_CHARS as _MIN_CODE_CHARS
 from harness_audit.findings import (
     Candidate,
     CheckId,
@@ -24,7 +25,6 @@ from harness_audit.findings import (
     fingerprint,
     normalise_lines,
 )
-from harness_audit.findings import MIN_CODE_CHARS as _MIN_CODE_CHARS
 from harness_audit.workspace import Workspace
 
 WINDOW = 3

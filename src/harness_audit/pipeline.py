@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import json
@@ -113,10 +114,9 @@ def _cache_store(path: Path, result: StaticResult, unparsed: list[FileNote]) -> 
         "errors": {k.value: v for k, v in result.errors.items()},
         "unparsed": [asdict(u) for u in unparsed],
     }
-    try:
+    # a cache that cannot be written only costs speed next time
+    with contextlib.suppress(OSError):
         write_atomic(path, json.dumps(data))
-    except OSError:
-        pass  # a cache that cannot be written only costs speed next time
 
 
 def run_audit(
@@ -128,17 +128,6 @@ def run_audit(
     use_cache: bool | None = None,
 ) -> AuditRun:
     """Run the static engine on `root` for `checks` and (optionally) write the reports."""
-    return _run_audit(root, checks, config, write=write, use_cache=use_cache)
-
-
-def _run_audit(
-    root: Path,
-    checks: Sequence[CheckId],
-    config: AuditConfig,
-    *,
-    write: bool = True,
-    use_cache: bool | None = None,
-) -> AuditRun:
     t0 = time.perf_counter()
     started = datetime.now().astimezone()
     ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)

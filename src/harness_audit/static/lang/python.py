@@ -370,6 +370,19 @@ class PyModule:
         return self._methods.get((cls, name))
 
 
+def later_siblings(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
+    """The statements after `child` in the block of `parent` that holds it; None when no block holds it."""
+    for name in ("body", "orelse", "finalbody"):
+        block: object = getattr(parent, name, None)
+        if not isinstance(block, list):
+            continue
+        stmts = [s for s in block if isinstance(s, ast.stmt)]  # pyright: ignore[reportUnknownVariableType]
+        for i, stmt in enumerate(stmts):
+            if stmt is child:
+                return stmts[i + 1:]
+    return None
+
+
 def _parent_of(node: ast.AST) -> ast.AST | None:
     return getattr(node, "_ha_parent", None)
 

@@ -13,11 +13,10 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import cast
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FuncRef, FunctionNode, LoopNode, PyModule, PyProject
+from harness_audit.static.lang.python import FuncRef, FunctionNode, LoopNode, PyModule, PyProject, later_siblings
 from harness_audit.static.registry import Hit, rule
 
 _COUNTER = re.compile(
@@ -43,19 +42,6 @@ _STATUS_WORDS = re.compile(
 )
 _DEPTH_NAME = re.compile(r"(depth|level|nesting|hops|remaining|budget|max_|parent|recursion)", re.I)
 _MAX_DEPTH = 2
-
-
-def _later_siblings(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
-    """The statements after `child` in the block of `parent` that holds it; None when no block holds it."""
-    for field in ("body", "orelse", "finalbody"):
-        block: object = getattr(parent, field, None)
-        if not isinstance(block, list):
-            continue
-        stmts = [s for s in cast("list[object]", block) if isinstance(s, ast.stmt)]
-        for i, stmt in enumerate(stmts):
-            if stmt is child:
-                return stmts[i + 1:]
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +303,7 @@ def _following(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     child: ast.AST = stmt
     for anc in mod.ancestors(stmt):
-        out.extend(_later_siblings(anc, child) or [])
+        out.extend(later_siblings(anc, child) or [])
         if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | ast.For | ast.AsyncFor | ast.While):
             break
         child = anc

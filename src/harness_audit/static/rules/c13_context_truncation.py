@@ -12,11 +12,10 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from typing import cast
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, later_siblings
 from harness_audit.static.registry import Hit, rule
 
 _HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs|chat_log|dialog|dialogue)$", re.I)
@@ -39,19 +38,6 @@ _RESULT_ROLES = {("role", "tool"), ("type", "tool_result"), ("type", "function_c
                  ("role", "function")}
 _RESULT_ROLE_VALUES = {v for _, v in _RESULT_ROLES}
 _RESULT_CTORS = {"ToolMessage", "FunctionMessage", "ToolResultBlockParam", "ToolReturnPart"}
-
-
-def _later_siblings(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
-    """The statements after `child` in the block of `parent` that holds it; None when no block holds it."""
-    for field in ("body", "orelse", "finalbody"):
-        block: object = getattr(parent, field, None)
-        if not isinstance(block, list):
-            continue
-        stmts = [s for s in cast("list[object]", block) if isinstance(s, ast.stmt)]
-        for i, stmt in enumerate(stmts):
-            if stmt is child:
-                return stmts[i + 1:]
-    return None
 
 
 def _last_name(call: ast.Call) -> str:
@@ -166,7 +152,7 @@ def _rest_of_function(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
     out: list[ast.stmt] = [stmt]
     child: ast.AST = stmt
     for anc in mod.ancestors(stmt):
-        out.extend(_later_siblings(anc, child) or [])
+        out.extend(later_siblings(anc, child) or [])
         if isinstance(anc, ast.If | ast.While):
             out.append(ast.Expr(value=anc.test))
         if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
@@ -509,7 +495,7 @@ def _after(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     child: ast.AST = stmt
     for anc in mod.ancestors(stmt):
-        out.extend(_later_siblings(anc, child) or [])
+        out.extend(later_siblings(anc, child) or [])
         if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
             break
         child = anc
