@@ -198,21 +198,8 @@ _TOOL_CALLS_ITER = re.compile(r"\btool_calls\b|\btool_uses?\b|\bfunction_calls\b
 
 
 def source_text(mod: PyModule, node: ast.AST) -> str:
-    """The source of `node`, cut from `mod.lines` (`PyModule.segment` re-splits the whole file on every call)."""
-    lineno: int | None = getattr(node, "lineno", None)
-    end: int | None = getattr(node, "end_lineno", None)
-    col: int | None = getattr(node, "col_offset", None)
-    end_col: int | None = getattr(node, "end_col_offset", None)
-    if lineno is None or end is None or col is None or end_col is None:
-        return ""
-    lines = mod.lines[lineno - 1:end]
-    if not lines:
-        return ""
-    if len(lines) == 1:
-        return lines[0].encode()[col:end_col].decode("utf-8", "replace")
-    first = lines[0].encode()[col:].decode("utf-8", "replace")
-    tail = lines[-1].encode()[:end_col].decode("utf-8", "replace")
-    return "\n".join([first, *lines[1:-1], tail])
+    """The source of `node` (kept for the rules that call it; the same as `PyModule.segment`)."""
+    return mod.segment(node)
 
 
 class _ProjectFacts:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef |
 _N = TypeVar("_N", bound=ast.AST)
 _LEAF_KINDS = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
 _POSITION = operator.attrgetter("lineno", "col_offset")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +47,7 @@ class FuncRef:
 class PyModule:
     """One parsed Python file with indexes built in a single walk of the tree."""
 
-    __slots__ = ("path", "source", "_lines", "tree", "module_name", "imports", "_by_type",
+    __slots__ = ("path", "source", "_lines", "_bounds", "tree", "module_name", "imports", "_by_type",
                  "_defs", "_methods")
 
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
@@ -53,6 +56,7 @@ class PyModule:
         self.source = source
         """The file's text."""
         self._lines: list[str] | None = None
+        self._bounds: array[int] | None = None
         self.tree = tree
         """The parsed module."""
         self.module_name = _module_name(path)
@@ -327,13 +331,39 @@ class PyModule:
         return any(kw.arg is None for kw in call.keywords)
 
     # ------------------------------------------------------------ source text
+    def _line_bounds(self) -> array[int]:
+        # start and end offset of every line, packed: a fraction of the memory of a list of line strings,
+        # which matters when every module of a large tree is held at once
+        if self._bounds is None:
+            bounds = array("I")
+            start = 0
+            for m in _LINE_END.finditer(self.source):
+                bounds.append(start)
+                bounds.append(m.start())
+                start = m.end()
+            if start < len(self.source):
+                bounds.append(start)
+                bounds.append(len(self.source))
+            self._bounds = bounds
+        return self._bounds
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines, counted as the tokenizer does."""
+        return len(self._line_bounds()) // 2
+
     def line(self, lineno: int) -> str:
         """The text of a 1-based line (empty when out of range)."""
-        return self.lines[lineno - 1] if 1 <= lineno <= len(self.lines) else ""
+        if self._lines is not None:
+            return self._lines[lineno - 1] if 1 <= lineno <= len(self._lines) else ""
+        bounds = self._line_bounds()
+        if not 1 <= lineno <= len(bounds) // 2:
+            return ""
+        return self.source[bounds[2 * lineno - 2]:bounds[2 * lineno - 1]]
 
     def excerpt(self, line: int, end: int | None = None) -> str:
         """The cited line, extended by following lines of the same node (at most two) until it carries real code."""
-        last = min(end or line, line + 2, len(self.lines))
+        last = min(end or line, line + 2, self.line_count)
         chosen = [self.line(line)]
         n = line
         while evidence_is_thin(normalise_lines("\n".join(chosen))) and n < last:
@@ -348,9 +378,9 @@ class PyModule:
             start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
         except AttributeError:
             return ""
-        if last is None or end is None or first < 0 or last > len(self.lines):
+        if last is None or end is None or first < 0 or last > self.line_count:
             return ""
-        chunk = [line.encode("utf-8") for line in self.lines[first:last]]
+        chunk = [self.line(n).encode("utf-8") for n in range(first + 1, last + 1)]
         if not chunk:
             return ""
         # AST column offsets count UTF-8 bytes, not characters
