@@ -362,8 +362,8 @@ class PyModule:
         return self.source[bounds[2 * lineno - 2]:bounds[2 * lineno - 1]]
 
     def excerpt(self, line: int, end: int | None = None) -> str:
-        """The cited line, extended by following lines of the same node (at most two) until it carries real code."""
-        last = min(end or line, line + 2, self.line_count)
+        """The cited line, extended by following lines of the same node (at most five) until it carries real code."""
+        last = min(end or line, line + 5, self.line_count)
         chosen = [self.line(line)]
         n = line
         while evidence_is_thin(normalise_lines("\n".join(chosen))) and n < last:
