@@ -81,7 +81,7 @@ def test_markdown_has_every_section_and_states_unknown_usage() -> None:
                     "## Cost", "## Appendix: landmarks", "## Files left out"):
         assert heading in md
     assert "missing landmarks: truncation" in md and "failed:provider-unavailable" in md
-    assert "| C15 | failed:provider-unavailable | 0.000 | unknown |" in md
+    assert "| C15 | failed:provider-unavailable | 0.000 | 0 | unknown |" in md
     assert "**To confirm.** verify the caller retries" in md
 
 

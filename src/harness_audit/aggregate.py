@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from harness_audit.catalogue import CHECKS, Group
-from harness_audit.findings import CheckOutcome, Finding, Landmark, LandmarkKind, OutcomeStatus, Refusal, Verdict
+from harness_audit.findings import CheckOutcome, Finding, Landmark, LandmarkKind, OutcomeStatus, Refusal, Usage, Verdict
 from harness_audit.report import FileNote, GroupSummary, Report, RunMeta
 
 _KIND_ORDER = {k: i for i, k in enumerate(LandmarkKind)}
@@ -71,6 +71,9 @@ def build_report(
     landmarks: Iterable[Landmark],
     skipped_files: Iterable[FileNote] = (),
     unparsed_files: Iterable[FileNote] = (),
+    recon_usage: Usage | None = None,
+    analysis: str | None = None,
+    analysis_usage: Usage | None = None,
 ) -> Report:
     """Assemble the final report from gated data."""
     outs = sorted(outcomes, key=lambda o: o.check.number)
@@ -80,4 +83,5 @@ def build_report(
         meta=meta, findings=tuple(final), outcomes=tuple(outs), refusals=tuple(refusals), landmarks=tuple(lms),
         groups=tuple(summarise(final, outs)), skipped_files=tuple(sorted(skipped_files, key=lambda f: f.path)),
         unparsed_files=tuple(sorted(unparsed_files, key=lambda f: f.path)),
+        recon_usage=recon_usage, analysis=analysis, analysis_usage=analysis_usage,
     )

@@ -48,16 +48,17 @@ def audit(
     *,
     overrides: dict[str, Any] | None = None,
     write: bool = True,
+    model_options: Any = None,
 ) -> AuditRun:
     """Audit `path` for the selected checks and write the configured reports.
 
     Raises `UsageError` (or `ConfigError`) for user mistakes, including an empty selection.
+    `model_options` (`harness_audit.llm.run.ModelOptions`) is for the llm and hybrid engines: a ready model,
+    a canceller, a run to resume.
     """
     root = resolve_root(path)
     config, _ = build_config(root, overrides)
-    if config.engine != "static":
-        raise UsageError(f"engine {config.engine!r} is not available in this version; use `--engine static`")
     checks = resolve_checks(selection, config)
     if checks is None:
         raise UsageError("no checks selected; pass ids (C1,C9), `p1` or `all`, or set `checks` in the configuration")
-    return run_audit(root, checks, config, write=write)
+    return run_audit(root, checks, config, write=write, model_options=model_options)

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness_audit.catalogue import parse_selection
 from harness_audit.errors import ConfigError, UsageError
@@ -19,6 +19,15 @@ from harness_audit.workspace import DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES
 Engine = Literal["static", "llm", "hybrid"]
 FailOn = Literal["confirmed", "suspected", "never"]
 FORMATS = ("md", "json", "sarif")
+
+
+class ModelPrice(BaseModel):
+    """Dollars per million tokens of one model."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+    output: float = Field(ge=0)
 
 
 class AuditConfig(BaseModel):
@@ -52,6 +61,35 @@ class AuditConfig(BaseModel):
     """Report formats to write."""
     cache: bool = True
     """Reuse the static result when no file changed."""
+    model: str | None = None
+    """`provider:name` for the llm and hybrid engines, e.g. `openai:gpt-4.1-mini`."""
+    base_url: str | None = None
+    """Any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, OpenRouter, a local server)."""
+    stream: bool = False
+    """Stream model responses (same results; some servers time out long non-streamed replies)."""
+    max_turns_per_check: int = Field(default=40, ge=1, le=1000)
+    """Model requests one check's subagent may make."""
+    max_tool_calls_per_check: int = Field(default=120, ge=1, le=10_000)
+    """Tool calls one check's subagent may make."""
+    check_timeout_s: float = Field(default=900.0, gt=0)
+    """Wall clock of one check's subagent."""
+    request_timeout_s: float = Field(default=180.0, gt=0)
+    """One model request; must be shorter than `check_timeout_s`."""
+    run_timeout_s: float | None = Field(default=None, gt=0)
+    """Wall clock of the whole model phase; none by default."""
+    transport_retries: int = Field(default=3, ge=0, le=10)
+    """Extra attempts of a model request after 429, 5xx, a timeout or a dropped connection."""
+    prices: dict[str, ModelPrice] = Field(default_factory=dict[str, "ModelPrice"])
+    """Dollars per million tokens per model (`"openai:gpt-4.1-mini" = {input=0.4, cached_input=0.1, output=1.6}`)."""
+    cross_check_analysis: bool = False
+    """Add a model-written section on interactions between findings (inference, not gated)."""
+
+    @model_validator(mode="after")
+    def _timeouts(self) -> AuditConfig:
+        if self.request_timeout_s >= self.check_timeout_s:
+            raise ValueError(f"request_timeout_s ({self.request_timeout_s:g}) must be shorter than "
+                             f"check_timeout_s ({self.check_timeout_s:g})")
+        return self
 
     @field_validator("checks")
     @classmethod
@@ -91,8 +129,10 @@ def _explain(err: ValidationError, where: str, data: dict[str, Any]) -> ConfigEr
     if e["type"] == "extra_forbidden":
         allowed = ", ".join(AuditConfig.model_fields)
         return ConfigError(f"unknown key {key!r} in {where}; allowed keys: {allowed}")
-    value = data.get(key, e.get("input"))
     msg = e["msg"].removeprefix("Value error, ")
+    if not e["loc"]:  # a rule across keys
+        return ConfigError(f"bad configuration in {where}: {msg}")
+    value = data.get(key, e.get("input"))
     return ConfigError(f"bad value {value!r} for {loc!r} in {where}: {msg}")
 
 

@@ -11,7 +11,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from harness_audit.findings import (
     LandmarkCandidate,
     OutcomeStatus,
     Refusal,
+    Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.render import write_reports
@@ -119,56 +120,87 @@ def _cache_store(path: Path, result: StaticResult, unparsed: list[FileNote]) -> 
         write_atomic(path, json.dumps(data))
 
 
-def run_audit(
-    root: Path,
-    checks: Sequence[CheckId],
-    config: AuditConfig,
-    *,
-    write: bool = True,
-    use_cache: bool | None = None,
-) -> AuditRun:
-    """Run the static engine on `root` for `checks` and (optionally) write the reports."""
-    t0 = time.perf_counter()
-    started = datetime.now().astimezone()
-    ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
-    output_dir = Path(config.output_dir)
-    if not output_dir.is_absolute():
-        output_dir = ws.root / output_dir
-    discovery = ws.discover(["python"])
-    use_cache = config.cache if use_cache is None else use_cache
+@dataclass(slots=True)
+class PhaseResult:
+    """What an engine hands to the shared tail of the pipeline: gated data only."""
+
+    landmarks: list[Landmark]
+    findings: list[Finding]
+    refusals: list[Refusal]
+    outcomes: list[CheckOutcome]
+    unparsed: list[FileNote]
+    cache_hit: bool = False
+    state: str = "complete"
+    recon_usage: Usage | None = None
+    analysis: str | None = None
+    analysis_usage: Usage | None = None
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    """RunMeta fields the engine fills (model, base_url, resumed, ledger, notes, price)."""
+
+
+def new_run_id(started: datetime) -> str:
+    """Sortable, unique run id: local start time plus a random suffix."""
+    return f"{started.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+
+
+def output_dir_of(ws: Workspace, config: AuditConfig) -> Path:
+    """The configured output directory, relative paths taken from the audited root."""
+    out = Path(config.output_dir)
+    return out if out.is_absolute() else ws.root / out
+
+
+def run_static(
+    ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], output_dir: Path, config: AuditConfig,
+    use_cache: bool,
+) -> tuple[StaticResult, list[FileNote], bool, dict[CheckId, float]]:
+    """Parse, recon and run the rules of `checks`, or load the same from the result cache."""
     cache_path = output_dir / "cache" / f"static-{_cache_key(ws, discovery, checks)}.json" if use_cache else None
     cached = _cache_load(cache_path) if cache_path is not None and cache_path.is_file() else None
     timings: dict[CheckId, float] = {}
     if cached is not None:
-        static, unparsed = cached
-    else:
-        with no_gc_pauses():
-            parsed = parse_python(ws, discovery.files)
-        # the trees live until the rules are done: keep the collector off them, not off the rules' garbage
+        return cached[0], cached[1], True, timings
+    with no_gc_pauses():
+        parsed = parse_python(ws, discovery.files)
+        # the trees live until the rules are done: keep the collector off them, not off the rules' garbage;
+        # frozen before the collector is back on, whose first pass would otherwise walk every node
         gc.freeze()
-        try:
-            unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
-            static = StaticResult(landmarks=recon(parsed))
-            for check in checks:
-                t = time.perf_counter()
-                one = run_rules(parsed, [check])
-                static.candidates[check] = one.candidates.get(check, [])
-                static.errors.update(one.errors)
-                timings[check] = time.perf_counter() - t
-        finally:
-            del parsed
-            gc.unfreeze()
-        if cache_path is not None:
-            _cache_store(cache_path, static, unparsed)
+    try:
+        unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
+        static = StaticResult(landmarks=recon(parsed))
+        for check in checks:
+            t = time.perf_counter()
+            one = run_rules(parsed, [check])
+            static.candidates[check] = one.candidates.get(check, [])
+            static.errors.update(one.errors)
+            timings[check] = time.perf_counter() - t
+    finally:
+        del parsed
+        gc.unfreeze()
+    if cache_path is not None:
+        _cache_store(cache_path, static, unparsed)
+    return static, unparsed, False, timings
 
-    refusals: list[Refusal] = []
+
+def gate_landmarks(ws: Workspace, checks: Sequence[CheckId], candidates: Sequence[LandmarkCandidate],
+                   refusals: list[Refusal]) -> list[Landmark]:
+    """Landmark candidates through the gate; refusals are appended to `refusals`."""
+    ctx = GateContext(workspace=ws, checks_in_run=checks, recon=True)
     landmarks: list[Landmark] = []
-    recon_ctx = GateContext(workspace=ws, checks_in_run=checks, recon=True)
-    for lm in static.landmarks:
-        gated_lm = validate_landmark(lm, recon_ctx)
-        (landmarks if isinstance(gated_lm, Landmark) else refusals).append(gated_lm)  # type: ignore[arg-type]
-    found_kinds = {lm.kind for lm in landmarks}
+    for lm in candidates:
+        gated = validate_landmark(lm, ctx)
+        if isinstance(gated, Landmark):
+            landmarks.append(gated)
+        else:
+            refusals.append(gated)
+    return landmarks
 
+
+def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], output_dir: Path,
+                  config: AuditConfig, use_cache: bool) -> PhaseResult:
+    static, unparsed, cache_hit, timings = run_static(ws, discovery, checks, output_dir, config, use_cache)
+    refusals: list[Refusal] = []
+    landmarks = gate_landmarks(ws, checks, static.landmarks, refusals)
+    found_kinds = {lm.kind for lm in landmarks}
     ctx = GateContext(workspace=ws, checks_in_run=checks)
     findings: list[Finding] = []
     outcomes: list[CheckOutcome] = []
@@ -190,21 +222,62 @@ def run_audit(
             failure_code=FailureCode.INTERNAL_ERROR.value if error else None,
             duration_s=timings.get(check, 0.0), error=error,
         ))
+    state = "incomplete" if any(o.status is OutcomeStatus.FAILED for o in outcomes) else "complete"
+    return PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
+                       unparsed=unparsed, cache_hit=cache_hit, state=state)
+
+
+def run_audit(
+    root: Path,
+    checks: Sequence[CheckId],
+    config: AuditConfig,
+    *,
+    write: bool = True,
+    use_cache: bool | None = None,
+    model_options: Any = None,
+) -> AuditRun:
+    """Run the configured engine on `root` for `checks` and (optionally) write the reports.
+
+    `model_options` (a `harness_audit.llm.run.ModelOptions`) carries what only the model engines need:
+    a model object for tests, a canceller, a run to resume.
+    """
+    t0 = time.perf_counter()
+    started = datetime.now().astimezone()
+    ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
+    output_dir = output_dir_of(ws, config)
+    discovery = ws.discover(["python"])
+    run_id = new_run_id(started)
+    if config.engine == "static":
+        use_cache = config.cache if use_cache is None else use_cache
+        phase = _static_phase(ws, discovery, checks, output_dir, config, use_cache)
+    else:
+        from harness_audit.llm.run import model_phase
+
+        phase = model_phase(ws, discovery, checks, config, output_dir=output_dir, run_id=run_id,
+                            options=model_options)
+    return finish(ws, discovery, checks, config, phase, run_id=run_id, started=started, t0=t0,
+                  output_dir=output_dir, write=write)
+
+
+def finish(
+    ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], config: AuditConfig, phase: PhaseResult, *,
+    run_id: str, started: datetime, t0: float, output_dir: Path, write: bool,
+) -> AuditRun:
+    """The shared tail of every engine: run facts, aggregation, reports."""
     commit, dirty = git_state(ws.root)
     finished = datetime.now().astimezone()
     meta = RunMeta(
-        tool_version=__version__, run_id=f"{started.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}",
+        tool_version=__version__, run_id=run_id,
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
-        duration_s=time.perf_counter() - t0, root=str(ws.root), commit=commit, dirty=dirty, engine="static",
+        duration_s=time.perf_counter() - t0, root=str(ws.root), commit=commit, dirty=dirty, engine=config.engine,
         requested=tuple(checks), files_scanned=len(discovery.files), excluded_dirs=discovery.excluded_dirs,
-        cache_hit=cached is not None,
-        state="incomplete" if any(o.status is OutcomeStatus.FAILED for o in outcomes) else "complete",
+        cache_hit=phase.cache_hit, state=phase.state, **phase.extra,
     )
     report = build_report(
-        meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
-        skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
-        unparsed_files=unparsed,
+        meta=meta, findings=phase.findings, outcomes=phase.outcomes, refusals=phase.refusals,
+        landmarks=phase.landmarks, skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
+        unparsed_files=phase.unparsed, recon_usage=phase.recon_usage, analysis=phase.analysis,
+        analysis_usage=phase.analysis_usage,
     )
     paths = write_reports(report, output_dir, config.formats, started) if write else []
     return AuditRun(report, tuple(paths))
-

@@ -50,6 +50,37 @@ class RunMeta:
     """Directories pruned by excludes or `.gitignore`."""
     cache_hit: bool = False
     """Whether the static result came from the result cache."""
+    model: str | None = None
+    """`provider:name` of the model engine's model (None for the static engine)."""
+    base_url: str | None = None
+    """The OpenAI-compatible endpoint, credentials removed."""
+    resumed: tuple[CheckId, ...] = ()
+    """Checks whose results were carried over from the run this one resumed."""
+    ledger: str | None = None
+    """Path of the run's ledger, when the engine keeps one."""
+    notes: tuple[str, ...] = ()
+    """Plain statements about how the run went (e.g. navigation fell back to text search)."""
+    price: Price | None = None
+    """Price per million tokens of `model`, when the configuration has one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Price:
+    """Dollars per million tokens."""
+
+    input: float
+    """Uncached input tokens."""
+    cached_input: float
+    """Input tokens read from the provider's cache."""
+    output: float
+    """Output tokens (reasoning included)."""
+
+    def cost(self, u: Usage) -> float | None:
+        """Dollars for `u`, or None when the usage is unknown."""
+        if not u.known:
+            return None
+        fresh = max(u.input_tokens - u.cache_read_tokens, 0)
+        return (fresh * self.input + u.cache_read_tokens * self.cached_input + u.output_tokens * self.output) / 1e6
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +123,12 @@ class Report:
     """Files skipped by discovery."""
     unparsed_files: tuple[FileNote, ...]
     """Files that did not parse."""
+    recon_usage: Usage | None = None
+    """Tokens of the recon subagent; None when recon was static."""
+    analysis: str | None = None
+    """Model-written cross-check analysis: inference, NOT validated by the gate."""
+    analysis_usage: Usage | None = None
+    """Tokens of the cross-check analysis request, when one was made."""
 
     @property
     def refusal_counts(self) -> dict[str, int]:
@@ -110,7 +147,7 @@ class Report:
     @property
     def total_usage(self) -> Usage:
         """Usage summed over every unit."""
-        total = Usage()
+        total = (self.recon_usage or Usage()) + (self.analysis_usage or Usage(requests=0))
         for o in self.outcomes:
             total = total + o.usage
         return total

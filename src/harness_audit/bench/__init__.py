@@ -7,6 +7,7 @@ window and verdict; each control names a window and the checks that must stay si
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -226,10 +227,8 @@ def semgrep_hits(project: str, data: dict[str, object], root: Path | None = None
         if root is not None and path.is_absolute():
             path = path.relative_to(root)
         elif root is not None and not path.is_absolute():
-            try:
+            with contextlib.suppress(ValueError):  # a path outside the root keeps its own form
                 path = (Path.cwd() / path).resolve().relative_to(root.resolve())
-            except ValueError:
-                pass
         start = r.get("start", {})
         line = start.get("line") if isinstance(start, dict) else None
         hits.append(Hit(project, CheckId(m.group(1)), path.as_posix(), line if isinstance(line, int) else None,

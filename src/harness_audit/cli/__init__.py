@@ -11,7 +11,8 @@ from typing import NoReturn
 
 from harness_audit.errors import HarnessAuditError, UsageError
 
-SUBCOMMANDS = ("audit", "checks", "explain", "bench")
+SUBCOMMANDS = ("audit", "checks", "explain", "bench", "resume", "replay", "cancel")
+RUN_COMMANDS = ("resume", "replay", "cancel")
 
 
 class ArgParser(argparse.ArgumentParser):
@@ -46,10 +47,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"harness-audit {__version__}")
         return 0
-    module = modules[name]
-    parser = module.make_parser()
     verbose = "--verbose" in args
     try:
+        if name in RUN_COMMANDS:
+            from harness_audit.cli import runs
+
+            return runs.run(name, runs.make_parser(name).parse_args(args))
+        module = modules[name]
+        parser = module.make_parser()
         ns = parser.parse_intermixed_args(args) if name == "audit" else parser.parse_args(args)
         return module.run(ns)
     except _Exit as exc:

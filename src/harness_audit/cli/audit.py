@@ -36,6 +36,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--checks", "--check", dest="selection", action="append", metavar="IDS",
                    help="checks to run, e.g. C1,C9 or p1 (repeatable)")
     p.add_argument("--engine", choices=["static", "llm", "hybrid"], help="engine (default: static)")
+    p.add_argument("--model", metavar="PROVIDER:NAME", help="model of the llm/hybrid engines, e.g. openai:gpt-4.1-mini")
+    p.add_argument("--base-url", metavar="URL", help="any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, ...)")
+    p.add_argument("--stream", action="store_true", default=None, help="stream model responses")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the planned checks, their landmarks and an upper bound of tokens and money; spend nothing")
     p.add_argument("--concurrency", type=int, metavar="N", help="check units at once (1-16)")
     p.add_argument("--exclude", action="append", metavar="DIRS",
                    help="replace the excluded directory names (comma-separated, repeatable); --exclude '' audits all")
@@ -80,6 +85,7 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
         "extend_exclude_paths": _list(ns.extend_exclude), "output_dir": ns.output_dir, "formats": formats,
         "fail_on": ns.fail_on, "priority_floor": ns.priority_floor, "max_file_bytes": ns.max_file_bytes,
         "language": ns.language, "cache": False if ns.no_cache else None,
+        "model": ns.model, "base_url": ns.base_url, "stream": ns.stream,
     }
 
 
@@ -128,6 +134,15 @@ def _print_summary(console: Console, report: Report, paths: list[Path]) -> None:
         console.print(f"report: {p}", highlight=False, soft_wrap=True)
 
 
+def print_result(report: Report, paths: list[Path], *, quiet: bool) -> None:
+    """The report paths (quiet), or a terminal summary of the report."""
+    if quiet:
+        for p in paths:
+            print(p)
+    else:
+        _print_summary(_console(), report, paths)
+
+
 def exit_code(report: Report, fail_on: str) -> int:
     """0 clean, 1 findings at/above `fail_on`, 3 when the run did not complete."""
     if report.meta.state != "complete":
@@ -153,12 +168,17 @@ def run(ns: argparse.Namespace) -> int:
                 raise UsageError("no checks selected and none configured; pass ids (C1,C9), `p1` or `all`, "
                                  "or set `checks` in [tool.harness-audit]")
             tokens = _pick(_console(), config.language)
+    if ns.estimate:
+        from harness_audit.llm.estimate import estimate, render_estimate
+
+        config, _ = build_config(root, overrides)
+        checks = resolve_checks(tokens or None, config)
+        if checks is None:
+            raise UsageError("--estimate needs a check selection: ids (C1,C9), `p1` or `all`")
+        print(render_estimate(estimate(root, checks, config)))
+        return 0
     result = audit(root, tokens or None, overrides=overrides)
-    if ns.quiet:
-        for p in result.paths:
-            print(p)
-    else:
-        _print_summary(_console(), result.report, list(result.paths))
+    print_result(result.report, list(result.paths), quiet=ns.quiet)
     config, _ = build_config(root, overrides)
     return exit_code(result.report, config.fail_on)
 

@@ -37,6 +37,11 @@ def report_dict(r: Report) -> dict[str, Any]:
             "refusals_by_reason": r.refusal_counts, "files_scanned": m.files_scanned,
             "excluded_dirs": m.excluded_dirs, "cache_hit": m.cache_hit,
             "usage": usage_dict(r.total_usage),
+            "recon_usage": None if r.recon_usage is None else usage_dict(r.recon_usage),
+            "analysis_usage": None if r.analysis_usage is None else usage_dict(r.analysis_usage),
+            "model": m.model, "base_url": m.base_url, "resumed_checks": [c.value for c in m.resumed],
+            "ledger": m.ledger, "notes": list(m.notes),
+            "cost_usd": None if m.price is None else _money(m.price.cost(r.total_usage)),
         },
         "summary": [
             {"group": g.group, "title": g.title, "checks": [c.value for c in g.checks], "confirmed": g.confirmed,
@@ -60,7 +65,9 @@ def report_dict(r: Report) -> dict[str, Any]:
             {"id": o.check.value, "title": CHECKS[o.check].title, "priority": CHECKS[o.check].priority,
              "status": o.status_text, "missing_landmarks": [k.value for k in o.missing_landmarks],
              "finding_count": r.findings_for(o.check), "rejection_count": r.refusals_for(o.check),
-             "usage": usage_dict(o.usage), "duration_s": round(o.duration_s, 3), "error": o.error}
+             "usage": usage_dict(o.usage), "duration_s": round(o.duration_s, 3), "error": o.error,
+             "cost_usd": None if m.price is None else _money(m.price.cost(o.usage)),
+             "resumed": o.check in m.resumed}
             for o in r.outcomes
         ],
         "rejections": [
@@ -70,7 +77,12 @@ def report_dict(r: Report) -> dict[str, Any]:
         ],
         "skipped_files": [{"path": s.path, "reason": s.reason} for s in r.skipped_files],
         "unparsed_files": [{"path": s.path, "reason": s.reason} for s in r.unparsed_files],
+        "analysis": None if r.analysis is None else {"text": r.analysis, "validated": False},
     }
+
+
+def _money(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def render_json(r: Report) -> str:

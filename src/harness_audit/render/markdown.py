@@ -42,6 +42,10 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.4f}"
+
+
 def _tokens(u: Usage, n: int) -> str:
     return "unknown" if not u.known else f"{n:,}"
 
@@ -71,9 +75,17 @@ def render_markdown(r: Report) -> str:
         "# harness-audit report", "",
         f"- **Target:** {code(m.root)}",
         f"- **Commit:** {commit}",
-        f"- **Engine:** {m.engine} · **checks:** {', '.join(m.requested)}",
+        f"- **Engine:** {m.engine}" + (f" · **model:** {code(m.model)}" if m.model else "")
+        + (f" at {code(m.base_url)}" if m.base_url else "") + f" · **checks:** {', '.join(m.requested)}",
         f"- **Run:** `{m.run_id}` · started {m.started_at} · {m.duration_s:.2f} s · {state}",
         f"- **Files:** {m.files_scanned} analysed, {len(r.skipped_files)} skipped, {len(r.unparsed_files)} unparsed",
+    ]
+    if m.resumed:
+        out.append(f"- **Resumed:** {', '.join(m.resumed)} carried over from the interrupted run")
+    if m.ledger:
+        out.append(f"- **Ledger:** {code(m.ledger)}")
+    out += [f"- **Note:** {inline(n)}" for n in m.notes]
+    out += [
         "",
         "## Summary", "",
         "| group | checks | confirmed | suspected | not implemented | not covered |",
@@ -114,15 +126,30 @@ def render_markdown(r: Report) -> str:
     out += ["## Cost", "",
             f"Wall time {m.duration_s:.2f} s · input {_tokens(total, total.input_tokens)} · output "
             f"{_tokens(total, total.output_tokens)} · cache read {_tokens(total, total.cache_read_tokens)} · "
-            f"cache write {_tokens(total, total.cache_write_tokens)} tokens"
+            f"cache write {_tokens(total, total.cache_write_tokens)} · reasoning "
+            f"{_tokens(total, total.reasoning_tokens)} tokens"
+            + (f" · {_money(m.price.cost(total))}" if m.price else "")
             + (" · result cache hit" if m.cache_hit else ""), "",
-            "| check | status | time (s) | input | output | cache read | cache write | findings | refusals |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "| unit | status | time (s) | requests | input | output | cache read | cache write | reasoning | "
+            + ("cost | " if m.price else "") + "findings | refusals |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if m.price else "") + "---:|---:|"]
+
+    def usage_cells(u: Usage) -> str:
+        cells = [str(u.requests), _tokens(u, u.input_tokens), _tokens(u, u.output_tokens),
+                 _tokens(u, u.cache_read_tokens), _tokens(u, u.cache_write_tokens), _tokens(u, u.reasoning_tokens)]
+        if m.price:
+            cells.append(_money(m.price.cost(u)))
+        return " | ".join(cells)
+
+    if r.recon_usage is not None:
+        recon_refusals = sum(1 for x in r.refusals if x.subject == "landmark")
+        out.append(f"| recon | — | — | {usage_cells(r.recon_usage)} | — | {recon_refusals} |")
+    if r.analysis_usage is not None:
+        out.append(f"| analysis | — | — | {usage_cells(r.analysis_usage)} | — | — |")
     for o in r.outcomes:
-        u = o.usage
-        out.append(f"| {o.check} | {o.status_text} | {o.duration_s:.3f} | {_tokens(u, u.input_tokens)} | "
-                   f"{_tokens(u, u.output_tokens)} | {_tokens(u, u.cache_read_tokens)} | "
-                   f"{_tokens(u, u.cache_write_tokens)} | {r.findings_for(o.check)} | {r.refusals_for(o.check)} |")
+        resumed = " (resumed)" if o.check in m.resumed else ""
+        out.append(f"| {o.check} | {o.status_text}{resumed} | {o.duration_s:.3f} | {usage_cells(o.usage)} | "
+                   f"{r.findings_for(o.check)} | {r.refusals_for(o.check)} |")
     out += ["", "Refusals by reason (findings and landmarks):", "", "| reason | count |", "|---|---:|"]
     out += [f"| {reason} | {n} |" for reason, n in r.refusal_counts.items()]
     out.append("")
@@ -131,6 +158,10 @@ def render_markdown(r: Report) -> str:
         out += [f"| {tcode(s.path)} | skipped: {cell(s.reason)} |" for s in r.skipped_files]
         out += [f"| {tcode(s.path)} | unparsed: {cell(s.reason)} |" for s in r.unparsed_files]
         out.append("")
+    if r.analysis is not None:
+        out += ["## Cross-check analysis (model inference — not validated by evidence)", "",
+                "This section was written by the model about interactions between the findings above. "
+                "Nothing in it passed the evidence gate; treat it as a hypothesis.", "", inline(r.analysis), ""]
     out += ["## Appendix: landmarks", ""]
     if not r.landmarks:
         out += ["Recon found no landmarks.", ""]

@@ -1,0 +1,57 @@
+"""`resume`, `replay` and `cancel`: what can be done with a model run's directory (`<output_dir>/runs/<run-id>`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness_audit.errors import UsageError
+
+
+def make_parser(name: str) -> argparse.ArgumentParser:
+    from harness_audit.cli import ArgParser
+
+    helps = {
+        "resume": "continue a cancelled or crashed llm/hybrid run: finished checks are kept, the rest run again",
+        "replay": "re-render a run's report from its ledger; with --rerun, re-run the engine on the recorded "
+                  "responses (no provider)",
+        "cancel": "ask a running llm/hybrid audit to stop; it writes a report marked cancelled",
+    }
+    p = ArgParser(prog=f"harness-audit {name}", description=helps[name])
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory holding ledger.jsonl")
+    if name == "replay":
+        p.add_argument("--rerun", action="store_true", help="re-run the engine against a replay model")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
+    return p
+
+
+def _run_dir(raw: str) -> Path:
+    path = Path(raw).expanduser()
+    if path.is_file() and path.name == "ledger.jsonl":
+        path = path.parent
+    if not (path / "ledger.jsonl").is_file():
+        raise UsageError(f"{raw!r} is not a run directory (no ledger.jsonl in it); model runs are kept under "
+                         "<output_dir>/runs/<run-id>")
+    return path.resolve()
+
+
+def run(name: str, ns: argparse.Namespace) -> int:
+    from harness_audit.cli.audit import exit_code, print_result
+
+    run_dir = _run_dir(ns.run_dir)
+    if name == "cancel":
+        from harness_audit.llm.engine import CANCEL_FILE
+
+        (run_dir / CANCEL_FILE).write_text("cancel requested\n", encoding="utf-8")
+        print(f"cancel requested for {run_dir.name}; the run stops its requests and writes a partial report")
+        return 0
+    from harness_audit.llm.replay import load_run, replay_run, rerender, resume_run
+
+    if name == "replay" and not ns.rerun:
+        report, paths = rerender(run_dir)
+    elif name == "replay":
+        report, paths = replay_run(run_dir)
+    else:
+        report, paths = resume_run(run_dir)
+    print_result(report, paths, quiet=ns.quiet)
+    return exit_code(report, load_run(run_dir).config.fail_on)

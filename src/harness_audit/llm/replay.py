@@ -1,0 +1,275 @@
+"""Reading a run back from its ledger: re-render its report, re-run it on recorded responses, resume it.
+
+- `rerender(run_dir)`: the report again, from the ledger alone (every recorded report re-gated
+  against the tree, so a file that changed since is refused, not trusted).
+- `ReplayModel`: a pydantic-ai model that serves each unit's recorded responses (and transport
+  errors) in order; the engine re-runs on it with no provider and reaches the same report.
+- `load_prior(run_dir)`: what a cancelled or crashed run finished, for `resume`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, UserPromptPart
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
+
+from harness_audit import __version__
+from harness_audit.aggregate import build_report
+from harness_audit.config import AuditConfig
+from harness_audit.errors import UsageError
+from harness_audit.findings import (
+    Candidate,
+    CheckId,
+    CheckOutcome,
+    Finding,
+    Landmark,
+    LandmarkCandidate,
+    LandmarkKind,
+    OutcomeStatus,
+    Refusal,
+    Usage,
+)
+from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.llm.engine import Prior
+from harness_audit.llm.ledger import LEDGER_NAME, LedgerRead, read_ledger
+from harness_audit.llm.prompts import unit_of
+from harness_audit.render import write_reports
+from harness_audit.report import FileNote, Report, RunMeta
+from harness_audit.workspace import Workspace
+
+
+@dataclass(slots=True)
+class _UnitRecord:
+    """Everything the ledger holds about one unit's LAST attempt."""
+
+    end: dict[str, Any] | None = None
+    findings: list[Candidate] = field(default_factory=list[Candidate])
+    refused: list[Candidate] = field(default_factory=list[Candidate])
+    landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
+    refused_landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
+    attempts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """`response` and `request-error` events, in order."""
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """A ledger, read and grouped by unit."""
+
+    run_dir: Path
+    start: dict[str, Any]
+    end: dict[str, Any] | None
+    units: dict[str, _UnitRecord]
+    recon_end: dict[str, Any] | None
+    static_landmarks: list[LandmarkCandidate]
+    torn: bool
+
+    @property
+    def config(self) -> AuditConfig:
+        return AuditConfig.model_validate(self.start["config"])
+
+    @property
+    def checks(self) -> tuple[CheckId, ...]:
+        return tuple(CheckId(c) for c in self.start["checks"])
+
+    @property
+    def root(self) -> Path:
+        return Path(self.start["root"])
+
+
+def _usage(data: dict[str, Any] | None) -> Usage:
+    return Usage(**data) if data else Usage()
+
+
+def load_run(run_dir: Path) -> RunRecord:
+    """Group a run's ledger by unit; only each unit's last attempt (after its last `unit-start`) counts."""
+    path = run_dir / LEDGER_NAME if run_dir.is_dir() else run_dir
+    read: LedgerRead = read_ledger(path)
+    starts = read.of("run-start")
+    if not starts:
+        raise UsageError(f"{path} has no run-start event; it is not a harness-audit ledger")
+    units: dict[str, _UnitRecord] = defaultdict(_UnitRecord)
+    recon_end: dict[str, Any] | None = None
+    static: list[LandmarkCandidate] = []
+    for e in read.events:
+        kind, unit = e.get("event"), e.get("unit", "")
+        if kind == "unit-start":
+            units[unit] = _UnitRecord()
+        elif kind == "unit-end":
+            units[unit].end = e
+        elif kind in ("response", "request-error"):
+            units[unit].attempts.append(e)
+        elif kind == "finding":
+            units[unit].findings.append(Candidate(**e["candidate"]))
+        elif kind == "landmark":
+            units[unit].landmarks.append(LandmarkCandidate(**e["candidate"]))
+        elif kind == "refusal" and e.get("subject") == "finding":
+            units[unit].refused.append(Candidate(**e["candidate"]))
+        elif kind == "refusal":
+            units[unit].refused_landmarks.append(LandmarkCandidate(**e["candidate"]))
+        elif kind == "recon-end":
+            recon_end = e
+        elif kind == "static-landmarks":
+            static = [LandmarkCandidate(**c) for c in e["candidates"]]
+    ends = read.of("run-end")
+    return RunRecord(run_dir=path.parent, start=starts[-1], end=ends[-1] if ends else None, units=dict(units),
+                     recon_end=recon_end, static_landmarks=static, torn=read.torn)
+
+
+def _outcome(check: CheckId, rec: _UnitRecord | None, *, interrupted: bool) -> CheckOutcome:
+    end = rec.end if rec else None
+    if end is None:
+        status = OutcomeStatus.CANCELLED if interrupted else OutcomeStatus.FAILED
+        return CheckOutcome(check=check, status=status, error="the run ended before this check finished")
+    missing = tuple(LandmarkKind(k) for k in end.get("missing", ()))
+    return CheckOutcome(check=check, status=OutcomeStatus(end["status"]), failure_code=end.get("failure"),
+                        missing_landmarks=missing, usage=_usage(end.get("usage")),
+                        duration_s=float(end.get("duration_s", 0.0)), error=end.get("error"))
+
+
+def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
+    """The run's report rebuilt from its ledger; written next to the original reports when `write`."""
+    rec = load_run(run_dir)
+    config = rec.config
+    ws = Workspace.open(rec.root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
+    checks = rec.checks
+    refusals: list[Refusal] = []
+    landmarks: list[Landmark] = []
+    recon_ctx = GateContext(workspace=ws, checks_in_run=checks, recon=True)
+    recon = rec.units.get("recon", _UnitRecord())
+    for lm in [*rec.static_landmarks, *recon.landmarks, *recon.refused_landmarks]:
+        gated = validate_landmark(lm, recon_ctx)
+        (landmarks if isinstance(gated, Landmark) else refusals).append(gated)  # type: ignore[arg-type]
+    findings: list[Finding] = []
+    for unit, ur in rec.units.items():
+        assigned = None if unit == "recon" else CheckId(unit)
+        ctx = GateContext(workspace=ws, checks_in_run=checks, assigned=assigned, recon=unit == "recon")
+        for cand in [*ur.findings, *ur.refused]:
+            gated = validate(cand, ctx)
+            (findings if isinstance(gated, Finding) else refusals).append(gated)  # type: ignore[arg-type]
+    interrupted = rec.end is None
+    outcomes = [_outcome(c, rec.units.get(c.value), interrupted=interrupted) for c in checks]
+    state = rec.end["state"] if rec.end else "cancelled"
+    started = datetime.fromisoformat(rec.start["started_at"]) if "started_at" in rec.start else \
+        datetime.fromtimestamp(rec.start["t"]).astimezone()
+    finished = datetime.fromtimestamp((rec.end or rec.start)["t"]).astimezone()
+    extra = rec.end.get("meta", {}) if rec.end else {}
+    meta = RunMeta(
+        tool_version=__version__, run_id=rec.start["run_id"], started_at=started.isoformat(timespec="seconds"),
+        finished_at=finished.isoformat(timespec="seconds"), duration_s=(finished - started).total_seconds(),
+        root=str(ws.root), commit=extra.get("commit"), dirty=extra.get("dirty"), engine=rec.start["engine"],
+        requested=checks, state=state, files_scanned=int(extra.get("files_scanned", 0)),
+        excluded_dirs=int(extra.get("excluded_dirs", 0)), model=rec.start.get("model"),
+        base_url=rec.start.get("base_url"), resumed=tuple(CheckId(c) for c in rec.start.get("resumed", [])),
+        ledger=str(rec.run_dir / LEDGER_NAME),
+        notes=(*extra.get("notes", ()), "Re-rendered from the ledger."),
+    )
+    recon_usage = _usage(rec.recon_end.get("usage")) if rec.recon_end and rec.recon_end.get("status") != "static" \
+        else None
+    report = build_report(
+        meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
+        skipped_files=[FileNote(**n) for n in extra.get("skipped", [])],
+        unparsed_files=[FileNote(**n) for n in extra.get("unparsed", [])], recon_usage=recon_usage,
+    )
+    out_dir = rec.run_dir / "replay"
+    paths = write_reports(report, out_dir, config.formats, started) if write else []
+    return report, paths
+
+
+class ReplayModel(Model):
+    """Serves the recorded responses of a run, unit by unit, in the order they were received."""
+
+    def __init__(self, rec: RunRecord) -> None:
+        super().__init__()
+        self._queues: dict[str, deque[dict[str, Any]]] = {u: deque(r.attempts) for u, r in rec.units.items()}
+        self._name = str(rec.start.get("model") or "replay")
+
+    @property
+    def model_name(self) -> str:
+        return self._name
+
+    @property
+    def system(self) -> str:
+        return "replay"
+
+    async def request(self, messages: list[ModelMessage], model_settings: ModelSettings | None,
+                      model_request_parameters: ModelRequestParameters) -> ModelResponse:
+        unit = unit_of(_first_user_text(messages))
+        queue = self._queues.get(unit)
+        if not queue:
+            raise ModelHTTPError(status_code=400, model_name=self._name,
+                                 body=f"replay diverged: no recorded response left for unit {unit!r}")
+        event = queue.popleft()
+        if event["event"] == "request-error":
+            if event.get("failure") == "timeout":
+                raise TimeoutError(event.get("error", "timeout"))
+            status = 429 if event.get("failure") == "rate-limited" else 503
+            raise ModelHTTPError(status_code=status, model_name=self._name, body=event.get("error"))
+        return ModelMessagesTypeAdapter.validate_python([event["message"]])[0]  # type: ignore[return-value]
+
+
+def _first_user_text(messages: list[ModelMessage]) -> str:
+    for msg in messages:
+        for part in getattr(msg, "parts", ()):
+            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                return part.content
+    return ""
+
+
+def load_prior(rec: RunRecord) -> Prior:
+    """What `rec` finished: recon's landmarks if recon ended, and every check whose unit ran to its end."""
+    recon_done = rec.recon_end is not None and rec.recon_end.get("status") in ("ran", "static", "resumed")
+    recon = rec.units.get("recon", _UnitRecord())
+    done: dict[CheckId, tuple[CheckOutcome, list[Candidate]]] = {}
+    for check in rec.checks:
+        ur = rec.units.get(check.value)
+        if ur is not None and ur.end is not None and ur.end.get("status") == OutcomeStatus.RAN.value:
+            done[check] = (_outcome(check, ur, interrupted=False), list(ur.findings))
+    return Prior(landmarks=list(recon.landmarks) if recon_done and rec.recon_end.get("status") != "static" else None,
+                 recon_usage=_usage(rec.recon_end.get("usage")) if rec.recon_end else Usage(), done=done)
+
+
+
+async def _no_wait(_: float) -> None:
+    return None
+
+
+def replay_run(run_dir: Path) -> tuple[Report, list[Path]]:
+    """Re-run the engine of a recorded run against `ReplayModel`; reports go to `<run_dir>/replay`."""
+    from harness_audit.llm.run import ModelOptions
+    from harness_audit.pipeline import run_audit
+
+    rec = load_run(run_dir)
+    config = rec.config.model_copy(update={"output_dir": str(rec.run_dir / "replay")})
+    result = run_audit(_root_of(rec), rec.checks, config,
+                       model_options=ModelOptions(model=ReplayModel(rec), sleep=_no_wait,
+                                                  extra_notes=[f"Replayed from run {rec.start['run_id']}."]))
+    return result.report, list(result.paths)
+
+
+def resume_run(run_dir: Path) -> tuple[Report, list[Path]]:
+    """Continue a run: finished checks are kept (findings re-gated, costs carried), the rest run again."""
+    from harness_audit.llm.run import ModelOptions
+    from harness_audit.pipeline import run_audit
+
+    rec = load_run(run_dir)
+    if rec.end is not None and rec.end.get("state") == "complete":
+        raise UsageError(f"run {rec.start['run_id']} completed; there is nothing to resume "
+                         "(use `harness-audit replay` to see its report again)")
+    prior = load_prior(rec)
+    result = run_audit(_root_of(rec), rec.checks, rec.config,
+                       model_options=ModelOptions(prior=prior, run_dir=rec.run_dir,
+                                                  extra_notes=[f"Resumed run {rec.start['run_id']}."]))
+    return result.report, list(result.paths)
+
+
+def _root_of(rec: RunRecord) -> Path:
+    if not rec.root.is_dir():
+        raise UsageError(f"the audited directory {rec.root} of this run no longer exists")
+    return rec.root
