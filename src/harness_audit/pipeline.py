@@ -20,7 +20,7 @@ from harness_audit import __version__
 from harness_audit.aggregate import build_report
 from harness_audit.catalogue import CHECKS
 from harness_audit.config import AuditConfig
-from harness_audit.errors import FailureCode
+from harness_audit.errors import FailureCode, UsageError
 from harness_audit.findings import (
     Candidate,
     CheckId,
@@ -251,8 +251,11 @@ def run_audit(
         use_cache = config.cache if use_cache is None else use_cache
         phase = _static_phase(ws, discovery, checks, output_dir, config, use_cache)
     else:
-        from harness_audit.llm.run import model_phase
-
+        try:
+            from harness_audit.llm.run import model_phase
+        except ImportError as exc:
+            raise UsageError(f"engine {config.engine!r} needs the model layer ({exc.name or exc} is missing): "
+                             "pip install 'harness-audit[llm]'") from exc
         phase = model_phase(ws, discovery, checks, config, output_dir=output_dir, run_id=run_id,
                             options=model_options)
     return finish(ws, discovery, checks, config, phase, run_id=run_id, started=started, t0=t0,

@@ -34,6 +34,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RequestUsage
 
@@ -46,6 +47,9 @@ ToolHandler = Callable[[str, dict[str, Any]], str]
 
 _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 _MAX_EMPTY_REPLIES = 2
+_CHARS_PER_TOKEN = 4
+_MIN_OUTPUT_TOKENS = 256
+_MAX_OUTPUT_TOKENS = 16_384
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,6 +132,9 @@ class Subagent:
         self._params = ModelRequestParameters(function_tools=self.tools, allow_text_output=True)
         self._ids: set[str] = set()
         self._duplicates: set[str] = set()
+        self._tools_chars = sum(len(t.name) + len(t.description or "") + len(json.dumps(t.parameters_json_schema))
+                                for t in self.tools)
+        self._output_cap = _MAX_OUTPUT_TOKENS
         self._result = UnitResult(unit=self.unit)
         self._t0 = time.monotonic()
 
@@ -196,8 +203,19 @@ class Subagent:
         if spent >= b.max_tokens:
             raise _Stop(OutcomeStatus.FAILED, FailureCode.BUDGET_EXHAUSTED,
                         f"token limit {b.max_tokens} reached ({spent} spent)")
+        # the ceiling is hard: the next request's prompt (estimated) plus a minimal reply must fit in what is left
+        projected = self._projected_prompt_tokens()
+        if spent + projected + _MIN_OUTPUT_TOKENS > b.max_tokens:
+            raise _Stop(OutcomeStatus.FAILED, FailureCode.BUDGET_EXHAUSTED,
+                        f"token limit {b.max_tokens}: {spent} spent and the next request needs ~{projected}")
+        self._output_cap = min(_MAX_OUTPUT_TOKENS, b.max_tokens - spent - projected)
         if self._time_left() <= 0:
             raise self._time_stop()
+
+    def _projected_prompt_tokens(self) -> int:
+        """The next prompt's size at ~4 characters per token (history + tool definitions)."""
+        chars = len(ModelMessagesTypeAdapter.dump_json(self._result.messages)) + self._tools_chars
+        return chars // _CHARS_PER_TOKEN
 
     def _time_left(self) -> float:
         left = self.budget.wall_s - (time.monotonic() - self._t0)
@@ -259,9 +277,10 @@ class Subagent:
 
     async def _send(self) -> ModelResponse:
         msgs = self._result.messages
+        settings = ModelSettings(max_tokens=self._output_cap)
         if not self.stream:
-            return await self.model.request(msgs, None, self._params)
-        async with self.model.request_stream(msgs, None, self._params) as stream:
+            return await self.model.request(msgs, settings, self._params)
+        async with self.model.request_stream(msgs, settings, self._params) as stream:
             async for _ in stream:
                 pass
             return stream.get()
