@@ -41,6 +41,7 @@ from pydantic_ai.usage import RequestUsage
 from harness_audit.errors import FailureCode
 from harness_audit.findings import OutcomeStatus, Usage
 from harness_audit.llm.ledger import Ledger
+from harness_audit.llm.providers import redact_url
 
 ToolHandler = Callable[[str, dict[str, Any]], str]
 """Runs one tool call (name, parsed arguments) and returns the text the model sees. Never raises."""
@@ -101,8 +102,12 @@ def to_usage(u: RequestUsage) -> Usage:
 
 
 def dump_messages(messages: list[ModelMessage]) -> list[Any]:
-    """Messages as JSON-ready data for the ledger."""
-    return ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    """Messages as JSON-ready data for the ledger; a provider URL loses any user:password in it."""
+    data = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
+    for msg in data:
+        if msg.get("provider_url"):
+            msg["provider_url"] = redact_url(msg["provider_url"])
+    return data
 
 
 def tool_definitions(schemas: tuple[tuple[str, str, str], ...]) -> list[ToolDefinition]:

@@ -121,7 +121,8 @@ def model_phase(
         ledger.write("run-start", version=LEDGER_VERSION, run_id=run_id, tool_version=__version__, root=str(ws.root),
                      started_at=datetime.now().astimezone().isoformat(timespec="seconds"),
                      engine=config.engine, model=config.model, base_url=redact_url(config.base_url),
-                     checks=[c.value for c in checks], config=config.model_dump(mode="json"),
+                     checks=[c.value for c in checks],
+                     config={**config.model_dump(mode="json"), "base_url": redact_url(config.base_url)},
                      prefix=prefix_digest(), resumed=[c.value for c in (options.prior.done if options.prior else {})])
         if config.engine == "hybrid":
             ledger.write("static-landmarks", candidates=[dataclasses.asdict(c) for c in static.landmarks])
