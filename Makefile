@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench speed clean
+.PHONY: demo test evals bench speed clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ demo: $(BIN)/.installed
 # Run the whole test suite.
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest
+
+# Behaviour evals of the model engine only (scripted and recorded transcripts; no model, no key): see evals/README.md.
+evals: $(BIN)/.installed
+	$(BIN)/python -m pytest evals
 
 # Detection and false positives on the visible corpus (add SEMGREP=path/to/semgrep-harness.yml to compare).
 bench: $(BIN)/.installed

@@ -292,6 +292,7 @@ def fingerprint(check: str, file: str | None, source: str, evidence: str) -> str
 
 MIN_CODE_CHARS = 8
 """A quoted line must have at least this many non-space characters to count as code."""
+_COMMENT_STARTS = ("#", "//", "/*", "* ", "*/", "<!--")
 _CODE_MARK = re.compile(r"[()\[\]{}=<>+\-*/%:]|\w\s+\w")
 
 
@@ -322,8 +323,31 @@ def normalise_lines(text: str) -> list[str]:
 
 def evidence_is_thin(excerpt_lines: list[str]) -> bool:
     """True when no quoted line carries real code (a call, an assignment, a condition; >= 8 characters)."""
-    for line in excerpt_lines:
+    for raw in excerpt_lines:
+        if raw.lstrip().startswith(_COMMENT_STARTS):
+            continue  # a comment is text about code, and text in audited files may be written to mislead
+        line = code_part(raw)
         compact = "".join(line.split())
         if len(compact) >= MIN_CODE_CHARS and _CODE_MARK.search(line):
             return False
     return True
+
+
+def code_part(line: str) -> str:
+    """`line` without a trailing `#` or `//` comment (quotes are respected; a URL's `//` is not a comment)."""
+    quote = ""
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "#" or (ch == "/" and line.startswith("//", i) and (i == 0 or line[i - 1] != ":")):
+            return line[:i]
+        i += 1
+    return line

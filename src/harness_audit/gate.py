@@ -7,6 +7,7 @@ same for landmarks. The refusal reasons are tested in the order of `RefusalReaso
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ WINDOW = 3
 """The excerpt must match within this many lines of the cited line."""
 
 _MIN_HINT_WORDS = 3
+_SYMBOL = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$<>][\w$<>]*){0,8}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,7 +142,7 @@ def _match_evidence(
         return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c, "the excerpt is empty; quote the line(s) of code you cite")
     norm = _normalised_file(ws, rel, lines)
     hits = _occurrences(norm, "\n".join(excerpt))
-    near = [first for first, last in hits if first - WINDOW <= line and last + WINDOW >= line]
+    near = [(first, last) for first, last in hits if first - WINDOW <= line and last + WINDOW >= line]
     if not near:
         if hits:
             where = ", ".join(str(first) for first, _ in hits[:5])
@@ -149,11 +151,13 @@ def _match_evidence(
         else:
             msg = f"the excerpt does not occur in {rel}; copy it from the file instead of paraphrasing"
         return _refuse(RefusalReason.EVIDENCE_NOT_FOUND, c, msg)
-    if evidence_is_thin(excerpt):
+    first, last = min(near, key=lambda span: (abs(span[0] - line), span[0]))
+    # the quote and the file lines it came from must both be code: a quote cut out of a comment is not evidence
+    if evidence_is_thin(excerpt) or evidence_is_thin(lines[first - 1:last]):
         return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c,
-                       "the excerpt is only punctuation, a keyword or a name; quote a line of real code "
+                       "the excerpt is only punctuation, a keyword, a name or a comment; quote a line of real code "
                        f"(a call, an assignment or a condition, at least {_MIN_CODE_CHARS} characters)")
-    return min(near, key=lambda first: (abs(first - line), first))
+    return first
 
 
 def validate(c: Candidate, ctx: GateContext) -> Finding | Refusal:
@@ -212,5 +216,7 @@ def validate_landmark(c: LandmarkCandidate, ctx: GateContext) -> Landmark | Refu
         if isinstance(matched, Refusal):
             return matched
         line = matched
-    return Landmark(kind=LandmarkKind(c.kind), file=rel, line=line, symbol=c.symbol, confidence=c.confidence,
+    # the symbol is shown to other subagents and in reports: only a (dotted) identifier is kept, never free text
+    symbol = c.symbol if c.symbol and _SYMBOL.fullmatch(c.symbol) else None
+    return Landmark(kind=LandmarkKind(c.kind), file=rel, line=line, symbol=symbol, confidence=c.confidence,
                     source=c.source, language=c.language)

@@ -157,8 +157,9 @@ class _Units:
         self.landmark_candidates: list[LandmarkCandidate] = []
 
     def finding_tool(self, unit: str) -> Callable[[dict[str, Any]], str]:
-        assigned = None if unit == "recon" else CheckId(unit)
-        ctx = GateContext(workspace=self.ws, checks_in_run=self.checks, assigned=assigned, recon=unit == "recon")
+        # recon and the cross-check analysis are assigned no check: they may report no finding
+        assigned = CheckId(unit) if unit in CheckId.__members__ else None
+        ctx = GateContext(workspace=self.ws, checks_in_run=self.checks, assigned=assigned, recon=assigned is None)
 
         def report(args: dict[str, Any]) -> str:
             cand = Candidate(

@@ -229,8 +229,11 @@ class Subagent:
         return left
 
     def _time_stop(self) -> _Stop:
-        if self.deadline is not None and self.deadline <= time.monotonic():
-            return _Stop(OutcomeStatus.FAILED, FailureCode.TIMEOUT, "the run's deadline passed")
+        # the limit that ends first stopped the unit, whether it has passed or leaves too little time for a retry
+        if self.deadline is not None and self.deadline <= self._t0 + self.budget.wall_s:
+            passed = self.deadline <= time.monotonic()
+            return _Stop(OutcomeStatus.FAILED, FailureCode.TIMEOUT,
+                         "the run's deadline passed" if passed else "the run's deadline leaves no time for a retry")
         return _Stop(OutcomeStatus.FAILED, FailureCode.BUDGET_EXHAUSTED, f"wall-clock limit {self.budget.wall_s:g} s")
 
     def _nudge(self, text: str) -> None:
@@ -327,7 +330,13 @@ class Subagent:
             elif call.tool_name not in self._names:
                 text = (f"Unknown tool {call.tool_name!r}. Available tools: {', '.join(sorted(self._names))}.")
             else:
-                text = self._execute(call)
+                text = self._execute(call)  # records the call and its result itself
+                results.append(ToolReturnPart(tool_name=call.tool_name, content=text, tool_call_id=call.tool_call_id))
+                continue
+            # a call answered without running it is recorded too: the ledger pairs every call with its result
+            self.ledger.write("tool-call", unit=self.unit, id=call.tool_call_id, tool=call.tool_name,
+                              args=call.args if isinstance(call.args, str | dict) else None, valid=None,
+                              executed=False, result=text)
             results.append(ToolReturnPart(tool_name=call.tool_name, content=text, tool_call_id=call.tool_call_id))
         self._duplicates.clear()
         r.messages.append(ModelRequest(parts=list(results)))

@@ -37,8 +37,9 @@ from harness_audit.findings import (
     Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
-from harness_audit.llm.engine import Prior
+from harness_audit.llm.engine import CANCEL_FILE, Prior
 from harness_audit.llm.ledger import LEDGER_NAME, LedgerRead, read_ledger
+from harness_audit.llm.loop import dump_messages
 from harness_audit.llm.prompts import unit_of
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, Report, RunMeta
@@ -55,7 +56,7 @@ class _UnitRecord:
     landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
     refused_landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
     attempts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    """`response` and `request-error` events, in order."""
+    """`request`, `response` and `request-error` events, in order."""
 
 
 @dataclass(slots=True)
@@ -103,7 +104,7 @@ def load_run(run_dir: Path) -> RunRecord:
             units[unit] = _UnitRecord()
         elif kind == "unit-end":
             units[unit].end = e
-        elif kind in ("response", "request-error"):
+        elif kind in ("request", "response", "request-error"):
             units[unit].attempts.append(e)
         elif kind == "finding":
             units[unit].findings.append(Candidate(**e["candidate"]))
@@ -133,8 +134,22 @@ def _outcome(check: CheckId, rec: _UnitRecord | None, *, interrupted: bool) -> C
                         duration_s=float(end.get("duration_s", 0.0)), error=end.get("error"))
 
 
+def _analysis(ur: _UnitRecord | None) -> tuple[str | None, Usage | None]:
+    """The cross-check analysis a run recorded: the text of its last reply when the unit ran, and its usage."""
+    if ur is None or ur.end is None:
+        return None, None
+    responses = [a for a in ur.attempts if a["event"] == "response"]
+    text = None
+    if ur.end.get("status") == OutcomeStatus.RAN.value and responses:
+        parts = responses[-1]["message"].get("parts", [])
+        text = "".join(p.get("content", "") for p in parts if p.get("part_kind") == "text").strip() or None
+    return text, _usage(ur.end.get("usage"))
+
+
 def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
     """The run's report rebuilt from its ledger; written next to the original reports when `write`."""
+    from harness_audit.llm.run import price_of
+
     rec = load_run(run_dir)
     config = rec.config
     ws = Workspace.open(rec.root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
@@ -148,8 +163,8 @@ def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
         (landmarks if isinstance(gated, Landmark) else refusals).append(gated)  # type: ignore[arg-type]
     findings: list[Finding] = []
     for unit, ur in rec.units.items():
-        assigned = None if unit == "recon" else CheckId(unit)
-        ctx = GateContext(workspace=ws, checks_in_run=checks, assigned=assigned, recon=unit == "recon")
+        assigned = CheckId(unit) if unit in CheckId.__members__ else None  # recon and analysis: no check
+        ctx = GateContext(workspace=ws, checks_in_run=checks, assigned=assigned, recon=assigned is None)
         for cand in [*ur.findings, *ur.refused]:
             gated = validate(cand, ctx)
             (findings if isinstance(gated, Finding) else refusals).append(gated)  # type: ignore[arg-type]
@@ -168,14 +183,16 @@ def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
         excluded_dirs=int(extra.get("excluded_dirs", 0)), model=rec.start.get("model"),
         base_url=rec.start.get("base_url"), resumed=tuple(CheckId(c) for c in rec.start.get("resumed", [])),
         ledger=str(rec.run_dir / LEDGER_NAME),
-        notes=(*extra.get("notes", ()), "Re-rendered from the ledger."),
+        notes=(*extra.get("notes", ()), "Re-rendered from the ledger."), price=price_of(config),
     )
+    analysis, analysis_usage = _analysis(rec.units.get("analysis"))
     recon_usage = _usage(rec.recon_end.get("usage")) if rec.recon_end and rec.recon_end.get("status") != "static" \
         else None
     report = build_report(
         meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
         skipped_files=[FileNote(**n) for n in extra.get("skipped", [])],
         unparsed_files=[FileNote(**n) for n in extra.get("unparsed", [])], recon_usage=recon_usage,
+        analysis=analysis, analysis_usage=analysis_usage,
     )
     out_dir = rec.run_dir / "replay"
     paths = write_reports(report, out_dir, config.formats, started) if write else []
@@ -206,12 +223,40 @@ class ReplayModel(Model):
             raise ModelHTTPError(status_code=400, model_name=self._name,
                                  body=f"replay diverged: no recorded response left for unit {unit!r}")
         event = queue.popleft()
+        if event["event"] == "request":
+            recorded = _essence(event["messages"][-1:])
+            sent = _essence(dump_messages(messages[-1:]))
+            if recorded != sent:
+                self._queues[unit] = deque()  # everything after a divergence would answer another conversation
+                raise ModelHTTPError(status_code=400, model_name=self._name,
+                                     body=f"replay diverged in unit {unit!r}: {_first_difference(recorded, sent)}")
+            if not queue:
+                raise ModelHTTPError(status_code=400, model_name=self._name,
+                                     body=f"replay diverged: the recording of unit {unit!r} ends with a request")
+            event = queue.popleft()
         if event["event"] == "request-error":
             if event.get("failure") == "timeout":
                 raise TimeoutError(event.get("error", "timeout"))
             status = 429 if event.get("failure") == "rate-limited" else 503
             raise ModelHTTPError(status_code=status, model_name=self._name, body=event.get("error"))
         return ModelMessagesTypeAdapter.validate_python([event["message"]])[0]  # type: ignore[return-value]
+
+
+_ESSENTIAL = ("part_kind", "content", "tool_name", "tool_call_id", "args")
+
+
+def _essence(messages: list[Any]) -> list[list[dict[str, Any]]]:
+    """What a request says, without timestamps or ids the provider assigns."""
+    return [[{k: p.get(k) for k in _ESSENTIAL if k in p} for p in m.get("parts", [])] for m in messages]
+
+
+def _first_difference(recorded: list[list[dict[str, Any]]], sent: list[list[dict[str, Any]]]) -> str:
+    for i, (a, b) in enumerate(zip(recorded[-1] if recorded else [], sent[-1] if sent else [], strict=False)):
+        if a != b:
+            key = next((k for k in _ESSENTIAL if a.get(k) != b.get(k)), "part")
+            return (f"part {i + 1} ({a.get('part_kind')}) differs in {key}: recorded {str(a.get(key))[:80]!r}, "
+                    f"now {str(b.get(key))[:80]!r}")
+    return "the number of parts differs from the recording"
 
 
 def _first_user_text(messages: list[ModelMessage]) -> str:
@@ -263,6 +308,8 @@ def resume_run(run_dir: Path) -> tuple[Report, list[Path]]:
         raise UsageError(f"run {rec.start['run_id']} completed; there is nothing to resume "
                          "(use `harness-audit replay` to see its report again)")
     prior = load_prior(rec)
+    # the request that stopped the interrupted run must not stop this one the moment it starts
+    (rec.run_dir / CANCEL_FILE).unlink(missing_ok=True)
     result = run_audit(_root_of(rec), rec.checks, rec.config,
                        model_options=ModelOptions(prior=prior, run_dir=rec.run_dir,
                                                   extra_notes=[f"Resumed run {rec.start['run_id']}."]))

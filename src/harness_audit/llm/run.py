@@ -152,7 +152,9 @@ def model_phase(
     return PhaseResult(
         landmarks=phase.landmarks, findings=phase.findings, refusals=refusals + phase.refusals,
         outcomes=[phase.outcomes[c] for c in checks], unparsed=unparsed, state=state,
-        recon_usage=phase.recon_usage, analysis=phase.analysis, analysis_usage=phase.analysis_usage,
+        # no recon unit ran when static recon found every landmark: no recon usage (None), as the report documents
+        recon_usage=None if phase.recon_status == "static" else phase.recon_usage,
+        analysis=phase.analysis, analysis_usage=phase.analysis_usage,
         extra={"model": config.model or getattr(model, "model_id", None), "base_url": redact_url(config.base_url),
                "resumed": tuple(c for c in checks if options.prior and c in options.prior.done),
                "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes), "price": price_of(config)},

@@ -1,0 +1,1 @@
+"""Behaviour evals of the model engine: scripted and recorded transcripts, deterministic assertions."""
