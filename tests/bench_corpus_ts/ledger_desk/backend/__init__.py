@@ -1,0 +1,1 @@
+"""Ledger Desk tool backend."""
