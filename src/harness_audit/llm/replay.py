@@ -174,7 +174,7 @@ def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
     started = datetime.fromisoformat(rec.start["started_at"]) if "started_at" in rec.start else \
         datetime.fromtimestamp(rec.start["t"]).astimezone()
     finished = datetime.fromtimestamp((rec.end or rec.start)["t"]).astimezone()
-    extra = rec.end.get("meta", {}) if rec.end else {}
+    extra: dict[str, Any] = rec.end.get("meta", {}) if rec.end else {}
     meta = RunMeta(
         tool_version=__version__, run_id=rec.start["run_id"], started_at=started.isoformat(timespec="seconds"),
         finished_at=finished.isoformat(timespec="seconds"), duration_s=(finished - started).total_seconds(),
@@ -269,14 +269,15 @@ def _first_user_text(messages: list[ModelMessage]) -> str:
 
 def load_prior(rec: RunRecord) -> Prior:
     """What `rec` finished: recon's landmarks if recon ended, and every check whose unit ran to its end."""
-    recon_done = rec.recon_end is not None and rec.recon_end.get("status") in ("ran", "static", "resumed")
+    recon_status = rec.recon_end.get("status") if rec.recon_end is not None else None
+    recon_done = recon_status in ("ran", "resumed")  # a static recon is simply run again
     recon = rec.units.get("recon", _UnitRecord())
     done: dict[CheckId, tuple[CheckOutcome, list[Candidate]]] = {}
     for check in rec.checks:
         ur = rec.units.get(check.value)
         if ur is not None and ur.end is not None and ur.end.get("status") == OutcomeStatus.RAN.value:
             done[check] = (_outcome(check, ur, interrupted=False), list(ur.findings))
-    return Prior(landmarks=list(recon.landmarks) if recon_done and rec.recon_end.get("status") != "static" else None,
+    return Prior(landmarks=list(recon.landmarks) if recon_done else None,
                  recon_usage=_usage(rec.recon_end.get("usage")) if rec.recon_end else Usage(), done=done)
 
 

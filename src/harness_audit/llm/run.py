@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from harness_audit import __version__
 from harness_audit.config import AuditConfig
 from harness_audit.errors import UsageError
-from harness_audit.findings import Candidate, CheckId, Landmark, OutcomeStatus, Refusal
+from harness_audit.findings import Candidate, CheckId, Landmark, LandmarkCandidate, OutcomeStatus, Refusal
 from harness_audit.llm.engine import Canceller, EngineSettings, ModelPhase, Prior, run_model_phase
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger
 from harness_audit.llm.loop import Budget
@@ -109,9 +109,11 @@ def model_phase(
     static_landmarks: list[Landmark] = []
     leads: dict[CheckId, list[Candidate]] = {}
     unparsed: list[FileNote] = []
+    static_candidates: list[LandmarkCandidate] = []
     if config.engine == "hybrid":
         static, unparsed, _, _ = run_static(ws, discovery, checks, output_dir, config, config.cache)
-        static_landmarks = gate_landmarks(ws, checks, static.landmarks, refusals)
+        static_candidates = static.landmarks
+        static_landmarks = gate_landmarks(ws, checks, static_candidates, refusals)
         leads = {c: list(v) for c, v in static.candidates.items()}
     from harness_audit.symbols import SymbolIndex
 
@@ -125,7 +127,7 @@ def model_phase(
                      config={**config.model_dump(mode="json"), "base_url": redact_url(config.base_url)},
                      prefix=prefix_digest(), resumed=[c.value for c in (options.prior.done if options.prior else {})])
         if config.engine == "hybrid":
-            ledger.write("static-landmarks", candidates=[dataclasses.asdict(c) for c in static.landmarks])
+            ledger.write("static-landmarks", candidates=[dataclasses.asdict(c) for c in static_candidates])
         settings = EngineSettings(engine=config.engine, concurrency=config.concurrency, budget=budget_of(config),
                                   run_deadline_s=config.run_timeout_s, stream=config.stream,
                                   cross_check=config.cross_check_analysis)
