@@ -12,7 +12,7 @@ from harness_audit.gate import GateContext, validate
 from harness_audit.static import ParsedProject, run_rules
 from harness_audit.static.lang.python import PyModule, PyProject
 from harness_audit.workspace import Workspace
-from tests.markers import parse_markers
+from tests.markers import MarkedFile, parse_markers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 _STEMS = {spec.stem: check for check, spec in CHECKS.items()}
@@ -46,12 +46,16 @@ def test_fixture_markers(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     marked = parse_markers(text)
     checks = tuple(CheckId(c) for c in marked.checks) if marked.checks else (_STEMS[path.parent.parent.name],)
+    compare_markers(path, text, marked, run_fixture(path, checks))
+
+
+def compare_markers(path: Path, text: str, marked: MarkedFile, findings: list[Finding]) -> None:
+    """Markers and findings must agree both ways (shared by the Python and the TypeScript fixtures)."""
     expects = [m for m in marked.markers if m.kind == "expect"]
     if path.name.startswith("defect_"):
         assert expects, f"{path.name}: a defect fixture without any `expect` marker tests nothing"
     else:
         assert not expects, f"{path.name}: a clean fixture must carry no `expect` marker"
-    findings = run_fixture(path, checks)
     lines = text.splitlines()
     got = {(str(f.check), f.line): f for f in findings}
     problems: list[str] = []

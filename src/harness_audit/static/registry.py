@@ -6,20 +6,26 @@ import ast
 import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from harness_audit.findings import CheckId, Language, Verdict
 from harness_audit.static.lang.python import PyModule, PyProject
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from harness_audit.static.lang.typescript import TsModule
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hit:
     """What a rule yields: where the defect is and what to say about it."""
 
-    node: ast.AST | None = None
-    """The node at fault; its first line is cited and quoted."""
+    node: ast.AST | Node | None = None
+    """The node at fault (a Python `ast` node or a tree-sitter node); its first line is cited and quoted."""
     line: int | None = None
     """A line to cite instead of a node."""
-    module: PyModule | None = None
+    module: PyModule | TsModule | None = None
     """The module the node is in, when it is not the module the rule was run on."""
     verdict: Verdict = Verdict.CONFIRMED
     """`confirmed` when the defect is unambiguous, `suspected` otherwise."""
@@ -36,6 +42,8 @@ class Hit:
 
 
 PyRuleFunc = Callable[[PyModule, PyProject], Iterable[Hit]]
+RuleFunc = Callable[[Any, Any], Iterable[Hit]]
+"""`(PyModule, PyProject)` for Python rules, `(TsModule, TsProject)` for TypeScript/JavaScript rules."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +56,7 @@ class Rule:
     """Kebab-case, names the defect (reads as "allow ‹name›")."""
     lang: Language
     """The language it analyses."""
-    func: PyRuleFunc
+    func: RuleFunc
     """The rule body."""
 
     @property
@@ -66,10 +74,14 @@ RULES: list[Rule] = []
 """Every registered rule, in registration order."""
 
 
-def rule(check: CheckId, *, lang: Language, name: str) -> Callable[[PyRuleFunc], PyRuleFunc]:
-    """Register a rule function for `check` in `lang` under `name`."""
+def rule(check: CheckId, *, lang: Language, name: str) -> Callable[[RuleFunc], RuleFunc]:
+    """Register a rule function for `check` in `lang` under `name`.
 
-    def register(func: PyRuleFunc) -> PyRuleFunc:
+    A TypeScript rule (`lang="typescript"`) runs on every TS and JS module; its name must differ from the
+    Python rules' names of the same check.
+    """
+
+    def register(func: RuleFunc) -> RuleFunc:
         if any(r.check == check and r.name == name for r in RULES):
             raise ValueError(f"duplicate rule name {check}/{name}")
         RULES.append(Rule(check, name, lang, func))
@@ -93,3 +105,4 @@ def all_rules() -> list[Rule]:
 
 def _load_rules() -> None:
     import harness_audit.static.rules  # noqa: F401  # importing registers the rules
+    import harness_audit.static.rules_ts  # noqa: F401
