@@ -12,7 +12,7 @@ from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId
 from harness_audit.pipeline import AuditRun, run_audit
 
-__all__ = ["AuditRun", "audit", "resolve_checks", "resolve_root"]
+__all__ = ["AuditRun", "audit", "resolve_checks", "resolve_root", "trace"]
 
 
 def resolve_root(path: str | Path) -> Path:
@@ -49,8 +49,11 @@ def audit(
     overrides: dict[str, Any] | None = None,
     write: bool = True,
     model_options: Any = None,
+    traces: Sequence[str | Path] = (),
 ) -> AuditRun:
     """Audit `path` for the selected checks and write the configured reports.
+
+    `traces`: recorded traces (`harness-audit trace` formats) checked in the same run, same report.
 
     Raises `UsageError` (or `ConfigError`) for user mistakes, including an empty selection.
     `model_options` (`harness_audit.llm.run.ModelOptions`) is for the llm and hybrid engines: a ready model,
@@ -61,4 +64,29 @@ def audit(
     checks = resolve_checks(selection, config)
     if checks is None:
         raise UsageError("no checks selected; pass ids (C1,C9), `p1` or `all`, or set `checks` in the configuration")
-    return run_audit(root, checks, config, write=write, model_options=model_options)
+    return run_audit(root, checks, config, write=write, model_options=model_options, traces=traces)
+
+
+def trace(
+    files: Sequence[str | Path],
+    selection: Sequence[str] | None = None,
+    *,
+    overrides: dict[str, Any] | None = None,
+    fmt: str | None = None,
+    write: bool = True,
+) -> AuditRun:
+    """Check recorded traces (`harness-audit trace FILE…`) and write the configured reports.
+
+    The workspace root is the common parent directory of the files; its configuration applies. With no
+    selection, every check a trace can speak to runs (C1 C2 C4 C12 C13 C14 C15). `fmt` forces the format
+    (`jsonl`, `vcr`, `har`, `otel`, `ledger`). Raises `UsageError` for a missing file or one that is not a trace.
+    """
+    from harness_audit.trace import FORMATS, TRACE_CHECKS
+    from harness_audit.trace_run import resolve_traces, run_trace, trace_root
+
+    if fmt is not None and fmt not in FORMATS:
+        raise UsageError(f"unknown trace format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    root = trace_root(resolve_traces(files))
+    config, _ = build_config(root, overrides)
+    checks = parse_selection(selection, origin="the check selection") if selection else TRACE_CHECKS
+    return run_trace(files, checks, config, fmt=fmt, write=write)  # pyright: ignore[reportArgumentType]

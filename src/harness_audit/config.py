@@ -83,6 +83,12 @@ class AuditConfig(BaseModel):
     """Dollars per million tokens per model (`"openai:gpt-4.1-mini" = {input=0.4, cached_input=0.1, output=1.6}`)."""
     cross_check_analysis: bool = False
     """Add a model-written section on interactions between findings (inference, not gated)."""
+    trace_max_turns: int = Field(default=50, ge=1)
+    """Trace checker (C12): model requests per recorded conversation before it is flagged."""
+    trace_max_tool_calls: int = Field(default=200, ge=1)
+    """Trace checker (C12): executed tool calls per recorded conversation before it is flagged."""
+    trace_max_identical_calls: int = Field(default=3, ge=2)
+    """Trace checker (C12): the same call with the same arguments and result this many times in a row is flagged."""
 
     @model_validator(mode="after")
     def _timeouts(self) -> AuditConfig:

@@ -26,7 +26,7 @@ from harness_audit.findings import (
     fingerprint,
     normalise_lines,
 )
-from harness_audit.workspace import Workspace
+from harness_audit.workspace import LineWindow, Workspace
 
 WINDOW = 3
 """The excerpt must match within this many lines of the cited line."""
@@ -108,7 +108,7 @@ def _occurrences(norm: _Norm, needle: str) -> list[tuple[int, int]]:
 
 def _locate(
     c: Candidate | LandmarkCandidate, ws: Workspace, line: int | None
-) -> tuple[str, list[str], int] | Refusal:
+) -> tuple[str, list[str] | LineWindow, int] | Refusal:
     """Rules 5–8: the file exists, is inside, is in scope, and the line is in it."""
     if c.file is None or not str(c.file).strip():
         return _refuse(RefusalReason.FILE_NOT_FOUND, c, "a located finding needs `file`; give the workspace-relative path")
@@ -124,6 +124,8 @@ def _locate(
                        f"{resolved.path!r} is under excluded directory {resolved.detail!r}; audit first-party code only")
     rel = resolved.path
     assert rel is not None
+    if getattr(c, "language", None) == "trace":
+        return _locate_window(c, ws, rel, line)
     lines = ws.lines(rel)
     if lines is None:
         return _refuse(RefusalReason.FILE_NOT_FOUND, c, f"{rel!r} cannot be read as UTF-8 text")
@@ -133,13 +135,56 @@ def _locate(
     return rel, lines, line
 
 
+def _locate_window(c: Candidate | LandmarkCandidate, ws: Workspace, rel: str, line: int | None,
+                   ) -> tuple[str, LineWindow, int] | Refusal:
+    """Rule 8 for a trace (of any size): only the cited line's window is read, never the whole file."""
+    if line is None or line < 1:
+        return _refuse(RefusalReason.LINE_OUT_OF_RANGE, c, f"line {line} is not in {rel!r}; cite the record's line")
+    window = ws.line_window(rel, line - WINDOW, line + WINDOW)
+    if window is None:
+        return _refuse(RefusalReason.FILE_NOT_FOUND, c, f"{rel!r} cannot be read as UTF-8 text")
+    if line > window.total:
+        return _refuse(RefusalReason.LINE_OUT_OF_RANGE, c,
+                       f"line {line} is not in {rel!r}, which has {window.total} lines; cite the record's line")
+    return rel, window, line
+
+
+def _window_norm(window: LineWindow) -> _Norm:
+    kept: list[str] = []
+    starts: list[int] = []
+    numbers: list[int] = []
+    offset = 0
+    for number, raw in enumerate(window.lines, start=window.first):
+        text = " ".join(raw.split())
+        if not text:
+            continue
+        kept.append(text)
+        starts.append(offset)
+        numbers.append(number)
+        offset += len(text) + 1
+    return _Norm("\n".join(kept), starts, numbers)
+
+
 def _match_evidence(
-    c: Candidate | LandmarkCandidate, ws: Workspace, rel: str, lines: list[str], line: int
+    c: Candidate | LandmarkCandidate, ws: Workspace, rel: str, lines: list[str] | LineWindow, line: int
 ) -> int | Refusal:
     """Rules 9–10: the excerpt is in the window (returns the matched line) and is not thin."""
     excerpt = normalise_lines(c.evidence)
     if not excerpt:
         return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c, "the excerpt is empty; quote the line(s) of code you cite")
+    if isinstance(lines, LineWindow):
+        # a trace: only the ±WINDOW lines were read, so "elsewhere in the file" cannot be named
+        hits = _occurrences(_window_norm(lines), "\n".join(excerpt))
+        near = [first for first, last in hits if first - WINDOW <= line and last + WINDOW >= line]
+        if not near:
+            return _refuse(RefusalReason.EVIDENCE_NOT_FOUND, c,
+                           f"the excerpt does not occur within ±{WINDOW} lines of {rel}:{line}; quote the record's "
+                           "own line")
+        if evidence_is_thin(excerpt):
+            return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c,
+                           "the excerpt is only punctuation, a keyword or a name; quote a line of real content "
+                           f"(at least {_MIN_CODE_CHARS} characters)")
+        return min(near, key=lambda first: (abs(first - line), first))
     norm = _normalised_file(ws, rel, lines)
     hits = _occurrences(norm, "\n".join(excerpt))
     near = [(first, last) for first, last in hits if first - WINDOW <= line and last + WINDOW >= line]

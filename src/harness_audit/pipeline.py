@@ -35,10 +35,12 @@ from harness_audit.findings import (
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, Report, RunMeta
-from harness_audit.static import StaticResult, no_gc_pauses, parse_python, recon, run_rules
+from harness_audit.static import BackgroundJob, StaticResult, no_gc_pauses, parse_python, run_rules
 from harness_audit.workspace import Discovery, Workspace
 
-_CACHE_VERSION = "1"
+_CACHE_VERSION = "2"
+STATIC_LANGUAGES = ("python", "typescript", "javascript")
+"""Languages the static engine reads."""
 _GIT_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT")
 
 
@@ -164,21 +166,57 @@ def run_static(
         # the trees live until the rules are done: keep the collector off them, not off the rules' garbage;
         # frozen before the collector is back on, whose first pass would otherwise walk every node
         gc.freeze()
+    # recon (and, on a large tree, a few checks) runs on the second core while the other checks run here
+    background = BackgroundJob(parsed, checks)
     try:
         unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
-        static = StaticResult(landmarks=recon(parsed))
+        here = StaticResult()
         for check in checks:
+            if check in background.offloaded:
+                continue
             t = time.perf_counter()
             one = run_rules(parsed, [check])
-            static.candidates[check] = one.candidates.get(check, [])
-            static.errors.update(one.errors)
+            here.candidates[check] = one.candidates.get(check, [])
+            here.errors.update(one.errors)
             timings[check] = time.perf_counter() - t
+        done = background.result()
     finally:
+        background.cancel()
         del parsed
         gc.unfreeze()
+    timings.update(done.timings)
+    static = StaticResult(landmarks=done.landmarks)
+    for check in checks:
+        part = done.rules if check in background.offloaded else here
+        static.candidates[check] = part.candidates.get(check, [])
+        if check in part.errors:
+            static.errors[check] = part.errors[check]
+    unparsed += _run_typescript(ws, discovery, checks, static, timings)
     if cache_path is not None:
         _cache_store(cache_path, static, unparsed)
     return static, unparsed, False, timings
+
+
+def _run_typescript(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], static: StaticResult,
+                    timings: dict[CheckId, float]) -> list[FileNote]:
+    """The TS/JS half of the static engine, added into `static`; returns the files it could not fully use."""
+    from harness_audit.static.ts import TS_LANGUAGES, parse_typescript, run_ts_rules, ts_recon
+
+    files = [f for f in discovery.files if f.language in TS_LANGUAGES]
+    if not files:
+        return []
+    t = time.perf_counter()
+    parsed = parse_typescript(ws, files)
+    static.landmarks.extend(ts_recon(parsed))
+    candidates, errors = run_ts_rules(parsed, checks)
+    for check in checks:
+        static.candidates.setdefault(check, []).extend(candidates.get(check, []))
+        if check in errors and check not in static.errors:
+            static.errors[check] = errors[check]
+    share = (time.perf_counter() - t) / max(len(checks), 1)
+    for check in checks:
+        timings[check] = timings.get(check, 0.0) + share
+    return [FileNote(path=n.path, reason=n.reason) for n in (*parsed.unparsed, *parsed.partial)]
 
 
 def gate_landmarks(ws: Workspace, checks: Sequence[CheckId], candidates: Sequence[LandmarkCandidate],
@@ -235,8 +273,11 @@ def run_audit(
     write: bool = True,
     use_cache: bool | None = None,
     model_options: Any = None,
+    traces: Sequence[str | Path] = (),
 ) -> AuditRun:
     """Run the configured engine on `root` for `checks` and (optionally) write the reports.
+
+    `traces`: recorded traces checked in the same run and reported together (`--trace FILE`).
 
     `model_options` (a `harness_audit.llm.run.ModelOptions`) carries what only the model engines need:
     a model object for tests, a canceller, a run to resume.
@@ -245,7 +286,7 @@ def run_audit(
     started = datetime.now().astimezone()
     ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
     output_dir = output_dir_of(ws, config)
-    discovery = ws.discover(["python"])
+    discovery = ws.discover(STATIC_LANGUAGES)
     run_id = new_run_id(started)
     if config.engine == "static":
         use_cache = config.cache if use_cache is None else use_cache
@@ -258,6 +299,10 @@ def run_audit(
                              "pip install 'harness-audit[llm]'") from exc
         phase = model_phase(ws, discovery, checks, config, output_dir=output_dir, run_id=run_id,
                             options=model_options)
+    if traces:
+        from harness_audit.trace_run import merge_traces
+
+        phase = merge_traces(phase, ws.root, traces, checks, config)
     return finish(ws, discovery, checks, config, phase, run_id=run_id, started=started, t0=t0,
                   output_dir=output_dir, write=write)
 
@@ -272,9 +317,10 @@ def finish(
     meta = RunMeta(
         tool_version=__version__, run_id=run_id,
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
-        duration_s=time.perf_counter() - t0, root=str(ws.root), commit=commit, dirty=dirty, engine=config.engine,
+        duration_s=time.perf_counter() - t0, root=str(ws.root), commit=commit, dirty=dirty,
+        engine=str(phase.extra.get("engine", config.engine)),
         requested=tuple(checks), files_scanned=len(discovery.files), excluded_dirs=discovery.excluded_dirs,
-        cache_hit=phase.cache_hit, state=phase.state, **phase.extra,
+        cache_hit=phase.cache_hit, state=phase.state, **{k: v for k, v in phase.extra.items() if k != "engine"},
     )
     report = build_report(
         meta=meta, findings=phase.findings, outcomes=phase.outcomes, refusals=phase.refusals,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
+import codecs
 import hashlib
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -12,6 +15,8 @@ from typing import Literal
 import pathspec
 
 from harness_audit.findings import Language, split_lines
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git", ".hg", ".svn", ".venv", "venv", "virtualenv", ".tox", ".nox", "site-packages", "dist-packages",
@@ -90,6 +95,38 @@ def excluded_segment(rel: str, excludes: Iterable[str]) -> str | None:
     return next((p for p in parts if p in names), None)
 
 
+@dataclass(frozen=True, slots=True)
+class LineWindow:
+    """Some consecutive lines of a file, read without loading the file (see `Workspace.line_window`)."""
+
+    first: int
+    """1-based number of `lines[0]`."""
+    lines: tuple[str, ...]
+    """The lines, without line endings."""
+    total: int
+    """How many lines the whole file has."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LineIndex:
+    """A sparse index of a large file: where every ~1 MiB a line starts, its number, the total, the hash."""
+
+    checkpoints: tuple[tuple[int, int], ...]
+    """(number of line breaks before `offset`, `offset`), `offset` always at a line start."""
+    total: int
+    """Number of lines (as `split_lines` counts them)."""
+    sha256: str
+    """Hash of the file's bytes."""
+
+
+_INDEX_CHUNK = 1 << 20
+
+
+def _breaks(chunk: bytes) -> int:
+    """Line breaks in `chunk` as `split_lines` counts them: \n, \r\n and a lone \r."""
+    return chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+
+
 @dataclass
 class Workspace:
     """The audited root with its scope rules. Reads are cached; nothing is ever written."""
@@ -105,6 +142,8 @@ class Workspace:
     _text: dict[str, str | None] = field(default_factory=dict[str, "str | None"], repr=False)
     _bytes_hash: dict[str, str] = field(default_factory=dict[str, str], repr=False)
     _lines: dict[str, list[str] | None] = field(default_factory=dict[str, "list[str] | None"], repr=False)
+    _index: dict[str, _LineIndex | None] = field(default_factory=dict[str, "_LineIndex | None"], repr=False)
+    _resolved: dict[str, Resolved] = field(default_factory=dict[str, "Resolved"], repr=False)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], **kwargs: object) -> Workspace:
@@ -197,7 +236,20 @@ class Workspace:
 
     # ---------------------------------------------------------------- resolution
     def resolve(self, submitted: str) -> Resolved:
-        """Canonicalise a submitted path: symlinks resolved BEFORE the containment and scope tests."""
+        """Canonicalise a submitted path: symlinks resolved BEFORE the containment and scope tests.
+
+        A path found in scope is remembered, like the file's text: the gate resolves the same few files for
+        hundreds of candidates. Anything else is resolved afresh each time.
+        """
+        known = self._resolved.get(submitted)
+        if known is not None:
+            return known
+        resolved = self._resolve(submitted)
+        if resolved.status == "ok":
+            self._resolved[submitted] = resolved
+        return resolved
+
+    def _resolve(self, submitted: str) -> Resolved:
         raw = Path(submitted)
         candidate = raw if raw.is_absolute() else self.root / raw
         try:
@@ -249,3 +301,91 @@ class Workspace:
             self._lines[rel] = None if text is None else split_lines(text)
         return self._lines[rel]
 
+
+    # ---------------------------------------------------------------- large files, a window at a time
+    def _line_index(self, rel: str) -> _LineIndex | None:
+        """One streaming pass over the file (bounded memory): checkpoints, line count, hash. Cached."""
+        if rel in self._index:
+            return self._index[rel]
+        index: _LineIndex | None = None
+        try:
+            with (self.root / rel).open("rb") as fh:
+                digest = hashlib.sha256()
+                checkpoints: list[tuple[int, int]] = [(0, 0)]
+                breaks = 0
+                offset = 0
+                pending_cr = False
+                last = b""
+                head = True
+                while chunk := fh.read(_INDEX_CHUNK):
+                    if head and b"\0" in chunk[:8192]:
+                        break  # binary: not text, as `text()` decides
+                    head = False
+                    digest.update(chunk)
+                    n = _breaks(chunk)
+                    if pending_cr and chunk.startswith(b"\n"):
+                        n -= 1  # a \r\n split across two chunks is one break
+                    at = chunk.rfind(b"\n")
+                    if at >= 0:
+                        before = _breaks(chunk[:at + 1]) - (1 if pending_cr and chunk.startswith(b"\n") else 0)
+                        checkpoints.append((breaks + before, offset + at + 1))
+                    breaks += n
+                    pending_cr = chunk.endswith(b"\r")
+                    offset += len(chunk)
+                    last = chunk[-1:]
+                else:
+                    # a final line without a line ending still counts as a line
+                    total = breaks + (1 if offset and last not in (b"\n", b"\r") else 0)
+                    index = _LineIndex(checkpoints=tuple(checkpoints), total=total, sha256=digest.hexdigest())
+                    self._bytes_hash[rel] = index.sha256
+        except OSError:
+            index = None
+        self._index[rel] = index
+        return index
+
+    def line_window(self, rel: str, first: int, last: int) -> LineWindow | None:
+        """Lines `first`..`last` (clipped to the file) without loading the whole file; None if it is not UTF-8 text.
+
+        The first call builds a sparse index in one streaming pass (and hashes the file); each window then
+        reads only from the nearest checkpoint. For traces of any size, where `lines()` would load everything.
+        """
+        index = self._line_index(rel)
+        if index is None:
+            return None
+        first = max(first, 1)
+        last = min(last, index.total)
+        if last < first:
+            return LineWindow(first=first, lines=(), total=index.total)
+        pos = bisect.bisect_right(index.checkpoints, (first - 1, 1 << 62)) - 1
+        number, offset = index.checkpoints[max(pos, 0)]
+        number += 1  # the line starting at `offset`
+        out: list[str] = []
+        decoder = codecs.getincrementaldecoder("utf-8-sig" if offset == 0 else "utf-8")()
+        carry = ""
+        try:
+            with (self.root / rel).open("rb") as fh:
+                fh.seek(offset)
+                while number <= last:
+                    chunk = fh.read(_INDEX_CHUNK)
+                    text = carry + decoder.decode(chunk, final=not chunk)
+                    hold = ""
+                    if chunk and text.endswith("\r"):
+                        text, hold = text[:-1], "\r"  # it may pair with a \n at the start of the next chunk
+                    parts = _LINE_BREAK.split(text)
+                    if chunk:
+                        carry = parts.pop() + hold  # the last part may continue in the next chunk
+                    else:
+                        carry = ""
+                        if parts and parts[-1] == "":
+                            parts.pop()
+                    for part in parts:
+                        if first <= number <= last:
+                            out.append(part)
+                        number += 1
+                        if number > last:
+                            break
+                    if not chunk:
+                        break
+        except (OSError, UnicodeDecodeError):
+            return None
+        return LineWindow(first=first, lines=tuple(out), total=index.total)

@@ -11,7 +11,7 @@ from typing import NoReturn
 
 from harness_audit.errors import HarnessAuditError, UsageError
 
-SUBCOMMANDS = ("audit", "checks", "explain", "bench", "resume", "replay", "cancel")
+SUBCOMMANDS = ("audit", "checks", "explain", "bench", "resume", "replay", "cancel", "trace")
 RUN_COMMANDS = ("resume", "replay", "cancel")
 
 
@@ -35,10 +35,10 @@ class _Exit(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code: 0 clean, 1 findings at/above --fail-on, 2 usage, 3 incomplete."""
-    from harness_audit.cli import audit, bench, checks, explain
+    from harness_audit.cli import audit, bench, checks, explain, trace
 
     args = list(sys.argv[1:] if argv is None else argv)
-    modules = {"audit": audit, "checks": checks, "explain": explain, "bench": bench}
+    modules = {"audit": audit, "checks": checks, "explain": explain, "bench": bench, "trace": trace}
     name = args[0] if args and args[0] in SUBCOMMANDS else "audit"
     if args and args[0] == name:
         args = args[1:]

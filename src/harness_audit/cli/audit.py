@@ -27,7 +27,7 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = ArgParser(
         prog="harness-audit",
-        description="Audit an agent harness for the fifteen robustness checks. Subcommands: checks, explain, bench.",
+        description="Audit an agent harness for the fifteen robustness checks. Subcommands: checks, explain, bench, trace.",
         epilog="Selection: C1, c1, C1,C9, 'C1 C9', p1 (the seven priority-1 checks) or all. "
                "Exit codes: 0 clean, 1 findings at/above --fail-on, 2 usage/config error, 3 audit incomplete.",
     )
@@ -52,6 +52,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-file-bytes", type=int, metavar="N", help="skip larger files")
     p.add_argument("--language", choices=["auto", "en", "zh"], help="language of glosses")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
+    p.add_argument("--trace", dest="traces", action="append", metavar="FILE",
+                   help="also check this recorded trace and report it with the code audit (repeatable)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
     p.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")
     return p
@@ -177,7 +179,7 @@ def run(ns: argparse.Namespace) -> int:
             raise UsageError("--estimate needs a check selection: ids (C1,C9), `p1` or `all`")
         print(render_estimate(estimate(root, checks, config)))
         return 0
-    result = audit(root, tokens or None, overrides=overrides)
+    result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or ())
     print_result(result.report, list(result.paths), quiet=ns.quiet)
     config, _ = build_config(root, overrides)
     return exit_code(result.report, config.fail_on)

@@ -53,11 +53,11 @@ class Estimate:
 
 def estimate(root: Path, checks: Sequence[CheckId], config: AuditConfig) -> Estimate:
     """Plan the model run of `checks` on `root` from static recon; spends nothing."""
-    from harness_audit.pipeline import gate_landmarks, output_dir_of, run_static
+    from harness_audit.pipeline import STATIC_LANGUAGES, gate_landmarks, output_dir_of, run_static
     from harness_audit.workspace import Workspace
 
     ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
-    discovery = ws.discover(["python"])
+    discovery = ws.discover(STATIC_LANGUAGES)
     static, _, _, _ = run_static(ws, discovery, checks, output_dir_of(ws, config), config, config.cache)
     landmarks = gate_landmarks(ws, checks, static.landmarks, [])
     found = {lm.kind for lm in landmarks}

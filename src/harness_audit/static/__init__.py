@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
+import pickle
+import signal
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,7 +19,10 @@ from harness_audit.static.recon import find_landmarks
 from harness_audit.static.registry import Hit, Rule, rules_for
 from harness_audit.workspace import SourceFile, Workspace
 
-__all__ = ["ParsedProject", "StaticResult", "UnparsedFile", "hit_to_candidate", "parse_python", "run_rules"]
+__all__ = [
+    "BackgroundJob", "BackgroundResult", "ParsedProject", "StaticResult", "UnparsedFile", "hit_to_candidate",
+    "parse_python", "run_rules",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,15 +95,136 @@ def parse_python(ws: Workspace, files: Iterable[SourceFile]) -> ParsedProject:
 
 
 def recon(parsed: ParsedProject) -> list[LandmarkCandidate]:
-    """Static landmark candidates, deduplicated on (kind, file, line)."""
+    """Static landmark candidates, deduplicated on (kind, file, line) (the collector off, as for the rules)."""
     seen: set[tuple[str, str, int]] = set()
     out: list[LandmarkCandidate] = []
-    for lm in find_landmarks(parsed.project):
-        key = (str(lm.kind), lm.file, lm.line)
-        if key not in seen:
-            seen.add(key)
-            out.append(lm)
+    with no_gc_pauses():
+        for lm in find_landmarks(parsed.project):
+            key = (str(lm.kind), lm.file, lm.line)
+            if key not in seen:
+                seen.add(key)
+                out.append(lm)
     return out
+
+
+_BACKGROUND_MIN_SOURCE = 500_000
+"""Below this much Python source (characters), everything runs inline: forking would cost more than it saves."""
+
+_OFFLOADED: tuple[CheckId, ...] = (CheckId.C2, CheckId.C10, CheckId.C14)
+"""Checks whose rules run beside recon in the child. Chosen so that recon plus these take about as long as the
+other checks here (measured on a 136k-line harness); any choice gives the same results, only the balance moves."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundResult:
+    """What the background job produced: recon's landmarks and the offloaded checks' rule output."""
+
+    landmarks: list[LandmarkCandidate]
+    """Exactly what `recon` returns."""
+    rules: StaticResult
+    """Candidates and errors of the offloaded checks (empty when nothing was offloaded)."""
+    timings: dict[CheckId, float]
+    """Seconds each offloaded check took."""
+
+
+class BackgroundJob:
+    """Recon, and on a large project the rules of a few checks, run beside the other checks' rules.
+
+    With a spare core, a forked child runs recon and the `offloaded` checks while this process runs the rest.
+    The child reads the same parsed trees (shared copy-on-write, nothing is re-parsed) and sends back only
+    candidates. Results do not depend on where a check runs: a check's rules run together and in order in one
+    process, and what checks share (call names, indexes, taint, registered tools) is cached as pure functions of
+    the project. A child that fails for any reason is replaced by the same work done here. Without a fork,
+    recon runs at once, before the rules, and nothing is offloaded.
+    """
+
+    def __init__(self, parsed: ParsedProject, checks: Iterable[CheckId]) -> None:
+        self._parsed = parsed
+        self._pid: int | None = None
+        self._pipe: int | None = None
+        self._inline: list[LandmarkCandidate] | None = None
+        self.offloaded: tuple[CheckId, ...] = ()
+        """Checks the child runs: the caller skips them and takes their output from `result()`."""
+        self.child_peak_kb: int | None = None
+        """Peak resident memory of the child, once collected (None when nothing was forked)."""
+        if _worth_forking(parsed):
+            wanted = set(checks)
+            self.offloaded = tuple(c for c in _OFFLOADED if c in wanted)
+            self._fork()
+        else:
+            self._inline = recon(parsed)
+
+    def _work(self) -> BackgroundResult:
+        landmarks = recon(self._parsed)
+        rules = StaticResult()
+        timings: dict[CheckId, float] = {}
+        for check in self.offloaded:
+            started = time.perf_counter()
+            one = run_rules(self._parsed, [check])
+            rules.candidates[check] = one.candidates.get(check, [])
+            rules.errors.update(one.errors)
+            timings[check] = time.perf_counter() - started
+        return BackgroundResult(landmarks, rules, timings)
+
+    def _fork(self) -> None:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, and leave without running any of the parent's exit handlers
+            code = 1
+            try:
+                os.close(read_end)
+                data = pickle.dumps(self._work(), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(data)
+                code = 0
+            except BaseException:  # noqa: BLE001, S110  # a failed child only means the parent does the work
+                pass
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self._pid, self._pipe = pid, read_end
+
+    def result(self) -> BackgroundResult:
+        """Recon's landmarks and the offloaded checks' output, waiting for the child if there is one."""
+        if self._inline is not None:
+            return BackgroundResult(self._inline, StaticResult(), {})
+        if self._pid is None or self._pipe is None:
+            return self._work()
+        pid, pipe = self._pid, self._pipe
+        self._pid = self._pipe = None
+        try:
+            with os.fdopen(pipe, "rb") as src:
+                data = src.read()
+        finally:
+            _, status, usage = os.wait4(pid, 0)
+            self.child_peak_kb = usage.ru_maxrss
+        if os.waitstatus_to_exitcode(status) == 0:
+            try:
+                done = pickle.loads(data)  # noqa: S301  # written by our own child a moment ago
+            except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
+                pass
+            else:
+                if isinstance(done, BackgroundResult):
+                    return done
+        return self._work()
+
+    def cancel(self) -> None:
+        """Stop a child that is still running (the rules here failed before its result was asked for)."""
+        if self._pid is not None and self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(self._pid, 0)
+            os.close(self._pipe)
+            self._pid = self._pipe = None
+
+
+def _worth_forking(parsed: ParsedProject) -> bool:
+    """A fork pays on a large project with a second core, and is safe only in a single-threaded POSIX process."""
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores > 1 and sum(len(m.source) for m in parsed.project.modules.values()) >= _BACKGROUND_MIN_SOURCE
 
 
 def hit_to_candidate(rule: Rule, mod: PyModule, hit: Hit) -> Candidate:
@@ -114,16 +244,21 @@ def hit_to_candidate(rule: Rule, mod: PyModule, hit: Hit) -> Candidate:
 
 
 def run_rules(parsed: ParsedProject, checks: Iterable[CheckId]) -> StaticResult:
-    """Run every Python rule of `checks` over every module."""
+    """Run every Python rule of `checks` over every module.
+
+    The cyclic collector is off meanwhile: rules allocate many short-lived containers and next to no reference
+    cycles, and its passes over the caches the rules build cost more than the few cycles they would free.
+    """
     result = StaticResult()
     for check in checks:
         result.candidates.setdefault(check, [])
-    for rule in rules_for(result.candidates, "python"):
-        bucket = result.candidates[rule.check]
-        for mod in parsed.project.modules.values():
-            try:
-                bucket.extend(hit_to_candidate(rule, mod, hit) for hit in rule.func(mod, parsed.project))
-            except Exception as exc:  # noqa: BLE001  # isolation boundary of a check unit: record, go on
-                result.errors.setdefault(rule.check, f"{rule.rule_id} crashed on {mod.path}: "
-                                                     f"{type(exc).__name__}: {exc}")
+    with no_gc_pauses():
+        for rule in rules_for(result.candidates, "python"):
+            bucket = result.candidates[rule.check]
+            for mod in parsed.project.modules.values():
+                try:
+                    bucket.extend(hit_to_candidate(rule, mod, hit) for hit in rule.func(mod, parsed.project))
+                except Exception as exc:  # noqa: BLE001  # isolation boundary of a check unit: record, go on
+                    result.errors.setdefault(rule.check, f"{rule.rule_id} crashed on {mod.path}: "
+                                                         f"{type(exc).__name__}: {exc}")
     return result

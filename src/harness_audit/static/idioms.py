@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from harness_audit.static.lang.python import FunctionNode, PyModule
+from harness_audit.static.lang.python import FunctionNode, PyModule, subtree
 
 _MODEL_SUFFIXES = (
     "chat.completions.create", "chat.completions.parse", "chat.completions.stream", "messages.create",
@@ -16,7 +16,6 @@ _MODEL_SUFFIXES = (
     "generate_content_async", "ChatCompletion.create", "ChatCompletion.acreate", "Completion.create",
     "completions.create", "models.generate_content", "aio.models.generate_content",
 )
-_MODEL_SUFFIX_RE = re.compile("(?:" + "|".join(re.escape(x) for x in _MODEL_SUFFIXES) + ")$")
 _MODEL_FUNCS = {"litellm.completion", "litellm.acompletion", "ollama.chat", "ollama.generate"}
 _MODEL_METHOD_NAMES = {"invoke", "ainvoke", "stream", "astream", "generate", "agenerate", "complete", "acomplete",
                        "chat", "achat", "create", "get_response", "stream_response", "request", "request_stream",
@@ -69,7 +68,7 @@ def _is_model_call(mod: PyModule, call: ast.Call) -> bool:
     name = mod.call_name(call)
     if not name:
         return False
-    if name in _MODEL_FUNCS or _MODEL_SUFFIX_RE.search(name):
+    if name in _MODEL_FUNCS or name.endswith(_MODEL_SUFFIXES):
         return True
     if name.endswith(".completion") or name.endswith(".acompletion") or name in {"completion", "acompletion"}:
         return "litellm" in name or mod.imports.get(name, "").startswith("litellm")
@@ -84,7 +83,7 @@ def _is_model_call(mod: PyModule, call: ast.Call) -> bool:
 def string_parts(node: ast.AST) -> list[str]:
     """Every string literal (and f-string constant part) inside `node`."""
     out: list[str] = []
-    for sub in ast.walk(node):
+    for sub in subtree(node):
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             out.append(sub.value)
     return out
@@ -182,6 +181,7 @@ _TOOL_CONTEXT_TEXT = ("tool_call", "function_call", "tool_use", "toolCall")
 _TOOL_FACTORY_NAMES = {"Tool", "FunctionTool", "StructuredTool", "register_tool", "add_tool", "tool",
                        "function_tool"}
 _TOOL_FACTORY_METHODS = {"from_function", "from_defaults"}
+_TOOL_FACTORY_SHORT = _TOOL_FACTORY_NAMES | _TOOL_FACTORY_METHODS
 TOOL_DISPATCH_NAME = re.compile(r"(execute|run|call|invoke|dispatch|handle|process)_?(tool|function|action)"
                                 r"|tool_?(call|exec|dispatch)", re.I)
 """Function names that dispatch a model's tool call (`execute_tool`, `handle_tool_call`, `dispatch_tool`)."""
@@ -195,6 +195,10 @@ MODEL_ARGS_TEXT = re.compile(
 )
 """Source text that reads the arguments of a model's tool call (`tc.function.arguments`, `block.input`)."""
 _TOOL_CALLS_ITER = re.compile(r"\btool_calls\b|\btool_uses?\b|\bfunction_calls\b")
+# words that every match of `MODEL_ARGS_TEXT` / `_TOOL_CALLS_ITER` contains (keep them in step with the patterns):
+# a file with none of them needs no per-node search
+_MODEL_ARGS_WORDS = ("arguments", "partial_json", "input")
+_TOOL_CALLS_WORDS = ("tool_calls", "tool_use", "function_calls")
 
 
 def source_text(mod: PyModule, node: ast.AST) -> str:
@@ -205,11 +209,12 @@ def source_text(mod: PyModule, node: ast.AST) -> str:
 class _ProjectFacts:
     """Per-project facts computed lazily and kept for one project at a time."""
 
-    __slots__ = ("project", "callers", "tools", "taint")
+    __slots__ = ("project", "callers", "callers_by_fn", "tools", "taint")
 
     def __init__(self, project: PyProject) -> None:
         self.project = project
-        self.callers: dict[int, list[tuple[PyModule, ast.Call]]] | None = None
+        self.callers: dict[str, list[tuple[PyModule, ast.Call]]] | None = None
+        self.callers_by_fn: dict[tuple[int, bool], list[tuple[PyModule, ast.Call]]] = {}
         self.tools: set[tuple[str, str]] | None = None
         self.taint: dict[tuple[int, int], frozenset[str]] = {}
 
@@ -227,16 +232,18 @@ def _facts(project: PyProject) -> _ProjectFacts:
 def callers_of(project: PyProject, fn: FunctionNode, mod: PyModule | None = None) -> list[tuple[PyModule, ast.Call]]:
     """Call sites in the project that `PyProject.resolve_call` resolves to `fn` (candidates indexed by name once).
 
-    Given `fn`'s module, a method is also matched through a local instance: `inv = Invocation(...); inv.run()`."""
+    Given `fn`'s module, a method is also matched through a local instance: `inv = Invocation(...); inv.run()`.
+    The list is cached (taint asks again at each depth): callers must not change it."""
     facts = _facts(project)
+    key = (id(fn), mod is not None)
+    known = facts.callers_by_fn.get(key)
+    if known is not None:
+        return known
     if facts.callers is None:
         by_name: dict[str, list[tuple[PyModule, ast.Call]]] = {}
-        for mod in project.modules.values():
-            for call in mod.calls():
-                func = call.func
-                short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                if short:
-                    by_name.setdefault(short, []).append((mod, call))
+        for cmod in project.modules.values():
+            for short in cmod.called_names():
+                by_name.setdefault(short, []).extend((cmod, call) for call in cmod.calls_to((short,)))
         facts.callers = by_name
     owner = mod.parent(fn) if mod is not None else None
     cls = owner.name if isinstance(owner, ast.ClassDef) else None
@@ -246,6 +253,7 @@ def callers_of(project: PyProject, fn: FunctionNode, mod: PyModule | None = None
         matched = any(ref.node is fn for ref in refs)
         if matched or (cls is not None and not refs and _instance_of(cmod, call, cls)):
             out.append((cmod, call))
+    facts.callers_by_fn[key] = out
     return out
 
 
@@ -254,6 +262,8 @@ def _instance_of(mod: PyModule, call: ast.Call, cls: str) -> bool:
     func = call.func
     if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
         return False
+    if cls not in mod.called_names():
+        return False  # `cls(...)` is called nowhere in the module, so no local holds an instance
     fn = mod.enclosing_function(call)
     if fn is None:
         return False
@@ -288,7 +298,7 @@ def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
                     names.extend(v for v in node.value.values if v is not None)
                 elif isinstance(node.value, ast.List | ast.Tuple | ast.Set):
                     names.extend(node.value.elts)
-        for call in mod.calls():
+        for call in _tool_registering_calls(mod):
             func = call.func
             short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             factory = short in _TOOL_FACTORY_NAMES or (
@@ -314,6 +324,18 @@ def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
                     out.add((other.path, fname))
     facts.tools = out
     return out
+
+
+def _tool_registering_calls(mod: PyModule) -> list[ast.Call]:
+    """The calls `_registered_tools` reads: tool factories (`Tool(fn)`, `X.from_function(fn)`) and calls passing
+    `tools=`, each once (the set of names they register does not depend on the order)."""
+    calls = {id(call): call for call in mod.calls_to(_TOOL_FACTORY_SHORT)}
+    for kw in mod.nodes(ast.keyword, any_order=True):
+        if kw.arg == "tools":
+            owner = mod.parent(kw)
+            if isinstance(owner, ast.Call):
+                calls[id(owner)] = owner
+    return list(calls.values())
 
 
 def is_tool_function(mod: PyModule, fn: FunctionNode, project: PyProject | None = None) -> bool:
@@ -343,29 +365,48 @@ def _params(fn: FunctionNode) -> list[str]:
 
 
 def _carries(mod: PyModule, expr: ast.AST, tainted: frozenset[str] | set[str]) -> bool:
-    if any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(expr)):
+    if tainted and any(isinstance(n, ast.Name) and n.id in tainted for n in subtree(expr)):
         return True
-    return bool(MODEL_ARGS_TEXT.search(source_text(mod, expr)))
+    return mod.mentions(_MODEL_ARGS_WORDS) and bool(MODEL_ARGS_TEXT.search(source_text(mod, expr)))
 
 
 def _target_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in subtree(target) if isinstance(n, ast.Name)]
 
 
 _Flow = tuple[list[str], set[str], bool]
-_FLOWS: dict[int, tuple[PyModule, dict[FunctionNode, list[_Flow]]]] = {}
+_FlowSource = tuple[list[str], ast.AST, bool]
+_FLOWS: dict[int, tuple[PyModule, dict[FunctionNode, list[_FlowSource]], dict[FunctionNode, list[_Flow]]]] = {}
 
 
 def _flows(mod: PyModule, fn: FunctionNode) -> list[_Flow]:
     """Assignments in `fn` as (targets, names read, carries tool-call arguments by itself).
 
-    Built once per module from the node indexes, for every function at once."""
+    The module's assignments are grouped per function once, from the node indexes; the values of a function's
+    assignments are read when its flows are first asked for (taint reaches few functions of a module)."""
     hit = _FLOWS.get(id(mod))
-    if hit is not None and hit[0] is mod:
-        return hit[1].get(fn, [])
-    per_fn: dict[FunctionNode, list[_Flow]] = {}
+    if hit is None or hit[0] is not mod:
+        read: dict[FunctionNode, list[_Flow]] = {}
+        hit = (mod, _flow_sources(mod), read)
+        if len(_FLOWS) > 8192:
+            _FLOWS.clear()
+        _FLOWS[id(mod)] = hit
+    flows = hit[2].get(fn)
+    if flows is None:
+        flows = hit[2][fn] = []
+        for targets, value, is_iter in hit[1].get(fn, []):
+            # the texts are read only in modules where the patterns occur at all (most modules of a tree have none)
+            always = (mod.mentions(_MODEL_ARGS_WORDS) and bool(MODEL_ARGS_TEXT.search(source_text(mod, value)))) or (
+                is_iter and mod.mentions(_TOOL_CALLS_WORDS) and bool(_TOOL_CALLS_ITER.search(source_text(mod, value))))
+            flows.append((targets, {n.id for n in subtree(value) if isinstance(n, ast.Name)}, always))
+    return flows
+
+
+def _flow_sources(mod: PyModule) -> dict[FunctionNode, list[_FlowSource]]:
+    """Per function: each assignment's target names, assigned value and whether it binds loop items."""
+    per_fn: dict[FunctionNode, list[_FlowSource]] = {}
     sources: list[tuple[ast.AST, list[str], ast.AST, bool]] = []
     for a in mod.nodes(ast.Assign):
         sources.append((a, [n for t in a.targets for n in _target_names(t)], a.value, False))
@@ -385,14 +426,8 @@ def _flows(mod: PyModule, fn: FunctionNode) -> list[_Flow]:
         owner = mod.enclosing_function(node)
         if owner is None:
             continue
-        text = source_text(mod, value)
-        always = bool(MODEL_ARGS_TEXT.search(text)) or (is_iter and bool(_TOOL_CALLS_ITER.search(text)))
-        per_fn.setdefault(owner, []).append((targets, {n.id for n in ast.walk(value) if isinstance(n, ast.Name)},
-                                             always))
-    if len(_FLOWS) > 8192:
-        _FLOWS.clear()
-    _FLOWS[id(mod)] = (mod, per_fn)
-    return per_fn.get(fn, [])
+        per_fn.setdefault(owner, []).append((targets, value, is_iter))
+    return per_fn
 
 
 def model_tainted_names(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 0) -> frozenset[str]:
@@ -450,9 +485,21 @@ def is_model_sourced(project: PyProject, mod: PyModule, expr: ast.AST) -> bool:
 _TEST_FILE = re.compile(r"(^|/)(tests?|testing)/|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 
 
+_TEST_MODULES: dict[int, tuple[PyModule, bool]] = {}
+
+
 def is_test_module(mod: PyModule) -> bool:
-    """Whether `mod` is test code (a `tests/` directory, `test_*.py`, `conftest.py`, or a module importing pytest)."""
-    return bool(_TEST_FILE.search(mod.path)) or "pytest" in mod.imports
+    """Whether `mod` is test code (a `tests/` directory, `test_*.py`, `conftest.py`, or a module importing pytest).
+
+    Memoised per module: most rules ask it of every module."""
+    hit = _TEST_MODULES.get(id(mod))
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    found = bool(_TEST_FILE.search(mod.path)) or "pytest" in mod.imports
+    if len(_TEST_MODULES) > 8192:
+        _TEST_MODULES.clear()
+    _TEST_MODULES[id(mod)] = (mod, found)
+    return found
 
 
 # ---------------------------------------------------------------- local data flow (C4–C7)
@@ -486,7 +533,7 @@ def derivation_text(mod: PyModule, fn: FunctionNode | None, expr: ast.AST, depth
     if fn is None or depth == 0:
         return "\n".join(parts)
     values = assigned_values(mod, fn)
-    for name in {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}:
+    for name in {n.id for n in subtree(expr) if isinstance(n, ast.Name)}:
         for value in values.get(name, []):
             if value is not expr:
                 parts.append(derivation_text(mod, fn, value, depth - 1))
@@ -514,38 +561,21 @@ def is_agent_project(project: PyProject) -> bool:
 
 
 # ---------------------------------------------------------------- calls by name
-# Appended section (C1–C3, C15): one index of each module's calls, shared by every rule that looks for a few names.
-_CALL_INDEX: list[tuple[PyProject, dict[int, dict[str, list[ast.Call]]]]] = []
+# Appended section (C1–C3, C15): calls looked up by name from the module's own call index (`PyModule.calls_to`).
 
 
 def calls_named(mod: PyModule, project: PyProject,
                 names: tuple[str, ...] | list[str] | set[str] | frozenset[str]) -> list[ast.Call]:
-    """Calls in `mod` whose called name ends in one of `names` (`self.client.post` → `post`), in source order.
-
-    Each module is indexed once per project (the last project only is kept), instead of every rule walking
-    `mod.calls()` again.
-    """
-    if not _CALL_INDEX or _CALL_INDEX[0][0] is not project:
-        _CALL_INDEX[:] = [(project, {})]
-    by_module = _CALL_INDEX[0][1]
-    index = by_module.get(id(mod))
-    if index is None:
-        index = {}
-        for call in mod.calls():
-            func = call.func
-            short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if short:
-                index.setdefault(short, []).append(call)
-        by_module[id(mod)] = index
-    found = [call for name in names for call in index.get(name, [])]
+    """Calls in `mod` whose called name ends in one of `names` (`self.client.post` → `post`), in source order
+    (calls at one position in the order of `names`). `project` is kept for the callers' convenience."""
+    found = [call for name in names for call in mod.calls_to((name,))]
     found.sort(key=lambda c: (c.lineno, c.col_offset))
     return found
 
 
 def call_names(mod: PyModule, project: PyProject) -> frozenset[str]:
-    """Every last name called in `mod` (from the index `calls_named` keeps)."""
-    calls_named(mod, project, ())
-    return frozenset(_CALL_INDEX[0][1][id(mod)])
+    """Every last name called in `mod`."""
+    return frozenset(mod.called_names())
 
 
 # ---------------------------------------------------------------- wider tool registration (C5, C7)
@@ -575,7 +605,7 @@ def _table_entries(mod: PyModule, project: PyProject) -> list[tuple[ast.expr, Fu
             if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict | ast.List | ast.Tuple):
                 elts = node.value.values if isinstance(node.value, ast.Dict) else node.value.elts
                 out.extend((e, fn) for e in elts if isinstance(e, ast.Attribute | ast.Name))
-    for call in mod.calls():
+    for call in mod.calls_to(_TOOL_FACTORY_NAMES):
         func = call.func
         short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if short in _TOOL_FACTORY_NAMES:

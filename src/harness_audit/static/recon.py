@@ -6,10 +6,11 @@ import ast
 import bisect
 import re
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from harness_audit.findings import Confidence, LandmarkCandidate, LandmarkKind
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 
 K = LandmarkKind
 
@@ -42,15 +43,23 @@ def _lm(mod: PyModule, kind: LandmarkKind, node: ast.AST, confidence: Confidence
                              language="python")
 
 
-def _model_functions(project: PyProject) -> set[int]:
-    """Ids of functions that call a model directly or within two project hops."""
-    direct: set[int] = set()
+class _ModelFunctions(NamedTuple):
+    ids: set[int]
+    """Ids of functions that call a model directly."""
+    names: set[str]
+    """Their names: a call whose name matches none cannot resolve to one of them."""
+
+
+def _model_functions(project: PyProject) -> _ModelFunctions:
+    """Functions that call a model directly."""
+    direct = _ModelFunctions(set(), set())
     for mod in project.modules.values():
         for call in mod.calls():
             if idioms.is_model_call(mod, call):
                 fn = mod.enclosing_function(call)
                 if fn is not None:
-                    direct.add(id(fn))
+                    direct.ids.add(id(fn))
+                    direct.names.add(fn.name)
     return direct
 
 
@@ -61,13 +70,24 @@ def find_landmarks(project: PyProject) -> Iterator[LandmarkCandidate]:
         yield from _module_landmarks(mod, project, model_fns)
 
 
-def _model_call_lines(mod: PyModule, project: PyProject, model_fns: set[int]) -> list[int]:
+def _model_call_lines(mod: PyModule, project: PyProject, model_fns: _ModelFunctions) -> list[int]:
     """Sorted lines of calls that reach a model, directly or through a project function."""
     lines: list[int] = []
     for call in mod.calls():
-        if idioms.is_model_call(mod, call) or any(id(ref.node) in model_fns for ref in project.resolve_call(mod, call)):
+        if idioms.is_model_call(mod, call) or (
+                _may_name(mod, call, model_fns.names)
+                and any(id(ref.node) in model_fns.ids for ref in project.resolve_call(mod, call))):
             lines.append(call.lineno)
     return lines
+
+
+def _may_name(mod: PyModule, call: ast.Call, names: set[str]) -> bool:
+    """Whether `PyProject.resolve_call` could find a function named one of `names` (it resolves by name, so a
+    call that names none of them is skipped without resolving it)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in names or idioms.last(mod.imports.get(func.id, "")) in names
+    return isinstance(func, ast.Attribute) and func.attr in names
 
 
 def _loop_calls_model(loop: ast.For | ast.AsyncFor | ast.While, model_lines: list[int]) -> bool:
@@ -77,7 +97,7 @@ def _loop_calls_model(loop: ast.For | ast.AsyncFor | ast.While, model_lines: lis
     return i < len(model_lines) and model_lines[i] <= end
 
 
-def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) -> Iterator[LandmarkCandidate]:
+def _module_landmarks(mod: PyModule, project: PyProject, model_fns: _ModelFunctions) -> Iterator[LandmarkCandidate]:
     for call in mod.calls():
         name = mod.call_name(call)
         if idioms.is_model_call(mod, call):
@@ -176,7 +196,7 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: set[int]) ->
                 yield _lm(mod, K.TOOL_REGISTRY, assign, "medium")
             if value is not None and idioms.is_message_list(mod, t) and any(
                 isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice) and idioms.is_message_list(mod, n.value)
-                for n in ast.walk(value)
+                for n in subtree(value)
             ):
                 yield _lm(mod, K.TRUNCATION, assign)
     for aug in mod.nodes(ast.AugAssign):

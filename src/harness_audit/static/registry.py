@@ -93,7 +93,7 @@ def rule(check: CheckId, *, lang: Language, name: str) -> Callable[[RuleFunc], R
 def rules_for(checks: Iterable[CheckId], lang: Language) -> Iterator[Rule]:
     """Registered rules for these checks and this language."""
     wanted = set(checks)
-    _load_rules()
+    _load_rules(lang)
     return (r for r in RULES if r.check in wanted and r.lang == lang)
 
 
@@ -103,6 +103,10 @@ def all_rules() -> list[Rule]:
     return list(RULES)
 
 
-def _load_rules() -> None:
-    import harness_audit.static.rules  # noqa: F401  # importing registers the rules
-    import harness_audit.static.rules_ts  # noqa: F401
+def _load_rules(lang: Language | None = None) -> None:
+    # only the rule modules of the language asked for (all when None): an audit of Python code does not pay
+    # for compiling the TypeScript rules, nor the other way round
+    if lang in (None, "python"):
+        import harness_audit.static.rules  # noqa: F401  # importing registers the rules
+    if lang in (None, "typescript", "javascript"):
+        import harness_audit.static.rules_ts  # noqa: F401

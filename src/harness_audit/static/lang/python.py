@@ -8,11 +8,12 @@ definition in the same module or another module of the project.
 from __future__ import annotations
 
 import ast
+import itertools
 import operator
 import re
 from array import array
-from collections import defaultdict
-from collections.abc import Iterator
+from collections import defaultdict, deque
+from collections.abc import Iterable, Iterator, KeysView
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -22,11 +23,88 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 LoopNode = ast.For | ast.AsyncFor | ast.While
 TryNode = ast.Try | ast.TryStar
 ScopeNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.Module
+_SCOPE_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 _N = TypeVar("_N", bound=ast.AST)
-_LEAF_KINDS = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
 _POSITION = operator.attrgetter("lineno", "col_offset")
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_SCALAR_FIELDS = frozenset({
+    "id", "attr", "arg", "asname", "module", "level", "is_async", "conversion", "kind", "type_comment", "tag",
+    "rest", "kwd_attrs", "simple",
+})
+"""Fields that hold identifiers, numbers or strings, never a node (`name` too, see `_node_fields`)."""
+_SCALAR_FIELDS_OF: dict[str, frozenset[str]] = {
+    "Constant": frozenset({"value"}), "MatchSingleton": frozenset({"value"}),
+    "Global": frozenset({"names"}), "Nonlocal": frozenset({"names"}), "TypeIgnore": frozenset({"lineno"}),
+}
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+"""Fields that hold context and operator singletons: walked, but neither indexed nor given a parent."""
+_WALK_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
+_WALK_FIELDS_REVERSED: dict[type[ast.AST], tuple[str, ...]] = {}
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
+
+# The walkers below read only the fields that can hold nodes, from these per-class tables, instead of testing
+# every field of every node as `ast.iter_child_nodes` does: they visit millions of nodes per audit.
+
+
+def _node_fields(cls: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of `cls` that can hold nodes, in `_fields` order (so in `ast.iter_child_nodes` order)."""
+    scalar = _SCALAR_FIELDS | _SCALAR_FIELDS_OF.get(cls.__name__, frozenset())
+    if cls.__name__ != "TypeAlias":  # `name` is an identifier everywhere but in 3.12's `type X = ...`
+        scalar |= {"name"}
+    fields = tuple(f for f in cls._fields if f not in scalar)
+    _WALK_FIELDS[cls] = fields
+    _WALK_FIELDS_REVERSED[cls] = fields[::-1]
+    _CHILD_FIELDS[cls] = tuple(f for f in fields if f not in _LEAF_FIELDS)
+    return fields
+
+
+def _child_fields(cls: type[ast.AST]) -> tuple[str, ...]:
+    _node_fields(cls)
+    return _CHILD_FIELDS[cls]
+
+
+def _walk_fields_reversed(cls: type[ast.AST]) -> tuple[str, ...]:
+    _node_fields(cls)
+    return _WALK_FIELDS_REVERSED[cls]
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, faster."""
+    out: list[ast.AST] = []
+    fields = _WALK_FIELDS.get(node.__class__)
+    if fields is None:
+        fields = _node_fields(node.__class__)
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            out.extend(item for item in value if isinstance(item, ast.AST))  # pyright: ignore[reportUnknownVariableType]
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
+def subtree(node: ast.AST) -> Iterator[ast.AST]:
+    """`node` and all its descendants, breadth-first: exactly what `ast.walk` yields, in its order, faster."""
+    todo = deque([node])
+    pop, push = todo.popleft, todo.append
+    table = _WALK_FIELDS
+    while todo:
+        cur = pop()
+        fields = table.get(cur.__class__)
+        if fields is None:
+            fields = _node_fields(cur.__class__)
+        for name in fields:
+            value = getattr(cur, name, None)
+            if isinstance(value, list):
+                # a node's list fields hold nodes (or None in `Dict.keys`)
+                for item in value:  # pyright: ignore[reportUnknownVariableType]
+                    if isinstance(item, ast.AST):
+                        push(item)
+            elif isinstance(value, ast.AST):
+                push(value)
+        yield cur
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +126,7 @@ class PyModule:
     """One parsed Python file with indexes built in a single walk of the tree."""
 
     __slots__ = ("path", "source", "_lines", "_bounds", "tree", "module_name", "imports", "_by_type",
-                 "_defs", "_methods")
+                 "_sorted", "_defs", "_methods", "_mentions", "_calls_by_name")
 
     def __init__(self, path: str, source: str, tree: ast.Module) -> None:
         self.path = path
@@ -64,6 +142,9 @@ class PyModule:
         self.imports: dict[str, str] = {}
         """Local name → qualified name, from every import statement in the file."""
         self._by_type: dict[type[ast.AST], list[ast.AST]] = defaultdict(list)
+        self._sorted: set[type[ast.AST]] = set()
+        self._mentions: dict[tuple[str, ...], bool] = {}
+        self._calls_by_name: dict[str, list[int]] | None = None
         self._defs: dict[str, list[FunctionNode]] = defaultdict(list)
         self._methods: dict[tuple[str, str], FunctionNode] = {}
         self._index()
@@ -84,35 +165,37 @@ class PyModule:
         by_type = self._by_type
         stack: list[ast.AST] = [self.tree]
         pop, push = stack.pop, stack.append
-        # hand-inlined `ast.iter_child_nodes`: this loop visits every node of every file once and
-        # dominates indexing time; context and operator nodes are skipped (no rule asks for them)
+        child_fields = _CHILD_FIELDS
+        # this loop visits every node of every file once and dominates indexing time: it reads only the
+        # fields that can hold child nodes (a per-class table) instead of testing every field of every node
         while stack:
             node = pop()
-            by_type[type(node)].append(node)
-            for name in node._fields:
+            cls = node.__class__
+            by_type[cls].append(node)
+            fields = child_fields.get(cls)
+            if fields is None:
+                fields = _child_fields(cls)
+            for name in fields:
                 value = getattr(node, name, None)
-                if isinstance(value, list):
-                    for item in value:  # pyright: ignore[reportUnknownVariableType]
-                        if isinstance(item, ast.AST) and not isinstance(item, _LEAF_KINDS):
+                if value is None:
+                    continue
+                if value.__class__ is list:
+                    for item in value:
+                        if item is not None:  # `Dict.keys` holds None for `**spread`
                             # an attribute on the node costs a fraction of a node→parent dict on large trees
-                            item._ha_parent = node  # type: ignore[attr-defined]
+                            item._ha_parent = node
                             push(item)
-                elif isinstance(value, ast.AST) and not isinstance(value, _LEAF_KINDS):
+                elif isinstance(value, ast.AST):
                     value._ha_parent = node  # type: ignore[attr-defined]
                     push(value)
-        for kind, nodes in by_type.items():
-            if "lineno" in kind._attributes:
-                nodes.sort(key=_POSITION)
-        for imp in by_type.get(ast.Import, []):
-            assert isinstance(imp, ast.Import)
+        for imp in self.nodes(ast.Import):
             for alias in imp.names:
                 if alias.asname:
                     self.imports[alias.asname] = alias.name
                 else:
                     top = alias.name.split(".")[0]
                     self.imports[top] = top
-        for imp in by_type.get(ast.ImportFrom, []):
-            assert isinstance(imp, ast.ImportFrom)
+        for imp in self.nodes(ast.ImportFrom):
             base = self._absolute_from(imp)
             for alias in imp.names:
                 if alias.name != "*":
@@ -133,13 +216,52 @@ class PyModule:
         return ".".join([*base, imp.module] if imp.module else base)
 
     # ------------------------------------------------------------ node access
-    def nodes(self, kind: type[_N]) -> list[_N]:
-        """Every node of exactly this type, in source order."""
-        return self._by_type.get(kind, [])  # type: ignore[return-value]  # the index is keyed by type
+    def nodes(self, kind: type[_N], *, any_order: bool = False) -> list[_N]:
+        """Every node of exactly this type, in source order.
+
+        With `any_order`, in whatever order the index holds them: for scans whose outcome does not depend on
+        the order (`any(...)`, building a set), which then skip sorting the largest lists (names, constants).
+        """
+        found = self._by_type.get(kind)
+        if found is None:
+            return []
+        if not any_order and kind not in self._sorted:
+            # sorted on first use: most kinds (names, constants) are never asked for; the sort is stable, so
+            # nodes at one position (a call and its callee chain) keep the walk's order
+            if "lineno" in kind._attributes:
+                found.sort(key=_POSITION)
+            self._sorted.add(kind)
+        return found  # type: ignore[return-value]  # the index is keyed by type
 
     def calls(self) -> list[ast.Call]:
         """Every call expression, in source order."""
         return self.nodes(ast.Call)
+
+    def _call_index(self) -> dict[str, list[int]]:
+        """Called name's last part → positions in `calls()`, built on first use."""
+        if self._calls_by_name is None:
+            index: dict[str, list[int]] = {}
+            for i, call in enumerate(self.calls()):
+                func = call.func
+                short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+                if short:
+                    index.setdefault(short, []).append(i)
+            self._calls_by_name = index
+        return self._calls_by_name
+
+    def called_names(self) -> KeysView[str]:
+        """Every called name's last part (`post` for `self.client.post(...)`) in the module."""
+        return self._call_index().keys()
+
+    def calls_to(self, names: Iterable[str]) -> list[ast.Call]:
+        """Calls whose called name's last part is one of `names`, in `calls()` order (ties included)."""
+        index = self._call_index()
+        calls = self.calls()
+        if isinstance(names, tuple) and len(names) == 1:  # the common lookup of one name: already in order
+            return [calls[i] for i in index.get(names[0], ())]
+        positions = [i for name in names for i in index.get(name, ())]
+        positions.sort()
+        return [calls[i] for i in positions]
 
     def functions(self) -> list[FunctionNode]:
         """Every function and method definition, in source order."""
@@ -166,23 +288,28 @@ class PyModule:
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         """Parents from the nearest outwards."""
-        cur = _parent_of(node)
+        cur = getattr(node, "_ha_parent", None)
         while cur is not None:
             yield cur
-            cur = _parent_of(cur)
+            cur = getattr(cur, "_ha_parent", None)
 
     def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
         """The innermost function or method around `node`."""
-        for anc in self.ancestors(node):
-            if isinstance(anc, FunctionNode):
-                return anc
+        # a plain loop over the parent links: rules ask this of most calls in the project
+        cur = getattr(node, "_ha_parent", None)
+        while cur is not None:
+            if isinstance(cur, _FUNCTION_DEFS):
+                return cur  # type: ignore[return-value]  # checked just above
+            cur = getattr(cur, "_ha_parent", None)
         return None
 
     def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         """The innermost class around `node`."""
-        for anc in self.ancestors(node):
-            if isinstance(anc, ast.ClassDef):
-                return anc
+        cur = getattr(node, "_ha_parent", None)
+        while cur is not None:
+            if isinstance(cur, ast.ClassDef):
+                return cur
+            cur = getattr(cur, "_ha_parent", None)
         return None
 
     def symbol(self, node: ast.AST) -> str | None:
@@ -257,18 +384,31 @@ class PyModule:
 
     def walk(self, node: ast.AST, *, into_functions: bool = False) -> Iterator[ast.AST]:
         """Descendants of `node` (not `node` itself); nested defs/lambdas/classes skipped unless asked."""
-        stack = list(ast.iter_child_nodes(node))
-        stack.reverse()
-        while stack:
-            cur = stack.pop()
-            yield cur
-            if not into_functions and isinstance(
-                cur, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
-            ):
-                continue
-            children = list(ast.iter_child_nodes(cur))
-            children.reverse()
-            stack.extend(children)
+        # depth-first in `ast.iter_child_nodes` order: children are pushed last-first onto the stack
+        stack: list[ast.AST] = []
+        pop, push = stack.pop, stack.append
+        table = _WALK_FIELDS_REVERSED
+        cur = node
+        while True:
+            fields = table.get(cur.__class__)
+            if fields is None:
+                fields = _walk_fields_reversed(cur.__class__)
+            for name in fields:
+                value = getattr(cur, name, None)
+                if isinstance(value, list):
+                    # a node's list fields hold nodes (or None in `Dict.keys`)
+                    for item in reversed(value):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+                        if isinstance(item, ast.AST):
+                            push(item)
+                elif isinstance(value, ast.AST):
+                    push(value)
+            while True:
+                if not stack:
+                    return
+                cur = pop()
+                yield cur
+                if into_functions or not isinstance(cur, _SCOPE_DEFS):
+                    break
 
     def walk_body(self, stmts: list[ast.stmt], *, into_functions: bool = False) -> Iterator[ast.AST]:
         """Every node inside a list of statements (the statements included)."""
@@ -335,15 +475,26 @@ class PyModule:
         # start and end offset of every line, packed: a fraction of the memory of a list of line strings,
         # which matters when every module of a large tree is held at once
         if self._bounds is None:
-            bounds = array("I")
-            start = 0
-            for m in _LINE_END.finditer(self.source):
-                bounds.append(start)
-                bounds.append(m.start())
-                start = m.end()
-            if start < len(self.source):
-                bounds.append(start)
-                bounds.append(len(self.source))
+            source = self.source
+            if "\r" in source:
+                bounds = array("I")
+                start = 0
+                for m in _LINE_END.finditer(source):
+                    bounds.append(start)
+                    bounds.append(m.start())
+                    start = m.end()
+                if start < len(source):
+                    bounds.append(start)
+                    bounds.append(len(source))
+            else:
+                # the common case, without a per-line Python loop: lines end at "\n" only
+                parts = source.split("\n")
+                if parts[-1] == "":
+                    parts.pop()  # no line after a final newline (nor in an empty file)
+                lengths = list(map(len, parts))
+                starts = list(itertools.accumulate(map((1).__add__, lengths), initial=0))[:-1]
+                ends = list(map(operator.add, starts, lengths))
+                bounds = array("I", itertools.chain.from_iterable(zip(starts, ends, strict=True)))
             self._bounds = bounds
         return self._bounds
 
@@ -370,6 +521,17 @@ class PyModule:
             n += 1
             chosen.append(self.line(n))
         return "\n".join(s.strip() for s in chosen if s.strip())
+
+    def mentions(self, words: tuple[str, ...]) -> bool:
+        """Whether any of `words` occurs in the file's text (memoised per tuple).
+
+        An exact pre-test for a pattern every match of which contains one of `words`: when the file has none,
+        no node's text matches, and the per-node search (much slower than a substring test) can be skipped.
+        """
+        found = self._mentions.get(words)
+        if found is None:
+            found = self._mentions[words] = any(word in self.source for word in words)
+        return found
 
     def segment(self, node: ast.AST) -> str:
         """The exact source text of a node (from the cached lines: `ast.get_source_segment` re-splits the file)."""
@@ -451,13 +613,14 @@ class PyProject:
         """Project functions a call may reach: local defs, `self.method`, imported project functions."""
         func = call.func
         if isinstance(func, ast.Name):
-            # a bare name reaches a module-level def or one nested in a function enclosing the call,
-            # never a same-named helper nested inside some unrelated function
-            scopes = {id(a) for a in mod.ancestors(call) if isinstance(a, FunctionNode)}
-            visible = [f for f in mod.local_functions(func.id)
-                       if isinstance(mod.parent(f), ast.Module) or id(mod.parent(f)) in scopes]
-            if visible:
-                return [FuncRef(mod, f) for f in visible]
+            local = mod.local_functions(func.id)
+            if local:
+                # a bare name reaches a module-level def or one nested in a function enclosing the call,
+                # never a same-named helper nested inside some unrelated function
+                scopes = {id(a) for a in mod.ancestors(call) if isinstance(a, FunctionNode)}
+                visible = [f for f in local if isinstance(mod.parent(f), ast.Module) or id(mod.parent(f)) in scopes]
+                if visible:
+                    return [FuncRef(mod, f) for f in visible]
             target = mod.imports.get(func.id)
             if target and "." in target:
                 owner, _, name = target.rpartition(".")

@@ -42,6 +42,11 @@ INDEXED_TYPES = frozenset({
 """Node types kept in the per-module index (everything else is reached through children and parents)."""
 
 
+_CALLBACK_CALLEES = frozenset({"map", "forEach", "flatMap", "filter", "reduce", "some", "every", "find", "then",
+                                "all", "allSettled", "race", "any", "from"})
+"""Callees whose callback runs as part of the calling statement (its errors surface there)."""
+
+
 @cache
 def _parser(dialect: Dialect) -> Parser:
     if dialect == "javascript":
@@ -75,6 +80,8 @@ class TsModule:
     """Which grammar parsed it."""
     _index: dict[str, list[Node]] = field(default_factory=dict[str, "list[Node]"], repr=False)
     _lines: list[str] | None = field(default=None, repr=False)
+    _bindings: dict[int, dict[str, list[Node]]] = field(default_factory=dict[int, "dict[str, list[Node]]"],
+                                                        repr=False)
 
     @classmethod
     def parse(cls, path: str, text: str) -> TsModule:
@@ -271,6 +278,213 @@ class TsModule:
         """The nodes of `nodes` that lie inside `container`."""
         return [n for n in nodes if self.within(n, container)]
 
+    # ------------------------------------------------------------------ scopes and bindings
+    def enclosing_loops(self, node: Node) -> list[Node]:
+        """Loops around `node` inside its own function, nearest first."""
+        out: list[Node] = []
+        for anc in self.ancestors(node):
+            if anc.type in FUNCTION_TYPES:
+                break
+            if anc.type in LOOP_TYPES:
+                out.append(anc)
+        return out
+
+    def enclosing_trys(self, node: Node) -> list[tuple[Node, Literal["body", "handler", "finalizer"]]]:
+        """`(try_statement, part)` around `node` inside its own function, nearest first; `part` says whether
+        `node` is in the `try` block, the `catch` clause or the `finally` clause."""
+        out: list[tuple[Node, Literal["body", "handler", "finalizer"]]] = []
+        child = node
+        for anc in self.ancestors(node):
+            if anc.type in FUNCTION_TYPES:
+                break
+            if anc.type == "try_statement":
+                part: Literal["body", "handler", "finalizer"] = (
+                    "handler" if child.type == "catch_clause" else "finalizer" if child.type == "finally_clause"
+                    else "body")
+                out.append((anc, part))
+            child = anc
+        return out
+
+    def params(self, fn: Node) -> dict[str, Node]:
+        """Names a function's parameters bind (destructured ones included) -> the parameter node."""
+        out: dict[str, Node] = {}
+        single = fn.child_by_field_name("parameter")
+        if single is not None:
+            out[self.node_text(single)] = single
+        params = fn.child_by_field_name("parameters")
+        for param in params.named_children if params is not None else []:
+            for ident in self.pattern_names(param):
+                out[self.node_text(ident)] = param
+        return out
+
+    def pattern_names(self, pattern: Node) -> list[Node]:
+        """The identifiers a binding pattern introduces (`x`, `{a, b: c}`, `[d, ...e]`, `x = 1`, `x: T`)."""
+        out: list[Node] = []
+        stack = [pattern]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind in ("identifier", "shorthand_property_identifier_pattern"):
+                out.append(node)
+            elif kind in ("required_parameter", "optional_parameter"):
+                inner = node.child_by_field_name("pattern")
+                if inner is not None:
+                    stack.append(inner)
+            elif kind in ("assignment_pattern", "object_assignment_pattern"):
+                inner = node.child_by_field_name("left")
+                if inner is not None:
+                    stack.append(inner)
+            elif kind == "pair_pattern":
+                inner = node.child_by_field_name("value")
+                if inner is not None:
+                    stack.append(inner)
+            elif kind in ("object_pattern", "array_pattern", "rest_pattern"):
+                stack.extend(reversed(node.named_children))
+        return out
+
+    def bindings(self, fn: Node | None) -> dict[str, list[Node]]:
+        """Name -> values bound to it directly in `fn` (at module level when None), in source order.
+
+        Covers `const x = v`, `x = v` and destructuring (`const {path} = args` binds `path` to `args`); nested
+        functions keep their own bindings. Cached per function.
+        """
+        key = fn.id if fn is not None else 0
+        hit = self._bindings.get(key)
+        if hit is not None:
+            return hit
+        out: dict[str, list[Node]] = {}
+        scope = fn if fn is not None else self.tree.root_node
+        stack = [scope]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind in FUNCTION_TYPES and node != scope:
+                continue
+            if kind in ("variable_declarator", "assignment_expression"):
+                if kind == "variable_declarator":
+                    target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+                else:
+                    target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+                if target is not None and value is not None:
+                    for ident in self.pattern_names(target) if target.type != "identifier" else [target]:
+                        out.setdefault(self.node_text(ident), []).append(value)
+            stack.extend(reversed(node.named_children))
+        self._bindings[key] = out
+        return out
+
+    def identifiers(self, node: Node) -> list[Node]:
+        """Every `identifier` in `node`'s subtree (for short expressions; it walks the subtree)."""
+        out: list[Node] = []
+        stack = [node]
+        while stack:
+            cur = stack.pop()
+            if cur.type in ("identifier", "shorthand_property_identifier"):
+                out.append(cur)
+            stack.extend(reversed(cur.named_children))
+        return out
+
+    def derivation_text(self, fn: Node | None, expr: Node, depth: int = 3) -> str:
+        """`expr`'s text followed by the texts of the values bound to the names it reads, `depth` hops back."""
+        parts = [self.node_text(expr)[:400]]
+        seen: set[str] = set()
+        frontier = [expr]
+        scope = self.bindings(fn)
+        for _ in range(depth):
+            nxt: list[Node] = []
+            for cur in frontier:
+                for ident in self.identifiers(cur):
+                    name = self.node_text(ident)
+                    if name in seen:
+                        continue
+                    seen.add(name)
+                    for value in scope.get(name, []):
+                        parts.append(self.node_text(value)[:400])
+                        nxt.append(value)
+            frontier = nxt
+            if not frontier:
+                break
+        return "\n".join(parts)
+
+    def rethrows(self, catch: Node) -> bool:
+        """Whether a `catch (e)` clause always throws the caught error again: `throw e` as one of its own
+        statements (a `throw e` under an `if` re-throws only some errors and keeps the others)."""
+        param = catch.child_by_field_name("parameter")
+        body = catch.child_by_field_name("body")
+        if param is None or param.type != "identifier" or body is None:
+            return False
+        name = self.node_text(param)
+        for stmt in body.named_children:
+            if stmt.type == "throw_statement":
+                value = next((c for c in stmt.named_children if c.type != "comment"), None)
+                if value is not None and self.node_text(value) == name:
+                    return True
+        return False
+
+    def guarded(self, node: Node) -> bool:
+        """Whether an error thrown at `node` is caught and not re-thrown: a `try` whose `catch` keeps it, or a
+        `.catch(...)` on the promise, looking through callbacks of `map`/`forEach`/`then`/`Promise.all` into the
+        function that awaits them."""
+        cur = node
+        for _ in range(4):
+            for tr, part in self.enclosing_trys(cur):
+                handler = tr.child_by_field_name("handler")
+                if part == "body" and handler is not None and not self.rethrows(handler):
+                    return True
+            if self._promise_caught(cur):
+                return True
+            fn = self.enclosing_function(cur)
+            if fn is None or not self._iteration_callback(fn):
+                return False
+            cur = fn
+        return False
+
+    def _promise_caught(self, node: Node) -> bool:
+        """`f(x).catch(...)`, `await p.catch(...)`, `Promise.all(xs.map(cb)).catch(...)` around `node`'s statement."""
+        cur = node
+        synchronous = False  # an argument is evaluated before the promise exists: its throw is not a rejection
+        in_async = False  # inside an async callback, a throw rejects the promise the callee collects
+        for parent in self.ancestors(node):
+            kind = parent.type
+            if kind == "member_expression" and parent.child_by_field_name("object") == cur:
+                prop = self.node_text(parent.child_by_field_name("property"))
+                call = parent.parent
+                if call is not None and call.type == "call_expression" and not synchronous and (
+                        prop == "catch" or prop == "then" and len(self.arguments(call)) > 1):
+                    return True
+            elif kind == "arguments":
+                synchronous = synchronous or not in_async
+            elif kind in FUNCTION_TYPES:
+                if not self._iteration_callback(parent):
+                    return False
+                in_async = self.node_text(parent).startswith("async")
+                synchronous = not in_async
+            elif kind not in ("call_expression", "await_expression", "parenthesized_expression", "member_expression",
+                              "non_null_expression", "as_expression", "array", "spread_element"):
+                return False
+            cur = parent
+        return False
+
+    def _iteration_callback(self, fn: Node) -> bool:
+        """A function passed to `map`/`forEach`/`then`/`Promise.all`-style calls, or called in place."""
+        parent = fn.parent
+        if parent is not None and parent.type == "parenthesized_expression":
+            grand = parent.parent
+            return grand is not None and grand.type == "call_expression"
+        if parent is None or parent.type != "arguments" or parent.parent is None:
+            return False
+        callee = self.call_name(parent.parent).rsplit(".", 1)[-1]
+        return callee in _CALLBACK_CALLEES
+
+    @staticmethod
+    def string_value(node: Node | None) -> str | None:
+        """The content of a string literal (or a template without substitutions); None for anything else."""
+        if node is None or node.type not in ("string", "template_string"):
+            return None
+        if any(c.type == "template_substitution" for c in node.named_children):
+            return None
+        raw = node.text.decode("utf-8", errors="replace") if node.text is not None else ""
+        return raw[1:-1]
+
     # ------------------------------------------------------------------ imports
     def imports(self) -> dict[str, str]:
         """Local name -> module specifier, from `import` statements and `require(...)` declarations.
@@ -330,6 +544,122 @@ class TsProject:
 
     modules: dict[str, TsModule]
     """By canonical relative path."""
+    _functions: dict[str, list[tuple[TsModule, Node]]] | None = field(default=None, repr=False)
+    _calls: dict[str, list[tuple[TsModule, Node]]] | None = field(default=None, repr=False)
+    _imports: dict[str, dict[str, str]] = field(default_factory=dict[str, "dict[str, str]"], repr=False)
+
+    def imports_of(self, mod: TsModule) -> dict[str, str]:
+        """`mod.imports()`, computed once per module."""
+        hit = self._imports.get(mod.path)
+        if hit is None:
+            hit = self._imports[mod.path] = mod.imports()
+        return hit
+
+    def resolve_call(self, mod: TsModule, call: Node) -> list[tuple[TsModule, Node]]:
+        """Project functions a call reaches, by name and imports: `f()` defined in this module or imported from a
+        project module (`import {f} from "./x"`), `this.f()` / `super.f()` in this module, `ns.f()` where `ns` imports a
+        project module. Anything else (a method of an unknown object, a package) is unresolved: empty."""
+        callee = mod.call_name(call)
+        receiver, _, name = callee.rpartition(".")
+        if not name or name in ("()", "?", "[]") or not all(c.isalnum() or c in "_$#" for c in name):
+            return []
+        imports = self.imports_of(mod)
+        if receiver in ("this", "super"):
+            return [(m, f) for m, f in self.functions_named(name) if m is mod]
+        if not receiver:
+            local = [(m, f) for m, f in self.functions_named(name) if m is mod and f.type != "method_definition"]
+            if local:
+                return local
+            source = imports.get(name, "")
+        elif "." not in receiver and receiver in imports and "#" not in imports[receiver]:
+            source = imports[receiver]
+        else:
+            return []
+        target = self.resolve_import(mod, source.split("#", 1)[0]) if source else None
+        if target is None:
+            return []
+        exported = source.split("#", 1)[1] if "#" in source else name
+        return [(m, f) for m, f in self.functions_named(exported) if m is target]
+
+    def callers_of(self, mod: TsModule, fn: Node) -> list[tuple[TsModule, Node]]:
+        """Calls in the project that `resolve_call` maps to `fn` (recursive calls inside `fn` excluded)."""
+        name = mod.function_name(fn)
+        if name == "<anonymous>":
+            return []
+        out: list[tuple[TsModule, Node]] = []
+        for other, call in self.calls_named(name):
+            if other is mod and mod.within(call, fn):
+                continue
+            if any(m is mod and f == fn for m, f in self.resolve_call(other, call)):
+                out.append((other, call))
+        return out
+
+    def functions_named(self, name: str) -> list[tuple[TsModule, Node]]:
+        """Every function, method or function-valued variable/property called `name`, across the project.
+
+        Found by searching the source for `name` and keeping the matches that name a function; cached per name.
+        """
+        if self._functions is None:
+            self._functions = {}
+        hit = self._functions.get(name)
+        if hit is not None:
+            return hit
+        out: list[tuple[TsModule, Node]] = []
+        for mod, ident in self._occurrences(name):
+            parent = ident.parent
+            if parent is None:
+                continue
+            if parent.type in FUNCTION_TYPES and parent.child_by_field_name("name") == ident:
+                out.append((mod, parent))
+                continue
+            value = None
+            if parent.type == "variable_declarator" and parent.child_by_field_name("name") == ident:
+                value = parent.child_by_field_name("value")
+            elif parent.type == "pair" and parent.child_by_field_name("key") == ident:
+                value = parent.child_by_field_name("value")
+            elif parent.type in ("public_field_definition", "field_definition") and \
+                    ident in (parent.child_by_field_name("name"), parent.child_by_field_name("property")):
+                value = parent.child_by_field_name("value")
+            if value is not None and value.type in FUNCTION_TYPES:
+                out.append((mod, value))
+        self._functions[name] = out
+        return out
+
+    def _occurrences(self, name: str) -> Iterator[tuple[TsModule, Node]]:
+        """Nodes spelling exactly `name` (identifiers, property names), found by a byte search of each module."""
+        raw = name.encode("utf-8")
+        if not name or any(c in name for c in ".()[] "):
+            return
+        for mod in self.modules.values():
+            source = mod.source
+            at = source.find(raw)
+            while at >= 0:
+                start, at = at, source.find(raw, at + len(raw))
+                node = mod.tree.root_node.descendant_for_byte_range(start, start + len(raw))
+                if node is not None and node.start_byte == start and node.end_byte == start + len(raw):
+                    yield mod, node
+
+    def calls_named(self, name: str) -> list[tuple[TsModule, Node]]:
+        """Every call whose callee's last part is `name` (`run`, `this.run`, `tools.run`), across the project.
+
+        Found by searching the source for `name` and keeping the matches that are callees; cached per name.
+        """
+        if self._calls is None:
+            self._calls = {}
+        hit = self._calls.get(name)
+        if hit is not None:
+            return hit
+        out: list[tuple[TsModule, Node]] = []
+        for mod, ident in self._occurrences(name):
+            parent = ident.parent
+            if parent is not None and parent.type == "member_expression" and \
+                    parent.child_by_field_name("property") == ident:
+                ident, parent = parent, parent.parent
+            if parent is not None and parent.type == "call_expression" and \
+                    parent.child_by_field_name("function") == ident:
+                out.append((mod, parent))
+        self._calls[name] = out
+        return out
 
     def resolve_import(self, mod: TsModule, spec: str) -> TsModule | None:
         """The module a relative specifier (`./tools`, `../lib/run.js`) names, if it is in the project."""

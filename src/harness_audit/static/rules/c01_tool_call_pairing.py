@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _CALLS_ITER = re.compile(
@@ -240,7 +240,7 @@ def _passes_call_to_helper(mod: PyModule, stmts: list[ast.stmt], target: str | N
         if not isinstance(node, ast.Call) or _is_log_call(mod, node):
             continue
         args = [*node.args, *(kw.value for kw in node.keywords)]
-        if any(isinstance(n, ast.Name) and n.id == target for a in args for n in ast.walk(a)):
+        if any(isinstance(n, ast.Name) and n.id == target for a in args for n in subtree(a)):
             return mod.call_name(node) or "a helper"
     return None
 
@@ -505,7 +505,7 @@ def _item_functions(mod: PyModule, project: PyProject, exprs: list[ast.expr]) ->
     """Project functions that the items of a parallel batch call (`run(c) for c in calls`, `tg.start_soon(run, c)`)."""
     refs: list[FuncRef] = []
     for expr in exprs:
-        for node in [expr, *ast.walk(expr)]:
+        for node in [expr, *subtree(expr)]:
             if isinstance(node, ast.Call):
                 refs.extend(project.resolve_call(mod, node))
             elif isinstance(node, ast.Name | ast.Attribute) and node is expr:
@@ -739,7 +739,7 @@ def _result_builders(mod: PyModule) -> set[int]:
     """Ids of the functions that return a tool result they build (`return {"type": "tool_result", ...}`), found
     from the module's constants (no walk per function)."""
     out: set[int] = set()
-    for const in mod.nodes(ast.Constant):
+    for const in mod.nodes(ast.Constant, any_order=True):  # builds a set
         if not (isinstance(const, ast.Constant) and const.value in _RESULT_KEYS):
             continue
         for anc in mod.ancestors(const):
@@ -866,7 +866,7 @@ def _later_loop_over_kept(mod: PyModule, loop: ast.AST) -> bool:
         block = getattr(parent, field, None)
         if isinstance(block, list) and loop in block:
             after: list[ast.stmt] = block[block.index(loop) + 1:]  # pyright: ignore[reportUnknownVariableType]
-            return any(isinstance(n, ast.For | ast.AsyncFor) for s in after for n in ast.walk(s))
+            return any(isinstance(n, ast.For | ast.AsyncFor) for s in after for n in subtree(s))
     return False
 
 

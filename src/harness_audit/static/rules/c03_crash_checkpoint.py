@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _STRONG = re.compile(r"(state|session|checkpoint|ckpt|snapshot|resume|progress)", re.I)
@@ -146,7 +146,7 @@ def _binding_text(mod: PyModule, fn: FunctionNode | None, path: ast.expr) -> _Bu
                                                      for t in node.targets)):
             continue
         code.append(_text(node.value))
-        for sub in ast.walk(node.value):
+        for sub in subtree(node.value):
             if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                 words.append(sub.value)
             elif isinstance(sub, ast.Name) and not isinstance(mod.parent(sub), ast.Attribute):

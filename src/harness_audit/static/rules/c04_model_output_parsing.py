@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _DECODE_FUNCS = {"json.loads", "orjson.loads", "ujson.loads", "simplejson.loads", "rapidjson.loads", "json5.loads",
@@ -148,7 +148,7 @@ def unguarded_arguments_decode(mod: PyModule, project: PyProject) -> Iterator[Hi
     """Flags `json.loads` / `model_validate_json` of a tool call's arguments (or the model's JSON reply) that no
     `try` catches, neither in its function nor in any caller two hops up. Malformed arguments are routine
     model output; an uncaught `JSONDecodeError` ends the whole run instead of becoming an error result."""
-    for call in mod.calls():
+    for call in mod.calls_to(_DECODE_SHORT):
         arg = _decoded_arg(mod, call)
         if arg is None:
             continue
@@ -194,17 +194,17 @@ def _project_checks_truncation(project: PyProject) -> bool:
         if found:
             break
         for cmp in mod.nodes(ast.Compare):
-            consts = {n.value for n in ast.walk(cmp) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            consts = {n.value for n in subtree(cmp) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
             if consts & _TRUNCATION_VALUES and _FINISH_TEXT.search(_src(mod, cmp)):
                 found = True
                 break
         if not found:
             for case in mod.nodes(ast.match_case):
-                if any(isinstance(n, ast.Constant) and n.value in _TRUNCATION_VALUES for n in ast.walk(case.pattern)):
+                if any(isinstance(n, ast.Constant) and n.value in _TRUNCATION_VALUES for n in subtree(case.pattern)):
                     found = True
                     break
         if not found:
-            for name in mod.nodes(ast.Name):
+            for name in mod.nodes(ast.Name, any_order=True):
                 if _TRUNCATION_ERRORS.search(name.id):
                     found = True
                     break

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from harness_audit.findings import CheckId
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _src = idioms.source_text
@@ -43,6 +43,7 @@ _SEPARATOR = re.compile(r"os\.sep|os\.path\.sep|['\"][/\\\\]+['\"]|/['\"]\s*$|/[
 _TEMP_NAME = re.compile(r"\b(mkstemp|mkdtemp|NamedTemporaryFile|TemporaryDirectory|mktemp)\(")
 _CHECK_METHODS = {"is_relative_to", "relative_to", "startswith"}
 _CHECK_FUNCS = {"os.path.commonpath", "os.path.commonprefix", "posixpath.commonpath", "ntpath.commonpath"}
+_CHECK_SHORT = _CHECK_METHODS | {"commonpath", "commonprefix"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,7 @@ def _sinks(mod: PyModule) -> list[tuple[ast.Call, list[ast.expr]]]:
     hit = _SINK_CACHE.get(id(mod))
     if hit is not None and hit[0] is mod:
         return hit[1]
-    out = [(call, paths) for call in mod.calls() if (paths := _sink_paths(mod, call))]
+    out = [(call, paths) for call in mod.calls_to(_SINK_SHORT) if (paths := _sink_paths(mod, call))]
     if len(_SINK_CACHE) > 8192:
         _SINK_CACHE.clear()
     _SINK_CACHE[id(mod)] = (mod, out)
@@ -121,13 +122,10 @@ def _check_calls(mod: PyModule) -> dict[FunctionNode, list[ast.Call]]:
     if hit is not None and hit[0] is mod:
         return hit[1]
     out: dict[FunctionNode, list[ast.Call]] = {}
-    for call in mod.calls():
-        func = call.func
-        short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if short in _CHECK_METHODS or short in {"commonpath", "commonprefix"}:
-            fn = mod.enclosing_function(call)
-            if fn is not None:
-                out.setdefault(fn, []).append(call)
+    for call in mod.calls_to(_CHECK_SHORT):
+        fn = mod.enclosing_function(call)
+        if fn is not None:
+            out.setdefault(fn, []).append(call)
     if len(_CHECK_CACHE) > 8192:
         _CHECK_CACHE.clear()
     _CHECK_CACHE[id(mod)] = (mod, out)
@@ -178,7 +176,7 @@ def _helper_validates(mod: PyModule, project: PyProject, fn: FunctionNode, expr:
         if id(cur) in seen:
             continue
         seen.add(id(cur))
-        for node in ast.walk(cur):
+        for node in subtree(cur):
             if isinstance(node, ast.Call):
                 name = mod.call_name(node)
                 if _VALIDATING_CALL.search(idioms.last(name) if name else "") or project.resolve_call(mod, node):
@@ -201,7 +199,7 @@ def _temp_generated(mod: PyModule, fn: FunctionNode, path: ast.expr) -> bool:
         return False
     for node in mod.walk(fn):
         if isinstance(node, ast.Assign) and _TEMP_NAME.search(_src(mod, node.value)) and any(
-                isinstance(n, ast.Name) and n.id == path.id for t in node.targets for n in ast.walk(t)):
+                isinstance(n, ast.Name) and n.id == path.id for t in node.targets for n in subtree(t)):
             return True
     return False
 
@@ -291,7 +289,7 @@ def _derived_names(mod: PyModule, fn: FunctionNode, expr: ast.AST) -> set[str]:
     pending: list[ast.AST] = [expr]
     while pending:
         cur = pending.pop()
-        for node in ast.walk(cur):
+        for node in subtree(cur):
             if isinstance(node, ast.Name) and node.id not in names:
                 names.add(node.id)
                 pending.extend(values.get(node.id, []))

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _src = idioms.source_text
@@ -42,10 +42,9 @@ def _spawns(mod: PyModule) -> list[ast.Call]:
     if hit is not None and hit[0] is mod:
         return hit[1]
     out: list[ast.Call] = []
-    for call in mod.calls():
-        func = call.func
-        short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if (short in _SPAWN_SHORT or short.startswith(("exec", "spawn"))) and idioms.is_spawn(mod, call):
+    names = [n for n in mod.called_names() if n in _SPAWN_SHORT or n.startswith(("exec", "spawn"))]
+    for call in mod.calls_to(names):
+        if idioms.is_spawn(mod, call):
             out.append(call)
     if len(_SPAWN_CACHE) > 8192:
         _SPAWN_CACHE.clear()
@@ -268,7 +267,7 @@ def _suspect_command(mod: PyModule, project: PyProject, call: ast.Call, name: st
         params.add(fn.args.vararg.arg)
     program = parts[0]
     fixed_program = _is_literal(mod, fn, program) and not _INTERPRETERS.match(_program_text(mod, program))
-    named = [n.id for n in ast.walk(program) if isinstance(n, ast.Name)
+    named = [n.id for n in subtree(program) if isinstance(n, ast.Name)
              and n.id in params and _COMMAND_PARAMS.match(n.id)]
     if named and not fixed_program:
         return f"`{fn.name}` runs whatever `{named[0]}` it is given"
@@ -402,7 +401,7 @@ def predictable_temp_script(mod: PyModule, project: PyProject) -> Iterator[Hit]:
         name = mod.call_name(call)
         written = {_src(mod, w) for w in _written_paths(mod, fn)}
         for part in _command_parts(mod, call, name):
-            candidates = [part, *[n for n in ast.walk(part) if isinstance(n, ast.Name | ast.Constant | ast.JoinedStr)]]
+            candidates = [part, *[n for n in subtree(part) if isinstance(n, ast.Name | ast.Constant | ast.JoinedStr)]]
             hit = next(((c, origin) for c in candidates if (origin := _tmp_origin(mod, fn, c)) is not None
                         and (_src(mod, c) in written or _src(mod, origin) in written)), None)
             if hit is None:

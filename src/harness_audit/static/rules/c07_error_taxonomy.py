@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _src = idioms.source_text
@@ -82,7 +82,7 @@ def _find_taxonomy(project: PyProject) -> bool:
 def _names_codes(value: ast.expr | None) -> bool:
     """A module- or class-level collection of string error codes (`RETRYABLE = {"timeout", "rate_limited"}`), not
     a retry policy over exception types or HTTP statuses (`TRANSIENT = (ConnectionError, Timeout)`)."""
-    return value is not None and any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(value))
+    return value is not None and any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in subtree(value))
 
 
 def _exception_family(parent: dict[str, str | None]) -> bool:
@@ -108,9 +108,9 @@ def _caught(mod: PyModule, handler: ast.ExceptHandler) -> set[str]:
 
 def _exc_string(mod: PyModule, expr: ast.AST, exc: str) -> bool:
     """Whether `expr` is a string made from the exception (`f"Error: {e}"`, `str(e)`, `"x" + repr(e)`, traceback)."""
-    for node in ast.walk(expr):
+    for node in subtree(expr):
         if isinstance(node, ast.FormattedValue) and any(isinstance(n, ast.Name) and n.id == exc
-                                                        for n in ast.walk(node.value)):
+                                                        for n in subtree(node.value)):
             return True
         if isinstance(node, ast.Call):
             name = mod.call_name(node)
@@ -123,7 +123,7 @@ def _exc_string(mod: PyModule, expr: ast.AST, exc: str) -> bool:
 
 
 def _carries_code(expr: ast.AST) -> bool:
-    for node in ast.walk(expr):
+    for node in subtree(expr):
         if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value in _CODE_KEYS
                                               for k in node.keys):
             return True

@@ -23,7 +23,7 @@ from typing import Literal
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _GATHER = {"asyncio.gather"}
@@ -587,7 +587,7 @@ def _operation_in(mod: PyModule, expr: ast.AST, item: set[str],
         call = n.value if isinstance(n, ast.Await) else n
         if not isinstance(call, ast.Call):
             continue
-        if not any(isinstance(a, ast.Name) and a.id in item for a in ast.walk(call)):
+        if not any(isinstance(a, ast.Name) and a.id in item for a in subtree(call)):
             continue
         if isinstance(n, ast.Await) or idioms.is_http_call(mod, call) or idioms.is_spawn(mod, call) or \
                 _TOOL_RUN.search(mod.dotted(call.func) or ""):
@@ -602,14 +602,14 @@ def _accumulator(mod: PyModule, loop: ast.For | ast.AsyncFor,
                  project: PyProject | None = None) -> tuple[str, ast.Call | ast.Await] | None:
     """The list a loop appends per-item results to, and the operation whose result it appends (given the project,
     also the item itself appended after a per-item operation: `op(item); done.append(item)`)."""
-    item = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    item = {n.id for n in subtree(loop.target) if isinstance(n, ast.Name)}
     for node in mod.walk_body(loop.body):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in {"append", "extend"} and node.args:
             name = mod.dotted(node.func.value)
             op = _operation_in(mod, node.args[0], item)
             if op is None and project is not None and any(isinstance(a, ast.Name) and a.id in item
-                                                          for a in ast.walk(node.args[0])):
+                                                          for a in subtree(node.args[0])):
                 op = next((o for st in loop.body if st.lineno < node.lineno
                            for o in [_operation_in(mod, st, item, project)] if o is not None), None)
             if name and op is not None:
@@ -683,8 +683,8 @@ def send_loop_aborts_unrecorded(mod: PyModule, project: PyProject) -> Iterator[H
     if idioms.is_test_module(mod):
         return
     by_loop: dict[int, tuple[ast.For | ast.AsyncFor, list[ast.Call]]] = {}
-    for call in mod.calls():
-        if not (isinstance(call.func, ast.Attribute) and _SEND_ONLY.search(call.func.attr)):
+    for call in mod.calls_to([n for n in mod.called_names() if _SEND_ONLY.search(n)]):
+        if not isinstance(call.func, ast.Attribute):
             continue
         loop = next((a for a in mod.ancestors(call) if isinstance(a, ast.For | ast.AsyncFor | FunctionNode)), None)
         if isinstance(loop, ast.For | ast.AsyncFor):
@@ -693,8 +693,8 @@ def send_loop_aborts_unrecorded(mod: PyModule, project: PyProject) -> Iterator[H
         fn = mod.enclosing_function(loop)
         if fn is None:
             continue
-        item = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-        sends = [n for n in candidates if any(isinstance(a, ast.Name) and a.id in item for a in ast.walk(n))]
+        item = {n.id for n in subtree(loop.target) if isinstance(n, ast.Name)}
+        sends = [n for n in candidates if any(isinstance(a, ast.Name) and a.id in item for a in subtree(n))]
         found = _accumulator(mod, loop, project) if sends else None
         if found is None or not _unprotected(mod, loop, fn):
             continue

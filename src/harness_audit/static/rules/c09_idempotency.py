@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _SEND_NAMES = {"send_message", "send_email", "send_mail", "sendmail", "post_message", "chat_postMessage",
@@ -160,7 +160,7 @@ def _constant_strings(mod: PyModule, call: ast.Call) -> list[str]:
                         table[t.id] = idioms.string_parts(node.value)
         hit = (mod, table)
         _constants_cache[0] = hit
-    names = {n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a)
+    names = {n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in subtree(a)
              if isinstance(n, ast.Name)}
     return [text for name in names for text in hit[1].get(name, [])]
 
@@ -290,7 +290,7 @@ def _callers_pass_key(project: PyProject, fn: FunctionNode) -> bool:
     """Whether every caller of a retry-wrapped function hands it an idempotency key (`headers={"Idempotency-Key":
     key}`): made outside the wrapper, the key is the same on every attempt."""
     callers = idioms.callers_of(project, fn)[:20]
-    return bool(callers) and all(_keyed(cmod, [n for a in [*call.args, *call.keywords] for n in ast.walk(a)])
+    return bool(callers) and all(_keyed(cmod, [n for a in [*call.args, *call.keywords] for n in subtree(a)])
                                  for cmod, call in callers)
 
 
@@ -445,7 +445,7 @@ def _fresh_key_calls(mod: PyModule, nodes: list[ast.AST]) -> list[ast.Call]:
         for anc in mod.ancestors(call):
             if isinstance(anc, ast.Dict):
                 keys = [k for k, v in zip(anc.keys, anc.values, strict=True) if v is not None and
-                        any(sub is call for sub in ast.walk(v))]
+                        any(sub is call for sub in subtree(v))]
                 if any(isinstance(k, ast.Constant) and isinstance(k.value, str) and _KEY_TEXT.search(k.value)
                        for k in keys):
                     out.append(call)
@@ -500,7 +500,7 @@ def _covers_post(mod: PyModule, value: ast.expr) -> bool:
     if isinstance(value, ast.Constant) and value.value in (None, False):
         return True
     return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.upper() in {"POST", "PATCH"}
-               for n in ast.walk(value))
+               for n in subtree(value))
 
 
 @rule(CheckId.C9, lang="python", name="retry-policy-covers-post")

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _CANCEL_NAMES = {"CancelledError", "Cancelled", "get_cancelled_exc_class()"}
@@ -95,7 +95,7 @@ def _reaps(mod: PyModule, node: ast.Await, cancelled: set[str]) -> bool:
     if isinstance(node.value, ast.Name | ast.Attribute):
         return True
     return any(isinstance(sub, ast.Name | ast.Attribute) and mod.dotted(sub) in cancelled
-               for sub in ast.walk(node.value))
+               for sub in subtree(node.value))
 
 
 def _in_cleanup(mod: PyModule, node: ast.AST) -> bool:
@@ -157,7 +157,7 @@ def _work_follows(mod: PyModule, fn: FunctionNode, stmt: ast.stmt) -> bool:
 def _waits_until_done(loop: ast.AST) -> bool:
     test = loop.test if isinstance(loop, ast.While) else None
     return test is not None and any(isinstance(n, ast.Attribute) and n.attr in {"done", "cancelled"}
-                                    for n in ast.walk(test))
+                                    for n in subtree(test))
 
 
 def _is_trivial_exit(stmt: ast.stmt) -> bool:
@@ -366,7 +366,7 @@ def _kill_calls(mod: PyModule, fn: FunctionNode, name: str) -> list[ast.Call]:
         if not isinstance(node, ast.Call):
             continue
         group_kill = mod.call_name(node) in _GROUP_KILLS and any(
-            name in {n.id for n in ast.walk(a) if isinstance(n, ast.Name)} for a in node.args)
+            name in {n.id for n in subtree(a) if isinstance(n, ast.Name)} for a in node.args)
         own_kill = isinstance(node.func, ast.Attribute) and node.func.attr in _KILL_METHODS and \
             mod.dotted(node.func.value) == name
         if group_kill or own_kill:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _REQUESTS_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request"}
@@ -135,20 +135,21 @@ def _nested_registered(project: PyProject) -> set[tuple[str, str]]:
 _attr_calls_cache: dict[int, tuple[PyProject, dict[str, list[tuple[PyModule, ast.Call]]]]] = {}
 
 
-def _attr_calls(project: PyProject) -> dict[str, list[tuple[PyModule, ast.Call]]]:
-    """`obj.name(...)` calls (not on `self`/`cls`) by method name, over the project (once per project)."""
+def _attr_calls(project: PyProject, name: str) -> list[tuple[PyModule, ast.Call]]:
+    """`obj.name(...)` calls (not on `self`/`cls`) over the project, in module and source order (cached per name)."""
     hit = _attr_calls_cache.get(0)
-    if hit is not None and hit[0] is project:
-        return hit[1]
-    out: dict[str, list[tuple[PyModule, ast.Call]]] = {}
-    for other in project.modules.values():
-        for call in other.calls():
-            func = call.func
-            if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and
-                                                        func.value.id in {"self", "cls"}):
-                out.setdefault(func.attr, []).append((other, call))
-    _attr_calls_cache[0] = (project, out)
-    return out
+    if hit is None or hit[0] is not project:
+        hit = _attr_calls_cache[0] = (project, {})
+    found = hit[1].get(name)
+    if found is None:
+        found = hit[1][name] = []
+        for other in project.modules.values():
+            for call in other.calls_to((name,)):
+                func = call.func
+                if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and
+                                                            func.value.id in {"self", "cls"}):
+                    found.append((other, call))
+    return found
 
 
 def _method_callers(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[tuple[PyModule, ast.Call]]:
@@ -157,7 +158,7 @@ def _method_callers(mod: PyModule, project: PyProject, fn: FunctionNode) -> list
     if not isinstance(cls, ast.ClassDef) or fn.name.startswith("__"):
         return []
     qual = f"{mod.module_name}.{cls.name}"
-    return [(other, call) for other, call in _attr_calls(project).get(fn.name, [])
+    return [(other, call) for other, call in _attr_calls(project, fn.name)
             if other is mod or qual in other.imports.values()]
 
 
@@ -190,7 +191,7 @@ def _session_names(mod: PyModule) -> set[str]:
     imports_requests = any(t == "requests" or t.startswith("requests.") for t in mod.imports.values())
     for arg in mod.nodes(ast.arg) if imports_requests and "Session" in mod.source else []:
         if arg.annotation is not None and any(
-                mod.qualname(n) == "requests.Session" for n in ast.walk(arg.annotation)
+                mod.qualname(n) == "requests.Session" for n in subtree(arg.annotation)
                 if isinstance(n, ast.Attribute | ast.Name)):
             out.add(arg.arg)  # a parameter typed as a `requests.Session`
     return out
@@ -203,6 +204,10 @@ def _missing_timeout(mod: PyModule, call: ast.Call, positional_at: int | None = 
     if value is None and positional_at is not None and len(call.args) > positional_at:
         value = call.args[positional_at]
     return value is None or (isinstance(value, ast.Constant) and value.value is None)
+
+
+_REQUEST_SHORT = {"urlopen", *_REQUESTS_VERBS}
+"""The called names `_unbounded_request` can report."""
 
 
 def _unbounded_request(mod: PyModule, call: ast.Call, sessions: set[str]) -> str | None:
@@ -237,7 +242,7 @@ def request_without_timeout(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     sessions = _session_names(mod)
     if sessions and ".mount(" in mod.source:
         sessions = set()  # a mounted adapter may carry the timeout for the session
-    for call in mod.calls():
+    for call in mod.calls_to(_REQUEST_SHORT):
         name = _unbounded_request(mod, call, sessions)
         fn = mod.enclosing_function(call) if name else None
         if name is None or fn is None or not _tool_context(mod, project, fn):
@@ -333,9 +338,7 @@ def process_without_timeout(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     if idioms.is_test_module(mod) or "subprocess" not in mod.source:
         return
     handles: dict[int, dict[str, bool]] = {}
-    for call in mod.calls():
-        if _short_name(call) not in {"run", "call", "check_call", "check_output", "communicate", "wait"}:
-            continue
+    for call in mod.calls_to(("run", "call", "check_call", "check_output", "communicate", "wait")):
         what = _unbounded_process(mod, project, call, handles)
         fn = mod.enclosing_function(call) if what else None
         if what is None or fn is None:
@@ -431,8 +434,8 @@ def _budgets(mod: PyModule) -> Iterator[_Budget]:
     """Each budget in the module with the calls it bounds: `wait_for(f(...), 60)`, `async with asyncio.timeout(60)`."""
     if "wait_for" not in mod.source and "timeout(" not in mod.source and "fail_after" not in mod.source:
         return
-    for call in mod.calls():
-        if _short_name(call) != "wait_for" or mod.call_name(call) != "asyncio.wait_for" or not call.args:
+    for call in mod.calls_to(("wait_for",)):
+        if mod.call_name(call) != "asyncio.wait_for" or not call.args:
             continue
         given = mod.keyword(call, "timeout") or (call.args[1] if len(call.args) > 1 else None)
         inner = call.args[0]
@@ -588,7 +591,7 @@ def _says_cancelled(mod: PyModule, stmts: list[ast.stmt]) -> ast.AST | None:
             value = node.exc if isinstance(node, ast.Raise) else node.value
             if value is None:
                 continue
-            for sub in ast.walk(value):
+            for sub in subtree(value):
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _CANCEL_WORD.search(sub.value):
                     return node
                 if isinstance(sub, ast.Attribute) and _CANCEL_WORD.search(sub.attr) and \
@@ -686,7 +689,7 @@ def _retry_budget(mod: PyModule, dec: ast.Call) -> ast.expr | None:
         if kw.arg in _RETRY_BUDGET_KW:
             return kw.value
         if kw.arg == "stop":
-            for sub in ast.walk(kw.value):
+            for sub in subtree(kw.value):
                 if isinstance(sub, ast.Call) and _short_name(sub) == "stop_after_delay" and sub.args:
                     return sub.args[0]
     return None
@@ -699,7 +702,7 @@ def _retries_timeouts(mod: PyModule, dec: ast.Call) -> bool:
     while exprs and seen < 50:
         seen += 1
         expr = exprs.pop()
-        for sub in ast.walk(expr):
+        for sub in subtree(expr):
             name = idioms.last(mod.dotted(sub) or "") if isinstance(sub, ast.Name | ast.Attribute) else ""
             if name in _CLIENT_TIMEOUTS or name in {"RequestException", "TransportError", "TimeoutError"}:
                 return True
@@ -829,9 +832,7 @@ def tool_budget_expiry_unclassified(mod: PyModule, project: PyProject) -> Iterat
     """
     if idioms.is_test_module(mod) or ("result(" not in mod.source and "wait_for" not in mod.source):
         return
-    for call in mod.calls():
-        if _short_name(call) not in {"result", "wait_for"}:
-            continue
+    for call in mod.calls_to(("result", "wait_for")):
         what = _budgeted_tool_call(mod, project, call)
         fn = mod.enclosing_function(call) if what else None
         if what is None or fn is None or not _agentish(project):

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FuncRef, FunctionNode, LoopNode, PyModule, PyProject, later_siblings
+from harness_audit.static.lang.python import (
+    FuncRef,
+    FunctionNode,
+    LoopNode,
+    PyModule,
+    PyProject,
+    child_nodes,
+    later_siblings,
+    subtree,
+)
 from harness_audit.static.registry import Hit, rule
 
 _COUNTER = re.compile(
@@ -61,6 +70,8 @@ _MODEL_LAST = {
 }
 _MODEL_WRAPPER_METHODS = {"query", "aquery", "get_response", "get_completion", "chat_completion"}
 _MODEL_WRAPPER_RECEIVER = re.compile(r"(^|_)(llm|model|lm)$", re.I)
+_MODEL_SHORT = _MODEL_LAST | _MODEL_WRAPPER_METHODS
+"""The called names `_is_model_call` can accept."""
 
 
 def _last_name(call: ast.Call) -> str:
@@ -105,7 +116,7 @@ def _index(project: PyProject) -> type[_Index]:
     paths: dict[int, tuple[FuncRef, ...]] = {}
     direct_fns: list[FuncRef] = []
     for mod in project.modules.values():
-        for call in mod.calls():
+        for call in mod.calls_to(_MODEL_SHORT):
             if _is_model_call(mod, call):
                 drivers.setdefault(mod.path, []).append(_Drive(call, ()))
                 fn = mod.enclosing_function(call)
@@ -122,9 +133,7 @@ def _index(project: PyProject) -> type[_Index]:
         names = {path[0].node.name for path in frontier.values()}
         nxt: dict[int, tuple[FuncRef, ...]] = {}
         for mod in project.modules.values():
-            for call in mod.calls():
-                if _last_name(call) not in names:
-                    continue
+            for call in mod.calls_to(names):
                 for target in project.resolve_call(mod, call) or _unique_method(call, frontier, defined):
                     path = frontier.get(id(target.node))
                     if path is None:
@@ -160,7 +169,7 @@ def _walk_loop_body(mod: PyModule, stmts: list[ast.stmt]) -> Iterator[ast.AST]:
         yield cur
         if isinstance(cur, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef | ast.While):
             continue
-        stack.extend(reversed(list(ast.iter_child_nodes(cur))))
+        stack.extend(reversed(child_nodes(cur)))
 
 
 def _driven_loops(mod: PyModule, project: PyProject) -> list[tuple[LoopNode, _Drive]]:
@@ -217,7 +226,7 @@ def _is_turn_like(mod: PyModule, stmts: list[ast.stmt], *, tools_only: bool = Fa
 
 
 def _counter_like(mod: PyModule, expr: ast.expr) -> bool:
-    for sub in ast.walk(expr):
+    for sub in subtree(expr):
         if isinstance(sub, ast.Name | ast.Attribute):
             dotted = mod.dotted(sub) or ""
             if dotted and _COUNTER.search(idioms.last(dotted)):
@@ -233,7 +242,7 @@ def _counter_like(mod: PyModule, expr: ast.expr) -> bool:
 
 def _is_counter_compare(mod: PyModule, test: ast.expr) -> bool:
     """A comparison that bounds a count, a size, a clock or a budget (`turn >= max_turns`, `time() > deadline`)."""
-    for sub in ast.walk(test):
+    for sub in subtree(test):
         if not isinstance(sub, ast.Compare):
             continue
         operands = [sub.left, *sub.comparators]
@@ -246,7 +255,7 @@ def _is_counter_compare(mod: PyModule, test: ast.expr) -> bool:
 
 
 def _exits(stmts: list[ast.stmt]) -> bool:
-    return any(isinstance(n, ast.Break | ast.Raise | ast.Return) for s in stmts for n in ast.walk(s))
+    return any(isinstance(n, ast.Break | ast.Raise | ast.Return) for s in stmts for n in subtree(s))
 
 
 def _is_ceiling(mod: PyModule, node: ast.AST) -> bool:
@@ -483,8 +492,8 @@ def unbounded_subagent_recursion(mod: PyModule, project: PyProject) -> Iterator[
         guarded = False
         for node in mod.walk(fn):
             if isinstance(node, ast.Compare):
-                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-                dotted = {mod.dotted(n) or "" for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+                names = {n.id for n in subtree(node) if isinstance(n, ast.Name)}
+                dotted = {mod.dotted(n) or "" for n in subtree(node) if isinstance(n, ast.Attribute)}
                 if names & params or any(_DEPTH_NAME.search(n) for n in names | dotted):
                     guarded = True
                     break

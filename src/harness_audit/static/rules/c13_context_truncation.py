@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, later_siblings
+from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, later_siblings, subtree
 from harness_audit.static.registry import Hit, rule
 
 _HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs|chat_log|dialog|dialogue)$", re.I)
@@ -64,8 +64,8 @@ def _project_uses_tools(project: PyProject) -> bool:
         return _ToolsUsed.value
     used = False
     for mod in project.modules.values():
-        if any(a.attr in _TOOLISH for a in mod.nodes(ast.Attribute)) or \
-                any(isinstance(c.value, str) and c.value in _TOOLISH for c in mod.nodes(ast.Constant)):
+        if any(a.attr in _TOOLISH for a in mod.nodes(ast.Attribute, any_order=True)) or \
+                any(isinstance(c.value, str) and c.value in _TOOLISH for c in mod.nodes(ast.Constant, any_order=True)):
             used = True
             break
     _ToolsUsed.project, _ToolsUsed.value = project, used
@@ -74,15 +74,16 @@ def _project_uses_tools(project: PyProject) -> bool:
 
 def _module_speaks_llm(mod: PyModule) -> bool:
     """Whether this module handles model messages itself: tool-call fields, an `assistant`/`tool` role, a model call."""
-    if any(a.attr in _TOOLISH for a in mod.nodes(ast.Attribute)):
+    if any(a.attr in _TOOLISH for a in mod.nodes(ast.Attribute, any_order=True)):
         return True
-    if any(isinstance(c.value, str) and c.value in _TOOLISH | {"assistant", "tool"} for c in mod.nodes(ast.Constant)):
+    if any(isinstance(c.value, str) and c.value in _TOOLISH | {"assistant", "tool"}
+           for c in mod.nodes(ast.Constant, any_order=True)):
         return True
     return any(idioms.is_model_call(mod, c) for c in mod.calls())
 
 
 def _mentions_pairing(mod: PyModule, node: ast.AST) -> bool:
-    for sub in ast.walk(node):
+    for sub in subtree(node):
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value in _PAIR_STRINGS:
             return True
         if isinstance(sub, ast.Attribute) and (sub.attr in _PAIR_STRINGS or _PAIR_NAME.search(sub.attr)):
@@ -93,7 +94,7 @@ def _mentions_pairing(mod: PyModule, node: ast.AST) -> bool:
 
 
 def _refers(mod: PyModule, node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name | ast.Attribute) and (mod.dotted(n) or "") in names for n in ast.walk(node))
+    return any(isinstance(n, ast.Name | ast.Attribute) and (mod.dotted(n) or "") in names for n in subtree(node))
 
 
 def _pair_checks(mod: PyModule, project: PyProject, stmts: list[ast.stmt], names: set[str]) -> bool:
@@ -304,7 +305,7 @@ def _targets_of(mod: PyModule, stmt: ast.Assign | ast.AnnAssign, node: ast.AST) 
         if isinstance(target, ast.Tuple | ast.List) and isinstance(stmt.value, ast.Tuple | ast.List) and \
                 len(target.elts) == len(stmt.value.elts):
             for elt, val in zip(target.elts, stmt.value.elts, strict=True):
-                if any(sub is node for sub in ast.walk(val)):
+                if any(sub is node for sub in subtree(val)):
                     out.append(elt)
         else:
             out.append(target)
@@ -318,7 +319,7 @@ def _returned_as_list(mod: PyModule, stmt: ast.stmt, names: set[str]) -> bool:
         for ret in mod.walk_body([later]):
             if not isinstance(ret, ast.Return) or ret.value is None:
                 continue
-            for sub in ast.walk(ret.value):
+            for sub in subtree(ret.value):
                 if isinstance(sub, ast.Name) and sub.id in names and not _wrapped_in_call(mod, sub, ret):
                     return True
     return False
@@ -335,7 +336,7 @@ def _cut_sites(mod: PyModule) -> Iterator[tuple[ast.AST, str]]:
         if isinstance(sub.slice, ast.Slice) and isinstance(sub.ctx, ast.Load) and _is_tail_slice(mod, sub) \
                 and _is_history(mod, sub.value) and _kept_as_history(mod, sub) and _reaches_model(mod, sub):
             yield sub, mod.segment(sub)
-    for call in mod.calls():
+    for call in mod.calls_to(("deque", "pop", "popleft")):  # the only names the loop body acts on
         func = call.func
         if not isinstance(func, ast.Attribute):
             if isinstance(func, ast.Name) and func.id == "deque":
@@ -400,10 +401,10 @@ def _size_guarded(mod: PyModule, node: ast.AST) -> bool:
             return False
         if not isinstance(anc, ast.If | ast.While):
             continue
-        for sub in ast.walk(anc.test):
+        for sub in subtree(anc.test):
             if not isinstance(sub, ast.Compare):
                 continue
-            for operand in ast.walk(sub):
+            for operand in subtree(sub):
                 if isinstance(operand, ast.Call) and (_last_name(operand) == "len" or
                                                       _MEASURE.search(_last_name(operand))):
                     return True
@@ -459,12 +460,12 @@ def count_cut_splits_tool_pair(mod: PyModule, project: PyProject) -> Iterator[Hi
 
 def _measure_of_history(mod: PyModule, expr: ast.AST) -> bool:
     """A size measure of the history: `count_tokens(messages)`, `len(json.dumps(history))`, `tokens(msgs) > N`."""
-    for sub in ast.walk(expr):
+    for sub in subtree(expr):
         if not isinstance(sub, ast.Call):
             continue
         name = mod.call_name(sub) or ""
         args = [*sub.args, *(kw.value for kw in sub.keywords)]
-        on_history = any(_is_history(mod, a) or any(_is_history(mod, n) for n in ast.walk(a)) for a in args)
+        on_history = any(_is_history(mod, a) or any(_is_history(mod, n) for n in subtree(a)) for a in args)
         if not on_history:
             if isinstance(sub.func, ast.Attribute) and _is_history(mod, sub.func.value) and \
                     _MEASURE.search(sub.func.attr):
@@ -479,7 +480,7 @@ def _measure_of_history(mod: PyModule, expr: ast.AST) -> bool:
 
 
 def _size_test(mod: PyModule, test: ast.expr) -> bool:
-    return any(isinstance(c, ast.Compare) and _measure_of_history(mod, c) for c in ast.walk(test))
+    return any(isinstance(c, ast.Compare) and _measure_of_history(mod, c) for c in subtree(test))
 
 
 def _rechecks(mod: PyModule, project: PyProject, stmts: list[ast.stmt]) -> bool:
@@ -505,10 +506,7 @@ def _after(mod: PyModule, stmt: ast.stmt) -> list[ast.stmt]:
 def _size_guards(mod: PyModule) -> list[ast.If]:
     """`if` statements whose test measures the history's size (found from the measuring calls, not every `if`)."""
     out: dict[int, ast.If] = {}
-    for call in mod.calls():
-        name = _last_name(call)
-        if name != "len" and not _MEASURE.search(name):
-            continue
+    for call in mod.calls_to([n for n in mod.called_names() if n == "len" or _MEASURE.search(n)]):
         for anc in mod.ancestors(call):
             if isinstance(anc, ast.stmt):
                 if isinstance(anc, ast.If) and id(anc) not in out and _size_test(mod, anc.test):
@@ -523,7 +521,7 @@ def compaction_without_size_recheck(mod: PyModule, project: PyProject) -> Iterat
     second measurement, loop or error: when the summary plus the kept messages is still too large, the request
     fails at the context limit anyway.
     """
-    if not any(_COMPACT.search(_last_name(c)) for c in mod.calls()):
+    if not any(_COMPACT.search(name) for name in mod.called_names()):
         return
     for node in _size_guards(mod):
         compaction = next((c for c in mod.walk_body(node.body) if isinstance(c, ast.Call)
@@ -569,7 +567,7 @@ def _result_value(mod: PyModule, node: ast.AST) -> ast.expr | None:
 
 def _bounded_expr(mod: PyModule, expr: ast.AST) -> bool:
     """A slice that caps the size (`out[:N]`, `out[-N:]`) or a call that truncates, summarises or spills."""
-    for sub in ast.walk(expr):
+    for sub in subtree(expr):
         if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Slice) and (
                 sub.slice.upper is not None or isinstance(sub.slice.lower, ast.UnaryOp)):
             return True
@@ -587,7 +585,7 @@ def _bounded_in(mod: PyModule, fn: FunctionNode, names: set[str]) -> bool:
             if hit and node.value is not None and _bounded_expr(mod, node.value):
                 return True
         if isinstance(node, ast.Compare):
-            for sub in ast.walk(node):
+            for sub in subtree(node):
                 if isinstance(sub, ast.Call) and mod.call_name(sub) == "len" and sub.args and \
                         isinstance(sub.args[0], ast.Name) and sub.args[0].id in names:
                     return True
@@ -628,7 +626,7 @@ def _project_caps_outputs(project: PyProject) -> bool:
     if _Caps.project is project:
         return _Caps.value
     names = {fn.name for mod in project.modules.values() for fn in mod.functions() if _CAP_FN.search(fn.name)}
-    used = bool(names) and any(_last_name(c) in names for mod in project.modules.values() for c in mod.calls())
+    used = bool(names) and any(not names.isdisjoint(mod.called_names()) for mod in project.modules.values())
     _Caps.project, _Caps.value = project, used
     return used
 
@@ -662,7 +660,7 @@ def _tool_output_names(mod: PyModule, fn: FunctionNode) -> set[str]:
 
 
 def _carries_tool_output(mod: PyModule, expr: ast.AST, names: set[str]) -> bool:
-    for sub in ast.walk(expr):
+    for sub in subtree(expr):
         if isinstance(sub, ast.Call) and _is_tool_invocation(mod, sub):
             return True
         if isinstance(sub, ast.Name) and sub.id in names:
@@ -676,13 +674,13 @@ def tool_output_pushed_whole(mod: PyModule, project: PyProject) -> Iterator[Hit]
     way (no slice, truncation, spill to storage or length test): one large output fills the context window.
     """
     seen: set[int] = set()
-    candidates = [n for n in [*mod.nodes(ast.Dict), *mod.calls()] if _result_value(mod, n) is not None]
+    candidates = [n for n in [*mod.nodes(ast.Dict), *mod.calls_to(_RESULT_CTORS)] if _result_value(mod, n) is not None]
     if not candidates or _project_caps_outputs(project):
         return
     for node in candidates:
         value = _result_value(mod, node)
         if value is None or isinstance(value, ast.Constant | ast.JoinedStr) and not any(
-                isinstance(n, ast.FormattedValue) for n in ast.walk(value)):
+                isinstance(n, ast.FormattedValue) for n in subtree(value)):
             continue
         fn = mod.enclosing_function(node)
         if fn is None or id(fn) in seen or _bounded_expr(mod, value) or isinstance(mod.parent(node), ast.Attribute):
@@ -690,7 +688,7 @@ def tool_output_pushed_whole(mod: PyModule, project: PyProject) -> Iterator[Hit]
         outputs = _tool_output_names(mod, fn)
         if not _carries_tool_output(mod, value, outputs):
             continue  # converters and error messages: the raw output entered history elsewhere, if at all
-        names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & outputs
+        names = {n.id for n in subtree(value) if isinstance(n, ast.Name)} & outputs
         if _bounded_in(mod, fn, names) or _producer_bounds(mod, project, fn, names):
             continue
         seen.add(id(fn))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject
+from harness_audit.static.lang.python import FuncRef, FunctionNode, PyModule, PyProject, child_nodes, subtree
 from harness_audit.static.registry import Hit, rule
 
 Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.Module
@@ -146,7 +146,7 @@ def _carries_down(mod: PyModule, cur: ast.AST, ordering: bool) -> list[ast.AST]:
             if key is not None:
                 out.append(key)
         return out
-    return list(ast.iter_child_nodes(cur))
+    return child_nodes(cur)
 
 
 def _carried_names(mod: PyModule, expr: ast.AST, ordering: bool) -> frozenset[str]:
@@ -377,31 +377,22 @@ def _tail_reminder(mod: PyModule, message: ast.Dict) -> bool:
 
 
 class _Callers:
-    """Project-wide index: function name → the calls that may reach it (built once per project).
-
-    Calls and their modules are kept apart (no per-call tuples): allocating tens of thousands of small
-    containers would trigger full garbage collections over the whole parsed tree.
-    """
+    """Project-wide index: function name → the calls that may reach it, in module and source order (per project,
+    filled one name at a time from each module's call index)."""
 
     project: PyProject | None = None
-    by_name: dict[str, list[ast.Call]] = {}
-    owner: dict[int, PyModule] = {}
+    by_name: dict[str, list[tuple[PyModule, ast.Call]]] = {}
 
 
 def _callers(project: PyProject, ref: FuncRef) -> Iterator[tuple[PyModule, ast.Call]]:
     if _Callers.project is not project:
-        index: dict[str, list[ast.Call]] = {}
-        owner: dict[int, PyModule] = {}
-        for mod in project.modules.values():
-            for call in mod.calls():
-                func = call.func
-                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-                if name:
-                    index.setdefault(name, []).append(call)
-                    owner[id(call)] = mod
-        _Callers.project, _Callers.by_name, _Callers.owner = project, index, owner
-    for call in _Callers.by_name.get(ref.node.name, []):
-        mod = _Callers.owner[id(call)]
+        _Callers.project, _Callers.by_name = project, {}
+    name = ref.node.name
+    calls = _Callers.by_name.get(name)
+    if calls is None:
+        calls = _Callers.by_name[name] = [(mod, call) for mod in project.modules.values()
+                                          for call in mod.calls_to((name,))]
+    for mod, call in calls:
         if any(target.node is ref.node for target in project.resolve_call(mod, call)):
             yield mod, call
 
@@ -430,10 +421,11 @@ def _readers(mod: PyModule, scope: Scope, keys: set[str]) -> list[FunctionNode]:
     names = {k for k in keys if "." not in k}
     candidates: list[ast.AST] = []
     if attrs and cls is not None:
-        candidates.extend(n for n in mod.nodes(ast.Attribute) if n.attr in attrs and mod.dotted(n) == attrs[n.attr])
+        candidates.extend(n for n in mod.nodes(ast.Attribute, any_order=True)
+                          if n.attr in attrs and mod.dotted(n) == attrs[n.attr])
     if names:
-        candidates.extend(n for n in mod.nodes(ast.Name) if n.id in names and isinstance(n.ctx, ast.Load))
-    for node in candidates:
+        candidates.extend(n for n in mod.nodes(ast.Name, any_order=True) if n.id in names and isinstance(n.ctx, ast.Load))
+    for node in candidates:  # in any order: the readers are returned sorted by line
         fn = mod.enclosing_function(node)
         if fn is None or fn is scope or id(fn) in found:
             continue
@@ -516,7 +508,7 @@ def volatile_value_in_prompt_prefix(mod: PyModule, project: PyProject) -> Iterat
     cache never hits.
     """
     found: dict[int, tuple[ast.Call, str, _Sink, bool]] = {}
-    for call in mod.calls():
+    for call in mod.calls_to(_VOLATILE_LAST):
         name = _volatile_source(mod, call)
         if name is None or (name != "random.shuffle" and _clock_arithmetic(mod, call)):
             continue
@@ -683,7 +675,7 @@ _TOOLISH_WORD = re.compile(r"(tool|function|skill|plugin|command|action|spec|sch
 
 def _toolish(node: ast.AST) -> bool:
     """Whether an iteration handles tools: a tool-ish name in the collection, the loop variable or the body."""
-    for sub in ast.walk(node):
+    for sub in subtree(node):
         if isinstance(sub, ast.Name) and _TOOLISH_WORD.search(sub.id):
             return True
         if isinstance(sub, ast.Attribute) and _TOOLISH_WORD.search(sub.attr):

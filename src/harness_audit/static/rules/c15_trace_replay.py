@@ -103,12 +103,12 @@ def _facts(project: PyProject) -> _Facts:
 
 
 def _module_reads_usage(mod: PyModule) -> bool:
-    if any(node.attr in _USAGE_ATTRS for node in mod.nodes(ast.Attribute)):
+    if any(node.attr in _USAGE_ATTRS for node in mod.nodes(ast.Attribute, any_order=True)):
         return True
-    for node in mod.nodes(ast.Constant):
+    for node in mod.nodes(ast.Constant, any_order=True):
         if isinstance(node.value, str) and node.value in _USAGE_ATTRS:
             return True
-    return any(node.id in _USAGE_ATTRS for node in mod.nodes(ast.Name))
+    return any(node.id in _USAGE_ATTRS for node in mod.nodes(ast.Name, any_order=True))
 
 
 # ---------------------------------------------------------------- tool events
@@ -200,7 +200,7 @@ def tool_event_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hi
         if sink is None:
             continue
         yield _event_hit(mod, d, sink)
-    for call in mod.calls():
+    for call in mod.calls_to([n for n in mod.called_names() if _EMIT_FUNC.match(n)]):
         kind = _kwargs_tool_event(mod, call)
         if kind is not None:
             yield _event_hit(mod, call, f"`{mod.call_name(call)}(\"{kind}\", ...)`")

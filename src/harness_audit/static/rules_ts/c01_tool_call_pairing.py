@@ -1,0 +1,816 @@
+"""C1 · Tool-call pairing completeness — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `catch-exit-skips-result`: in a loop over tool calls, a `catch` that `continue`s / `break`s / `return`s while the
+  call's result is pushed elsewhere in the loop (inside the `try` or after it).
+- `catch-swallows-tool-result`: in a loop over tool calls, the result is pushed only inside the `try`, and the
+  `catch` (often an empty `catch {}`) neither pushes one nor re-throws.
+- `guard-exit-skips-result`: in a loop over tool calls, a denial / unknown-tool / validation check
+  (`if (!allowed) continue`, `if (!tool) return`) that leaves before the result is pushed.
+- `abort-exit-skips-results`: in a loop over tool calls, an abort / budget check (`if (signal.aborted) break`) that
+  leaves the loop with the remaining calls unanswered and nothing after the loop answering them.
+- `promise-all-tool-batch`: tool calls run with `Promise.all` when the per-call function can throw; the first
+  rejection discards every other call's result.
+- `denied-call-returns-no-result`: a per-call function that records the call's result but returns nothing on a
+  denial / unknown-tool / validation check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+
+_CALLS_ITER = re.compile(
+    r"(tool_?calls?|function_?calls?|tool_?uses?|tool_?use_?blocks?|tool_?requests?|tool_?invocations?|"
+    r"(^|[a-z_])calls|Calls)$", re.I)
+"""Last part of an iterable that holds the model's tool calls."""
+_CALLS_FILTER = re.compile(r"['\"`](tool_use|tool-call|tool_call|function_call|tool-use)['\"`]")
+"""A content-block filter that keeps the tool calls (`content.filter(b => b.type === "tool_use")`)."""
+_CALL_TARGET = re.compile(
+    r"^(tool_?call|call|tc|tool_?use|tu|fc|func_?call|function_?call|tool_?request|invocation|pending_?call)$", re.I)
+"""Loop variable names that hold one tool call."""
+_SINK = re.compile(
+    r"(messages|history|conversation|transcript|msgs|results?|outputs?|responses?|observations?|replies|parts|items|"
+    r"contents?|blocks|toolMessages|tool_messages|events)$", re.I)
+"""Receivers that collect tool results."""
+_RECORD_FUNC = re.compile(
+    r"^(add|append|record|push|emit|save|store|put|set|send|write|on)\w*(result|message|response|output|observation|"
+    r"reply|error|return)s?$", re.I)
+"""Helpers whose name says they record a result (`addToolResult`, `appendMessage`, `onToolResult`)."""
+_LOG_RECEIVER = re.compile(r"(^|\.)(console|_?log|_?logger|logging|debug|span|tracer|telemetry|metrics)$", re.I)
+_RESULT_KEYS = {"tool_call_id", "tool_use_id", "toolCallId", "tool_result", "function_call_output", "tool-result"}
+"""Keys and values that mark an object as a tool result."""
+
+_DENIED = re.compile(r"(\bdeni|\bdeny|reject|forbid|blocked|disallow|not_?allowed|notAllowed)", re.I)
+"""Words that name the refusal itself (`if (denied) continue`)."""
+_APPROVED = re.compile(r"(approv|allow|permit|permission|confirm|consent|authori[sz]|policy|canUse|can_use|trusted)",
+                       re.I)
+"""Words that name the permission, so only a negated test skips the call (`if (!allowed) continue`)."""
+_NEGATION = re.compile(r"(^!|\s!|\(!|===?\s*false|!==?\s*true|\?\s*false)")
+_UNKNOWN = re.compile(
+    r"(unknown|(tools?|registry|handlers?|functions|toolMap|toolsByName|toolRegistry)\w*\.(get|has)\([^)]*name|"
+    r"\bin\s+[\w.]*(tools|functions|registry|handlers)\b)", re.I)
+_MISSING_IMPL = re.compile(
+    r"^!\s*\(?\s*(tool|fn|func|handler|impl|executor|toolFn|tool_fn|toolImpl|definition|def|entry|spec|runner|"
+    r"(\w+\.)?(tools|registry|handlers|toolMap|toolRegistry|toolsByName|functions)\[[^\]]+\])\s*\)?$", re.I)
+_VALIDATION = re.compile(r"(valid|schema|malformed|parse_?error|parseError|\.success\b|safeParse)", re.I)
+_BUDGET = re.compile(r"(budget|limit|\bmax|exceed|quota|cancel|abort|interrupt|deadline|stop|signal|timeout|"
+                     r"timed_?out|shutdown|killed)", re.I)
+
+
+def _text(mod: TsModule, node: Node | None, limit: int = 400) -> str:
+    return mod.node_text(node)[:limit]
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    """`node`'s subtree without descending into nested functions (whose code runs elsewhere)."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if cur is not node and cur.type in FUNCTION_TYPES:
+            continue
+        stack.extend(reversed(cur.named_children))
+
+
+# ---------------------------------------------------------------- what a loop over tool calls looks like
+_PASS_THROUGH = {"filter", "entries", "values", "slice", "concat", "flat", "reverse", "toReversed", "sort", "toSorted"}
+
+
+def _iter_base(mod: TsModule, node: Node) -> Node:
+    """The collection a loop iterates, seen through `await`, `?? []`, `.filter(...)`, `.entries()`, `[...x]`."""
+    cur = node
+    for _ in range(6):
+        kind = cur.type
+        if kind in ("await_expression", "parenthesized_expression", "non_null_expression", "as_expression",
+                    "satisfies_expression") and cur.named_children:
+            cur = cur.named_children[0]
+        elif kind == "binary_expression" and mod.node_text(cur.child_by_field_name("operator")) in ("??", "||"):
+            cur = cur.child_by_field_name("left") or cur
+        elif kind == "call_expression":
+            fn = cur.child_by_field_name("function")
+            name = mod.call_name(cur)
+            if fn is not None and fn.type == "member_expression" and \
+                    mod.node_text(fn.child_by_field_name("property")) in _PASS_THROUGH:
+                cur = fn.child_by_field_name("object") or cur
+            elif name in ("Object.values", "Object.entries", "Array.from") and mod.arguments(cur):
+                cur = mod.arguments(cur)[0]
+            else:
+                break
+        elif kind == "array" and len(cur.named_children) == 1 and cur.named_children[0].type == "spread_element":
+            spread = cur.named_children[0]
+            cur = spread.named_children[0] if spread.named_children else cur
+        else:
+            break
+    return cur
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolLoop:
+    """A loop over tool calls whose body records results."""
+
+    loop: Node
+    """The `for`/`for...of` statement."""
+    what: str
+    """The iterated collection, as written."""
+    strong: bool
+    """Whether the collection (not only the loop variable) says it holds tool calls."""
+    records: list[Node]
+    """Nodes in the body that record a result."""
+    target: str | None
+    """The loop variable holding one call."""
+
+
+def _loop_shape(mod: TsModule, loop: Node) -> tuple[str, bool, str | None] | None:
+    """(collection, strong, loop variable) when `loop` iterates tool calls."""
+    target: str | None = None
+    if loop.type == "for_in_statement":
+        right = loop.child_by_field_name("right")
+        left = loop.child_by_field_name("left")
+        if right is None:
+            return None
+        names = mod.pattern_names(left) if left is not None and left.type != "identifier" else \
+            [left] if left is not None else []
+        target = mod.node_text(names[-1]) if names else None
+        base = _iter_base(mod, right)
+        iter_text = mod.node_text(right)
+    elif loop.type == "for_statement":
+        cond = loop.child_by_field_name("condition")
+        m = re.search(r"<\s*([\w.$]+)\.length", mod.node_text(cond)) if cond is not None else None
+        if m is None:
+            return None
+        what = m.group(1)
+        strong = bool(_CALLS_ITER.search(what.rsplit(".", 1)[-1]))
+        return (what, True, None) if strong else None
+    else:
+        return None
+    dotted = mod.dotted(base)
+    tail = dotted.rsplit(".", 1)[-1] if dotted else ""
+    if tail and "?" not in tail and _CALLS_ITER.search(tail):
+        return dotted, True, target
+    if _CALLS_FILTER.search(iter_text):
+        return dotted or iter_text[:60], True, target
+    if target is not None and _CALL_TARGET.match(target):
+        return dotted or iter_text[:60], False, target
+    return None
+
+
+def _is_log_call(mod: TsModule, call: Node) -> bool:
+    name = mod.call_name(call)
+    return bool(_LOG_RECEIVER.search(name.rpartition(".")[0])) or name in ("print", "debug", "log")
+
+
+def _builds_call_object(mod: TsModule, node: Node) -> bool:
+    """`{type: "tool_use", ...}` / `{function: {...}, id}`: constructing the tool CALL itself, not its result."""
+    if node.type != "object":
+        return False
+    keys = mod.object_keys(node)
+    kind = mod.string_value(keys.get("type"))
+    if kind in ("tool_use", "function", "function_call", "tool-call"):
+        return True
+    return "function" in keys and "tool_call_id" not in keys
+
+
+def _is_record(mod: TsModule, node: Node) -> bool:
+    """Whether `node` records a result: a push to a result sink, a recording helper, a `yield`, `out[k] = v`."""
+    kind = node.type
+    if kind == "yield_expression":
+        return True
+    if kind == "assignment_expression":
+        left = node.child_by_field_name("left")
+        if left is not None and left.type == "subscript_expression":
+            base = mod.dotted(left.child_by_field_name("object"))
+            return bool(base) and bool(_SINK.search(base.rsplit(".", 1)[-1]))
+        return False
+    if kind != "call_expression" or _is_log_call(mod, node):
+        return False
+    name = mod.call_name(node)
+    receiver, _, method = name.rpartition(".")
+    if method in ("push", "unshift", "set", "add", "enqueue", "write") and receiver:
+        if _SINK.search(receiver.rsplit(".", 1)[-1]):
+            args = mod.arguments(node)
+            return not (method == "push" and args and _builds_call_object(mod, args[0]))
+        return False
+    return bool(_RECORD_FUNC.match(method or name))
+
+
+_LOOPS: dict[int, tuple[TsModule, list[_ToolLoop]]] = {}
+"""Tool loops per module (by id, with the module itself so a recycled id never matches)."""
+
+
+def _tool_loops(mod: TsModule) -> list[_ToolLoop]:
+    """Loops over tool calls whose body records results, computed once per module."""
+    hit = _LOOPS.get(id(mod))
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    if len(_LOOPS) > 4096:
+        _LOOPS.clear()
+    out: list[_ToolLoop] = []
+    _LOOPS[id(mod)] = (mod, out)
+    for loop in mod.nodes("for_in_statement", "for_statement"):
+        shape = _loop_shape(mod, loop)
+        if shape is None:
+            continue
+        body = loop.child_by_field_name("body")
+        if body is None:
+            continue
+        records = [n for n in _walk(body) if _is_record(mod, n)]
+        if records:
+            out.append(_ToolLoop(loop, shape[0], shape[1], records, shape[2]))
+    return out
+
+
+_MEMO: list[tuple[TsProject, dict[int, bool]]] = []
+
+
+def _function_records(project: TsProject, mod: TsModule, fn: Node, depth: int = 1) -> bool:
+    """Whether a project function (or one it calls, `depth` hops) records a result; cached per function."""
+    if not _MEMO or _MEMO[0][0] is not project:
+        _MEMO[:] = [(project, {})]
+    memo = _MEMO[0][1]
+    if fn.id in memo:
+        return memo[fn.id]
+    memo[fn.id] = False  # recursion guard
+    found = False
+    for node in _walk(fn):
+        if _is_record(mod, node) or node.type == "pair" and mod.node_text(node.child_by_field_name("key")).strip(
+                "'\"") in _RESULT_KEYS:
+            found = True
+            break
+        if depth > 0 and node.type == "call_expression" and not _is_log_call(mod, node):
+            if any(_function_records(project, m, f, depth - 1) for m, f in _resolve(project, mod, node)):
+                found = True
+                break
+    memo[fn.id] = found
+    return found
+
+
+def _resolve(project: TsProject, mod: TsModule, call: Node) -> list[tuple[TsModule, Node]]:
+    return project.resolve_call(mod, call)
+
+
+def _block_records(mod: TsModule, project: TsProject, block: Node | None) -> bool:
+    if block is None:
+        return False
+    for node in _walk(block):
+        if _is_record(mod, node):
+            return True
+        if node.type == "call_expression" and not _is_log_call(mod, node) and \
+                any(_function_records(project, m, f) for m, f in _resolve(project, mod, node)):
+            return True
+    return False
+
+
+def _passes_call_to_helper(mod: TsModule, block: Node, target: str | None) -> str | None:
+    """An unresolved, non-logging call in `block` handed the loop's call (it may record the result)."""
+    if target is None:
+        return None
+    for node in _walk(block):
+        if node.type != "call_expression" or _is_log_call(mod, node):
+            continue
+        if any(mod.node_text(i) == target for a in mod.arguments(node) for i in mod.identifiers(a)):
+            return mod.call_name(node) or "a helper"
+    return None
+
+
+def _exit_of(mod: TsModule, block: Node | None) -> Node | None:
+    """The `continue`/`break`/`return` a block runs unconditionally (a top-level statement of it)."""
+    if block is None:
+        return None
+    if block.type in ("continue_statement", "break_statement", "return_statement"):
+        return block
+    if block.type == "else_clause" and block.named_children:
+        return _exit_of(mod, block.named_children[0])
+    if block.type not in ("statement_block", "catch_clause"):
+        return None
+    body = block.child_by_field_name("body") if block.type == "catch_clause" else block
+    for stmt in body.named_children if body is not None else []:
+        if stmt.type in ("continue_statement", "break_statement", "return_statement"):
+            return stmt
+    return None
+
+
+def _throws(block: Node | None) -> bool:
+    return block is not None and any(n.type == "throw_statement" for n in _walk(block))
+
+
+def _own_loop(mod: TsModule, node: Node, loop: Node) -> bool:
+    loops = mod.enclosing_loops(node)
+    return bool(loops) and loops[0] == loop
+
+
+def _exit_word(stmt: Node) -> str:
+    return {"continue_statement": "continue", "break_statement": "break"}.get(stmt.type, "return")
+
+
+def _verdict(tl: _ToolLoop, helper: str | None) -> Verdict:
+    return Verdict.CONFIRMED if tl.strong and helper is None else Verdict.SUSPECTED
+
+
+def _loop_hint(tl: _ToolLoop, helper: str | None) -> str:
+    if tl.strong and helper is None:
+        return ""
+    if helper:
+        return f"verify that `{helper}` records a result for the call it is handed"
+    return (f"verify that `{tl.what}` holds the model's tool calls and that nothing before the next request "
+            "answers the skipped call")
+
+
+def _loop_trys(mod: TsModule, tl: _ToolLoop) -> Iterator[Node]:
+    for tr in mod.inside(mod.nodes("try_statement"), tl.loop):
+        if _own_loop(mod, tr, tl.loop) and mod.enclosing_function(tr) == mod.enclosing_function(tl.loop):
+            yield tr
+
+
+def _caught(mod: TsModule, handler: Node) -> str:
+    param = handler.child_by_field_name("parameter")
+    return f"`catch ({mod.node_text(param)})`" if param is not None else "`catch`"
+
+
+# ---------------------------------------------------------------- rules: sequential dispatch
+@rule(CheckId.C1, lang="typescript", name="catch-exit-skips-result")
+def catch_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a `catch` inside a loop over tool calls that `continue`s, `break`s or `return`s while the loop pushes
+    the call's result elsewhere. The failed call gets no result, so the next request carries an unanswered call and
+    the provider rejects it."""
+    if "catch" not in mod.text:
+        return
+    for tl in _tool_loops(mod):
+        for tr in _loop_trys(mod, tl):
+            handler = tr.child_by_field_name("handler")
+            if handler is None or _block_records(mod, project, tr.child_by_field_name("finalizer")):
+                continue
+            exit_stmt = _exit_of(mod, handler)
+            if exit_stmt is None or _throws(handler) or _block_records(mod, project, handler):
+                continue
+            later = [r for r in tl.records if r.start_byte > tr.start_byte and not mod.within(r, handler)]
+            if not later:
+                continue
+            helper = _passes_call_to_helper(mod, handler, tl.target)
+            yield Hit(
+                node=handler,
+                verdict=_verdict(tl, helper),
+                claim=f"in the loop over `{tl.what}`, {_caught(mod, handler)} runs `{_exit_word(exit_stmt)}` before "
+                      f"the call's result is pushed (line {mod.line(later[0])})",
+                consequence="a failing tool leaves its call unanswered: the next request is rejected by the provider "
+                            "(HTTP 400) or the model waits for a result that never comes",
+                direction="push an error result for the call in the `catch` (error text is a result), or push the "
+                          "result in `finally`",
+                confirm_hint=_loop_hint(tl, helper),
+            )
+
+
+@rule(CheckId.C1, lang="typescript", name="catch-swallows-tool-result")
+def catch_swallows_tool_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a loop over tool calls whose only result push sits inside a `try` whose `catch` (often `catch {}`)
+    neither pushes a result nor re-throws. When the tool fails, the error is swallowed and the call is left
+    unanswered."""
+    if "catch" not in mod.text:
+        return
+    for tl in _tool_loops(mod):
+        for tr in _loop_trys(mod, tl):
+            handler = tr.child_by_field_name("handler")
+            body = tr.child_by_field_name("body")
+            if handler is None or body is None:
+                continue
+            in_body = [r for r in tl.records if mod.within(r, body)]
+            after = [r for r in tl.records if r.start_byte >= tr.start_byte]
+            if not in_body or len(in_body) != len(after):
+                continue
+            first = min(r.start_byte for r in in_body)
+            risky = any(n.type in ("call_expression", "await_expression", "new_expression") and n.start_byte < first
+                        and not (n.type == "call_expression" and _is_log_call(mod, n)) for n in _walk(body))
+            if not risky or _block_records(mod, project, tr.child_by_field_name("finalizer")):
+                continue
+            if _exit_of(mod, handler) is not None or _throws(handler) or _block_records(mod, project, handler):
+                continue
+            helper = _passes_call_to_helper(mod, handler, tl.target)
+            yield Hit(
+                node=handler,
+                verdict=_verdict(tl, helper),
+                claim=f"in the loop over `{tl.what}`, the result is pushed only inside the `try` (line "
+                      f"{mod.line(in_body[0])}); {_caught(mod, handler)} swallows the error without pushing one",
+                consequence="a failing tool leaves its call unanswered: the next request is rejected by the provider "
+                            "(HTTP 400) or the model never learns the tool failed",
+                direction="push an error result for the call in the `catch`, or push the result in `finally`",
+                confirm_hint=_loop_hint(tl, helper),
+            )
+
+
+def _skip_reason(mod: TsModule, cond: Node | None) -> str | None:
+    """Why a check skips a call: denial, unknown tool or argument validation."""
+    if cond is None:
+        return None
+    text = mod.node_text(cond).strip()
+    inner = text[1:-1].strip() if text.startswith("(") and text.endswith(")") else text
+    if _DENIED.search(inner) or _APPROVED.search(inner) and _NEGATION.search(inner):
+        return "approval/permission"
+    if _UNKNOWN.search(inner) or _MISSING_IMPL.match(inner):
+        return "unknown tool"
+    if re.fullmatch(r"!\s*\(?\s*[\w.]+\s+in\s+[\w.]+\s*\)?", inner) or \
+            re.fullmatch(r"([\w.]+)\s*===?\s*(undefined|null)", inner) and re.match(
+                r"(tool|fn|func|handler|impl)", inner, re.I):
+        return "unknown tool"
+    if _VALIDATION.search(inner):
+        return "argument validation"
+    return None
+
+
+def _abort_reason(mod: TsModule, cond: Node | None) -> bool:
+    return cond is not None and bool(_BUDGET.search(mod.node_text(cond)))
+
+
+def _answers_after_loop(mod: TsModule, project: TsProject, loop: Node) -> bool:
+    """Whether code after `loop` in its block records results (synthetic answers for the skipped calls)."""
+    parent = loop.parent
+    while parent is not None and parent.type == "labeled_statement":
+        loop, parent = parent, parent.parent
+    if parent is None:
+        return False
+    after = [s for s in parent.named_children if s.start_byte > loop.end_byte]
+    return any(_block_records(mod, project, s) for s in after)
+
+
+def _exit_ifs(mod: TsModule, project: TsProject, tl: _ToolLoop) -> Iterator[tuple[Node, Node]]:
+    """(`if`, exit) directly in the loop, outside `catch`, that leave the iteration without recording a result
+    while a result is recorded after them."""
+    normal = [r for r in tl.records if not any(p == "handler" for _, p in mod.enclosing_trys(r))]
+    for node in mod.inside(mod.nodes("if_statement"), tl.loop):
+        if not _own_loop(mod, node, tl.loop) or mod.enclosing_function(node) != mod.enclosing_function(tl.loop):
+            continue
+        if any(p == "handler" for _, p in mod.enclosing_trys(node)):
+            continue
+        branch = node.child_by_field_name("consequence")
+        exit_stmt = _exit_of(mod, branch)
+        if exit_stmt is None or _throws(branch) or _block_records(mod, project, branch):
+            continue
+        if not any(r.start_byte > node.end_byte for r in normal):
+            continue
+        yield node, exit_stmt
+
+
+@rule(CheckId.C1, lang="typescript", name="guard-exit-skips-result")
+def guard_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a denial, unknown-tool or validation check inside a loop over tool calls that `continue`s, `break`s
+    or `return`s before the loop pushes a result (`if (!allowed) continue`, `if (!tool) return`). That call (and,
+    for `break`/`return`, every later call of the batch) is left unanswered before the next model request."""
+    for tl in _tool_loops(mod):
+        for node, exit_stmt in _exit_ifs(mod, project, tl):
+            reason = _skip_reason(mod, node.child_by_field_name("condition"))
+            if reason is None:
+                continue
+            if exit_stmt.type != "continue_statement" and _answers_after_loop(mod, project, tl.loop):
+                continue
+            branch = node.child_by_field_name("consequence")
+            helper = _passes_call_to_helper(mod, branch, tl.target) if branch is not None else None
+            rest = "" if exit_stmt.type == "continue_statement" else " and every later call of the batch"
+            yield Hit(
+                node=node,
+                verdict=_verdict(tl, helper),
+                claim=f"in the loop over `{tl.what}`, the {reason} check runs `{_exit_word(exit_stmt)}` before a "
+                      f"result is pushed, leaving this call{rest} without a result",
+                consequence="the next request carries unanswered tool calls and the provider rejects it (HTTP 400); "
+                            "the model is never told the call was refused",
+                direction="push a synthetic result (\"denied\", \"unknown tool\", \"invalid arguments\") for the "
+                          "call before leaving",
+                confirm_hint=_loop_hint(tl, helper),
+            )
+
+
+@rule(CheckId.C1, lang="typescript", name="abort-exit-skips-results")
+def abort_exit_skips_results(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an abort or budget check inside a loop over tool calls (`if (signal.aborted) break`) that leaves the
+    loop before the remaining calls get results, when nothing after the loop answers them. The calls after the
+    break stay unanswered and the next request (or the resumed session) is rejected."""
+    for tl in _tool_loops(mod):
+        for node, exit_stmt in _exit_ifs(mod, project, tl):
+            cond = node.child_by_field_name("condition")
+            if _skip_reason(mod, cond) is not None or not _abort_reason(mod, cond):
+                continue
+            if _answers_after_loop(mod, project, tl.loop):
+                continue
+            branch = node.child_by_field_name("consequence")
+            helper = _passes_call_to_helper(mod, branch, tl.target) if branch is not None else None
+            yield Hit(
+                node=node,
+                verdict=_verdict(tl, helper),
+                claim=f"in the loop over `{tl.what}`, `{_text(mod, cond, 80)}` runs `{_exit_word(exit_stmt)}` and "
+                      "the calls not yet run get no result; nothing after the loop answers them",
+                consequence="after a stop or a budget trip the history ends with unanswered tool calls: the next "
+                            "request is rejected by the provider (HTTP 400) and the session cannot be resumed",
+                direction="before leaving, push a synthetic \"cancelled\" result for this call and every remaining "
+                          "one",
+                confirm_hint=_loop_hint(tl, helper),
+            )
+
+
+# ---------------------------------------------------------------- rules: parallel dispatch
+_TOOL_WORD = re.compile(
+    r"(tool_?calls?|toolCalls?|function_?calls?|functionCalls?|tool_?uses?|toolUses?|tool_?use_?blocks?|"
+    r"(call|run|execute|exec|invoke|dispatch|handle|process|perform)_?(single_?|one_?)?tool|"
+    r"tool_?(run|exec|invoke|call)|(^|[^\w])calls\b)", re.I)
+_BENIGN = re.compile(r"^((console|logger|log|JSON|Object|Array|Math|Date|Number|String|Symbol|Reflect)(\..*)?|"
+                     r"JSON\.stringify|String|Number|Boolean|Promise\.resolve|"
+                     r"([\w$#.]+\.)?(push|map|filter|join|slice|toString|trim|set|get|has|includes|concat|find|keys|"
+                     r"values|entries|some|every|startsWith|endsWith|split|replace|toLowerCase|toUpperCase|indexOf|"
+                     r"bind|add|delete|resolve|now))$")
+
+
+def _keeps_error(handler: Node) -> bool:
+    """A `catch` with no unconditional `throw` (a top-level statement of its block)."""
+    body = handler.child_by_field_name("body")
+    return body is not None and not any(s.type == "throw_statement" for s in body.named_children)
+
+
+def _catches_all(mod: TsModule, fn: Node) -> bool:
+    """Whether a function cannot reject: its body is a `try` whose `catch` keeps the error, or its expression body
+    ends in `.catch(...)`."""
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return False
+    if body.type != "statement_block":
+        return _expression_caught(mod, body)
+    for stmt in body.named_children:
+        if stmt.type == "try_statement":
+            handler = stmt.child_by_field_name("handler")
+            if handler is not None and _keeps_error(handler):
+                return True
+        if stmt.type == "return_statement" and stmt.named_children and _expression_caught(mod, stmt.named_children[0]):
+            return True
+    return False
+
+
+def _catches_some(mod: TsModule, fn: Node) -> bool:
+    """Whether a function turns some errors into results: a `catch` anywhere in it (callbacks included) that keeps
+    the error."""
+    for tr in mod.inside(mod.nodes("try_statement"), fn):
+        handler = tr.child_by_field_name("handler")
+        if handler is not None and _keeps_error(handler):
+            return True
+    return False
+
+
+def _expression_caught(mod: TsModule, expr: Node) -> bool:
+    cur = expr
+    while cur.type in ("await_expression", "parenthesized_expression") and cur.named_children:
+        cur = cur.named_children[0]
+    if cur.type != "call_expression":
+        return False
+    name = mod.call_name(cur)
+    return name.endswith(".catch") or name.endswith(".then") and len(mod.arguments(cur)) > 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Risk:
+    """Why a per-call function of a batch can reject."""
+
+    verdict: Verdict
+    """Confirmed when a throwing path is shown, suspected when it rests on an unresolved helper."""
+    what: str
+    """The call that can throw."""
+
+
+_EXECUTES = re.compile(
+    r"(?:(?<![A-Za-z])(?:execute|exec|run|invoke|call|dispatch|handle|perform|process)|"
+    r"(?:Execute|Exec|Run|Invoke|Call|Dispatch|Handle|Perform|Process))(?:[A-Z][a-z]+){0,2}_?[Tt]ool"
+    r"|(?<![A-Za-z])(?:execute|run|invoke|call|dispatch|handle)_tool"
+    r"|[Tt]ool\w{0,12}\.(?:execute|run|invoke|call|handler|fn)\s*\("
+    r"|\b(?:tools|registry|handlers|toolMap|toolRegistry|toolsByName|toolHandlers|functions|availableTools|toolImpls?)"
+    r"\s*(?:\.get\([^)]*\)|\[[^\]]+\])\s*(?:!|\?\.)?\s*(?:\.?\s*\(|\.(?:execute|run|invoke|call|handler)\b)"
+    r"|\.execute\s*\(")
+"""Text that runs a tool: `executeTool(...)`, `tool.execute(...)`, `registry[name](args)`, `tools.get(n)!.run(...)`."""
+
+
+_EXEC_NAME = re.compile(r"^#?(execute|exec|run|invoke|call|dispatch|handle|perform|process)", re.I)
+"""A function named for doing the call (a `get…`/`resolve…`/`ensure…` helper runs no tool)."""
+
+
+def _runs_tool(mod: TsModule, call: Node) -> bool:
+    """Whether the call itself runs a tool, judged on its callee and its non-function arguments."""
+    callee = mod.node_text(call.child_by_field_name("function"))[:200]
+    args = [a for a in mod.arguments(call) if a.type not in FUNCTION_TYPES]
+    text = callee + "(" + ", ".join(mod.node_text(a)[:100] for a in args) + ")"
+    return bool(_EXECUTES.search(text))
+
+
+def _may_throw(project: TsProject, mod: TsModule, fn: Node, depth: int = 1) -> bool:
+    """Whether a function has a way to fail outside `try`: a `throw`, a `JSON.parse`, a tool run, or an `await` of
+    something that is not a project function turning errors into results (a function that only builds an object
+    cannot reject)."""
+    for node in _walk(fn):
+        if node.type == "throw_statement" or node.type == "call_expression" and \
+                mod.source[node.start_byte:node.start_byte + 10] == b"JSON.parse":
+            if not mod.guarded(node):
+                return True
+        elif node.type == "call_expression" and _runs_tool(mod, node) and not mod.guarded(node):
+            refs = _resolve(project, mod, node)
+            if not refs or not all(_catches_some(m, f) for m, f in refs):
+                return True
+        elif node.type == "await_expression" and not mod.guarded(node):
+            awaited = node.named_children[0] if node.named_children else None
+            is_call = awaited is not None and awaited.type == "call_expression"
+            refs = _resolve(project, mod, awaited) if is_call and awaited is not None else []
+            if refs:
+                if depth > 0 and any(not _catches_some(m, f) and _may_throw(project, m, f, depth - 1)
+                                     for m, f in refs):
+                    return True
+                continue
+            callbacks = [a for a in mod.arguments(awaited) if a.type in FUNCTION_TYPES] if is_call and \
+                awaited is not None else []
+            # an unknown wrapper (a span, a timeout) fails as its callback does
+            if not callbacks or depth > 0 and any(_may_throw(project, mod, cb, depth - 1) for cb in callbacks):
+                return True
+    return False
+
+
+def _batch_risk(mod: TsModule, project: TsProject, items: list[Node]) -> _Risk | None:
+    """None when the batch runs no tool or every per-call function catches its errors; otherwise why the batch
+    can reject. Per-call functions are the calls that run a tool or are handed the call itself."""
+    unresolved: str | None = None
+    partial: str | None = None
+    confirmed: str | None = None
+    executes = False
+    for item in items:
+        # the item's own callbacks (`calls.map(async (c) => ...)`); functions nested in them run elsewhere
+        roots = [n for n in _walk(item) if n.type in FUNCTION_TYPES] or [item]
+        for root in roots:
+            if root.type in FUNCTION_TYPES and _catches_all(mod, root):
+                executes = executes or bool(_EXECUTES.search(mod.node_text(root)[:3000]))
+                continue
+            handed = set(mod.params(root)) if root.type in FUNCTION_TYPES else set()
+            for node in _walk(root):
+                if node.type == "throw_statement" and not mod.guarded(node):
+                    confirmed = confirmed or "`throw`"
+                if node.type != "call_expression" or mod.guarded(node):
+                    continue
+                name = mod.call_name(node)
+                if name == "JSON.parse":
+                    confirmed = confirmed or "`JSON.parse`"
+                    continue
+                if name in ("Promise.all", "Promise.allSettled") or _BENIGN.match(name) or _is_log_call(mod, node):
+                    continue
+                args = node.child_by_field_name("arguments")
+                runs = _runs_tool(mod, node)
+                takes = args is not None and any(mod.node_text(i) in handed for i in mod.identifiers(args))
+                if not runs and not takes:
+                    continue
+                refs = _resolve(project, mod, node)
+                short = name.rsplit(".", 1)[-1]
+                if not refs:
+                    if runs:
+                        executes = True
+                        confirmed = confirmed or f"`{mod.node_text(node.child_by_field_name('function'))[:60]}`"
+                    elif _EXEC_NAME.match(short):
+                        executes = True  # a `run…`/`handle…` helper handed the call runs it, as far as we can see
+                        unresolved = unresolved or f"`{name}`"
+                    continue
+                executes = executes or runs or bool(_EXEC_NAME.match(short)) and any(
+                    _EXECUTES.search(m.node_text(f)[:4000]) for m, f in refs)
+                if all(_catches_all(m, f) or not _may_throw(project, m, f) for m, f in refs):
+                    continue
+                if all(_catches_some(m, f) for m, f in refs):
+                    # errors become results under some condition: the batch rejects only otherwise
+                    partial = partial or f"`{name}`"
+                    continue
+                confirmed = confirmed or f"`{name}`"
+    if not executes:
+        return None
+    if confirmed:
+        return _Risk(Verdict.CONFIRMED, confirmed)
+    what = partial or unresolved
+    return _Risk(Verdict.SUSPECTED, what) if what else None
+
+
+def _batch_items(mod: TsModule, call: Node) -> list[Node]:
+    """The batch's argument plus, for a bare array name, what was assigned or pushed into it in the function."""
+    args = mod.arguments(call)
+    if not args:
+        return []
+    items = [args[0]]
+    if args[0].type == "identifier":
+        name = mod.node_text(args[0])
+        fn = mod.enclosing_function(call)
+        items.extend(mod.bindings(fn).get(name, []))
+        scope = fn if fn is not None else mod.tree.root_node
+        needle = f"{name}.push(".encode()
+        at = mod.source.find(needle, scope.start_byte, scope.end_byte)
+        while at >= 0:
+            node = mod.tree.root_node.descendant_for_byte_range(at, at + len(name))
+            push = node.parent.parent if node is not None and node.parent is not None else None
+            if push is not None and push.type == "call_expression":
+                items.extend(mod.arguments(push))
+                items.extend(mod.enclosing_loops(push)[:1])
+            at = mod.source.find(needle, at + len(needle), scope.end_byte)
+    return items
+
+
+def _answered_by_handler(mod: TsModule, project: TsProject, node: Node) -> bool:
+    """Whether `node` sits in a `try` whose `catch` records results (error results for the batch)."""
+    for tr, part in mod.enclosing_trys(node):
+        handler = tr.child_by_field_name("handler")
+        if part == "body" and handler is not None and _block_records(mod, project, handler):
+            return True
+    return False
+
+
+@rule(CheckId.C1, lang="typescript", name="promise-all-tool-batch")
+def promise_all_tool_batch(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags tool calls run in parallel with `Promise.all` when the per-call function can reject (no `try`/`catch`
+    or `.catch` turning its error into a result). The first rejection rejects the batch: the results of the calls
+    that succeeded are lost and every call of the batch is left unanswered."""
+    if "Promise.all(" not in mod.text:
+        return
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or mod.source[callee.start_byte:callee.end_byte] != b"Promise.all":
+            continue
+        items = _batch_items(mod, call)
+        if not items or not any(_TOOL_WORD.search(_text(mod, i)) or _maps_calls(mod, i) for i in items):
+            continue
+        if mod.guarded(call) and _answered_by_handler(mod, project, call):
+            continue
+        risk = _batch_risk(mod, project, items)
+        if risk is None:
+            continue
+        yield Hit(
+            node=call,
+            verdict=risk.verdict,
+            claim=f"tool calls are dispatched with `Promise.all`; {risk.what} in the per-call path can reject, and one "
+                  "rejection rejects the whole batch",
+            consequence="the results of the calls that succeeded are lost and every call of the batch is left "
+                        "unanswered; the next request is rejected or the run dies",
+            direction="use `Promise.allSettled` (or catch inside each call) and turn every rejection into that call's "
+                      "error result",
+            confirm_hint="" if risk.verdict is Verdict.CONFIRMED else
+            f"verify that {risk.what} can throw instead of returning an error result",
+        )
+
+
+def _maps_calls(mod: TsModule, item: Node) -> bool:
+    """`xs.map((call) => ...)` whose callback parameter names one tool call."""
+    if item.type != "call_expression" or not mod.call_name(item).endswith(".map"):
+        return False
+    args = mod.arguments(item)
+    if not args or args[0].type not in FUNCTION_TYPES:
+        return False
+    return any(_CALL_TARGET.match(p) for p in mod.params(args[0]))
+
+
+# ---------------------------------------------------------------- rules: per-call functions
+def _records_result(mod: TsModule, fn: Node) -> Node | None:
+    """The first push of a tool result in `fn`, or a returned tool result (an object with the call's id), outside
+    nested functions."""
+    for node in _walk(fn):
+        if node.type == "call_expression" and _is_record(mod, node) and any(
+                k in mod.node_text(node) for k in _RESULT_KEYS):
+            return node
+        if node.type == "return_statement" and node.named_children and node.named_children[0].type == "object" \
+                and set(mod.object_keys(node.named_children[0])) & _RESULT_KEYS:
+            return node
+    return None
+
+
+@rule(CheckId.C1, lang="typescript", name="denied-call-returns-no-result")
+def denied_call_returns_no_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a per-call function (its parameter is one tool call) that records the call's result but returns
+    nothing on a denial, unknown-tool or validation check (`if (!allowed) return;`). The caller has no result for
+    that call, so its id is left unanswered."""
+    reported: set[int] = set()
+    for node in mod.nodes("if_statement"):
+        branch = node.child_by_field_name("consequence")
+        exit_stmt = _exit_of(mod, branch)
+        if exit_stmt is None or exit_stmt.type != "return_statement":
+            continue
+        value = exit_stmt.named_children[0] if exit_stmt.named_children else None
+        if value is not None and mod.node_text(value) not in ("null", "undefined"):
+            continue
+        reason = _skip_reason(mod, node.child_by_field_name("condition"))
+        if reason is None or _throws(branch) or mod.enclosing_loops(node):
+            continue
+        fn = mod.enclosing_function(node)
+        if fn is None or fn.id in reported or not any(_CALL_TARGET.match(p) for p in mod.params(fn)):
+            continue
+        first_record = _records_result(mod, fn)
+        if first_record is None or node.end_byte > first_record.start_byte or _block_records(mod, project, branch):
+            continue
+        reported.add(fn.id)
+        fname = mod.function_name(fn)
+        yield Hit(
+            node=node,
+            verdict=Verdict.SUSPECTED,
+            claim=f"`{fname}` records the call's result (line {mod.line(first_record)}) but returns nothing on "
+                  f"the {reason} check",
+            consequence="the call id is left unanswered in history; the next request is rejected by the provider "
+                        "(HTTP 400) and the model is never told the tool did not run",
+            direction="record an error result (\"denied\", \"unknown tool\", \"invalid arguments\") for the call "
+                      "before returning",
+            confirm_hint=f"verify that the caller of `{fname}` records nothing else for the call when it returns "
+                         "early",
+        )

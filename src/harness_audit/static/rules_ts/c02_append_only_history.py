@@ -1,0 +1,665 @@
+"""C2 · History is append-only — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `history-array-rewritten`: the history array itself rewritten outside a compaction step: `messages.splice(...)`,
+  `unshift`, `shift`, `sort`, `reverse`, `fill`, `copyWithin`, `messages[i] = ...` (also `history[i] =
+  {...history[i], ...}`), `delete messages[i]` (replacing the newest element, `[messages.length - 1]`, is not
+  flagged: that is how an unsent message is finalised; clearing the whole array is a new conversation).
+- `history-entry-mutated`: a message already in history written in place: `messages[messages.length - 1].content
+  += delta`, `this.history.at(-1)!.content = ...`, `const last = messages[i]; last.content = ...`, `for (const m of
+  this.messages) m.content = ...`, `Object.assign(messages[i], ...)`, `messages[i].tool_calls.push(...)`, writes
+  through a shallow copy (`[...this.messages]`) that shares the message objects.
+- `pushed-message-mutated`: a message object written after it was pushed to history in the same function (streaming
+  back-fill: `this.messages.push(msg)` then `msg.content += delta`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+
+_HISTORY = re.compile(
+    r"^[_#$]*(\w*?_)?(messages|message_?history|history|chat_?history|conversation|conversation_?history|"
+    r"transcript|msgs|dialog(ue)?|chat_?messages|agent_?messages|turns)$", re.I)
+_HISTORY_CAMEL = re.compile(r"^[_#$]*[a-z]+(Messages|History|Conversation|Transcript|Msgs)$")
+"""Last name of an expression that holds the conversation (`messages`, `chatHistory`, `this.#history`)."""
+_PAYLOAD = re.compile(
+    r"^[_#$]*(openai|anthropic|gemini|google|vertex|bedrock|mistral|cohere|groq|ollama|api|request|req|converted|"
+    r"formatted|processed|payload|prompt|wire|sdk|raw|provider|clean|cleaned|new|result|out|output|merged|filtered|"
+    r"final|display|ui|rendered|visible|pending|queued|tmp|temp|local|copied|copy|trimmed|truncated|compacted|"
+    r"sanitized|normalized|outgoing|next|model|llm|input|initial|extra|system)(_|[A-Z])", re.I)
+"""Prefixes of arrays built for one request or one view, not the history itself."""
+_COMPACTION = re.compile(
+    r"(compact|summar|trim|truncat|prune|shrink|compress|window|evict|condens|(^|_)fit($|_|[A-Z])|rewind|rollback|"
+    r"undo|repair|orphan|broken|dangling|heal|reset|clear|restore|load|hydrate|deserial|migrat|import|fork|edit|"
+    r"retry|regenerat|reducer)", re.I)
+"""Names of the isolated steps allowed to rewrite history (judged under C13), and of steps that rebuild it."""
+_STATE_ROOT = re.compile(r"^(ctx|context|\w+Context|\w+_context|state|\w+State|\w+_state|agent|session|memory|run|"
+                         r"thread|chat|store|conversation|convo)$")
+"""Parameter names whose properties are long-lived run state (`ctx.state.messages`)."""
+_ARRAY_METHODS = {"splice", "unshift", "shift", "sort", "reverse", "fill", "copyWithin"}
+_ELEMENT_METHODS = {"push", "splice", "unshift", "pop", "shift", "set", "delete", "sort", "reverse", "fill"}
+_MODEL_CALL = re.compile(r"(chat\.completions\.(create|stream|parse)|messages\.(create|stream)|responses\.(create|"
+                         r"stream)|\b(generateText|streamText|generateObject|streamObject)|\.(chat|complete|"
+                         r"completion|invoke)\s*\()")
+
+
+class _Origin(StrEnum):
+    """Where a history expression comes from, as far as the enclosing function shows."""
+
+    LIVE = "live"
+    """Object or module state (`this.messages`, `ctx.state.messages`) or an alias of it."""
+    PARAM = "param"
+    """A parameter: the caller's array."""
+    SHALLOW = "shallow"
+    """A shallow copy of live history: a new array holding the same message objects."""
+    LOCAL = "local"
+    """An array built in this function (a request payload), or something this rule cannot place."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """A history expression and what it is."""
+
+    origin: _Origin
+    """Where it comes from."""
+    name: str
+    """How it is written in the code."""
+    via: str = ""
+    """For a shallow copy or an alias, the live history it came from."""
+
+
+def _unwrap(node: Node) -> Node:
+    while node.type in ("non_null_expression", "parenthesized_expression", "as_expression", "satisfies_expression",
+                        "await_expression") and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _history_name(mod: TsModule, expr: Node) -> str | None:
+    """The expression as written when it names a conversation history (and not a request payload)."""
+    expr = _unwrap(expr)
+    if expr.type == "subscript_expression":
+        key = mod.string_value(expr.child_by_field_name("index"))
+        base = mod.dotted(expr.child_by_field_name("object"))
+        if key is not None and base and _is_history_word(key):
+            return f"{base}[{key!r}]"
+        return None
+    if expr.type not in ("identifier", "member_expression"):
+        return None
+    dotted = mod.dotted(expr)
+    if not dotted or "()" in dotted or "?" in dotted or "[]" in dotted:
+        return None
+    return dotted if _is_history_word(dotted.rsplit(".", 1)[-1]) else None
+
+
+def _is_history_word(word: str) -> bool:
+    return bool(_HISTORY.match(word) or _HISTORY_CAMEL.match(word)) and not _PAYLOAD.match(word)
+
+
+def _root(node: Node) -> Node:
+    cur = _unwrap(node)
+    while cur.type in ("member_expression", "subscript_expression", "call_expression"):
+        nxt = cur.child_by_field_name("function" if cur.type == "call_expression" else "object")
+        if nxt is None:
+            break
+        cur = _unwrap(nxt)
+    return cur
+
+
+def _shallow_copy_of(mod: TsModule, value: Node) -> Node | None:
+    """The copied array when `value` is `[...x]`, `x.slice()`, `Array.from(x)`, `x.concat()` or `structuredClone`-free
+    copies that share the message objects."""
+    value = _unwrap(value)
+    if value.type == "array" and len(value.named_children) == 1 and value.named_children[0].type == "spread_element":
+        spread = value.named_children[0]
+        return spread.named_children[0] if spread.named_children else None
+    if value.type == "call_expression":
+        name = mod.call_name(value)
+        args = mod.arguments(value)
+        if name == "Array.from" and len(args) == 1:
+            return args[0]
+        callee = value.child_by_field_name("function")
+        if callee is not None and callee.type == "member_expression" and not args and \
+                mod.node_text(callee.child_by_field_name("property")) in ("slice", "concat"):
+            return callee.child_by_field_name("object")
+    return None
+
+
+def _place(mod: TsModule, fn: Node | None, expr: Node, depth: int = 0) -> _Place | None:
+    """Classify a history expression: live object state, a parameter, a shallow copy, or a local payload."""
+    name = _history_name(mod, expr)
+    if name is None:
+        return None
+    root = _root(expr)
+    chained = root != _unwrap(expr)
+    if root.type == "this":
+        return _Place(_Origin.LIVE, name)
+    if root.type != "identifier":
+        return _Place(_Origin.LOCAL, name)
+    ident = mod.node_text(root)
+    values = mod.bindings(fn).get(ident, []) if fn is not None else []
+    if values:
+        if chained or depth >= 2:
+            return _Place(_Origin.LOCAL, name)
+        for value in values:
+            copied = _shallow_copy_of(mod, value)
+            src = _place(mod, fn, copied, depth + 1) if copied is not None else None
+            if src is not None and src.origin is _Origin.LIVE:
+                return _Place(_Origin.SHALLOW, name, src.name)
+            src = _place(mod, fn, value, depth + 1) if _unwrap(value).type == "member_expression" else None
+            if src is not None and src.origin is _Origin.LIVE:
+                return _Place(_Origin.LIVE, name, src.name)
+        return _Place(_Origin.LOCAL, name)
+    if fn is not None and ident in _all_params(mod, fn):
+        if not chained:
+            return _Place(_Origin.PARAM, name)
+        return _Place(_Origin.LIVE if _STATE_ROOT.match(ident) else _Origin.LOCAL, name)
+    if ident in mod.bindings(None) and (chained or _history_name(mod, root)):
+        return _Place(_Origin.LIVE, name)  # a module-level history array used from functions
+    return _Place(_Origin.LOCAL, name)
+
+
+def _all_params(mod: TsModule, fn: Node) -> dict[str, Node]:
+    """Parameters of `fn` and of the functions it is nested in (a closure's outer parameter is still the caller's)."""
+    out: dict[str, Node] = {}
+    cur: Node | None = fn
+    while cur is not None:
+        for k, v in mod.params(cur).items():
+            out.setdefault(k, v)
+        cur = mod.enclosing_function(cur)
+    return out
+
+
+def _compaction(mod: TsModule, fn: Node | None) -> bool:
+    """Whether `fn`, or a function it is nested in (or its class), is a compaction or rebuild step."""
+    while fn is not None:
+        if _COMPACTION.search(mod.function_name(fn)):
+            return True
+        fn = mod.enclosing_function(fn)
+    return False
+
+
+# ---------------------------------------------------------------- callers of helpers that rewrite a parameter
+def _live_caller(project: TsProject, mod: TsModule, fn: Node, param: str) -> str | None:
+    """`file:line` of a call that hands live history to `fn`'s parameter `param`, if the project has one."""
+    params = fn.child_by_field_name("parameters")
+    positions = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+    index = next((i for i, p in enumerate(positions) if param in {mod.node_text(n) for n in mod.pattern_names(p)}),
+                 None)
+    if index is None:
+        return None
+    for other, call in project.callers_of(mod, fn):
+        args = other.arguments(call)
+        if index >= len(args):
+            continue
+        arg = args[index]
+        caller = other.enclosing_function(call)
+        place = _place(other, caller, arg)
+        if place is not None and place.origin is _Origin.LIVE:
+            return f"{other.path}:{other.line(call)} passes `{place.name}`"
+        if arg.type == "identifier" and caller is not None and _conversation(other, caller, other.node_text(arg)):
+            return f"{other.path}:{other.line(call)} passes `{other.node_text(arg)}`, the conversation " \
+                   f"`{other.function_name(caller)}` grows"
+    return None
+
+
+def _conversation(mod: TsModule, fn: Node, name: str) -> bool:
+    """Whether `fn` grows the array `name` turn by turn: it pushes to it and requests the model, or pushes an
+    assistant message to it."""
+    text = mod.node_text(fn)
+    if f"{name}.push(" not in text:
+        return False
+    if _MODEL_CALL.search(text):
+        return True
+    return bool(re.search(rf"{re.escape(name)}\.push\(\s*\{{[^}}]*role:\s*['\"`]assistant", text))
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """Whether and how certainly a write into `place` hits live history."""
+
+    verdict: Verdict
+    """Confirmed when the array is live history."""
+    where: str
+    """What the array is, for the claim."""
+    hint: str
+    """What a human must verify, for suspected findings."""
+
+
+def _judge(project: TsProject, mod: TsModule, fn: Node | None, place: _Place, *, element: bool) -> _Judged | None:
+    """None when the write cannot touch live history (a local payload, or an array rewrite on a copy)."""
+    if place.origin is _Origin.LIVE:
+        where = f"`{place.name}`" + (f" (an alias of `{place.via}`)" if place.via else "")
+        return _Judged(Verdict.CONFIRMED, where, "")
+    if place.origin is _Origin.SHALLOW:
+        if not element:
+            return None
+        return _Judged(Verdict.CONFIRMED, f"`{place.name}`, a shallow copy of `{place.via}` that shares its "
+                                          "message objects", "")
+    if place.origin is _Origin.PARAM and fn is not None:
+        fname = mod.function_name(fn)
+        caller = _live_caller(project, mod, fn, place.name)
+        if caller is not None:
+            return _Judged(Verdict.SUSPECTED, f"`{place.name}`, the history handed in ({caller})",
+                           f"verify that `{fname}` is not the one compaction step and that the callers hand it the "
+                           "live history rather than a copy")
+        if _conversation(mod, fn, place.name):
+            return _Judged(Verdict.SUSPECTED, f"`{place.name}`, the conversation `{fname}` pushes to",
+                           f"verify that `{place.name}` is the conversation kept across turns and not a request copy "
+                           "rebuilt each turn")
+    return None
+
+
+# ---------------------------------------------------------------- element positions
+_INDEX_NAME = re.compile(r"^(i|j|k|n|idx|index|pos|position|last|first|lastIndex|last_index|\w*(Idx|Index|_idx|_index|"
+                         r"Pos|_pos))$")
+
+
+def _is_index(mod: TsModule, index: Node) -> bool:
+    """Whether a subscript is a position (`0`, `i`, `idx`, `messages.length - 1`), not a property key."""
+    index = _unwrap(index)
+    kind = index.type
+    if kind == "number":
+        return True
+    if kind == "identifier":
+        return bool(_INDEX_NAME.match(mod.node_text(index)))
+    if kind in ("binary_expression", "unary_expression", "update_expression"):
+        return any(_is_index(mod, c) for c in index.named_children) or ".length" in mod.node_text(index)
+    if kind == "member_expression":
+        return mod.node_text(index).endswith(".length")
+    return False
+
+
+def _newest(mod: TsModule, base: Node, index: Node) -> bool:
+    """`H[H.length - 1]` / `H.at(-1)`: the newest element, which may still be the message being assembled."""
+    text = re.sub(r"\s+", "", mod.node_text(index))
+    array = re.sub(r"[\s!?]+", "", mod.node_text(base))
+    return text in (f"{array}.length-1", "-1")
+
+
+@dataclass(frozen=True, slots=True)
+class _Element:
+    """`H[i]` / `H.at(i)` inside a longer access chain."""
+
+    access: Node
+    """The element access itself."""
+    base: Node
+    """The array expression `H`."""
+    newest: bool
+    """Whether it is the newest element."""
+
+
+def _element_in_chain(mod: TsModule, node: Node, *, itself: bool = False) -> _Element | None:
+    """For `H[i].content`, `H.at(-1)!.parts`, `H[i]["content"]`: the element access, when the chain goes past it
+    (or, with `itself`, when the node is the element access)."""
+    start = _unwrap(node)
+    cur = start
+    found: _Element | None = None
+    while True:
+        past = itself or cur != start
+        if cur.type == "subscript_expression":
+            obj, index = cur.child_by_field_name("object"), cur.child_by_field_name("index")
+            if obj is not None and index is not None and _is_index(mod, index) and past:
+                found = _Element(cur, obj, _newest(mod, obj, index))
+            if obj is None:
+                break
+            cur = _unwrap(obj)
+        elif cur.type == "call_expression":
+            callee = cur.child_by_field_name("function")
+            args = mod.arguments(cur)
+            if callee is not None and callee.type == "member_expression" and \
+                    mod.node_text(callee.child_by_field_name("property")) == "at" and len(args) == 1 and past:
+                obj = callee.child_by_field_name("object")
+                if obj is not None:
+                    found = _Element(cur, obj, _newest(mod, obj, args[0]))
+                    cur = _unwrap(obj)
+                    continue
+            break
+        elif cur.type == "member_expression":
+            obj = cur.child_by_field_name("object")
+            if obj is None:
+                break
+            cur = _unwrap(obj)
+        else:
+            break
+    return found
+
+
+def _first_per_function(found: list[tuple[tuple[int, str], Hit]]) -> Iterator[Hit]:
+    """One finding per (function, history array): the first write, with the lines of the others."""
+    groups: dict[tuple[int, str], list[Hit]] = {}
+    for key, hit in sorted(found, key=lambda kh: kh[1].node.start_byte if isinstance(kh[1].node, Node) else 0):
+        groups.setdefault(key, []).append(hit)
+    for hits in groups.values():
+        first = hits[0]
+        if len(hits) > 1:
+            lines = ", ".join(str(h.node.start_point.row + 1) for h in hits[1:6] if isinstance(h.node, Node))
+            first = replace(first, claim=f"{first.claim} (the same function does so again at line(s) {lines})")
+        yield first
+
+
+_WRITES: dict[int, tuple[TsModule, list[tuple[Node, Node, str | None]]]] = {}
+
+
+def _writes(mod: TsModule) -> list[tuple[Node, Node, str | None]]:
+    """(node, written target, mutating method or None) for every assignment and `+=` into a member or subscript
+    chain, every mutating method call (`x.push`, `x.splice`) and `Object.assign(x, ...)`, computed once per module."""
+    hit = _WRITES.get(id(mod))
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    if len(_WRITES) > 4096:
+        _WRITES.clear()
+    found = list(_scan_writes(mod))
+    found.sort(key=lambda w: w[0].start_byte)
+    _WRITES[id(mod)] = (mod, found)
+    return found
+
+
+def _scan_writes(mod: TsModule) -> Iterator[tuple[Node, Node, str | None]]:
+    for node in mod.nodes("assignment_expression", "augmented_assignment_expression"):
+        left = node.child_by_field_name("left")
+        if left is not None and left.type in ("member_expression", "subscript_expression"):
+            yield node, left, None
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression":
+            continue
+        method = mod.node_text(callee.child_by_field_name("property"))
+        if method in _ELEMENT_METHODS:
+            obj = callee.child_by_field_name("object")
+            if obj is not None and _unwrap(obj).type in ("member_expression", "subscript_expression", "identifier",
+                                                         "call_expression"):
+                yield call, _unwrap(obj), method
+        elif method == "assign" and mod.call_name(call) == "Object.assign":
+            args = mod.arguments(call)
+            if args:
+                yield call, _unwrap(args[0]), "Object.assign"
+
+
+# ---------------------------------------------------------------- rules
+@rule(CheckId.C2, lang="typescript", name="history-array-rewritten")
+def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `messages.splice(...)`, `unshift`, `shift`, `sort`, `reverse`, `messages[i] = ...` and `delete
+    messages[i]` on live history outside a compaction function. History must only grow at its end; anything else
+    rewrites a past the provider already saw and breaks prompt caching from that point."""
+    if not _mentions_history(mod):
+        return
+    found: list[tuple[tuple[int, str], Hit]] = []
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression":
+            continue
+        method = mod.node_text(callee.child_by_field_name("property"))
+        if method not in _ARRAY_METHODS:
+            continue
+        target = callee.child_by_field_name("object")
+        if target is None or _history_name(mod, target) is None or _clears(mod, call, target, method):
+            continue
+        fn = mod.enclosing_function(call)
+        hit = _rewrite_hit(project, mod, fn, call, target, f"`.{method}(...)` rewrites {{where}} in place")
+        if hit is not None:
+            found.append(hit)
+    for node in mod.nodes("assignment_expression"):
+        left = node.child_by_field_name("left")
+        if left is None or left.type != "subscript_expression":
+            continue
+        base, index = left.child_by_field_name("object"), left.child_by_field_name("index")
+        if base is None or index is None or not _is_index(mod, index) or _newest(mod, base, index):
+            continue
+        if mod.node_text(index).replace(" ", "") == f"{mod.node_text(base)}.length":
+            continue  # `H[H.length] = m` appends
+        fn = mod.enclosing_function(node)
+        hit = _rewrite_hit(project, mod, fn, node, base, "an assignment replaces an element of {where}")
+        if hit is not None:
+            found.append(hit)
+    for node in _deletes(mod):
+        arg = node.child_by_field_name("argument")
+        if arg is None or arg.type != "subscript_expression":
+            continue
+        base, index = arg.child_by_field_name("object"), arg.child_by_field_name("index")
+        if base is None or index is None or not _is_index(mod, index):
+            continue
+        fn = mod.enclosing_function(node)
+        hit = _rewrite_hit(project, mod, fn, node, base, "`delete` removes an element of {where}")
+        if hit is not None:
+            found.append(hit)
+    yield from _first_per_function(found)
+
+
+def _clears(mod: TsModule, call: Node, target: Node, method: str) -> bool:
+    """`H.splice(0)` / `H.splice(0, H.length)`: emptying the array (a new conversation), not a rewrite."""
+    if method != "splice":
+        return False
+    args = [mod.node_text(a).replace(" ", "") for a in mod.arguments(call)]
+    return args in (["0"], ["0", f"{mod.node_text(target)}.length"])
+
+
+def _deletes(mod: TsModule) -> Iterator[Node]:
+    """`delete x[...]` expressions (unary expressions are not indexed: found from the keyword)."""
+    at = mod.source.find(b"delete ")
+    while at >= 0:
+        node = mod.tree.root_node.descendant_for_byte_range(at, at + 6)
+        parent = node.parent if node is not None else None
+        if parent is not None and parent.type == "unary_expression":
+            yield parent
+        at = mod.source.find(b"delete ", at + 7)
+
+
+def _rewrite_hit(project: TsProject, mod: TsModule, fn: Node | None, node: Node, target: Node,
+                 what: str) -> tuple[tuple[int, str], Hit] | None:
+    if _compaction(mod, fn):
+        return None
+    place = _place(mod, fn, target)
+    judged = _judge(project, mod, fn, place, element=False) if place is not None else None
+    if place is None or judged is None:
+        return None
+    return (fn.id if fn is not None else 0, place.name), Hit(
+        node=node,
+        verdict=judged.verdict,
+        claim=f"{what.format(where=judged.where)} outside a compaction step: history is edited, not appended to",
+        consequence="earlier turns change after the provider saw them: replays diverge and the cached prompt prefix "
+                    "is invalidated from the edited position on",
+        direction="append new messages only; move any deliberate rewrite into the one compaction function",
+        confirm_hint=judged.hint,
+    )
+
+
+def _element_aliases(mod: TsModule, fn: Node | None) -> dict[str, tuple[Node, str]]:
+    """Names bound in `fn` to one message of a history array: `const last = H[H.length - 1]`, `H.at(-1)`,
+    `H.find(...)`, and loop variables `for (const m of H)` / `H.forEach((m) => ...)` -> (array, how)."""
+    out: dict[str, tuple[Node, str]] = {}
+    for name, values in mod.bindings(fn).items():
+        for value in values:
+            value = _unwrap(value)
+            if value.type == "subscript_expression":
+                base, index = value.child_by_field_name("object"), value.child_by_field_name("index")
+                if base is not None and index is not None and _is_index(mod, index) and _history_name(mod, base):
+                    out[name] = (base, "an element of {where}")
+            elif value.type == "call_expression":
+                callee = value.child_by_field_name("function")
+                if callee is not None and callee.type == "member_expression" and mod.node_text(
+                        callee.child_by_field_name("property")) in ("at", "find", "findLast"):
+                    base = callee.child_by_field_name("object")
+                    if base is not None and _history_name(mod, base):
+                        out[name] = (base, "an element of {where}")
+    return out
+
+
+def _loop_element(mod: TsModule, ident: str, node: Node) -> tuple[Node, str] | None:
+    """The history array when `ident` is the variable of a loop over it around `node` (`for...of`, `forEach`,
+    `map`)."""
+    for anc in mod.ancestors(node):
+        if anc.type == "for_in_statement":
+            left, right = anc.child_by_field_name("left"), anc.child_by_field_name("right")
+            if left is not None and right is not None and ident in {mod.node_text(n) for n in (
+                    mod.pattern_names(left) if left.type != "identifier" else [left])}:
+                base = _unwrap(right)
+                if base.type == "call_expression":  # `H.entries()`
+                    callee = base.child_by_field_name("function")
+                    base = callee.child_by_field_name("object") if callee is not None and \
+                        callee.type == "member_expression" else base
+                if base is not None and _history_name(mod, base):
+                    return base, "`{name}`, a message of {where} being iterated"
+        elif anc.type in FUNCTION_TYPES and ident in mod.params(anc):
+            parent = anc.parent
+            call = parent.parent if parent is not None and parent.type == "arguments" else None
+            callee = call.child_by_field_name("function") if call is not None else None
+            if callee is not None and callee.type == "member_expression" and mod.node_text(
+                    callee.child_by_field_name("property")) in ("forEach", "map", "filter", "flatMap"):
+                base = callee.child_by_field_name("object")
+                if base is not None and _history_name(mod, base):
+                    return base, "`{name}`, a message of {where} being iterated"
+            return None
+    return None
+
+
+@rule(CheckId.C2, lang="typescript", name="history-entry-mutated")
+def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags writes into a message that is already in history: `messages[messages.length - 1].content += delta`,
+    `this.history.at(-1)!.content = ...`, an alias of an element (`const last = messages[i]`), the variable of a
+    loop over history, or a shallow copy's elements. Outside one compaction step such a write makes replays lie and
+    invalidates every cached prefix after it."""
+    if not _mentions_history(mod):
+        return
+    found: list[tuple[tuple[int, str], Hit]] = []
+    aliases: dict[int, dict[str, tuple[Node, str]]] = {}
+    for node, target, method in _writes(mod):
+        fn = mod.enclosing_function(node)
+        element = _element_in_chain(mod, target)
+        if element is None and method == "Object.assign":
+            element = _element_in_chain(mod, target, itself=True)
+        base: Node | None = None
+        how = ""
+        if element is not None and _history_name(mod, element.base):
+            base, how = element.base, "an element of {where}"
+        else:
+            root = _root(target)
+            if root.type != "identifier" or (root == _unwrap(target) and method is None):
+                continue
+            if root == _unwrap(target) and method not in ("Object.assign",):
+                continue  # `last.push(x)`: a method of the message itself is only a write for parts, below
+            ident = mod.node_text(root)
+            key = fn.id if fn is not None else 0
+            if key not in aliases:
+                # only a function that names a history array can bind an element of one
+                scope_text = mod.node_text(fn) if fn is not None else mod.text
+                aliases[key] = _element_aliases(mod, fn) if _takes_element(scope_text) else {}
+            alias = aliases[key].get(ident) or _loop_element(mod, ident, node)
+            if alias is None:
+                continue
+            base, how = alias[0], alias[1].replace("{name}", ident) if "{name}" in alias[1] else \
+                f"`{ident}`, an element of {{where}}"
+        if _compaction(mod, fn):
+            continue
+        place = _place(mod, fn, base)
+        judged = _judge(project, mod, fn, place, element=True) if place is not None else None
+        if place is None or judged is None:
+            continue
+        action = f"`.{method}(...)` on" if method and method != "Object.assign" else \
+            "`Object.assign` into" if method else "a write into"
+        found.append(((fn.id if fn is not None else 0, place.name), Hit(
+            node=node,
+            verdict=judged.verdict,
+            claim=f"{action} {how.format(where=judged.where)} changes a message already in history",
+            consequence="the recorded conversation no longer matches what was sent, replays diverge, and every cached "
+                        "prompt prefix after this message is invalidated",
+            direction="build the complete message first (accumulate in a local) and push it once; keep any rewrite "
+                      "of history inside one explicit compaction step",
+            confirm_hint=judged.hint,
+        )))
+    yield from _first_per_function(found)
+
+
+@rule(CheckId.C2, lang="typescript", name="pushed-message-mutated")
+def pushed_message_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a message object that is written after it was pushed to history in the same function (streaming
+    back-fill: push an empty assistant message, then `msg.content += delta`). The history entry changes after the
+    fact, so what was recorded and what was sent disagree."""
+    if ".push(" not in mod.text or not _mentions_history(mod):
+        return
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression" or \
+                mod.node_text(callee.child_by_field_name("property")) not in ("push", "unshift"):
+            continue
+        args = mod.arguments(call)
+        target = callee.child_by_field_name("object")
+        if len(args) != 1 or args[0].type != "identifier" or target is None or _history_name(mod, target) is None:
+            continue
+        fn = mod.enclosing_function(call)
+        if fn is None or _compaction(mod, fn):
+            continue
+        place = _place(mod, fn, target)
+        judged = _judge(project, mod, fn, place, element=True) if place is not None else None
+        if place is None or judged is None:
+            continue
+        name = mod.node_text(args[0])
+        write = _later_write(mod, fn, name, call)
+        if write is None:
+            continue
+        yield Hit(
+            node=write,
+            verdict=judged.verdict,
+            claim=f"`{name}` is written after it was pushed to {judged.where} (line {mod.line(call)})",
+            consequence="the message in history changes after it was recorded: partial stream state can be committed, "
+                        "replays diverge, and the cached prefix is invalidated",
+            direction=f"finish building `{name}` (accumulate deltas in a local) and push it once complete",
+            confirm_hint=judged.hint,
+        )
+
+
+def _later_write(mod: TsModule, fn: Node, name: str, after: Node) -> Node | None:
+    """The first write into `name.x` / `name[k]` (or a mutating method on its parts) after `after`, in `fn` or a
+    callback inside it, unless `name` is rebound first."""
+    rebinds = [v for v in mod.bindings(fn).get(name, []) if v.start_byte > after.end_byte]
+    stop = min((v.start_byte for v in rebinds), default=fn.end_byte)
+    for node, target, method in _writes_in(mod, fn):
+        if node.start_byte <= after.end_byte or node.start_byte >= stop:
+            continue
+        root = _root(target)
+        if root.type != "identifier" or mod.node_text(root) != name:
+            continue
+        if root == _unwrap(target) and method not in ("Object.assign",):
+            continue  # `msg.push(...)` on the message itself is not a message shape
+        return node
+    return None
+
+
+def _writes_in(mod: TsModule, fn: Node) -> Iterator[tuple[Node, Node, str | None]]:
+    writes = _writes(mod)
+    lo = bisect.bisect_left(writes, fn.start_byte, key=lambda w: w[0].start_byte)
+    for node, target, method in writes[lo:]:
+        if node.start_byte > fn.end_byte:
+            break
+        yield node, target, method
+
+
+_WORDS = ("essages", "istory", "onversation", "ranscript", "msgs", "ialog", "urns")
+_ELEMENT_TAIL = re.compile(r"\w*\s*(!?\??\.(at|find|findLast)\(|\[)")
+
+
+def _takes_element(text: str) -> bool:
+    """Whether a scope takes one element out of a history array (`messages[i]`, `history.at(-1)`): each history
+    word found with `find`, then the text after it matched (a regex over a whole module is slow)."""
+    for word in _WORDS:
+        at = text.find(word)
+        while at >= 0:
+            if _ELEMENT_TAIL.match(text, at + len(word)):
+                return True
+            at = text.find(word, at + len(word))
+    return False
+
+
+def _mentions_history(mod: TsModule) -> bool:
+    """A cheap test that the module names a history array at all."""
+    return any(w in mod.text for w in _WORDS)

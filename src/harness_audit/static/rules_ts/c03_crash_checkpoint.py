@@ -1,0 +1,371 @@
+"""C3 · Crash and checkpoint semantics — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `state-file-overwritten`: run state / session / checkpoint / transcript written straight over its final path
+  (`fs.writeFileSync(path, ...)`, `await writeFile(path, ...)`, `fse.writeJson`, `Bun.write`) with no temp file and
+  `rename` in the writing function; a generic `saveJson(path, data)` helper doing so is cited where it is called
+  with a state path.
+- `jsonl-torn-line-unhandled`: a JSONL session / transcript read back with `JSON.parse(line)` per line (`split("\\n")`,
+  `readline`) and no `try`, so the torn last line a crash leaves makes recovery fail.
+- `resume-replays-pending-calls`: a resume / restore function that re-executes the tool calls found without a
+  recorded result, although a call's completion is recorded only after it runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+
+_STRONG = re.compile(r"(state|session|checkpoint|ckpt|snapshot|resume|progress)", re.I)
+"""Words that make a written file the run's recoverable state."""
+_RECOVERY = re.compile(r"(checkpoint|ckpt|snapshot|resume)", re.I)
+"""Words that say the file exists to be read back on restart."""
+_WEAK = re.compile(r"(transcript|history|conversation|messages|memory|memories|trajectory|rollout|journal|ledger|"
+                   r"thread)", re.I)
+"""Words that make a written file a record that may (or may not) be read back to recover."""
+_NOT_STATE = re.compile(r"(statement|estate|static|stateless|setState|useState|state_?less|\.lock\b|lockfile|pid_?file|"
+                        r"package\.json|tsconfig|\.env\b|memory\.(max|high|low|limit|current|stat|swap)|cgroup)",
+                        re.I)
+_FRESH = re.compile(r"(Date\.now|new Date|toISOString|timestamp|uuid|randomUUID|nanoid|ulid|process\.pid|Math\.random|"
+                    r"hrtime)")
+"""A path made unique per write: each save creates a new file instead of replacing one."""
+_TEMP = re.compile(r"((?<![a-z])te?mp(?![a-z])|Tmp|Temp|partial|staging|\.new\b|\.part\b|scratch|os\.tmpdir|tmpdir)",
+                   re.I)
+"""A path that is itself the temp side of an atomic write."""
+_ATOMIC_CALLS = re.compile(r"(^|\.)(rename|renameSync|move|moveSync|link|linkSync|fsync|fsyncSync|fdatasync)$|atomic|"
+                           r"Atomic|writeFileAtomic|steno")
+_EXPORT = re.compile(r"(export|report|render|download|print|markdown|toMd|html|csv|display|preview|share)", re.I)
+"""Function names that write a copy for people to read, not state to resume from."""
+_WRITE_METHODS = {"writeFileSync", "writeFile", "writeJson", "writeJSON", "writeJsonSync", "writeJSONSync",
+                  "outputJson", "outputJSON", "outputJsonSync", "outputJSONSync", "outputFile", "outputFileSync",
+                  "writeTextFile", "writeTextFileSync"}
+_READ_WORDS = ("readFile", "readJson", "readJSON", "readTextFile", ".text()", "createReadStream")
+
+
+_FS_MODULES = {"fs", "node:fs", "fs/promises", "node:fs/promises", "fs-extra", "fs-extra/esm", "graceful-fs"}
+_FS_RECEIVERS = {"fs", "fsp", "fse", "fs.promises", "fsPromises", "fsExtra", "Bun", "Deno"}
+
+
+def fs_call(project: TsProject, mod: TsModule, call: Node) -> bool:
+    """Whether a call goes to the file system module (`fs.writeFile`, `writeFileSync` imported from `node:fs`,
+    `fsp.writeFile`, `fs.promises.writeFile`, `fse.writeJson`, `Bun.write`), not a file handle or another API."""
+    receiver, _, method = mod.call_name(call).rpartition(".")
+    imports = project.imports_of(mod)
+    if not receiver:
+        return imports.get(method, "").split("#", 1)[0] in _FS_MODULES
+    root = receiver.split(".", 1)[0]
+    return imports.get(root, "").split("#", 1)[0] in _FS_MODULES or receiver in _FS_RECEIVERS
+
+
+def _write_path(project: TsProject, mod: TsModule, call: Node) -> Node | None:
+    """The path a call truncates and rewrites in place (`writeFileSync(p, ...)`, `Bun.write(p, ...)`), if it is one."""
+    name = mod.call_name(call)
+    method = name.rsplit(".", 1)[-1]
+    args = mod.arguments(call)
+    if len(args) < 2 or not fs_call(project, mod, call):
+        return None
+    if method in _WRITE_METHODS:
+        options = args[2] if len(args) > 2 else None
+        if options is not None and re.search(r"flag:\s*['\"`]a", mod.node_text(options)):
+            return None  # `{flag: "a"}` appends
+        return args[0]
+    if name in ("Bun.write",):
+        return args[0]
+    return None
+
+
+def _vocabulary(*texts: str) -> tuple[str, bool] | None:
+    """(word, strong) for the first state word in the texts; None when nothing marks them as run state."""
+    for text in texts:
+        m = _STRONG.search(_NOT_STATE.sub("", text))
+        if m:
+            return m.group(1).lower(), True
+    for text in texts:
+        m = _WEAK.search(_NOT_STATE.sub("", text))
+        if m:
+            return m.group(1).lower(), False
+    return None
+
+
+def _atomic_scope(mod: TsModule, scope: Node | None) -> bool:
+    """Whether the writing function also renames into place, fsyncs, or uses an atomic-write helper."""
+    if scope is None:
+        return False
+    text = mod.node_text(scope)
+    if not any(w in text for w in ("rename", "move", "link", "fsync", "fdatasync", "tomic", "steno")):
+        return False
+    return any(_ATOMIC_CALLS.search(mod.call_name(c)) for c in mod.inside(mod.calls(), scope))
+
+
+def _module_reads(mod: TsModule) -> bool:
+    """Whether the module reads files back (`readFile`, `readJson`, `createReadStream`)."""
+    return any(w in mod.text for w in _READ_WORDS)
+
+
+def _class_name(mod: TsModule, node: Node) -> str:
+    cls = next((a for a in mod.ancestors(node) if a.type in ("class_declaration", "class")), None)
+    name = cls.child_by_field_name("name") if cls is not None else None
+    return mod.node_text(name) if name is not None else ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """What a write is and how certain the finding is."""
+
+    word: str
+    """The state word that marks the file."""
+    verdict: Verdict
+    """Confirmed when the file is recoverable state that is read back."""
+    hint: str
+    """For suspected findings."""
+
+
+def _judge_write(mod: TsModule, fn: Node | None, path: Node, node: Node) -> _Judged | None:
+    """None when the write is not run state, is atomic, or writes a fresh file or an export."""
+    fname = mod.function_name(fn) if fn is not None else ""
+    path_text = mod.node_text(path)[:300]
+    built = mod.derivation_text(fn, path, 2)[:600]
+    if _TEMP.search(built) or _atomic_scope(mod, fn) or (fname and _EXPORT.search(fname)):
+        return None
+    found = _vocabulary(path_text, fname, _class_name(mod, node)) or _vocabulary(built)
+    if found is None:
+        return None
+    word, strong = found
+    reads = _module_reads(mod)
+    if not strong and not reads:
+        return None  # a record nobody reads back is an export, not recoverable state
+    if _FRESH.search(built):
+        if not strong:
+            return None
+        return _Judged(word, Verdict.SUSPECTED, f"verify that the {word} file written to `{path_text[:80]}` is what a "
+                                                "restart reads back, although its name changes per write")
+    if strong and (reads or _RECOVERY.search(word)):
+        return _Judged(word, Verdict.CONFIRMED, "")
+    return _Judged(word, Verdict.SUSPECTED, f"verify that the {word} file written to `{path_text[:80]}` is read "
+                                            "back to resume a run")
+
+
+def _hit(node: Node, path_text: str, judged: _Judged, via: str = "") -> Hit:
+    return Hit(
+        node=node,
+        verdict=judged.verdict,
+        claim=f"the {judged.word} file `{path_text[:80]}` is overwritten in place{via}, with no temp file and rename",
+        consequence="a crash or kill mid-write leaves a truncated or empty file that reads as the latest state; the "
+                    "next start resumes from corrupt state or loses the run",
+        direction="write to a temp file in the same directory, fsync it, then `fs.rename` it over the final path (or "
+                  "use `write-file-atomic`)",
+        confirm_hint=judged.hint,
+    )
+
+
+def _param_index(mod: TsModule, fn: Node, name: str) -> int | None:
+    params = fn.child_by_field_name("parameters")
+    positions = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+    return next((i for i, p in enumerate(positions) if name in {mod.node_text(n) for n in mod.pattern_names(p)}), None)
+
+
+@rule(CheckId.C3, lang="typescript", name="state-file-overwritten")
+def state_file_overwritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags run state, sessions, checkpoints and transcripts written straight over their final path
+    (`fs.writeFileSync(path, ...)`, `await writeFile(path, ...)`, a `saveJson(path, data)` helper) with no temp file
+    and rename. A crash mid-write leaves a truncated file that reads as the latest state on restart."""
+    if "write" not in mod.text or _is_test(mod):
+        return
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or b"rite" not in mod.source[callee.start_byte:callee.end_byte]:
+            continue
+        path = _write_path(project, mod, call)
+        if path is None:
+            continue
+        fn = mod.enclosing_function(call)
+        if path.type == "identifier" and fn is not None and mod.node_text(path) in mod.params(fn) and \
+                _vocabulary(mod.node_text(path)) is None:
+            yield from _generic_writer(mod, project, fn, call, mod.node_text(path))
+            continue
+        judged = _judge_write(mod, fn, path, call)
+        if judged is not None:
+            yield _hit(call, mod.node_text(path), judged)
+
+
+def _generic_writer(mod: TsModule, project: TsProject, fn: Node, call: Node, param: str) -> Iterator[Hit]:
+    """A helper that overwrites whatever path it is handed: judged where it is called with a state path."""
+    if _TEMP.search(mod.node_text(call)) or _atomic_scope(mod, fn):
+        return
+    name = mod.function_name(fn)
+    index = _param_index(mod, fn, param)
+    if index is None or name == "<anonymous>" or _EXPORT.search(name):
+        return
+    for other, site in project.callers_of(mod, fn):
+        args = other.arguments(site)
+        if index >= len(args):
+            continue
+        caller = other.enclosing_function(site)
+        judged = _judge_write(other, caller, args[index], site)
+        if judged is None:
+            continue
+        yield Hit(
+            node=site, module=other,
+            verdict=judged.verdict,
+            claim=f"the {judged.word} file `{other.node_text(args[index])[:80]}` is overwritten in place through "
+                  f"`{name}` ({mod.path}:{mod.line(call)}), with no temp file and rename",
+            consequence="a crash or kill mid-write leaves a truncated or empty file that reads as the latest state; "
+                        "the next start resumes from corrupt state or loses the run",
+            direction=f"make `{name}` write a temp file in the same directory and `fs.rename` it over the target",
+            confirm_hint=judged.hint,
+        )
+
+
+def _is_test(mod: TsModule) -> bool:
+    path = mod.path.lower()
+    return bool(re.search(r"(^|/)(__tests__|tests?|spec|fixtures?)/|\.(test|spec)\.[cm]?[jt]sx?$", path))
+
+
+# ---------------------------------------------------------------- torn JSONL lines
+_SPLIT_LINES = re.compile(r"\.split\(\s*(['\"`](\\r)?\\n['\"`]|/[^/\n]*\\n[^/\n]*/\w*|(os\.)?EOL)\s*\)")
+_FILE_READ = re.compile(r"\b(readFileSync|readFile|readTextFile|createReadStream)\s*\(|Bun\.file\(")
+
+
+def _line_source(mod: TsModule, parse: Node, arg: Node) -> Node | None:
+    """The expression whose lines `arg` iterates: a `for...of` over it, or the receiver of a `.map`/`.forEach` whose
+    callback receives the line."""
+    if arg.type != "identifier":
+        return None
+    name = mod.node_text(arg)
+    for anc in mod.ancestors(parse):
+        if anc.type == "for_in_statement":
+            left, right = anc.child_by_field_name("left"), anc.child_by_field_name("right")
+            if left is not None and right is not None and name in {mod.node_text(n) for n in (
+                    mod.pattern_names(left) if left.type != "identifier" else [left])}:
+                return right
+        elif anc.type in FUNCTION_TYPES:
+            if name not in mod.params(anc):
+                continue
+            parent = anc.parent
+            call = parent.parent if parent is not None and parent.type == "arguments" else None
+            callee = call.child_by_field_name("function") if call is not None else None
+            if callee is not None and callee.type == "member_expression" and mod.node_text(
+                    callee.child_by_field_name("property")) in ("map", "forEach", "flatMap", "filter", "reduce"):
+                return callee.child_by_field_name("object")
+            return None
+    return None
+
+
+def _parse_sites(mod: TsModule) -> Iterator[tuple[Node, Node]]:
+    """(node, line source) for `JSON.parse(line)` per line and for `.map(JSON.parse)` over split lines."""
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or mod.source[callee.start_byte:callee.end_byte] != b"JSON.parse":
+            continue
+        args = mod.arguments(call)
+        if not args:
+            continue
+        source = _line_source(mod, call, args[0])
+        if source is not None:
+            yield call, source
+    at = mod.source.find(b"(JSON.parse)")
+    while at >= 0:
+        node = mod.tree.root_node.descendant_for_byte_range(at + 1, at + 11)
+        args = node.parent if node is not None else None
+        call = args.parent if args is not None and args.type == "arguments" else None
+        callee = call.child_by_field_name("function") if call is not None else None
+        if call is not None and callee is not None and callee.type == "member_expression" and \
+                node is not None and mod.node_text(callee.child_by_field_name("property")) in ("map", "forEach"):
+            receiver = callee.child_by_field_name("object")
+            if receiver is not None:
+                yield node, receiver
+        at = mod.source.find(b"(JSON.parse)", at + 12)
+
+
+def _origin(mod: TsModule, fn: Node | None, source: Node) -> str:
+    return mod.derivation_text(fn, source, 3)
+
+
+@rule(CheckId.C3, lang="typescript", name="jsonl-torn-line-unhandled")
+def jsonl_torn_line_unhandled(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a session / transcript JSONL read back from a file with `JSON.parse(line)` per line and no `try`. An
+    appending writer that dies mid-line leaves a torn last record, and recovery then fails on the one file it needs
+    instead of skipping the incomplete line."""
+    if "JSON.parse" not in mod.text or _is_test(mod):
+        return
+    for node, source in _parse_sites(mod):
+        if node.type == "call_expression" and mod.guarded(node):
+            continue
+        fn = mod.enclosing_function(source)
+        origin = _origin(mod, fn, source)
+        readline = "createInterface" in origin or "readline" in origin
+        if not (_SPLIT_LINES.search(origin) or readline) or not _FILE_READ.search(origin):
+            continue  # lines handed over as a string or read through a storage API: a torn line is not shown
+        found = _vocabulary(origin, mod.function_name(fn) if fn is not None else "") or (
+            ("jsonl", False) if ".jsonl" in origin else None)
+        if found is None:
+            continue
+        shown = mod.node_text(source)[:80]
+        yield Hit(
+            node=node if node.type == "call_expression" else source,
+            verdict=Verdict.SUSPECTED,
+            claim=f"each line of the {found[0]} JSONL (`{shown}`) is decoded with no `try`: a torn last line aborts "
+                  "the read",
+            consequence="after a crash mid-append the record file cannot be read back at all, so the run or its "
+                        "history cannot be recovered",
+            direction="wrap each line's `JSON.parse` in `try/catch` and skip (and report) a last line that fails to "
+                      "decode; treat only complete lines as records",
+            confirm_hint=f"verify that `{shown}` comes from a file that is appended to while a run is live and that "
+                         "this read is on the resume or recovery path",
+        )
+
+
+# ---------------------------------------------------------------- resume re-runs calls without a result
+_RESUME_FN = re.compile(r"(resume|restore|recover|replay|reload|rehydrate|continueFrom|continue_from)", re.I)
+_RUN_CALLS = re.compile(r"^#?(run|execute|exec|invoke|dispatch|perform|process|handle)_?\w*(calls?|tools?|actions?|steps?|"
+                        r"uses?)$", re.I)
+_PENDING_VALUE = re.compile(r"(pending|unanswered|outstanding|incomplete|unfinished|unresolved|dangling)", re.I)
+_PENDING_WORD = re.compile(r"(tool_?calls|toolCalls|toolUses|pending|unanswered|outstanding|incomplete|unfinished|"
+                           r"unresolved|dangling)", re.I)
+
+
+@rule(CheckId.C3, lang="typescript", name="resume-replays-pending-calls")
+def resume_replays_pending_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a resume / restore function that re-executes the tool calls found without a recorded result. The result
+    is written only after a call runs, so a call that completed its side effect just before the crash is run again
+    on resume."""
+    for fn in mod.functions():
+        fname = mod.function_name(fn)
+        if not _RESUME_FN.search(fname):
+            continue
+        pending = {name for name, values in mod.bindings(fn).items()
+                   if _PENDING_WORD.search(name) or any(_PENDING_VALUE.search(mod.node_text(v)[:300]) for v in values)}
+        if not pending:
+            continue
+        for call in mod.inside(mod.calls(), fn):
+            if mod.enclosing_function(call) != fn:
+                continue
+            name = mod.call_name(call)
+            if not _RUN_CALLS.search(name.rsplit(".", 1)[-1]):
+                continue
+            handed = {mod.node_text(i) for a in mod.arguments(call) for i in mod.identifiers(a)}
+            loops = [lp for lp in mod.enclosing_loops(call) if lp.type == "for_in_statement"]
+            looped = {mod.node_text(i) for lp in loops for i in mod.identifiers(lp.child_by_field_name("right"))}
+            arg = next((p for p in sorted(pending) if p in handed or p in looped), None)
+            if arg is None:
+                continue
+            yield Hit(
+                node=call,
+                verdict=Verdict.SUSPECTED,
+                claim=f"`{fname}` re-runs `{arg}` (calls with no recorded result) through `{name}`; a call's "
+                      "completion is recorded only after it runs",
+                consequence="a call whose side effect completed just before the crash is executed a second time on "
+                            "resume",
+                direction="record an intent (call id) before executing and, on resume, report unresolved calls to the "
+                          "model (or check idempotency keys) instead of re-running them blindly",
+                confirm_hint=f"verify that the calls in `{arg}` can have side effects and that nothing before `{name}` "
+                             "checks whether they already ran",
+            )
+            break

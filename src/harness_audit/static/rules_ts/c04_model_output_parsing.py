@@ -1,0 +1,645 @@
+"""C4 · Model output parsing — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `tool-arguments-parse-unguarded`: `JSON.parse` of a tool call's arguments (or of the model's JSON reply) that no
+  `try`/`.catch` on the path catches, in its function or in a caller up to two hops.
+- `stream-end-commits-partial-calls`: streamed tool-call argument fragments are accumulated and nothing in the
+  project compares `finish_reason` / `stop_reason` / `finishReason` with `length` / `max_tokens` (or with the
+  tool-call stop value), so a stream cut off by the token limit yields "complete" calls.
+- `aborted-stream-calls-committed`: a `for await` over a stream that accumulates tool-call fragments `break`s on
+  abort / error, and the code after the loop commits the accumulated calls without checking how the stream ended.
+- `tool-delta-indexed-array`: streamed fragments placed with `calls[delta.index]` into an array.
+- `tool-call-pushed-per-delta`: every streamed fragment `push`ed as a new call object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+
+_PARSE_BYTES = {b"JSON.parse", b"JSON5.parse", b"json5.parse", b"secureJsonParse", b"sjson.parse"}
+_MODEL_JSON = re.compile(
+    r"\.arguments\b|\[['\"`]arguments['\"`]\]|partial_?json|partialJson|input_?json\b|inputJson"
+    r"|choices\[\d+\]\.message\.content|\.output_?text\b|\boutputText\b|\.content\[\d+\]\.text\b"
+    r"|\b(arguments|args)_?(json|str|string|text|raw|buffer|buf)\b|\braw_?(arguments|args)\b|\btool_?(arguments|args)\b"
+    r"|\bfunction_?args\b",
+    re.I)
+"""Text that says a value is the model's own JSON: tool-call arguments, a streamed input fragment, a JSON reply."""
+_MODEL_JSON_PARAMS = re.compile(
+    r"^(argsJson|argumentsJson|args_json|arguments_json|rawArgs|rawArguments|raw_args|raw_arguments|argsStr|"
+    r"argsString|argumentsString|argumentsText|toolArguments|tool_arguments|functionArgs|function_args|"
+    r"partialJson|inputJson|input_json)$")
+_DRIVES = re.compile(
+    r"tool_?calls|toolCalls|tool_use|function_call|chat\.completions\.(create|stream)|messages\.(create|stream)|"
+    r"responses\.(create|stream)|\bstreamText\b|\bgenerateText\b|for\s+await\b")
+"""Text of a function that is the turn itself: an error escaping it ends the agent's run."""
+
+
+def _norm(text: str) -> str:
+    """Optional chaining and non-null assertions read as plain access (`a?.b!.c` -> `a.b.c`)."""
+    return text.replace("?.[", "[").replace("?.", ".").replace("!.", ".").replace("![", "[")
+
+
+def _is_model_json(mod: TsModule, fn: Node | None, arg: Node) -> bool:
+    if arg.type == "identifier" and fn is not None and mod.node_text(arg) in mod.params(fn) \
+            and _MODEL_JSON_PARAMS.match(mod.node_text(arg)):
+        return True
+    return bool(_MODEL_JSON.search(_norm(mod.derivation_text(fn, arg))))
+
+
+def _drives_tool_calls(mod: TsModule, fn: Node | None) -> bool:
+    return fn is None or bool(_DRIVES.search(mod.node_text(fn)))
+
+
+def _caller_handles(project: TsProject, mod: TsModule, fn: Node, depth: int = 2) -> bool | None:
+    """True when a caller (up to `depth` hops) catches the error; False when every caller lets it reach a function
+    that drives the tool calls; None when no caller is visible or a chain ends elsewhere."""
+    callers = project.callers_of(mod, fn)
+    if not callers:
+        return None
+    result: bool | None = False
+    for cmod, call in callers:
+        if cmod.guarded(call):
+            return True
+        cfn = cmod.enclosing_function(call)
+        if cfn is None:
+            continue
+        if depth > 1:
+            upper = _caller_handles(project, cmod, cfn, depth - 1)
+            if upper:
+                return True
+            if upper is None and not _drives_tool_calls(cmod, cfn):
+                result = None
+        elif not _drives_tool_calls(cmod, cfn):
+            result = None
+    return result
+
+
+@rule(CheckId.C4, lang="typescript", name="tool-arguments-parse-unguarded")
+def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `JSON.parse` of a tool call's arguments (or the model's JSON reply) that no `try`/`.catch` catches,
+    neither in its function nor in a caller two hops up. Malformed arguments are routine model output; the
+    `SyntaxError` ends the whole run instead of becoming an error result the model can react to."""
+    if "parse" not in mod.text:
+        return
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.end_byte - callee.start_byte > 16 or \
+                mod.source[callee.start_byte:callee.end_byte] not in _PARSE_BYTES:
+            continue
+        args = mod.arguments(call)
+        if not args:
+            continue
+        fn = mod.enclosing_function(call)
+        if not _is_model_json(mod, fn, args[0]) or mod.guarded(call):
+            continue
+        decoded = mod.node_text(args[0])[:80]
+        handled = _caller_handles(project, mod, fn) if fn is not None else None
+        if handled:
+            continue
+        if handled is None and not _drives_tool_calls(mod, fn):
+            assert fn is not None  # module level drives the calls
+            fname = mod.function_name(fn)
+            yield Hit(
+                node=call, verdict=Verdict.SUSPECTED,
+                claim=f"`JSON.parse({decoded})` decodes model output with no `try` in `{fname}`",
+                consequence="a tool call with malformed JSON arguments throws out of the tool path unless a caller "
+                            "catches it",
+                direction="wrap the parse in `try/catch` and answer the call with an error tool result "
+                          "(\"invalid JSON arguments: ...\") so the model can retry",
+                confirm_hint=f"verify that every caller of `{fname}` catches the `SyntaxError` around the call",
+            )
+            continue
+        yield Hit(
+            node=call,
+            claim=f"`JSON.parse({decoded})` decodes model output and no `try`/`.catch` on the path catches "
+                  "a `SyntaxError`",
+            consequence="one tool call with malformed or truncated JSON arguments crashes the agent loop",
+            direction="wrap the parse in `try/catch` and answer the call with an error tool result so the model "
+                      "can retry",
+        )
+
+
+# ---------------------------------------------------------------- streamed fragments
+_FRAGMENT = re.compile(r"\.arguments\b|\[['\"`]arguments['\"`]\]|partial_?json|partialJson|argumentsDelta|"
+                       r"arguments_delta|argsTextDelta|inputTextDelta|input_json_delta")
+_STREAM_WORDS = re.compile(r"\b(delta|deltas|chunk|chunks|partial_json|content_block_delta|stream|for\s+await)\b")
+_FINISH_TEXT = re.compile(r"finish_?reason|stop_?reason|finishReason|stopReason|incomplete_details|\.status\b",
+                          re.I)
+_END_VALUES = {"length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "incomplete", "model_length",
+               "tool_calls", "tool_use", "tool-calls", "function_call"}
+"""Finish values whose comparison shows the stream's ending is checked (truncated, or ended on tool calls)."""
+_TRUNCATION_ERRORS = re.compile(r"\b(LengthFinishReasonError|IncompleteToolCall\w*|MaxTokens\w*(Error|Exceeded)|"
+                                r"\w*Truncat\w*(Error|Exception))\b")
+
+_TRUNCATION_WORDS = (b"LengthFinishReason", b"IncompleteToolCall", b"MaxTokens", b"Truncat")
+_PROJECT_MEMO: list[tuple[TsProject, bool]] = []
+
+
+def _project_checks_ending(project: TsProject) -> bool:
+    """Whether any module compares a finish/stop reason with a truncation or tool-call value (cached)."""
+    if _PROJECT_MEMO and _PROJECT_MEMO[0][0] is project:
+        return _PROJECT_MEMO[0][1]
+    found = False
+    for mod in project.modules.values():
+        if any(word in mod.source for word in _TRUNCATION_WORDS) and _TRUNCATION_ERRORS.search(mod.text):
+            found = True
+            break
+        if any(_compares_ending(mod, s) for s in _string_literals(mod)):
+            found = True
+            break
+    _PROJECT_MEMO[:] = [(project, found)]
+    return found
+
+
+def _string_literals(mod: TsModule) -> Iterator[Node]:
+    """String literals whose value is an ending value (found by searching the source for the quoted value)."""
+    for value in _END_VALUES:
+        raw = value.encode("utf-8")
+        for quote in (b'"', b"'", b"`"):
+            needle = quote + raw + quote
+            start = 0
+            while (at := mod.source.find(needle, start)) >= 0:
+                start = at + len(needle)
+                node = mod.tree.root_node.descendant_for_byte_range(at, at + len(needle))
+                if node is not None and node.type == "string_fragment" and node.parent is not None:
+                    node = node.parent
+                if node is not None and mod.string_value(node) == value:
+                    yield node
+
+
+def _compares_ending(mod: TsModule, literal: Node) -> bool:
+    """`reason === "length"`, `case "max_tokens":`, `["length", ...].includes(reason)` on a finish/stop reason."""
+    parent = literal.parent
+    if parent is None:
+        return False
+    if parent.type == "binary_expression" and re.search(r"[=!]=", mod.node_text(parent)):
+        return bool(_FINISH_TEXT.search(mod.node_text(parent)))
+    if parent.type == "switch_case":
+        switch = next((a for a in mod.ancestors(parent) if a.type == "switch_statement"), None)
+        value = switch.child_by_field_name("value") if switch is not None else None
+        return value is not None and bool(_FINISH_TEXT.search(mod.node_text(value)))
+    if parent.type == "array":
+        stmt = parent.parent
+        return stmt is not None and bool(_FINISH_TEXT.search(mod.node_text(stmt)))
+    return False
+
+
+def _root_name(mod: TsModule, node: Node) -> str | None:
+    cur: Node | None = node
+    while cur is not None and cur.type in ("member_expression", "subscript_expression", "call_expression",
+                                           "non_null_expression", "parenthesized_expression"):
+        field = "function" if cur.type == "call_expression" else "object"
+        cur = cur.child_by_field_name(field) if cur.type not in ("non_null_expression", "parenthesized_expression") \
+            else (cur.named_children[0] if cur.named_children else None)
+    if cur is None or cur.type not in ("identifier", "this"):
+        return None
+    return mod.node_text(cur)
+
+
+_FRAGMENT_WORDS = (".arguments", "'arguments'", '"arguments"', "partial_json", "partialJson", "argumentsDelta",
+                   "arguments_delta", "TextDelta", "json_delta")
+"""Literal spellings of `_FRAGMENT` (a regex over every module's whole text is slow; `in` and `find` are not)."""
+
+
+def _has_fragments(mod: TsModule) -> bool:
+    return any(word in mod.text for word in _FRAGMENT_WORDS)
+
+
+def _fragment_offsets(mod: TsModule) -> list[tuple[int, int]]:
+    """Byte ranges of the fragment spellings in the source, in order."""
+    out: list[tuple[int, int]] = []
+    for word in _FRAGMENT_WORDS:
+        raw = word.encode("utf-8")
+        at = mod.source.find(raw)
+        while at >= 0:
+            out.append((at, at + len(raw)))
+            at = mod.source.find(raw, at + len(raw))
+    out.sort()
+    return out
+_SITE_METHODS = {"push", "set", "concat"}
+
+
+def _fragment_sites(mod: TsModule) -> list[tuple[Node, Node]]:
+    """(site, accumulator) where a tool-call argument fragment is added to an accumulator inside a loop of a
+    streaming function (found from the fragment's text up to the statement that accumulates it)."""
+    out: list[tuple[Node, Node]] = []
+    seen: set[int] = set()
+    streaming: dict[int, bool] = {}
+    for start, end in _fragment_offsets(mod):
+        node = mod.tree.root_node.descendant_for_byte_range(start, end)
+        site: tuple[Node, Node] | None = None
+        for _ in range(8):
+            if node is None or node.type.endswith("_statement") or node.type in FUNCTION_TYPES:
+                break
+            site = _accumulation(mod, node)
+            if site is not None:
+                break
+            node = node.parent
+        if site is None or site[0].id in seen:
+            continue
+        seen.add(site[0].id)
+        if not mod.enclosing_loops(site[0]):
+            continue
+        fn = mod.enclosing_function(site[0])
+        key = fn.id if fn is not None else 0
+        if key not in streaming:
+            streaming[key] = bool(_STREAM_WORDS.search(mod.node_text(fn) if fn is not None else mod.text))
+        if streaming[key]:
+            out.append(site)
+    out.sort(key=lambda s: s[0].start_byte)
+    return out
+
+
+def _accumulation(mod: TsModule, node: Node) -> tuple[Node, Node] | None:
+    """(node, accumulator) when `node` adds its right side to an accumulator: `a += x`, `a = a + x`,
+    `a.push(x)`, `m.set(k, x)`, `a.concat(x)`."""
+    kind = node.type
+    if kind == "augmented_assignment_expression":
+        op = node.child_by_field_name("operator")
+        target = node.child_by_field_name("left")
+        return (node, target) if target is not None and (op is None or mod.node_text(op) == "+=") else None
+    if kind == "assignment_expression":
+        value = node.child_by_field_name("right")
+        target = node.child_by_field_name("left")
+        if target is not None and value is not None and value.type == "binary_expression" and \
+                mod.node_text(value.child_by_field_name("operator")) == "+":
+            return node, target
+        return None
+    if kind == "call_expression":
+        callee = node.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression" or \
+                mod.node_text(callee.child_by_field_name("property")) not in _SITE_METHODS:
+            return None
+        target = callee.child_by_field_name("object")
+        return (node, target) if target is not None and mod.arguments(node) else None
+    return None
+
+
+def _accumulator_names(mod: TsModule, fn: Node | None, target: Node) -> set[str]:
+    """The local names the fragments end up in: the accumulator's root and, for `const c = calls[i]`, `calls`."""
+    names: set[str] = set()
+    root = _root_name(mod, target)
+    if root is not None:
+        names.add(root)
+    for name in list(names):
+        for value in mod.bindings(fn).get(name, []):
+            base = _root_name(mod, value)
+            if base is not None and value.type in ("subscript_expression", "call_expression", "member_expression",
+                                                   "non_null_expression", "binary_expression"):
+                names.add(base)
+            elif value.type == "binary_expression":
+                left = value.child_by_field_name("left")
+                base = _root_name(mod, left) if left is not None else None
+                if base is not None:
+                    names.add(base)
+    # `calls.push(current)` / `byIndex.set(i, entry)`: the accumulating object lives in that container too
+    scope = fn if fn is not None else mod.tree.root_node
+    for call in mod.inside(mod.calls(), scope):
+        callee = mod.call_name(call)
+        if not callee.endswith((".push", ".set", ".unshift")):
+            continue
+        if any(a.type == "identifier" and mod.node_text(a) in names for a in mod.arguments(call)):
+            fn_node = call.child_by_field_name("function")
+            receiver = fn_node.child_by_field_name("object") if fn_node is not None else None
+            base = _root_name(mod, receiver) if receiver is not None else None
+            if base is not None:
+                names.add(base)
+    return names
+
+
+def _statement(node: Node) -> Node:
+    """The statement that contains `node` (the node itself when it is one)."""
+    cur = node
+    while cur.parent is not None and not cur.type.endswith(("_statement", "_declaration")) \
+            and cur.parent.type not in ("statement_block", "program"):
+        cur = cur.parent
+    return cur
+
+
+def _uses_after(mod: TsModule, fn: Node | None, names: set[str], after: Node) -> Node | None:
+    """The first statement after `after` (in the same function) that reads one of `names`."""
+    scope = fn if fn is not None else mod.tree.root_node
+    best: Node | None = None
+    stack = [scope]
+    while stack:
+        cur = stack.pop()
+        if cur.end_byte <= after.end_byte:
+            continue
+        if cur.type in ("identifier", "this") and cur.start_byte > after.end_byte and mod.node_text(cur) in names:
+            if best is None or cur.start_byte < best.start_byte:
+                best = cur
+            continue
+        stack.extend(cur.named_children)
+    return _statement(best) if best is not None else None
+
+
+def _stream_loop(mod: TsModule, site: Node) -> Node:
+    """The outermost loop of the site's function: the loop that consumes the stream."""
+    return mod.enclosing_loops(site)[-1]
+
+
+@rule(CheckId.C4, lang="typescript", name="stream-end-commits-partial-calls")
+def stream_end_commits_partial_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags streamed tool-call fragments accumulated into calls when nothing in the project compares the finish or
+    stop reason with `length` / `max_tokens` (or with the tool-call stop value). A stream cut off by the token limit
+    yields calls whose arguments are truncated, and they are executed or stored as if complete."""
+    if not _has_fragments(mod) or _project_checks_ending(project):
+        return
+    seen: set[int] = set()
+    for site, target in _fragment_sites(mod):
+        fn = mod.enclosing_function(site)
+        key = fn.id if fn is not None else 0
+        if key in seen:
+            continue
+        seen.add(key)
+        names = _accumulator_names(mod, fn, target)
+        if "this" in names:
+            # fragments kept in object state are committed by whoever reads that state later
+            continue
+        loop = _stream_loop(mod, site)
+        cited = _uses_after(mod, fn, names, loop) or _statement(site)
+        fname = mod.function_name(fn) if fn is not None else "the module"
+        if _FINISH_TEXT.search(mod.node_text(fn) if fn is not None else mod.text):
+            yield Hit(
+                node=cited, verdict=Verdict.SUSPECTED,
+                claim=f"`{fname}` accumulates streamed tool-call arguments and reads the finish reason, but nothing "
+                      "compares it with `length`/`max_tokens`",
+                consequence="a stream cut off by the token limit yields tool calls with truncated arguments that are "
+                            "executed as if complete",
+                direction="when the finish reason is `length` (or the stop reason `max_tokens`), discard the "
+                          "accumulated calls and retry or report the truncation",
+                confirm_hint=f"verify whether the finish reason read in `{fname}` is checked for a token-limit stop "
+                             "before its tool calls run",
+            )
+            continue
+        yield Hit(
+            node=cited,
+            claim=f"`{fname}` accumulates streamed tool-call arguments and no finish reason is checked for a "
+                  "token-limit stop anywhere",
+            consequence="a stream cut off by the token limit yields tool calls with truncated arguments that are "
+                        "executed or stored as if complete",
+            direction="capture finish_reason/stop_reason from the stream and, on `length`/`max_tokens`, discard the "
+                      "accumulated calls instead of executing them",
+        )
+
+
+_ABORT_TEXT = re.compile(r"abort|cancel|signal|interrupt|stop|timeout|timed_?out|deadline|budget|shutdown|closed",
+                         re.I)
+_ABORT_GUARD = re.compile(r"abort|cancel|signal|interrupt", re.I)
+_TERMINAL = re.compile(r"finish|stop_?reason|done|complete|ended|terminal|incomplete|partial|truncat", re.I)
+_NEGATED = re.compile(r"!==?|!\s*[\w(]|==\s*null|===\s*(null|undefined)|incomplete|partial|truncat", re.I)
+
+
+def _ending_guard(text: str) -> bool:
+    """A test that fails for a stream that ended early: an abort check, or a terminal state required to be set
+    (`finishReason !== "tool_calls"`, `!done`); `stopReason === "max_tokens"` alone passes an aborted stream."""
+    return bool(_ABORT_GUARD.search(text)) or bool(_TERMINAL.search(text)) and bool(_NEGATED.search(text))
+
+
+def _own_breaks(mod: TsModule, loop: Node) -> list[Node]:
+    """`break` statements that leave `loop` itself (not a nested loop or a `switch`)."""
+    out: list[Node] = []
+    for brk in mod.inside(mod.nodes("break_statement"), loop):
+        if brk.named_child_count:  # a labelled break: target unknown
+            continue
+        owner = next((a for a in mod.ancestors(brk) if a.type in ("switch_statement", "for_statement",
+                                                                   "for_in_statement", "while_statement",
+                                                                   "do_statement") or a.type in
+                      ("function_declaration", "arrow_function", "function_expression", "method_definition")),
+                     None)
+        if owner == loop:
+            out.append(brk)
+    return out
+
+
+def _early_end(mod: TsModule, brk: Node, loop: Node) -> tuple[str, set[str]] | None:
+    """Why a `break` ends the stream early (an abort test, or an error caught inside the loop) and the names its
+    branch sets (a flag a later check may read)."""
+    for anc in mod.ancestors(brk):
+        if anc == loop:
+            break
+        if anc.type == "catch_clause":
+            return "an error", _assigned_names(mod, anc)
+        if anc.type == "if_statement":
+            cond = anc.child_by_field_name("condition")
+            if cond is not None and _ABORT_TEXT.search(mod.node_text(cond)):
+                return f"`{mod.node_text(cond).strip('()')[:60]}`", _assigned_names(mod, anc)
+    return None
+
+
+def _assigned_names(mod: TsModule, node: Node) -> set[str]:
+    out: set[str] = set()
+    for assign in mod.inside(mod.nodes("assignment_expression"), node):
+        left = assign.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            out.add(mod.node_text(left))
+    return out
+
+
+def _guarded_between(mod: TsModule, loop: Node, commit: Node, flags: set[str]) -> bool:
+    """Whether an `if` (or `throwIfAborted()`) between the loop's end and the commit, or the commit itself, tests
+    how the stream ended."""
+    parent = loop.parent
+    if parent is None:
+        return False
+    for stmt in parent.named_children:
+        if stmt.start_byte <= loop.end_byte or stmt.start_byte > commit.start_byte:
+            continue
+        text = mod.node_text(stmt.child_by_field_name("condition")) if stmt.type == "if_statement" else ""
+        if stmt.type != "if_statement" and "throwIfAborted" in mod.node_text(stmt):
+            return True
+        if text and (_ending_guard(text) or any(re.search(rf"\b{re.escape(f)}\b", text) for f in flags)):
+            return True
+    for anc in mod.ancestors(commit):
+        if anc == loop.parent:
+            break
+        if anc.type in ("if_statement", "ternary_expression"):
+            cond = anc.child_by_field_name("condition")
+            if cond is not None and _ending_guard(mod.node_text(cond)):
+                return True
+    return False
+
+
+@rule(CheckId.C4, lang="typescript", name="aborted-stream-calls-committed")
+def aborted_stream_calls_committed(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a `for await` over a model stream that accumulates tool-call fragments and `break`s on abort or on an
+    error, when the code after the loop commits the accumulated calls without checking how the stream ended. The
+    calls cut off mid-arguments are executed or stored in history as if complete."""
+    if "for await" not in mod.text or not _has_fragments(mod):
+        return
+    seen: set[int] = set()
+    for site, target in _fragment_sites(mod):
+        loop = next((lp for lp in mod.enclosing_loops(site) if mod.node_text(lp).startswith("for await")), None)
+        if loop is None or loop.id in seen:
+            continue
+        seen.add(loop.id)
+        fn = mod.enclosing_function(site)
+        names = _accumulator_names(mod, fn, target) - {"this"}
+        if not names:
+            continue
+        ended = next(((b, e) for b in _own_breaks(mod, loop) if (e := _early_end(mod, b, loop)) is not None), None)
+        if ended is None:
+            continue
+        brk, (why, flags) = ended
+        commit = _uses_after(mod, fn, names, loop)
+        if commit is None or _guarded_between(mod, loop, commit, flags):
+            continue
+        yield Hit(
+            node=commit,
+            claim=f"the stream loop breaks early on {why} (line {mod.line(brk)}) and this commits the tool calls "
+                  "accumulated so far without checking that the stream completed",
+            consequence="a stream ended early leaves calls with cut-off arguments, which are executed or stored in "
+                        "history as if complete",
+            direction="record how the stream ended (a terminal event / finish reason) and, when it did not "
+                      "complete, discard the partial calls (or answer them with an 'interrupted' result) instead "
+                      "of committing them",
+        )
+
+
+def _array_declared(mod: TsModule, fn: Node | None, container: Node) -> bool:
+    """Whether the container is an array: a local bound to `[]`/`new Array()`, or a class field initialised so."""
+    text = mod.node_text(container)
+    if container.type == "identifier":
+        values = mod.bindings(fn).get(text, [])
+        return bool(values) and _is_array_value(mod, values[0])
+    if container.type == "member_expression" and text.startswith("this."):
+        prop = text[len("this."):]
+        cls = next((a for a in mod.ancestors(container) if a.type in ("class_declaration", "class")), None)
+        if cls is None:
+            return False
+        for fld in mod.inside(mod.nodes("public_field_definition", "field_definition"), cls):
+            name = fld.child_by_field_name("name") or fld.child_by_field_name("property")
+            if name is not None and mod.node_text(name) == prop:
+                value = fld.child_by_field_name("value")
+                return value is not None and _is_array_value(mod, value)
+        for assign in mod.inside(mod.nodes("assignment_expression"), cls):
+            if mod.node_text(assign.child_by_field_name("left")) == text:
+                value = assign.child_by_field_name("right")
+                return value is not None and _is_array_value(mod, value)
+    return False
+
+
+def _is_array_value(mod: TsModule, value: Node) -> bool:
+    if value.type == "as_expression" and value.named_children:
+        value = value.named_children[0]
+    if value.type == "array":
+        return True
+    return value.type in ("new_expression", "call_expression") and mod.call_name(value) in {
+        "new Array", "Array", "Array.from", "Array.of"} or mod.call_name(value) == "Array"
+
+
+_DELTA_WORDS = (".index]", ".index ??", ".index??", ".index!]", "index']", 'index"]')
+"""Literal spellings of a subscript by a fragment's own index (`calls[delta.index]`, `calls[tc["index"]]`)."""
+_DELTA_BASE = re.compile(r"delta|tool|call|event|chunk|block|part|\btc\b|\bfc\b", re.I)
+
+
+def _delta_index(mod: TsModule, index: Node) -> bool:
+    """`tc.index` / `delta["index"]`: the position a streamed fragment claims for itself."""
+    text = _norm(mod.node_text(index))
+    m = re.fullmatch(r"([\w.\[\]'\"]+?)(?:\.index|\[['\"]index['\"]\])(\s*\?\?\s*0)?", text)
+    return m is not None and bool(_DELTA_BASE.search(m.group(1)))
+
+
+@rule(CheckId.C4, lang="typescript", name="tool-delta-indexed-array")
+def tool_delta_indexed_array(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags streamed tool-call fragments placed with `calls[delta.index]` into an array. An array assumes the
+    indices start at 0 with no gaps; a provider that starts at 1, skips one or sends no index leaves holes or a
+    stray `"undefined"` property, and the loop over the calls then meets `undefined` (a Map keyed by index or id
+    has no such assumption)."""
+    if not any(word in mod.text for word in _DELTA_WORDS):
+        return
+    reported: set[tuple[int, str]] = set()
+    for sub in _subscripts(mod):
+        index = sub.child_by_field_name("index")
+        container = sub.child_by_field_name("object")
+        if index is None or container is None or not _delta_index(mod, index):
+            continue
+        fn = mod.enclosing_function(sub)
+        key = (fn.id if fn is not None else 0, mod.node_text(container))
+        if key in reported or not _STREAM_WORDS.search(mod.node_text(fn) if fn is not None else mod.text):
+            continue
+        if not _array_declared(mod, fn, container):
+            continue
+        fn_text = mod.node_text(fn) if fn is not None else ""
+        if re.search(rf"while\s*\(\s*{re.escape(key[1])}\.length\s*<", fn_text):
+            continue  # padded up to the index first
+        reported.add(key)
+        idx = mod.node_text(index)
+        yield Hit(
+            node=_statement(sub), verdict=Verdict.SUSPECTED,
+            claim=f"streamed tool calls are stored by position: `{key[1]}[{idx}]` indexes an array",
+            consequence="a stream whose tool-call indices start above 0, skip one or are missing leaves holes or "
+                        "merges fragments into the wrong call, and the calls loop then meets `undefined`",
+            direction=f"accumulate into a `Map` keyed by `{idx}` (or the call id) and order by key at the end",
+            confirm_hint=f"verify the provider behind this stream can send a first `{idx}` above 0, a gap or no "
+                         "index at all",
+        )
+
+
+def _subscripts(mod: TsModule) -> list[Node]:
+    """Subscript expressions inside outermost loops (where accumulation happens), in source order;
+    `subscript_expression` is not in the module index."""
+    out: list[Node] = []
+    for loop in mod.nodes("for_statement", "for_in_statement", "while_statement", "do_statement"):
+        if mod.enclosing_loops(loop):
+            continue
+        stack = [loop]
+        while stack:
+            cur = stack.pop()
+            if cur.type == "subscript_expression":
+                out.append(cur)
+            if cur.type in ("arrow_function", "function_expression", "function_declaration"):
+                continue
+            stack.extend(cur.named_children)
+    out.sort(key=lambda n: n.start_byte)
+    return out
+
+
+def _builds_call(mod: TsModule, node: Node) -> bool:
+    if node.type != "object":
+        return False
+    keys = set(mod.object_keys(node))
+    return bool(keys & {"function", "arguments"}) or {"id", "name"} <= keys
+
+
+@rule(CheckId.C4, lang="typescript", name="tool-call-pushed-per-delta")
+def tool_call_pushed_per_delta(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a loop over a delta's tool calls that pushes a new call object for every fragment, unconditionally.
+    Providers that split one call's arguments over many deltas (OpenAI does) then produce one broken call per
+    fragment instead of one call with the joined arguments."""
+    if "delta" not in mod.text:
+        return
+    for loop in mod.nodes("for_in_statement"):
+        right = loop.child_by_field_name("right")
+        text = mod.node_text(right)
+        if right is None or "delta" not in text or not re.search(r"tool_?calls|toolCalls|tool_use", text):
+            continue
+        body = loop.child_by_field_name("body")
+        stmts = body.named_children if body is not None and body.type == "statement_block" else \
+            [body] if body is not None else []
+        for stmt in stmts:
+            call = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
+            if call is None or call.type != "call_expression" or not mod.call_name(call).endswith(".push"):
+                continue
+            args = mod.arguments(call)
+            if not args or not _builds_call(mod, args[0]):
+                continue
+            target = mod.call_name(call).rsplit(".", 1)[0]
+            yield Hit(
+                node=stmt, verdict=Verdict.SUSPECTED,
+                claim=f"every streamed tool-call fragment is pushed to `{target}` as a new call",
+                consequence="a call whose arguments arrive over several deltas becomes several calls with partial, "
+                            "unparsable arguments",
+                direction="merge fragments into a Map keyed by the delta's index (or id) and build the calls once "
+                          "the stream ends",
+                confirm_hint="verify the provider splits one call's arguments across several deltas (OpenAI chat "
+                             "completions does), so each fragment here becomes its own call",
+            )
+            break

@@ -1,0 +1,298 @@
+"""C6 · Secrets and ambient environment — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `model-command-inherits-env`: `child_process` `exec`/`spawn`/`execFile`/`fork` (sync variants too), `execa`,
+  `Bun.spawn` or `node-pty` running a model-chosen command with no `env` option, `env: process.env`, or
+  `env: { ...process.env, X }`. Suspected when the command is a `command` parameter not traced to a tool call.
+- `execa-env-merged-with-parent`: `execa(..., { env: {...} })` without `extendEnv: false`: execa adds the whole
+  `process.env` to the allow-list it was given.
+- `predictable-tmp-script-path`: a tool writes a script to a fixed `/tmp/...` (or `os.tmpdir()` + literal) path
+  and hands that path to a spawned command.
+
+A command is model-chosen when it comes from a tool's arguments (`tool({ execute })`, MCP `server.tool`, a
+`*Tool` class's `this.params`), from a decoded `toolCall.function.arguments`, or from a helper whose caller (one
+hop, same or importing module) passes such a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts import _ts_idioms as ts
+
+_COMMAND_PARAM = re.compile(r"^(cmd|command|commands|commandLine|cmdline|cmdLine|shellCommand|commandString|"
+                            r"commandToExecute|script|code|source|bashCommand|cmdStr|commandStr)$")
+_RUNNER_NAME = re.compile(r"run|exec|shell|spawn|command|bash|terminal|script|invoke", re.I)
+_PROBE_NAME = re.compile(r"exist|avail|which|installed|^has[A-Z]|^is[A-Z]|version|detect|find|resolve|lookup", re.I)
+_TOOL_WORDS = re.compile(r"\btool|Tool\b|tool_call|toolCall|inputSchema")
+_DIRECTION = ("pass an explicit allow-list, e.g. `env: { PATH: process.env.PATH, HOME: sandboxHome }`, never "
+              "`process.env` or a spread of it")
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """Why a spawn's command is (or may be) model-chosen."""
+
+    verdict: Verdict
+    why: str
+    hint: str = ""
+
+
+def _is_full_env(mod: TsModule, node: Node | None, depth: int = 2) -> bool:
+    """`process.env`, `{ ...process.env, X }`, `Object.assign({}, process.env, …)`, `structuredClone(process.env)`,
+    or a local declared with one of those."""
+    node = ts.unwrap(node)
+    if node is None:
+        return False
+    text = mod.node_text(node).strip()
+    if text == "process.env":
+        return True
+    if node.type == "object":
+        return any(c.type == "spread_element" and c.named_children and
+                   _is_full_env(mod, c.named_children[0], depth) for c in node.named_children)
+    if node.type == "call_expression":
+        name = mod.call_name(node)
+        if name in ("Object.assign", "structuredClone", "_.clone", "lodash.clone", "cloneDeep"):
+            return any(mod.node_text(ts.unwrap(a)).strip() == "process.env" for a in mod.arguments(node))
+    if node.type == "identifier" and depth > 0:
+        if _reassigned(mod, node):
+            return False  # `let env = process.env; if (sandbox) env = prepared.env`: which one runs is unknown
+        return _is_full_env(mod, ts.resolve_value(mod, node), depth - 1)
+    return False
+
+
+def _reassigned(mod: TsModule, ident: Node) -> bool:
+    """Whether the name is assigned again (`x = …`) somewhere in the function that uses it."""
+    fn = mod.enclosing_function(ident)
+    scope = ts.enclosing_functions(mod, ident)[-1] if fn is not None else None
+    name = mod.node_text(ident)
+    nodes = mod.nodes("assignment_expression")
+    for node in (mod.inside(nodes, scope) if scope is not None else nodes):
+        left = node.child_by_field_name("left")
+        if left is not None and mod.node_text(left) == name:
+            return True
+    return False
+
+
+def _env_state(mod: TsModule, sp: ts.Spawn) -> tuple[str, str]:
+    """(`missing` | `full` | `merged` | `explicit` | `unknown`, what it looks like)."""
+    opts = ts.spawn_options(mod, sp)
+    if opts.opaque:
+        return _branch_env_state(mod, sp)
+    env = ts.option(mod, opts, "env")
+    if env is None or mod.node_text(env).strip() == "undefined":
+        if opts.obj is not None and ts.object_has_spread(opts.obj):
+            return "unknown", ""
+        return "missing", f"no `env` option is passed to `{sp.api}`, so it inherits `process.env`"
+    if _is_full_env(mod, env):
+        return "full", f"`env: {_short(mod, env)}` is the whole `process.env`"
+    if sp.family == "execa" and mod.node_text(ts.option(mod, opts, "extendEnv")).strip() != "false":
+        return "merged", f"`{sp.api}` is given `env: {_short(mod, env)}` without `extendEnv: false`"
+    return "explicit", ""
+
+
+def _branch_env_state(mod: TsModule, sp: ts.Spawn) -> tuple[str, str]:
+    """Options held in a local assigned per branch (`let opts; if (…) opts = { env: {...process.env} } else …`):
+    `full` when every branch passes the whole environment, `missing` when none passes `env`."""
+    names = [n for a in reversed(ts.call_args(mod, sp.call)[1:]) if (n := ts.unwrap(a)) is not None
+             and n.type == "identifier"]
+    name = names[0] if names else None
+    objects = ts.assigned_objects(mod, name) if name is not None else None
+    if name is None or not objects or any(ts.object_has_spread(o) for o in objects):
+        return "unknown", ""
+    envs = [mod.object_keys(o).get("env") for o in objects]
+    full = [e for e in envs if e is not None and _is_full_env(mod, e)]
+    if len(full) == len(envs):
+        return "full", f"every branch sets `{mod.node_text(name)}.env` to the whole `process.env` " \
+                       f"(`{_short(mod, full[0])}`)"
+    if all(e is None for e in envs):
+        return "missing", f"`{mod.node_text(name)}` has no `env`, so `{sp.api}` inherits `process.env`"
+    return "unknown", ""
+
+
+def _short(mod: TsModule, node: Node, limit: int = 50) -> str:
+    text = " ".join(mod.node_text(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _position_ok(mod: TsModule, sp: ts.Spawn, parts: list[Node], tainted: Node) -> bool:
+    """Whether a model value at this position chooses what runs: the shell string, the program, or the script an
+    interpreter runs (an argument of a fixed program such as `git` or `rg` does not)."""
+    if ts.spawn_is_shell(mod, sp) or sp.api == "$" or len(parts) == 1 or tainted == parts[0]:
+        return True
+    return bool(ts.INTERPRETERS.match(ts.program_name(mod, parts[0])))
+
+
+def _command_source(mod: TsModule, project: TsProject, sp: ts.Spawn, parts: list[Node]) -> _Source | None:
+    """Confirmed when a model value chooses the command; suspected for a command parameter in tool code."""
+    for part in parts:
+        if ts.model_sourced(mod, part) and _position_ok(mod, sp, parts, part):
+            return _Source(Verdict.CONFIRMED, f"`{_short(mod, part)}` comes from the model's tool call")
+    chosen = [p for p in parts if _position_ok(mod, sp, parts, p) and ts.string_value(mod, p) is None]
+    # the nearest enclosing function whose parameters feed the command (skipping `new Promise((resolve) => …)`)
+    found = next(((f, flows) for f in ts.enclosing_functions(mod, sp.call)
+                  if (flows := ts.param_flows(mod, f, chosen))), None)
+    if found is None:
+        return None
+    fn, flows = found
+    fname = mod.function_name(fn)
+    fixed_by_callers = True
+    found_callers = ts.callers(mod, project, fn)
+    for cmod, call in found_callers:
+        args = ts.call_args(cmod, call)
+        for index in flows:
+            if index < len(args) and ts.model_sourced(cmod, args[index]):
+                return _Source(Verdict.CONFIRMED,
+                               f"`{fname}` is called at {cmod.path}:{cmod.line(call)} with "
+                               f"`{_short(cmod, args[index])}` from the model's tool call")
+            if index >= len(args) or ts.string_value(cmod, ts.unwrap(args[index])) is None:
+                fixed_by_callers = False
+    if found_callers and fixed_by_callers:
+        return None  # every caller passes a literal command: nothing the model chose
+    named = [n for i in flows for n in ts.param_names(mod, fn, i) if _COMMAND_PARAM.match(n)]
+    if named and _RUNNER_NAME.search(fname) and not _PROBE_NAME.search(fname) and _TOOL_WORDS.search(mod.text):
+        return _Source(Verdict.SUSPECTED, f"`{fname}` runs whatever `{named[0]}` it is given",
+                       f"verify whether `{named[0]}` of `{fname}` can carry a command chosen by the model "
+                       f"(follow the callers of `{fname}` to a tool call)")
+    return None
+
+
+@rule(CheckId.C6, lang="typescript", name="model-command-inherits-env")
+def model_command_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a spawn (`exec`, `spawn`, `execFile`, `execa`, `Bun.spawn`, `node-pty`) of a model-chosen command that
+    passes no `env` option, `env: process.env`, or `env: { ...process.env, ... }`. The child then sees every API
+    key and token of the harness, one `env` or `printenv` away from the transcript."""
+    for sp in ts.spawns(mod):
+        state, detail = _env_state(mod, sp)
+        if state not in ("missing", "full"):
+            continue
+        parts = ts.command_parts(mod, sp)
+        source = _command_source(mod, project, sp, parts) if parts else None
+        if source is None:
+            continue
+        confirmed = source.verdict is Verdict.CONFIRMED
+        yield Hit(
+            node=sp.call, verdict=source.verdict,
+            claim=f"a {'model-chosen' if confirmed else 'possibly model-chosen'} command runs with the harness's "
+                  f"whole environment: {detail}; {source.why}",
+            consequence="the model (or a prompt injection it read) can print every API key and token of the "
+                        "harness with `env` or `printenv`, and they land in the transcript",
+            direction=_DIRECTION,
+            confirm_hint=source.hint,
+        )
+
+
+@rule(CheckId.C6, lang="typescript", name="execa-env-merged-with-parent")
+def execa_env_merged_with_parent(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `execa` running a model-chosen command with an `env` allow-list but without `extendEnv: false`. execa
+    merges `process.env` into the given `env` by default, so the allow-list restricts nothing and every secret of
+    the harness still reaches the command."""
+    if "execa" not in mod.text:
+        return
+    for sp in ts.spawns(mod):
+        if sp.family != "execa":
+            continue
+        state, detail = _env_state(mod, sp)
+        if state != "merged":
+            continue
+        parts = ts.command_parts(mod, sp)
+        source = _command_source(mod, project, sp, parts) if parts else None
+        if source is None:
+            continue
+        yield Hit(
+            node=sp.call, verdict=source.verdict,
+            claim=f"{detail}: execa adds the whole `process.env` to it by default; {source.why}",
+            consequence="the allow-list is decorative: every API key of the harness is still visible to the "
+                        "model's command",
+            direction="pass `extendEnv: false` together with the `env` allow-list",
+            confirm_hint=source.hint,
+        )
+
+
+_TMP_TEXT = re.compile(r"^[`'\"](/tmp|/var/tmp|/dev/shm)/[^`'\"$]")
+_RANDOM_PART = re.compile(r"random|uuid|nanoid|mkdtemp|mkstemp|Date\.now|hrtime|process\.pid|crypto|ulid|"
+                          r"performance\.now|tmp-promise|tempy|tmp\.file|\bid\b", re.I)
+_WRITE_CALLS = {"writeFile", "writeFileSync", "Bun.write", "outputFile", "outputFileSync"}
+
+
+def _predictable_tmp(mod: TsModule, node: Node | None) -> bool:
+    """`"/tmp/run.sh"`, `` `/tmp/${name}.sh` `` without a random part, `path.join(os.tmpdir(), "run.sh")`."""
+    node = ts.unwrap(node)
+    if node is None:
+        return False
+    text = mod.node_text(node)
+    if _RANDOM_PART.search(text):
+        return False
+    if node.type in ("string", "template_string"):
+        return bool(_TMP_TEXT.match(text))
+    if node.type == "call_expression" and ts.last(mod.call_name(node)) in ("join", "resolve"):
+        args = mod.arguments(node)
+        base = ts.unwrap(args[0]) if args else None
+        if base is None or len(args) < 2:
+            return False
+        if base.type == "call_expression":
+            tmp_base = ts.last(mod.call_name(base)) == "tmpdir"
+        else:
+            tmp_base = mod.node_text(base).strip("'\"`") in ("/tmp", "/tmp/", "/var/tmp")
+        return tmp_base and all(a.type in ("string", "template_string") for a in args[1:])
+    return False
+
+
+def _tmp_origin(mod: TsModule, node: Node) -> Node | None:
+    """The predictable temp path `node` is, or was declared with."""
+    if _predictable_tmp(mod, node):
+        return node
+    inner = ts.unwrap(node)
+    if inner is not None and inner.type == "identifier":
+        value = ts.resolve_value(mod, inner)
+        if value is not None and _predictable_tmp(mod, value):
+            return value
+    return None
+
+
+@rule(CheckId.C6, lang="typescript", name="predictable-tmp-script-path")
+def predictable_tmp_script_path(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags tool code that writes a file to a fixed path under a shared temp directory (`/tmp/run.sh`,
+    `path.join(os.tmpdir(), "script.py")`) and then runs it. An earlier command, the model's included, or another
+    local user can pre-create or symlink that path, so the harness runs or overwrites content it does not control."""
+    if "tmp" not in mod.text:
+        return
+    for sp in ts.spawns(mod):
+        fn = mod.enclosing_function(sp.call)
+        if fn is None or (ts.in_tool_function(mod, sp.call) is None and not _TOOL_WORDS.search(mod.text)):
+            continue
+        writes = [c for c in mod.inside(mod.calls(), fn) if ts.last(mod.call_name(c)) in _WRITE_CALLS or
+                  mod.call_name(c) in _WRITE_CALLS]
+        written: dict[str, Node] = {}
+        for write in writes:
+            args = mod.arguments(write)
+            origin = _tmp_origin(mod, args[0]) if args else None
+            if origin is not None:
+                written[mod.node_text(args[0])] = origin
+                written[mod.node_text(origin)] = origin
+        if not written:
+            continue
+        for part in ts.command_parts(mod, sp):
+            texts = {mod.node_text(part), *(mod.node_text(i) for i in ts.idents(part))}
+            origin = next((written[t] for t in texts if t in written), None)
+            inner = ts.unwrap(part)
+            if origin is None and inner is not None and inner.type == "template_string":
+                origin = next((o for t, o in written.items() if t in mod.node_text(part)), None)
+            if origin is None:
+                continue
+            yield Hit(
+                node=sp.call,
+                claim=f"the command runs a file written to the predictable temp path `{_short(mod, origin)}`",
+                consequence="an earlier command (the model's included) or another local user can pre-create or "
+                            "symlink that path, so the harness executes or overwrites content it does not control",
+                direction="create a private directory per call with `fs.mkdtemp(path.join(os.tmpdir(), 'tool-'))` "
+                          "and write the script there",
+            )
+            break

@@ -1,0 +1,297 @@
+"""C8 · Partial success — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `promise-all-rejects-whole-batch`: `const results = await Promise.all(calls.map(run))` (or over an array of
+  promises built in a loop) whose items do not catch their own errors: the first rejection throws away every
+  other result.
+- `batch-catch-drops-collected-results`: one `try` around a loop that collects per-item results
+  (`results.push(await op(x))`), whose `catch` returns a failure without them.
+
+Both judge what the batch runs: tool calls are confirmed, other requests (fetches, model calls, searches,
+commands) suspected, and anything else (reads, pure computation, a combinator over the caller's promises) is not
+reported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts import _ts_idioms as ts
+
+BatchKind = Literal["tool", "io"]
+
+_TOOL_SOURCE = re.compile(r"(tool_?[cC]alls?|toolCalls?|tool_?[uU]ses?|toolUses?|function_?[cC]alls?|functionCalls?|"
+                          r"parallelCalls|toolRequests?|toolInvocations?|\bcalls\b|\bactions\b|pendingCalls)")
+_TOOL_CALLEE = re.compile(r"^_?(execute|run|call|invoke|handle|dispatch|perform)\w*Tool(Call|Use|Request)?s?$|"
+                          r"^_?(callTool|executeTool|runTool|invokeTool|dispatchTool)$", re.I)
+_INDEPENDENT = re.compile(r"(urls?|links|quer(y|ies)|questions|tasks|jobs|agents|subagents?|searches|sites|targets|"
+                          r"hosts|recipients|notifications|webhooks|repos|repositories|issues|tickets|documents|docs|"
+                          r"pages|files|paths|items)\b", re.I)
+_TOOL_RECEIVER = re.compile(r"tool|handler", re.I)
+_IO_NAME = re.compile(r"(fetch|download|upload|request|send|post|embed|search|query|invoke|execute|complete|generate|"
+                      r"scrape|crawl|browse|callApi|subagent|subAgent|runAgent|spawn|exec)", re.I)
+_CONSEQUENCE = ("one failing item rejects the whole batch: the results of the items that succeeded are discarded, "
+                "and the caller reports one failure for work that mostly succeeded")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Batch:
+    """What a batch runs per item and what it walks."""
+
+    items: list[Node] = field(default_factory=list[Node])
+    """Per-item code: a callback function or an item expression."""
+    sources: list[Node] = field(default_factory=list[Node])
+    """The collections walked (`toolCalls` in `toolCalls.map(...)`)."""
+
+
+def _short(mod: TsModule, node: Node | None, limit: int = 50) -> str:
+    text = " ".join(mod.node_text(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _independent_items(mod: TsModule, call: Node, batch: _Batch) -> bool:
+    """Whether a batch of plain requests looks like independent work whose outcomes are reported one by one: it runs
+    in a tool, or walks a collection of independent things (urls, files, tasks). Batches of chunks or parts of one
+    result (embeddings, image batches) fail together by design."""
+    if ts.in_tool_function(mod, call) is not None:
+        return True
+    return any(_INDEPENDENT.search(mod.node_text(s)) for s in batch.sources)
+
+
+def _result_used(call: Node) -> bool:
+    """Whether the batch's value is kept (assigned, returned, destructured, passed on), through `await`."""
+    parent = call.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        parent = parent.parent
+    return parent is not None and parent.type != "expression_statement"
+
+
+def _handles_own_errors(mod: TsModule, fn: Node) -> bool:
+    """Whether `fn` turns its failures into values: a `catch` that does not re-throw, or a `.catch(...)` handler."""
+    for clause in mod.inside(mod.nodes("catch_clause"), fn):
+        body = clause.child_by_field_name("body")
+        if body is not None and not re.search(r"\bthrow\b", mod.node_text(body)):
+            return True
+    return bool(re.search(r"\.catch\(|\.then\([^()]*(\([^()]*\)[^()]*)*,", mod.node_text(fn)))
+
+
+def _item_handles(mod: TsModule, project: TsProject, item: Node, depth: int = 2) -> bool:
+    """Whether one item of the batch handles its own errors (directly, or in the project function it calls)."""
+    node = ts.unwrap(item)
+    if node is None or depth < 0:
+        return False
+    if node.type in FUNCTION_TYPES:
+        if _handles_own_errors(mod, node):
+            return True
+        body = node.child_by_field_name("body")
+        calls = ([body] if body is not None and body.type == "call_expression" else []) + \
+            (mod.inside(mod.calls(), body) if body is not None else [])
+        for call in calls[:4]:
+            target = ts.resolve_function(mod, project, call.child_by_field_name("function"), call)
+            if target is not None and target[1] != node and _item_handles(target[0], project, target[1], depth - 1):
+                return True
+        return False
+    if node.type == "call_expression":
+        short = ts.last(mod.call_name(node))
+        if short == "catch" or (short == "then" and len(mod.arguments(node)) >= 2):
+            return True
+        node = node.child_by_field_name("function") or node
+    target = ts.resolve_function(mod, project, node, node)
+    return target is not None and _item_handles(target[0], project, target[1], depth - 1)
+
+
+def _batch_of(mod: TsModule, arg: Node) -> _Batch | None:
+    """What `Promise.all(arg)` runs: `xs.map(cb)`, a local bound to one, an array pushed in a loop, or `[f(a), f(b)]`."""
+    node = ts.unwrap(arg)
+    if node is not None and node.type == "identifier":
+        value = ts.unwrap(ts.resolve_value(mod, node))
+        if value is not None and value.type == "array" and not value.named_children:
+            return _pushed_batch(mod, node)
+        node = value
+    if node is None:
+        return None
+    if node.type == "call_expression" and ts.last(mod.call_name(node)) in ("map", "flatMap"):
+        fn = node.child_by_field_name("function")
+        args = mod.arguments(node)
+        if fn is None or fn.type != "member_expression" or not args:
+            return None
+        return _Batch(items=[args[0]], sources=[fn.child_by_field_name("object") or fn])
+    if node.type == "array":
+        elements = [e for e in node.named_children if e.type != "comment"]
+        names = {ts.last(mod.call_name(ts.unwrap(e) or e)) for e in elements
+                 if (ts.unwrap(e) or e).type == "call_expression"}
+        if len(elements) >= 2 and len(names) == 1 and all((ts.unwrap(e) or e).type == "call_expression"
+                                                           for e in elements):
+            return _Batch(items=elements)
+    return None
+
+
+def _pushed_batch(mod: TsModule, ident: Node) -> _Batch | None:
+    """`const ps = []; for (const c of calls) ps.push(run(c)); await Promise.all(ps)`."""
+    fn = mod.enclosing_function(ident)
+    if fn is None:
+        return None
+    name = mod.node_text(ident)
+    pushes = [c for c in mod.inside(ts.calls_named(mod, "push"), fn) if mod.call_name(c) == f"{name}.push"]
+    items = [a for p in pushes for a in mod.arguments(p)]
+    sources: list[Node] = []
+    for push in pushes:
+        loop = next((a for a in mod.ancestors(push) if a.type == "for_in_statement" or a == fn), None)
+        right = loop.child_by_field_name("right") if loop is not None and loop.type == "for_in_statement" else None
+        if right is not None:
+            sources.append(right)
+    return _Batch(items=items, sources=sources) if items else None
+
+
+def _call_kind(mod: TsModule, call: Node) -> BatchKind | None:
+    """`tool` for a call that runs a model-chosen tool, `io` for another request, else None."""
+    name = mod.call_name(call)
+    short = ts.last(name)
+    recv = name.rsplit(".", 1)[0] if "." in name else ""
+    fn_node = call.child_by_field_name("function")
+    if _TOOL_CALLEE.search(short) or (fn_node is not None and fn_node.type == "subscript_expression" and
+                                      _TOOL_RECEIVER.search(mod.node_text(fn_node))) or \
+            (short in ("execute", "run", "call", "invoke") and _TOOL_RECEIVER.search(recv)):
+        return "tool"
+    if ts.http_request(mod, call) or ts.is_model_call(mod, call) or _IO_NAME.search(short):
+        return "io"
+    return None
+
+
+def _judge(mod: TsModule, project: TsProject, batch: _Batch) -> BatchKind | None:
+    """`tool` when the batch runs tool calls, `io` when it runs other requests, else None."""
+    if any(_TOOL_SOURCE.search(mod.node_text(s)) for s in batch.sources):
+        return "tool"
+    kinds: set[BatchKind] = set()
+    for item in batch.items:
+        node = ts.unwrap(item)
+        if node is None:
+            continue
+        scopes: list[tuple[TsModule, Node]] = []
+        if node.type in FUNCTION_TYPES:
+            scopes.append((mod, node))
+        else:
+            if node.type == "call_expression":
+                kind = _call_kind(mod, node)
+                if kind is not None:
+                    kinds.add(kind)
+            target = ts.resolve_function(mod, project, node.child_by_field_name("function")
+                                         if node.type == "call_expression" else node, node)
+            if target is not None:
+                scopes.append(target)
+        for where, body in scopes:
+            for call in where.inside(where.calls(), body):
+                kind = _call_kind(where, call)
+                if kind is not None:
+                    kinds.add(kind)
+    return "tool" if "tool" in kinds else "io" if kinds else None
+
+
+@rule(CheckId.C8, lang="typescript", name="promise-all-rejects-whole-batch")
+def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `await Promise.all(...)` over tool calls or requests whose items do not catch their own errors.
+
+    `Promise.all` rejects as soon as one item rejects: the values of the items that succeeded are never
+    returned, so one failure discards the whole batch. `Promise.allSettled` keeps every outcome.
+    """
+    if ts.skipped_module(mod) or "Promise.all" not in mod.text:
+        return
+    for call in ts.calls_named(mod, "all"):
+        if mod.call_name(call) != "Promise.all" or not _result_used(call):
+            continue
+        args = mod.arguments(call)
+        batch = _batch_of(mod, args[0]) if args else None
+        if batch is None or not batch.items or any(_item_handles(mod, project, i) for i in batch.items):
+            continue
+        kind = _judge(mod, project, batch)
+        if kind is None or (kind == "io" and not _independent_items(mod, call, batch)):
+            continue
+        what = "tool call" if kind == "tool" else "item"
+        yield Hit(
+            node=call, verdict=Verdict.CONFIRMED if kind == "tool" else Verdict.SUSPECTED,
+            claim=f"`Promise.all({_short(mod, args[0], 40)})` rejects on the first failing {what}; the items do "
+                  "not catch their own errors, so the results of the others are lost",
+            consequence=_CONSEQUENCE,
+            direction="use `Promise.allSettled` and turn each rejected item into its own error result (or catch "
+                      "inside each item)",
+            confirm_hint="" if kind == "tool" else
+            f"verify that the items of the batch at line {mod.line(call)} are independent, so a failure of one "
+            "should not discard the others' results",
+        )
+
+
+# ---------------------------------------------------------------- one try around a collecting loop
+def _accumulator(mod: TsModule, loop: Node) -> tuple[str, Node] | None:
+    """(`results`, the awaited per-item call) for a loop body doing `results.push(await op(x))` or
+    `const r = await op(x); results.push(r)` / `results[k] = r`."""
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return None
+    awaits = [a for a in mod.inside(mod.nodes("await_expression"), body) if mod.enclosing_function(a) ==
+              mod.enclosing_function(loop)]
+    if not awaits:
+        return None
+    for push in mod.inside(ts.calls_named(mod, "push", "set"), body):
+        name = mod.call_name(push)
+        if "." not in name:
+            continue
+        return name.rsplit(".", 1)[0], awaits[0]
+    for node in mod.inside(mod.nodes("assignment_expression"), body):
+        left = node.child_by_field_name("left")
+        if left is not None and left.type == "subscript_expression":
+            return mod.node_text(left.child_by_field_name("object")), awaits[0]
+    return None
+
+
+@rule(CheckId.C8, lang="typescript", name="batch-catch-drops-collected-results")
+def batch_catch_drops_collected_results(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags one `try` around a loop that collects per-item results, whose `catch` returns a failure without them.
+
+    A single failing item jumps out of the loop into the `catch`, which reports the whole batch as failed:
+    everything already collected is thrown away.
+    """
+    if ts.skipped_module(mod):
+        return
+    for tr in mod.nodes("try_statement"):
+        handler = tr.child_by_field_name("handler")
+        body = tr.child_by_field_name("body")
+        hbody = handler.child_by_field_name("body") if handler is not None else None
+        if body is None or hbody is None:
+            continue
+        stmts = [s for s in hbody.named_children if s.type != "comment"]
+        if not stmts or stmts[-1].type != "return_statement":
+            continue
+        for loop in (s for s in body.named_children if s.type in ("for_in_statement", "for_statement")):
+            if mod.inside(mod.nodes("try_statement"), loop):
+                continue
+            found = _accumulator(mod, loop)
+            if found is None:
+                continue
+            acc, op = found
+            head = acc.split(".")[0].split("[")[0]
+            if head != "this" and any(mod.node_text(i) == head for i in ts.idents(hbody)):
+                continue
+            if head == "this" and acc in mod.node_text(hbody):
+                continue
+            if _judge(mod, project, _Batch(items=[op], sources=[c for c in [loop.child_by_field_name("right")] if c])) \
+                    is None:
+                continue
+            yield Hit(
+                node=stmts[-1], verdict=Verdict.SUSPECTED,
+                claim=f"one `try` wraps the whole loop at line {mod.line(loop)}; this `catch` returns without the "
+                      f"results already collected in `{acc}`",
+                consequence=_CONSEQUENCE,
+                direction="move the `try` inside the loop and record each item's success or failure separately "
+                          "(or return the collected results along with the error)",
+                confirm_hint=f"verify that the items of the loop at line {mod.line(loop)} are independent (the "
+                             f"operation at line {mod.line(op)} does not need earlier items to have succeeded)",
+            )
+            break

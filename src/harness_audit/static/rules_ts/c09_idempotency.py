@@ -1,0 +1,477 @@
+"""C9 · Idempotency and side-effect safety — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `retry-helper-repeats-side-effect`: `pRetry(fn)`, `retry(fn)` (async-retry), `promiseRetry`, `backOff(fn)`
+  (exponential-backoff) or a project `withRetry(fn)` whose function sends, charges, appends or POSTs.
+- `attempt-loop-repeats-side-effect`: `for (let attempt = 0; attempt < n; attempt++) { try { … } catch { … } }` /
+  `while` retry loops (or `if (res.ok) return` loops) repeating such an effect.
+- `idempotency-key-regenerated-per-attempt`: an `Idempotency-Key` made by `randomUUID()` / `nanoid()` /
+  `Date.now()` inside the retried region, so every attempt carries a new key.
+- `transport-retry-replays-post`: `axiosRetry(client, { retryCondition })` whose condition does not restrict
+  itself to idempotent requests, or a got/ky/undici retry policy whose `methods` include POST.
+
+Effects are followed into the functions the region calls (two calls deep, same or importing module). A send,
+charge, file append, or POST/PATCH to an endpoint that names its effect is confirmed; a command, a resource
+creation, a tool run by dynamic dispatch or a weakly named POST is suspected. An idempotency or deduplication key
+in the region, or a status query before the effect, clears the finding; GET/PUT/DELETE and model calls are never
+effects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts import _ts_idioms as ts
+
+_RETRY_PACKAGES = {"p-retry": "pRetry", "async-retry": "retry", "promise-retry": "promiseRetry",
+                   "exponential-backoff": "backOff", "p-retry-async": "pRetry", "retry-axios": "",
+                   "@lifeomic/attempt": "retry", "ts-retry-promise": "retry", "async-await-retry": "retry"}
+_RETRY_HELPER = re.compile(r"^_?(with|async|do|run|call|exec|execute)?_?[Rr]etr(y|ies|ying)(Async|able|Call|Operation|"
+                           r"Request|WithBackoff|Fn|Func|Promise)?$|^(with|retry)?[Bb]ack[oO]ff(Retry)?$|^withRetries$|"
+                           r"^retryWithBackoff$|^attempt(Async|WithRetry)?$")
+_EFFECT_NAME = re.compile(r"^(charge|publish|transfer|refund|tweet|reply|comment|enqueue|email|mail|pay)(?=[A-Z_]|$)|"
+                          r"^notify(Users?|Customers?|Team|Channel|Slack|Email|Owners?|Admins?|Subscribers?|"
+                          r"Recipients?|Webhook|Oncall|OnCall)$|^_?(send|post)_?(Message|Email|Mail|Sms|SMS|Text|Notification|Webhook|Invite|"
+                          r"Invitation|Reply|Comment|Tweet|Payment|Dm|DM|DirectMessage|ToSlack|Slack|Alert|Update|"
+                          r"Status|Money|Funds)s?$|^(appendFile|appendFileSync|createCharge|createPayment|"
+                          r"createPaymentIntent|createRefund|createComment|createIssueComment|createTransfer|createPayout|"
+                          r"sendBatch|sendMessages)$")
+_NOT_EFFECT = re.compile(r"Request|Prompt|Chat|Completion|Query|Ping|Heartbeat|Progress|Log|Telemetry|Metric|Span|"
+                         r"Status|Typing|Keepalive|KeepAlive|Ready|Ack\b", re.I)
+_IN_PROCESS_RECEIVER = re.compile(r"^(res|response|reply|ctx|c|process|port|parentPort|worker|self|window|"
+                                  r"emitter|events|bus|this\.emit|channel|iframe|ipc|ipcRenderer|webContents)$")
+_WEAK_NAME = re.compile(r"^_?(create|insert|upload|book|provision|submit|order|deploy|merge|open)[A-Z]\w*$")
+_BUILT_OBJECT = re.compile(r"(Error|Agent|Socket|Object|Instance|Controller|Signal|Client|Logger|Span|Context|Event|"
+                           r"Stream|Parser|Tool|Schema|Model|Message|Interaction|Request|Response|Session|Server|"
+                           r"Transport|Queue|Promise|Id|Key|Hash|Dir|Directory|Temp|Tmp|Cache|Map|Set|Handler|"
+                           r"Config|Options|Provider|Factory|Builder|Iterator|Reader|Writer|Buffer)s?$")
+_EFFECT_WORDS = re.compile(r"(send|message|mail|charge|payment|pay|order|notify|notification|publish|webhook|"
+                           r"transfer|invoice|tweet|comment|submit|append|enqueue|post|reply|refund|sms|slack|"
+                           r"ticket|issue)", re.I)
+_MODEL_URL = re.compile(r"chat/completions|/v1/messages|/responses\b|/embeddings|openai|anthropic|generativelanguage|"
+                        r"/api/(chat|generate)|ollama|/completions|graphql|/v1/models|localhost:11434", re.I)
+_KEY_TEXT = re.compile(r"idempoten|dedup|clientToken|client_token|clientRequestId|client_request_id|"
+                       r"Idempotency|x-request-id|requestId", re.I)
+_QUERY_NAME = re.compile(r"^_?(exists|already|was[A-Z]|isSent|hasBeen|find|lookup|getStatus|checkStatus|fetchStatus|"
+                         r"isDone|isComplete|get\w*Status|check[A-Z])")
+_FRESH_KEY = re.compile(r"randomUUID|uuid|uuidv4|\bv4\b|nanoid|ulid|Date\.now|randomBytes|cuid|Math\.random|"
+                        r"performance\.now|hrtime")
+_DRAIN_LOOP = re.compile(r"\.(length|size)\b|queue|pending|next|hasMore|cursor|page", re.I)
+_RETRY_EVIDENCE = re.compile(r"attempt|retr|tries|backoff|back_off|\bsleep\(|\bdelay\(|setTimeout", re.I)
+_ATTEMPT_NAME = re.compile(r"attempt|retr|tries|try|tried|^n$|^i$|count", re.I)
+_CONSEQUENCE = ("when an attempt fails after the effect already happened (a timeout after the send), the retry "
+                "repeats it: the message is sent twice, the payment taken twice, the line appended twice")
+_DIRECTION = ("retry only the idempotent transport, or send an idempotency key created once before the retry (the "
+              "same key on every attempt), or check whether the effect happened before trying again")
+
+
+@dataclass(frozen=True, slots=True)
+class _Effect:
+    """A side effect found in a retried region."""
+
+    module: TsModule
+    call: Node
+    what: str
+    certain: bool
+
+
+def _short(mod: TsModule, node: Node | None, limit: int = 50) -> str:
+    text = " ".join(mod.node_text(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _http_method(mod: TsModule, call: Node, client: str) -> tuple[str, Node | None]:
+    """(HTTP method, url node) of a request call ("" when the method cannot be read)."""
+    name = mod.call_name(call)
+    args = mod.arguments(call)
+    verb = ts.last(name)
+    if verb in ("post", "put", "patch", "delete", "get", "head"):
+        return verb.upper(), args[0] if args else None
+    index = 0 if (client == "axios" and (verb == "request" or name == name.split(".", 1)[0])) else 1
+    if index == 0 and args:
+        obj = ts.resolve_object(mod, args[0])
+        if obj is None:
+            return "", None
+        keys = mod.object_keys(obj)
+        return (ts.string_value(mod, keys.get("method")) or "GET").upper(), keys.get("url")
+    url = args[0] if args else None
+    if len(args) <= index:
+        return "GET", url
+    obj = ts.resolve_object(mod, args[index])
+    if obj is None:
+        return "", url
+    method = mod.object_keys(obj).get("method")
+    if method is None:
+        return ("" if ts.object_has_spread(obj) else "GET"), url
+    return (ts.string_value(mod, method) or "").upper(), url
+
+
+_READ_ONLY_WORDS = {"get", "status", "describe", "list", "ls", "show", "log", "diff", "version", "--version", "-v",
+                    "rev-parse", "cat", "view", "info", "search", "head", "tail", "grep", "rg", "find", "which",
+                    "whoami", "ps", "df", "du", "top", "inspect", "explain", "config", "fetch", "query"}
+
+
+def _read_only_command(mod: TsModule, call: Node) -> bool:
+    """A literal command whose program or subcommand only reads (`kubectl get`, `git status`, `rg …`)."""
+    sp = next((s for s in ts.spawns(mod) if s.call == call), None)
+    if sp is None:
+        return False
+    words = [ts.string_value(mod, p) for p in ts.command_parts(mod, sp)[:3]]
+    flat = [tok for w in words if w for tok in w.split()][:3]
+    return any(tok.rsplit("/", 1)[-1] in _READ_ONLY_WORDS for tok in flat)
+
+
+def _awaited(call: Node) -> bool:
+    """Whether the call's promise is awaited right there (remote creations are asynchronous; builders are not)."""
+    parent = call.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "non_null_expression"):
+        parent = parent.parent
+    return parent is not None and parent.type in ("await_expression", "return_statement")
+
+
+def _classify(mod: TsModule, call: Node, spawns: set[int]) -> _Effect | None:
+    """The side effect one call performs itself, if any."""
+    if ts.is_model_call(mod, call):
+        return None
+    client = ts.http_request(mod, call)
+    if client is not None:
+        method, url = _http_method(mod, call, client)
+        if method not in ("POST", "PATCH"):
+            return None
+        url_text = mod.node_text(url)
+        if _MODEL_URL.search(url_text):
+            return None
+        fn = mod.enclosing_function(call)
+        named = _EFFECT_WORDS.search(url_text) or (fn is not None and _EFFECT_WORDS.search(mod.function_name(fn)))
+        return _Effect(mod, call, f"a {method} to `{_short(mod, url, 40)}`", bool(named))
+    if call.id in spawns:
+        if _read_only_command(mod, call):
+            return None
+        return _Effect(mod, call, f"the command `{_short(mod, call, 40)}`", False)
+    name = mod.call_name(call)
+    short = ts.last(name)
+    recv = name.rsplit(".", 1)[0] if "." in name else ""
+    if recv and _IN_PROCESS_RECEIVER.match(recv.rsplit(".", 1)[-1]) and short not in ("appendFile", "appendFileSync"):
+        return None
+    if short == "postMessage" and not re.search(r"chat|slack", recv, re.I):
+        return None
+    if _EFFECT_NAME.search(short) and not _NOT_EFFECT.search(short):
+        what = "a file append" if short.startswith("appendFile") else f"`{name}(...)`"
+        return _Effect(mod, call, what, True)
+    if short in ("create", "send", "publish") and _EFFECT_WORDS.search(recv) and not _MODEL_URL.search(recv):
+        return _Effect(mod, call, f"`{name}(...)`", True)
+    if _WEAK_NAME.match(short) and not _NOT_EFFECT.search(short) and not _BUILT_OBJECT.search(short) and \
+            _awaited(call):
+        return _Effect(mod, call, f"`{name}(...)`", False)
+    fn_node = call.child_by_field_name("function")
+    if fn_node is not None and fn_node.type == "subscript_expression" and re.search(r"tool|handler", mod.node_text(
+            fn_node), re.I):
+        return _Effect(mod, call, f"the tool `{_short(mod, fn_node, 30)}` (dynamic dispatch)", False)
+    return None
+
+
+def _region_effects(mod: TsModule, project: TsProject, region: list[Node], depth: int = 2,
+                    seen: set[int] | None = None) -> list[_Effect]:
+    """Side effects of the calls in `region` (nodes), followed into project functions `depth` calls deep, cut at
+    the first idempotency key or status query."""
+    seen = seen if seen is not None else set()
+    spawns = {sp.call.id for sp in ts.spawns(mod)}
+    out: list[_Effect] = []
+    calls: list[Node] = []
+    for node in region:
+        if node.type == "call_expression":
+            calls.append(node)
+        calls.extend(mod.inside(mod.calls(), node))
+    calls.sort(key=lambda n: n.start_byte)
+    for call in calls:
+        if _QUERY_NAME.search(ts.last(mod.call_name(call))):
+            return []  # the effect is checked before it is repeated
+        effect = _classify(mod, call, spawns)
+        if effect is not None:
+            out.append(effect)
+            continue
+        if depth <= 0 or ts.is_model_call(mod, call) or ts.http_request(mod, call):
+            continue
+        target = ts.resolve_function(mod, project, call.child_by_field_name("function"), call)
+        if target is None or target[1].id in seen:
+            continue
+        seen.add(target[1].id)
+        tmod, fn = target
+        if _KEY_TEXT.search(tmod.node_text(fn)):
+            continue
+        body = fn.child_by_field_name("body")
+        if body is not None:
+            out.extend(_region_effects(tmod, project, [body], depth - 1, seen))
+    return out
+
+
+def _describe(effects: list[_Effect], mod: TsModule) -> str:
+    first = effects[0]
+    where = "" if first.module is mod else f" (in {first.module.path}:{first.module.line(first.call)})"
+    more = f" and {len(effects) - 1} more" if len(effects) > 1 else ""
+    return f"{first.what}{where}{more}"
+
+
+def _hit(node: Node, effects: list[_Effect], mod: TsModule, claim: str) -> Hit:
+    certain = any(e.certain for e in effects)
+    return Hit(
+        node=node, verdict=Verdict.CONFIRMED if certain else Verdict.SUSPECTED,
+        claim=f"{claim} {_describe(effects, mod)} with no idempotency key",
+        consequence=_CONSEQUENCE, direction=_DIRECTION,
+        confirm_hint="" if certain else
+        f"verify whether repeating {effects[0].what} after a failed attempt duplicates an external effect (a "
+        "second command run, resource or message), and whether the target deduplicates it",
+    )
+
+
+# ---------------------------------------------------------------- retry helpers
+def _retry_calls(mod: TsModule) -> list[Node]:
+    """Calls that may be retry helpers: a name imported from a retry package or shaped like `withRetry`."""
+    index = ts.calls_by_short(mod)
+    shorts = [s for s in index if _RETRY_HELPER.match(s) or ts.imported_from(mod, s) in _RETRY_PACKAGES]
+    return ts.calls_named(mod, *shorts) if shorts else []
+
+
+def _retry_wrapper(mod: TsModule, project: TsProject, call: Node) -> Node | None:
+    """The function a retry helper call retries (`pRetry(async () => …)`, `withRetry(() => send(x))`), or None."""
+    name = mod.call_name(call)
+    head = name.split(".", 1)[0]
+    origin = ts.imported_from(mod, head)
+    known = origin in _RETRY_PACKAGES and (name == head or ts.last(name) in ("default", "retry", "pRetry"))
+    if not known and not _RETRY_HELPER.match(ts.last(name)):
+        return None
+    if not known and name.count(".") > 1:
+        return None
+    for arg in mod.arguments(call)[:2]:
+        node = ts.unwrap(arg)
+        if node is None:
+            continue
+        if node.type in FUNCTION_TYPES:
+            return node
+        if node.type in ("identifier", "member_expression"):
+            target = ts.resolve_function(mod, project, node, call)
+            if target is not None and target[0] is mod:
+                return target[1]
+    return None
+
+
+@rule(CheckId.C9, lang="typescript", name="retry-helper-repeats-side-effect")
+def retry_helper_repeats_side_effect(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a retry helper (`p-retry`, `async-retry`, `promise-retry`, `exponential-backoff`, a project
+    `withRetry`) whose retried function performs a side effect with no idempotency key.
+
+    An attempt that fails after the effect committed (a timeout after the send) is retried, and the effect
+    happens twice.
+    """
+    if ts.skipped_module(mod) or not any(k in mod.text for k in ("etr", "ackoff", "ackOff", "ttempt")):
+        return
+    for call in _retry_calls(mod):
+        fn = _retry_wrapper(mod, project, call) if call.type == "call_expression" else None
+        if fn is None or _KEY_TEXT.search(mod.node_text(fn)):
+            continue
+        body = fn.child_by_field_name("body")
+        effects = _region_effects(mod, project, [body]) if body is not None else []
+        if not effects:
+            continue
+        yield _hit(call, effects, mod, f"`{mod.call_name(call)}` retries a function that performs")
+
+
+# ---------------------------------------------------------------- hand-written retry loops
+def _counter_loop(mod: TsModule, loop: Node) -> str | None:
+    """The attempt counter of `for (let attempt = 0; attempt < n; attempt++)`, or None for an iteration loop."""
+    init = loop.child_by_field_name("initializer")
+    cond = loop.child_by_field_name("condition")
+    if init is None:
+        return None
+    names = [mod.node_text(n) for n in ts.descendants(init) if n.type == "identifier"][:1]
+    cond_text = mod.node_text(cond)
+    if not names or re.search(r"\.(length|size)\b", cond_text):
+        return None
+    return names[0]
+
+
+def _exits(node: Node) -> bool:
+    stmts = [c for c in node.named_children if c.type != "comment"]
+    return bool(stmts) and stmts[-1].type in ("throw_statement", "return_statement", "break_statement")
+
+
+def _retry_region(mod: TsModule, loop: Node) -> list[Node] | None:
+    """The statements a hand-written retry loop repeats after a failure, or None if it is not a retry loop."""
+    body = loop.child_by_field_name("body")
+    if body is None or body.type != "statement_block":
+        return None
+    counter: str | None = None
+    if loop.type == "for_statement":
+        counter = _counter_loop(mod, loop)
+        if counter is None:
+            return None
+        if re.search(rf"\[\s*{re.escape(counter)}\s*\]", mod.node_text(body)):
+            return None  # `items[i]`: the counter walks items, it does not retry
+    elif loop.type not in ("while_statement", "do_statement"):
+        return None
+    elif _DRAIN_LOOP.search(mod.node_text(loop.child_by_field_name("condition"))):
+        return None  # `while (queue.length > 0)`: it works through items, it does not retry one
+    elif not _RETRY_EVIDENCE.search(mod.node_text(loop)):
+        return None  # a `while` with no attempt counter and no back-off is a work or menu loop
+    stmts = [c for c in body.named_children if c.type != "comment"]
+    for index, stmt in enumerate(stmts):
+        if stmt.type == "try_statement":
+            handler = stmt.child_by_field_name("handler")
+            hbody = handler.child_by_field_name("body") if handler is not None else None
+            tbody = stmt.child_by_field_name("body")
+            if hbody is None or tbody is None or _exits(hbody):
+                continue
+            success = [tbody, *stmts[index + 1:]]
+            if any(re.search(r"\b(return|break)\b", mod.node_text(s)) for s in success):
+                return [tbody]
+        if stmt.type == "if_statement" and index > 0 and loop.type == "for_statement" and counter is not None:
+            cons = stmt.child_by_field_name("consequence")
+            cond = mod.node_text(stmt.child_by_field_name("condition"))
+            backs_off = re.search(r"\bsleep\(|setTimeout|delay\(|wait\(", mod.node_text(body))
+            if cons is not None and re.search(r"\b(return|break)\b", mod.node_text(cons)) and \
+                    re.search(r"\.ok\b|status", cond) and (backs_off or _ATTEMPT_NAME.search(counter)):
+                return stmts[:index]
+    return None
+
+
+@rule(CheckId.C9, lang="typescript", name="attempt-loop-repeats-side-effect")
+def attempt_loop_repeats_side_effect(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a hand-written retry loop (`for (let attempt = 0; …)` / `while` with a `catch` that goes round again,
+    or a loop that repeats until `res.ok`) whose retried block performs a side effect with no idempotency key.
+
+    The catch swallows the failure and the loop runs the block again, repeating an effect that may already have
+    happened.
+    """
+    if ts.skipped_module(mod):
+        return
+    for loop in mod.nodes("for_statement", "while_statement", "do_statement"):
+        region = _retry_region(mod, loop)
+        if region is None or any(_KEY_TEXT.search(mod.node_text(r)) for r in region):
+            continue
+        effects = _region_effects(mod, project, region)
+        if not effects:
+            continue
+        yield _hit(loop, effects, mod, "this retry loop repeats")
+
+
+# ---------------------------------------------------------------- idempotency keys made per attempt
+def _retried_regions(mod: TsModule, project: TsProject) -> Iterator[Node]:
+    for call in _retry_calls(mod):
+        fn = _retry_wrapper(mod, project, call) if call.type == "call_expression" else None
+        if fn is not None:
+            yield fn
+    for loop in mod.nodes("for_statement", "while_statement", "do_statement"):
+        yield from _retry_region(mod, loop) or []
+
+
+@rule(CheckId.C9, lang="typescript", name="idempotency-key-regenerated-per-attempt")
+def idempotency_key_regenerated_per_attempt(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an idempotency key generated (`randomUUID()`, `nanoid()`, `Date.now()`) inside the region a retry
+    repeats. Each attempt then carries a new key, so the server cannot recognise the retry as a repeat and performs
+    the effect again: the key protects nothing."""
+    if ts.skipped_module(mod) or "dempotency" not in mod.text:
+        return
+    seen: set[int] = set()
+    for region in _retried_regions(mod, project):
+        for pair in mod.inside(mod.nodes("pair"), region):
+            key = mod.node_text(pair.child_by_field_name("key"))
+            value = pair.child_by_field_name("value")
+            if value is None or not re.search(r"[Ii]dempotency", key):
+                continue
+            fresh = _fresh_value(mod, value, region)
+            if fresh is None or fresh.id in seen:
+                continue
+            seen.add(fresh.id)
+            yield Hit(
+                node=fresh,
+                claim=f"the idempotency key is made by `{_short(mod, fresh, 40)}` inside the retried region, so "
+                      "every attempt sends a new key",
+                consequence="the server sees each retry as a new request and performs the effect again",
+                direction="create the key once, before the retry starts, and send the same key on every attempt",
+            )
+
+
+def _fresh_value(mod: TsModule, value: Node, region: Node) -> Node | None:
+    """The node generating a fresh key for `value`: the value itself, or the declaration (inside the region) of
+    the name it reads."""
+    node = ts.unwrap(value)
+    if node is None:
+        return None
+    if node.type in ("call_expression", "template_string", "binary_expression") and \
+            _FRESH_KEY.search(mod.node_text(node)):
+        return node
+    if node.type == "identifier":
+        decls = [d for d in ts.declarators_by_name(mod).get(mod.node_text(node), []) if mod.within(d, region)]
+        for decl in decls:
+            init = decl.child_by_field_name("value")
+            if init is not None and _FRESH_KEY.search(mod.node_text(init)):
+                return decl
+    return None
+
+
+# ---------------------------------------------------------------- transport retry policies
+def _retry_methods_with_post(mod: TsModule) -> Iterator[Hit]:
+    """`retry: { methods: ["GET", "POST"] }` (got, ky) or `new RetryAgent(agent, { methods: [..."POST"] })` (undici)."""
+    for pair in mod.nodes("pair"):
+        if _key_text(mod, pair) != "methods":
+            continue
+        value = pair.child_by_field_name("value")
+        obj = pair.parent
+        owner = obj.parent if obj is not None else None
+        if value is None or owner is None or not re.search(r"['\"](POST|post)['\"]", mod.node_text(value)):
+            continue
+        if owner.type == "pair":
+            in_retry = "retry" in _key_text(mod, owner).lower()
+            name = _key_text(mod, owner)
+        elif owner.type == "arguments" and owner.parent is not None:
+            name = mod.call_name(owner.parent)
+            in_retry = "Retry" in name
+        else:
+            in_retry, name = False, ""
+        if not in_retry:
+            continue
+        yield Hit(
+            node=pair,
+            claim=f"the retry policy `{name}` lists POST in `methods`, so the client replays POST requests",
+            consequence=_CONSEQUENCE,
+            direction="retry only idempotent methods (GET, PUT, DELETE) or send an idempotency key with every POST",
+        )
+
+
+def _key_text(mod: TsModule, pair: Node) -> str:
+    """The key of an object pair, unquoted."""
+    return mod.node_text(pair.child_by_field_name("key")).strip("'\"`")
+
+
+
+@rule(CheckId.C9, lang="typescript", name="transport-retry-replays-post")
+def transport_retry_replays_post(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a transport retry policy that replays POST requests: `axiosRetry(client, { retryCondition })` whose
+    condition is not limited to idempotent requests (axios-retry's default is), or a got/ky/undici retry whose
+    `methods` list POST. The client then re-sends non-idempotent requests on its own after the server may already
+    have acted on them."""
+    if ts.skipped_module(mod) or not any(k in mod.text for k in ("axiosRetry", "axios-retry", "methods")):
+        return
+    yield from _retry_methods_with_post(mod)
+    retry_names = [s for s in ts.calls_by_short(mod) if ts.imported_from(mod, s) == "axios-retry"]
+    for call in ts.calls_named(mod, *retry_names):
+        args = mod.arguments(call)
+        obj = ts.resolve_object(mod, args[1]) if call.type == "call_expression" and len(args) >= 2 else None
+        cond = mod.object_keys(obj).get("retryCondition") if obj is not None else None
+        if cond is None or re.search(r"Idempotent|method|Safe", mod.node_text(cond)):
+            continue
+        yield Hit(
+            node=call,
+            claim=f"`retryCondition: {_short(mod, cond, 40)}` replaces axios-retry's idempotent-only default, so POST "
+                  "requests are retried too",
+            consequence=_CONSEQUENCE,
+            direction="keep `isNetworkOrIdempotentRequestError` (or check `error.config.method`) in the condition, or "
+                      "send an idempotency key with every POST",
+        )

@@ -1,0 +1,470 @@
+"""C10 · Cancellation propagation — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `request-ignores-abort-signal`: `fetch` / undici / axios / got / ky or an SDK model call (`openai`,
+  `@anthropic-ai/sdk`, the `ai` package) issued without the `AbortSignal` the surrounding code has.
+- `spawn-ignores-abort-signal`: a child process started where an `AbortSignal` is available, with no `signal`
+  option and no abort listener that kills it; or a synchronous `execSync`/`spawnSync` that blocks the abort itself.
+- `abort-kills-only-shell`: a shell child (`exec`, `shell: true`, `bash -c`) stopped by `child.kill()` or the
+  `signal` option alone, with no `detached: true` + `process.kill(-child.pid)`: the commands the shell started live on.
+- `timer-cleared-on-success-only`: `const t = setTimeout(...)` cleared after an `await` but not in `finally`/`catch`.
+- `race-timeout-never-cleared`: `Promise.race([work, new Promise((_, r) => setTimeout(r, ms))])` whose timer
+  nothing can clear.
+- `abort-error-swallowed-in-loop`: a `catch` inside a loop that recognises the abort and `continue`s.
+
+A signal counts as available when a parameter, a destructured option, a local `AbortController`, or a controller
+the class owns provides it; a tool callback of the `ai` package (`execute(args, { abortSignal })`) or of an MCP
+server (`(args, extra) => …`) that does not declare the framework's signal is reported as suspected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts import _ts_idioms as ts
+
+_ABORT_WIRING = re.compile(r"addEventListener\(\s*['\"]abort|\.onabort\s*=|\.on\(\s*['\"]abort|"
+                           r"\b(abortSignal|signal)\s*\)\s*\.then|setMaxListeners")
+_GROUP_KILL = re.compile(r"process\.kill\(\s*-|\bkill\(\s*-\s*[\w.(]|treeKill|tree-kill|killTree|kill-tree|pidtree|"
+                         r"ps-tree|taskkill[^\n]{0,80}/[tT]\b|killProcessGroup|killGroup|killProcessTree|terminate-tree")
+_NEGATED_ABORT = re.compile(r"!\s*[\w$.?]*\.aborted\b|!\s*isAbort\w*\([^)]*\)")
+_SIGNAL_WORDS = ("ignal", "AbortController", "'ai'", '"ai"', "modelcontextprotocol")
+_REQUEST_SHORTS = ("fetch", "request", "get", "post", "put", "patch", "delete", "head", "options", "axios", "got",
+                   "ky", "create", "stream", "parse", "generateContent", "generateContentStream", "generateText", "streamText", "generateObject", "streamObject",
+                   "embed", "embedMany")
+_ABORT_TEST = re.compile(r"AbortError|isAbort|\.aborted\b|APIUserAbortError|ABORT_ERR|['\"]Abort")
+
+
+def _may_have_signal(text: str) -> bool:
+    """A cheap first filter: the module mentions a signal, a controller, or a framework that hands one over."""
+    return any(k in text for k in _SIGNAL_WORDS)
+
+
+def _short(mod: TsModule, node: Node | None, limit: int = 60) -> str:
+    text = " ".join(mod.node_text(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _consumed(call: Node) -> bool:
+    """Whether the call's result is used (awaited, returned, assigned, passed on), not fired and forgotten."""
+    parent = call.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "non_null_expression"):
+        parent = parent.parent
+    if parent is None or parent.type == "expression_statement":
+        return False
+    return not (parent.type == "unary_expression" and parent.text is not None and parent.text.startswith(b"void"))
+
+
+def _request_kind(mod: TsModule, call: Node) -> tuple[str, int] | None:
+    """(`what`, index of the options argument) for an outbound request or model call."""
+    client = ts.http_request(mod, call)
+    name = mod.call_name(call)
+    if client is not None:
+        verb = ts.last(name)
+        if client == "axios":
+            if name == name.split(".", 1)[0] or verb == "request":
+                return name, 0
+            return name, 2 if verb in ("post", "put", "patch") else 1
+        return name, 1
+    if ts.is_model_call(mod, call):
+        return name, 0 if "." not in name else 1
+    return None
+
+
+def _signal_hit(sig: ts.SignalRef, claim: str, consequence: str, direction: str, node: Node) -> Hit:
+    if sig.declared:
+        return Hit(node=node, claim=claim, consequence=consequence, direction=direction)
+    return Hit(
+        node=node, verdict=Verdict.SUSPECTED, claim=claim, consequence=consequence, direction=direction,
+        confirm_hint=f"verify that the caller of this tool passes an abort signal to the run (the framework then "
+                     f"hands it over as `{sig.expr}`), so that stop could reach this call",
+    )
+
+
+def _stream_checks_abort(mod: TsModule, call: Node) -> bool:
+    """Whether the streamed response is consumed by a `for await` that checks the abort and leaves the loop (which
+    closes the stream): stop then ends the request at the next chunk."""
+    parent = call.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        parent = parent.parent
+    name = parent.child_by_field_name("name") if parent is not None and parent.type == "variable_declarator" else None
+    fn = mod.enclosing_function(call)
+    if name is None or fn is None:
+        return False
+    for loop in mod.inside(mod.nodes("for_in_statement"), fn):
+        right = loop.child_by_field_name("right")
+        body = loop.child_by_field_name("body")
+        if right is None or body is None or mod.node_text(right) != mod.node_text(name):
+            continue
+        body_text = mod.node_text(body)
+        if re.search(r"\.aborted\b|throwIfAborted", body_text) and re.search(r"\b(break|return|throw)\b", body_text):
+            return True
+    return False
+
+
+@rule(CheckId.C10, lang="typescript", name="request-ignores-abort-signal")
+def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an outbound request (`fetch`, undici, axios, got, ky) or SDK model call made where an `AbortSignal`
+    is available, without passing it. Stop aborts the signal, but this request never hears of it: the turn keeps
+    waiting for the response (or keeps streaming) until it finishes on its own."""
+    if ts.skipped_module(mod) or not _may_have_signal(mod.text):
+        return
+    for call in ts.calls_named(mod, *_REQUEST_SHORTS):
+        kind = _request_kind(mod, call) if call.type == "call_expression" else None
+        if kind is None or not _consumed(call):
+            continue
+        signals = ts.abort_signals(mod, call)
+        if not signals or ts.passes_signal(mod, call, kind[1]) or ts.in_abort_handler(mod, call) or \
+                _stream_checks_abort(mod, call):
+            continue
+        sig = signals[0]
+        yield _signal_hit(
+            sig, node=call,
+            claim=f"`{kind[0]}(...)` is issued without `{sig.expr}`, the abort signal available here",
+            consequence="pressing stop does not cancel this request: the run keeps waiting for (and paying for) "
+                        "the response until it completes on its own",
+            direction=f"pass the signal through: `{{ signal: {sig.expr} }}` (`abortSignal` for the `ai` package, "
+                      "the request-options argument for the openai/anthropic SDKs)",
+        )
+
+
+def _handle(mod: TsModule, call: Node) -> tuple[str | None, bool]:
+    """(name the child process is bound to, whether the handle leaves the function)."""
+    node = call
+    parent = node.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        node, parent = parent, parent.parent
+    if parent is None:
+        return None, False
+    if parent.type == "variable_declarator" and parent.child_by_field_name("name") is not None:
+        target = parent.child_by_field_name("name")
+        return (mod.node_text(target), False) if target is not None and target.type == "identifier" else (None, False)
+    if parent.type == "assignment_expression":
+        left = mod.node_text(parent.child_by_field_name("left"))
+        return left, left.startswith("this.")
+    if parent.type in ("return_statement", "arrow_function", "arguments", "pair", "array"):
+        return None, True
+    return None, False
+
+
+def _escapes(mod: TsModule, fn: Node, name: str) -> bool:
+    """Whether the handle is returned, stored on an object, or handed to another function."""
+    body = mod.node_text(fn)
+    quoted = re.escape(name)
+    return bool(re.search(rf"return\s+{quoted}\b|this\.[\w$]+\s*=\s*{quoted}\b|\.(set|push|add)\(\s*(\w+,\s*)?"
+                          rf"{quoted}\s*\)|[(,]\s*{quoted}\s*[,)]|resolve\(\s*{quoted}\b", body))
+
+
+@rule(CheckId.C10, lang="typescript", name="spawn-ignores-abort-signal")
+def spawn_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a child process started where an `AbortSignal` is available, with no `signal` option and no abort
+    listener that kills it; and a synchronous `execSync`/`spawnSync` of a variable command there, which blocks the
+    event loop so the abort cannot even be delivered. After stop, the command keeps running."""
+    if ts.skipped_module(mod) or not _may_have_signal(mod.text):
+        return
+    for sp in ts.spawns(mod):
+        signals = ts.abort_signals(mod, sp.call)
+        if not signals or ts.in_abort_handler(mod, sp.call):
+            continue
+        sig = signals[0]
+        fns = ts.enclosing_functions(mod, sp.call)
+        if sp.sync:
+            parts = ts.command_parts(mod, sp)
+            if not parts or all(ts.string_value(mod, p) is not None for p in parts):
+                continue
+            yield _signal_hit(
+                sig, node=sp.call,
+                claim=f"`{sp.api}` runs `{_short(mod, parts[0], 40)}` synchronously although `{sig.expr}` is "
+                      "available: it blocks the event loop, so the abort cannot be delivered until the command exits",
+                consequence="pressing stop does nothing while the command runs; a hung command hangs the harness",
+                direction=f"use the async `spawn`/`execFile` with `{{ signal: {sig.expr} }}` (and kill the process "
+                          "group on abort)",
+            )
+            continue
+        if ts.passes_signal(mod, sp.call, None) or ts.spawn_options(mod, sp).opaque:
+            continue
+        scope = fns[-1]
+        scope_text = mod.node_text(scope)
+        if _ABORT_WIRING.search(scope_text) or (".aborted" in scope_text and ".kill(" in scope_text):
+            continue
+        name, escapes = _handle(mod, sp.call)
+        if escapes or (name is not None and _escapes(mod, fns[0], name)):
+            continue
+        yield _signal_hit(
+            sig, node=sp.call,
+            claim=f"`{sp.api}` starts a process although `{sig.expr}` is available, but neither passes it "
+                  "(`signal` option) nor registers an abort listener that kills the process",
+            consequence="pressing stop leaves the command (and everything it started) running",
+            direction=f"pass `{{ signal: {sig.expr} }}` or add `{sig.expr}.addEventListener(\"abort\", ...)` that "
+                      "kills the process group (`detached: true` + `process.kill(-child.pid)`)",
+        )
+
+
+def _kill_calls(mod: TsModule, scope: Node, name: str) -> list[Node]:
+    return [c for c in mod.inside(mod.calls(), scope) if mod.call_name(c) == f"{name}.kill"]
+
+
+@rule(CheckId.C10, lang="typescript", name="abort-kills-only-shell")
+def abort_kills_only_shell(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a shell child (`exec`, `shell: true`, `bash -c`) that cancellation stops with `child.kill()` or the
+    `signal` option alone. Both signal only the direct child, the shell: the commands it started (a test runner, a
+    dev server) are grandchildren in the same process group and survive the stop. A `detached: true` child is a
+    group leader, and `child.kill()` still reaches only the leader."""
+    if ts.skipped_module(mod) or not ts.spawns(mod) or _GROUP_KILL.search(mod.text):
+        return
+    for sp in ts.spawns(mod):
+        if sp.sync or not ts.spawn_is_shell(mod, sp):
+            continue
+        opts = ts.spawn_options(mod, sp)
+        detached = ts.truthy_literal(mod, ts.option(mod, opts, "detached"))
+        fns = ts.enclosing_functions(mod, sp.call)
+        name, _ = _handle(mod, sp.call)
+        kills = _kill_calls(mod, fns[-1], name) if fns and name else []
+        keys = mod.object_keys(opts.obj) if opts.obj is not None else {}
+        by_signal = bool(keys.keys() & ts.SIGNAL_KEYS)
+        if not kills and not by_signal:
+            continue
+        cited = kills[0] if kills else sp.call
+        how = f"`{mod.call_name(kills[0])}()`" if kills else "the `signal` option"
+        group = "the detached child leads its own process group, but " if detached else ""
+        yield Hit(
+            node=cited,
+            claim=f"{group}{how} signals only the shell started at line {mod.line(sp.call)}; the commands it "
+                  "launched are not killed as a group",
+            consequence="after stop, the shell dies but the commands it started keep running (and keep writing, "
+                        "serving or burning CPU)",
+            direction="spawn with `detached: true` and stop with `process.kill(-child.pid, \"SIGTERM\")` (or a "
+                      "tree kill), escalating to SIGKILL after a grace period",
+        )
+
+
+# ---------------------------------------------------------------- timers
+def _timer_name(mod: TsModule, call: Node) -> str | None:
+    """The local variable a timer handle is kept in (`const t = setTimeout(…)`, `t = setTimeout(…)`)."""
+    parent = call.parent
+    target = None
+    if parent is not None and parent.type == "variable_declarator":
+        target = parent.child_by_field_name("name")
+    elif parent is not None and parent.type == "assignment_expression":
+        target = parent.child_by_field_name("left")
+    return mod.node_text(target) if target is not None and target.type == "identifier" else None
+
+
+def _kept_somewhere(mod: TsModule, call: Node) -> bool:
+    """Whether the timer handle is stored at all (a local, a field, an argument): it may be cleared elsewhere."""
+    parent = call.parent
+    return parent is not None and parent.type not in ("expression_statement", "arrow_function", "statement_block")
+
+
+_BENIGN_CALLBACK = {"abort", "resolve", "reject", "log", "debug", "warn", "info", "error"}
+
+
+def _timer_effect(mod: TsModule, call: Node) -> bool:
+    """Whether firing the timer late does something (kills, retries, emits, writes), beyond aborting a controller
+    or settling a promise nobody waits for any more."""
+    if mod.call_name(call).endswith("setInterval"):
+        return True
+    args = mod.arguments(call)
+    callback = ts.unwrap(args[0]) if args else None
+    if callback is None:
+        return False
+    if callback.type not in ("arrow_function", "function_expression"):
+        return ts.last(mod.node_text(callback)) not in _BENIGN_CALLBACK
+    inner = [c for c in [callback, *ts.descendants(callback)] if c.type == "call_expression"]
+    return any(ts.last(mod.call_name(c)) not in _BENIGN_CALLBACK for c in inner)
+
+
+def _exits(mod: TsModule, block: Node) -> bool:
+    """Whether a catch body leaves the function (throw/return) on its last statement."""
+    stmts = [c for c in block.named_children if c.type != "comment"]
+    return bool(stmts) and stmts[-1].type in ("throw_statement", "return_statement")
+
+
+def _await_escapes(mod: TsModule, aw: Node, fn: Node, clear: Node) -> bool:
+    """Whether an exception at `aw` can leave `fn` without passing `clear`: no enclosing `try` (inside `fn`) whose
+    `catch` handles it and then falls through to the clear (or ends the process, taking the timer with it)."""
+    for anc in mod.ancestors(aw):
+        if anc == fn:
+            return True
+        if anc.type != "try_statement":
+            continue
+        body = anc.child_by_field_name("body")
+        handler = anc.child_by_field_name("handler")
+        block = handler.child_by_field_name("body") if handler is not None else None
+        if body is None or block is None or not mod.within(aw, body):
+            continue
+        if "process.exit(" in mod.node_text(block):
+            return False
+        if not mod.within(clear, anc) and not _exits(mod, block):
+            return False
+    return True
+
+
+@rule(CheckId.C10, lang="typescript", name="timer-cleared-on-success-only")
+def timer_cleared_on_success_only(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `const t = setTimeout(...)` (or `setInterval`) whose `clearTimeout(t)` runs after an `await` on the
+    normal path only, not in `finally` or `catch`, when the timer does something on firing (kills, retries, emits;
+    an interval always). When the awaited work throws or is aborted, the timer stays armed and fires into a run that
+    has ended (a kill aimed at a pid that may be reused, a retry of finished work)."""
+    if ts.skipped_module(mod) or ("clearTimeout" not in mod.text and "clearInterval" not in mod.text):
+        return
+    for call in ts.calls_named(mod, "setTimeout", "setInterval"):
+        callee = mod.call_name(call)
+        if callee not in ("setTimeout", "setInterval", "globalThis.setTimeout", "global.setTimeout"):
+            continue
+        name = _timer_name(mod, call)
+        fn = mod.enclosing_function(call)
+        if name is None or fn is None or f"{name}.unref" in mod.node_text(fn) or _unrefed(mod, call) or \
+                not _timer_effect(mod, call):
+            continue
+        clears = [c for c in mod.inside(mod.calls(), fn) if mod.call_name(c) in ("clearTimeout", "clearInterval")
+                  and mod.arguments(c) and mod.node_text(mod.arguments(c)[0]) == name and c.start_byte > call.end_byte]
+        if not clears:
+            continue
+        if any(mod.enclosing_function(c) != fn or ts.in_clause(mod, c, "finally_clause", fn) or
+               ts.in_clause(mod, c, "catch_clause", fn) for c in clears):
+            continue
+        first = clears[0]
+        awaits = [a for a in mod.inside(mod.nodes("await_expression"), fn)
+                  if call.end_byte < a.start_byte < first.start_byte and mod.enclosing_function(a) == fn]
+        risky = next((a for a in awaits if _await_escapes(mod, a, fn, first)), None)
+        if risky is None:
+            continue
+        yield Hit(
+            node=call,
+            claim=f"timer `{name}` is cleared only after `{_short(mod, risky, 50)}` succeeds (line "
+                  f"{mod.line(first)}); a throw or abort there leaves it armed",
+            consequence="after a failed or stopped step the timer still fires into a run that has ended, and keeps "
+                        "the process alive until it does",
+            direction=f"clear `{name}` in a `finally` block",
+        )
+
+
+def _unrefed(mod: TsModule, call: Node) -> bool:
+    """`setTimeout(...).unref()`: the timer no longer keeps the process alive."""
+    parent = call.parent
+    return parent is not None and parent.type == "member_expression" and \
+        mod.node_text(parent.child_by_field_name("property")) == "unref"
+
+
+def _unstored_timer(mod: TsModule, executor_owner: Node | None) -> Node | None:
+    """A `setTimeout` in a `new Promise(...)` executor whose handle is not kept (so it cannot be cleared), that
+    rejects with a timeout after a real delay (a short grace `sleep` that resolves is not reported)."""
+    if executor_owner is None or executor_owner.type != "new_expression" or mod.call_name(executor_owner) != "Promise":
+        return None
+    for call in mod.inside(mod.calls(), executor_owner):
+        if mod.call_name(call) not in ("setTimeout", "globalThis.setTimeout") or _kept_somewhere(mod, call) or \
+                _unrefed(mod, call):
+            continue
+        args = mod.arguments(call)
+        delay = mod.node_text(args[1]).replace("_", "") if len(args) > 1 else "0"
+        if delay.isdigit() and int(delay) < 1000:
+            continue
+        if args and re.search(r"\breject\b|\bthrow\b|Error\(", mod.node_text(args[0])):
+            return call
+    return None
+
+
+def _module_function(mod: TsModule, name: str) -> Node | None:
+    for fn in mod.functions():
+        if mod.function_name(fn) == name and fn.type != "method_definition":
+            return fn
+    return None
+
+
+def _race_timer(mod: TsModule, element: Node) -> Node | None:
+    """The uncleared timer behind one element of a `Promise.race([...])`."""
+    node = ts.unwrap(element)
+    if node is None:
+        return None
+    if node.type == "identifier":
+        node = ts.unwrap(ts.resolve_value(mod, node))
+    if node is not None and node.type == "call_expression":
+        helper = _module_function(mod, mod.call_name(node))
+        if helper is None:
+            return None
+        news = [n for n in mod.inside(mod.nodes("new_expression"), helper) if mod.call_name(n) == "Promise"]
+        return next((t for n in news if (t := _unstored_timer(mod, n)) is not None), None)
+    return _unstored_timer(mod, node)
+
+
+@rule(CheckId.C10, lang="typescript", name="race-timeout-never-cleared")
+def race_timeout_never_cleared(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `Promise.race([work, new Promise((_, reject) => setTimeout(() => reject(...), ms))])` (directly, or
+    through a local `timeout(ms)` helper) whose timer handle is never kept. When the work wins, nothing can clear the
+    timer: every call leaves one armed for the full timeout, holding its closure and keeping a CLI from exiting."""
+    if ts.skipped_module(mod) or "Promise.race" not in mod.text or "setTimeout" not in mod.text:
+        return
+    for call in ts.calls_named(mod, "race"):
+        if mod.call_name(call) != "Promise.race":
+            continue
+        args = mod.arguments(call)
+        items = args[0].named_children if args and args[0].type == "array" else []
+        for element in items:
+            timer = _race_timer(mod, element)
+            if timer is None:
+                continue
+            yield Hit(
+                node=call,
+                claim=f"the timeout arm `{_short(mod, element, 50)}` of `Promise.race` starts a `setTimeout` (line "
+                      f"{mod.line(timer)}) whose handle is never kept, so nothing clears it when the work wins",
+                consequence="every call leaves a timer armed for the whole timeout: the process cannot exit until it "
+                            "fires, and the rejection lands in a step that already finished",
+                direction="keep the handle and `clearTimeout` it in `finally` (or use `AbortSignal.timeout(ms)` / "
+                          "`timers/promises` `setTimeout(ms, undefined, { signal })`)",
+            )
+            break
+
+
+# ---------------------------------------------------------------- swallowed aborts
+def _loop_of(mod: TsModule, node: Node, fn: Node | None) -> Node | None:
+    for anc in mod.ancestors(node):
+        if anc == fn or anc.type in FUNCTION_TYPES:
+            return None
+        if anc.type in LOOP_TYPES:
+            return anc
+    return None
+
+
+@rule(CheckId.C10, lang="typescript", name="abort-error-swallowed-in-loop")
+def abort_error_swallowed_in_loop(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a `catch` inside a loop that recognises the abort (`AbortError`, `signal.aborted`) and `continue`s,
+    in a loop that never checks the signal itself. The stop is taken for one failed iteration: the loop starts
+    the next request or tool call as if nothing had been asked of it."""
+    if ts.skipped_module(mod) or "bort" not in mod.text or "continue" not in mod.text or \
+            not _ABORT_TEST.search(mod.text):
+        return
+    for clause in mod.nodes("catch_clause"):
+        body = clause.child_by_field_name("body")
+        fn = mod.enclosing_function(clause)
+        loop = _loop_of(mod, clause, fn)
+        if body is None or loop is None:
+            continue
+        for stmt in mod.inside(mod.nodes("if_statement"), body):
+            cond = stmt.child_by_field_name("condition")
+            cons = stmt.child_by_field_name("consequence")
+            if cond is None or cons is None or not _ABORT_TEST.search(_NEGATED_ABORT.sub("", mod.node_text(cond))):
+                continue
+            cons_text = mod.node_text(cons)
+            if not re.search(r"\bcontinue\b", cons_text) or re.search(r"\b(throw|return|break)\b", cons_text):
+                continue
+            loop_body = loop.child_by_field_name("body")
+            guard_text = mod.node_text(loop).replace(mod.node_text(clause), "")
+            if re.search(r"\.aborted\b|throwIfAborted", guard_text) or loop_body is None:
+                continue
+            yield Hit(
+                node=stmt,
+                claim="this `catch` recognises the abort and `continue`s the loop, which never checks the signal "
+                      "itself",
+                consequence="pressing stop only fails the current iteration: the loop goes on to the next request "
+                            "or tool call",
+                direction="re-throw the abort (or `break` and report the run as cancelled); continue only on "
+                          "errors that are not cancellation",
+            )
+            break

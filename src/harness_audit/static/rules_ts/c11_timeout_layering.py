@@ -1,0 +1,736 @@
+"""C11 · Timeout layering — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `fetch-without-timeout`: `fetch(url)` / `axios.get(url)` / `got(url)` in tool code with no timeout, no signal and
+  no budget around it (fetch and axios wait indefinitely by default).
+- `exec-without-timeout`: `execSync(cmd)` / `exec(cmd, cb)` / `spawnSync` / `execa(...)` / `spawn` without a kill
+  timer, in tool code, with no `timeout` and no budget around it.
+- `inner-timeout-below-tool-budget`: `AbortSignal.timeout(10_000)` or a client/process `timeout: 10_000` inside a
+  tool run under a longer budget (`Promise.race`, `withTimeout(..., 60_000)`), its expiry not mapped.
+- `timeout-abort-reported-as-cancel`: a timeout folded into the cancel signal (`AbortSignal.any([signal,
+  AbortSignal.timeout(ms)])`, `setTimeout(() => controller.abort(), ms)` on the user's controller) or a budget
+  around a call, whose expiry a catch reports as "cancelled".
+
+Tool code is a function registered as a tool (`tool({ execute })`, `{ name, description, execute }`, a tools
+map, `registry.set(name, fn)`), a `*Tool` class method, a tool dispatcher, or a function those call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import (
+    FuncRef,
+    Key,
+    callers_of,
+    calls_matching,
+    calls_named,
+    catch_clauses_around,
+    cname,
+    code_text,
+    fn_label,
+    imports_of,
+    in_tool_code,
+    is_test_module,
+    iter_subtree,
+    key,
+    last,
+    memo,
+    nodes_in,
+    number_value,
+    promise_catch_around,
+    receiver,
+    resolve_call,
+    same,
+    string_value,
+    tool_functions,
+    unwrap,
+)
+
+_FETCH_NAMES = {"fetch", "globalThis.fetch", "window.fetch", "undici.fetch", "self.fetch"}
+_FETCH_MODULES = ("node-fetch", "undici", "cross-fetch", "isomorphic-fetch", "isomorphic-unfetch")
+_AXIOS_VERBS = {"get", "delete", "head", "options", "post", "put", "patch", "request", "postForm", "putForm"}
+_AXIOS_DATA_VERBS = {"post", "put", "patch", "postForm", "putForm"}
+_BOUND_KEYS = {"timeout", "signal", "cancelToken", "abortSignal", "deadline", "timeoutMs", "timeout_ms"}
+_CHILD_PROCESS = ("child_process", "node:child_process")
+_EXEC_FUNCS = {"execSync", "exec", "execFile", "execFileSync", "spawnSync", "spawn"}
+_EXECA_FUNCS = {"execa", "execaSync", "execaCommand", "execaCommandSync", "execaNode"}
+_BUDGET_NAME = re.compile(r"(^|\.)(p?[Tt]imeout|withTimeout|promiseTimeout|raceTimeout|withDeadline|timeoutAfter|"
+                          r"withTimeLimit|timeLimit|raceWithTimeout|runWithTimeout)$")
+_BUDGET_LAST = re.compile(r"^(race|p?[Tt]imeout|withTimeout|promiseTimeout|raceTimeout|withDeadline|timeoutAfter|"
+                          r"withTimeLimit|timeLimit|raceWithTimeout|runWithTimeout)$")
+_TIMEOUT_HANDLING = re.compile(r"TimeoutError|AbortError|ETIMEDOUT|ECONNABORTED|ESOCKETTIMEDOUT|ETIME\b|timed[ _-]?out|"
+                               r"timeout|Timeout|killed|SIGTERM|SIGKILL|isCancel|\.code\b", re.I)
+_DERIVED = re.compile(r"(remaining|deadline|left|budget|elapsed)", re.I)
+
+
+# ---------------------------------------------------------------- options and budgets
+def _options_verdict(mod: TsModule, node: Node | None, call: Node) -> bool | None:
+    """Whether an options argument bounds the call: True (a timeout or signal), False (none), None (unknown)."""
+    node = unwrap(node)
+    if node is None:
+        return False
+    if node.type == "identifier":
+        node = _local_value(mod, node, call)
+        if node is None:
+            return None
+    if node.type != "object":
+        return None
+    if any(c.type == "spread_element" for c in node.named_children):
+        return None
+    keys = mod.object_keys(node)
+    for k, value in keys.items():
+        if k in _BOUND_KEYS:
+            inner = unwrap(value)
+            if inner is not None and (inner.type in ("undefined", "null") or number_value(mod, inner) == 0):
+                continue  # `timeout: 0` is axios's and execSync's "no timeout"
+            return True
+    return False
+
+
+def _local_value(mod: TsModule, ident: Node, at: Node) -> Node | None:
+    """The value a local `const name = …` (in the same function, before `at`) or a module constant holds."""
+    name = mod.node_text(ident)
+    fn = mod.enclosing_function(at)
+    scope_nodes = nodes_in(mod, fn, "variable_declarator") if fn is not None else mod.nodes("variable_declarator")
+    found: Node | None = None
+    for decl in scope_nodes:
+        if decl.start_byte > at.start_byte:
+            break
+        if mod.node_text(decl.child_by_field_name("name")) == name:
+            found = decl.child_by_field_name("value")
+    if found is None and fn is not None:
+        for decl in mod.nodes("variable_declarator"):
+            if mod.enclosing_function(decl) is None and mod.node_text(decl.child_by_field_name("name")) == name:
+                found = decl.child_by_field_name("value")
+    return unwrap(found)
+
+
+def _budget_call(mod: TsModule, call: Node) -> bool:
+    """`Promise.race([...])` with a timer in it, or a `withTimeout(p, ms)`/`pTimeout(p, ...)` style wrapper."""
+    name = cname(mod, call)
+    if name == "Promise.race":
+        return bool(re.search(r"setTimeout|timeout|Timeout|delay|sleep|deadline", mod.node_text(call)))
+    return bool(_BUDGET_NAME.search(name)) and len(mod.arguments(call)) >= 1
+
+
+def _under_budget(mod: TsModule, node: Node) -> bool:
+    """Whether `node` runs inside a budget in its own function."""
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES:
+            # an arrow passed to the budget (`withTimeout(() => fetch(u), ms)`) is still under it
+            parent = anc.parent
+            return parent is not None and parent.type == "arguments" and parent.parent is not None and \
+                parent.parent.type == "call_expression" and _budget_call(mod, parent.parent)
+        if anc.type == "call_expression" and _budget_call(mod, anc):
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Budget:
+    """A time budget around some calls."""
+
+    module: TsModule
+    """Where it is."""
+    node: Node
+    """The `Promise.race` / `withTimeout` call."""
+    ms: float | None
+    """Its value in milliseconds when it resolves to a number."""
+    setting: str
+    """The value as written."""
+    roots: tuple[FuncRef, ...]
+    """Project functions run under it."""
+    covered: frozenset[Key]
+    """The roots and the project functions they call directly."""
+    dynamic: bool
+    """Whether it bounds a tool picked at run time (then it bounds every tool)."""
+
+
+_DYNAMIC_TOOL = re.compile(r"(tools?|handlers?|registry|toolMap|functions|impl|fn|func|handler|tool)"
+                           r"(\[[^\]]+\]|\.get\([^)]*\)[!?]?)?\.?(execute|run|call|invoke|handler|fn|func)?\s*\(",
+                           re.I)
+
+
+def _budget_value(mod: TsModule, call: Node) -> Node | None:
+    """The expression that gives a budget its duration."""
+    args = mod.arguments(call)
+    if cname(mod, call) == "Promise.race":
+        for sub in iter_subtree(call):
+            if sub.type == "call_expression":
+                name = last(cname(mod, sub))
+                sub_args = mod.arguments(sub)
+                if name == "setTimeout" and len(sub_args) > 1:
+                    return sub_args[1]
+                if re.search(r"(timeout|delay|sleep|deadline)", name, re.I) and sub_args and \
+                        sub_args[0].type not in FUNCTION_TYPES:
+                    return sub_args[0]
+        return None
+    for arg in args[1:]:
+        inner = unwrap(arg)
+        if inner is not None and inner.type == "object":
+            keys = mod.object_keys(inner)
+            return keys.get("milliseconds") or keys.get("ms") or keys.get("timeout") or keys.get("timeoutMs")
+        return arg
+    return None
+
+
+def _budgets(project: TsProject) -> list[_Budget]:
+    """Every budget in the project with the functions it bounds (computed once per project)."""
+
+    def build() -> list[_Budget]:
+        out: list[_Budget] = []
+        for mod in project.modules.values():
+            if is_test_module(mod) or ("race" not in mod.text and "imeout" not in mod.text):
+                continue
+            for call in calls_matching(mod, _BUDGET_LAST):
+                if not _budget_call(mod, call):
+                    continue
+                args = mod.arguments(call)
+                if not args:
+                    continue
+                bounded = args[0]
+                value = _budget_value(mod, call)
+                ms = number_value(mod, value) if value is not None else None
+                roots: list[FuncRef] = []
+                dynamic = False
+                for sub in iter_subtree(bounded):
+                    if sub.type != "call_expression":
+                        continue
+                    if _DYNAMIC_TOOL.match(mod.node_text(sub.child_by_field_name("function")) + "("):
+                        dynamic = True
+                    roots.extend(resolve_call(mod, project, sub))
+                    fn_node = sub.child_by_field_name("function")
+                    if fn_node is not None and fn_node.type == "identifier" and not resolve_call(mod, project, sub):
+                        dynamic = dynamic or _bound_from_registry(mod, sub, fn_node)
+                covered = {key(r.module, r.node) for r in roots}
+                for r in roots:
+                    for inner in nodes_in(r.module, r.node, "call_expression"):
+                        covered.update(key(t.module, t.node) for t in resolve_call(r.module, project, inner))
+                out.append(_Budget(module=mod, node=call, ms=ms, setting=mod.node_text(value) if value else "",
+                                   roots=tuple(roots), covered=frozenset(covered), dynamic=dynamic))
+        return out
+
+    return memo(project, "c11_budgets", build)
+
+
+def _bound_from_registry(mod: TsModule, at: Node, ident: Node) -> bool:
+    """`const handler = tools[name]` / `registry.get(name)` before `handler(args)`."""
+    value = _local_value(mod, ident, at)
+    if value is None:
+        return False
+    return bool(re.search(r"(tools?|handlers?|registry|toolMap|functions)\b\s*(\[|\.get\()", mod.node_text(value),
+                          re.I))
+
+
+def _tool_budgeted(mod: TsModule, project: TsProject, tool_fn: Node) -> bool:
+    """Whether the tool function runs under a budget: a dispatcher budget around dynamic tools, or a budget
+    around a call of this function (or of the function that calls it)."""
+    budgets = _budgets(project)
+    if any(b.dynamic for b in budgets):
+        return True
+    return any(key(mod, tool_fn) in {key(r.module, r.node) for r in b.roots} for b in budgets)
+
+
+# ---------------------------------------------------------------- requests with no timeout
+def _axios_instances(mod: TsModule) -> dict[str, bool]:
+    """Names bound to `axios.create(config)`, mapped to whether the config sets a timeout."""
+    out: dict[str, bool] = {}
+    if "axios" not in mod.text:
+        return out
+    for call in calls_named(mod, ("create",)):
+        if cname(mod, call) != "axios.create":
+            continue
+        parent = call.parent
+        while parent is not None and parent.type in ("await_expression", "parenthesized_expression"):
+            parent = parent.parent
+        target: Node | None = None
+        if parent is not None and parent.type == "variable_declarator":
+            target = parent.child_by_field_name("name")
+        elif parent is not None and parent.type == "assignment_expression":
+            target = parent.child_by_field_name("left")
+        elif parent is not None and parent.type in ("public_field_definition", "field_definition"):
+            name = parent.child_by_field_name("name") or parent.child_by_field_name("property")
+            out[f"this.{mod.node_text(name)}"] = bool(_options_verdict(mod, (mod.arguments(call) or [None])[0],
+                                                                      call))
+            continue
+        if target is not None:
+            args = mod.arguments(call)
+            out[mod.dotted(target)] = _options_verdict(mod, args[0] if args else None, call) is not False
+    if "defaults.timeout" in mod.text and re.search(r"axios\.defaults\.timeout\s*=", mod.text):
+        out["axios"] = True
+    return out
+
+
+def _unbounded_request(mod: TsModule, call: Node, instances: dict[str, bool]) -> str | None:
+    """The request a call makes with no timeout or signal, described; None when bounded or unknown."""
+    name = cname(mod, call)
+    args = mod.arguments(call)
+    imports = imports_of(mod)
+    is_fetch = name in _FETCH_NAMES and (name != "fetch" or imports.get("fetch", "fetch").startswith(
+        ("fetch", *_FETCH_MODULES)))
+    if is_fetch:
+        if not args:
+            return None
+        bound = _options_verdict(mod, args[1] if len(args) > 1 else None, call)
+        return f"`{name}(...)`" if bound is False else None
+    tail, recv = last(name), receiver(name)
+    axios_like = (recv == "axios" and imports.get("axios", "axios").startswith("axios")) or recv in instances
+    if name == "axios" and imports.get("axios", "").startswith("axios"):
+        if instances.get("axios") or not args:
+            return None
+        first = unwrap(args[0])
+        opts = first if first is not None and first.type == "object" else (args[1] if len(args) > 1 else None)
+        return "`axios(...)`" if _options_verdict(mod, opts, call) is False else None
+    if axios_like and tail in _AXIOS_VERBS:
+        if instances.get(recv):
+            return None
+        at = 2 if tail in _AXIOS_DATA_VERBS else (0 if tail == "request" else 1)
+        opts = args[at] if len(args) > at else None
+        return f"`{name}(...)`" if _options_verdict(mod, opts, call) is False else None
+    if (name == "got" or (recv == "got" and tail in _AXIOS_VERBS)) and imports.get("got", "").startswith("got"):
+        opts = args[1] if len(args) > 1 else None
+        return f"`{name}(...)`" if _options_verdict(mod, opts, call) is False else None
+    return None
+
+
+@rule(CheckId.C11, lang="typescript", name="fetch-without-timeout")
+def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `fetch(url)`, an axios or got request in tool code with no timeout, no signal and no budget around it.
+
+    `fetch` and axios wait indefinitely by default (axios `timeout: 0`): a server that stops answering holds
+    the tool, and the whole turn, forever, and no layer ever reports which tool hung.
+    """
+    text = mod.text
+    if is_test_module(mod) or ("fetch" not in text and "axios" not in text and "got" not in text):
+        return
+    instances = _axios_instances(mod)
+    for call in calls_named(mod, {"fetch", "axios", "got", *_AXIOS_VERBS}):
+        what = _unbounded_request(mod, call, instances)
+        if what is None:
+            continue
+        tool_fn = in_tool_code(mod, project, call)
+        if tool_fn is None or _under_budget(mod, call) or _tool_budgeted(mod, project, tool_fn) or \
+                _caller_budgeted(mod, project, tool_fn):
+            continue
+        yield Hit(
+            node=call,
+            claim=f"{what} in tool code `{fn_label(mod, tool_fn)}` has no timeout, no abort signal and no budget "
+                  "around it; fetch and axios wait indefinitely by default",
+            consequence="a server that stops responding hangs the tool call and the agent turn indefinitely, with no "
+                        "error naming the tool",
+            direction="pass `signal: AbortSignal.timeout(ms)` (or axios `timeout`) shorter than the tool's budget and "
+                      "map its `TimeoutError` to the tool's classified timeout",
+        )
+
+
+def _caller_budgeted(mod: TsModule, project: TsProject, fn: Node) -> bool:
+    """Whether a function that calls `fn` (one hop up) runs it under a budget, or is itself budgeted tool code."""
+    tools = tool_functions(project)
+    for other, call in callers_of(project, mod, fn):
+        if _under_budget(other, call):
+            return True
+        outer = other.enclosing_function(call)
+        if outer is not None and key(other, outer) in tools and _tool_budgeted(other, project, outer):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- processes with no timeout
+def _exec_kind(mod: TsModule, call: Node, aliases: dict[str, str]) -> str | None:
+    """The child-process or execa function a call runs (`execSync`, `execa`, …), else None."""
+    name = cname(mod, call)
+    imports = imports_of(mod)
+    if name in aliases:
+        return aliases[name]
+    if "." not in name:
+        target = imports.get(name, "")
+        module, _, export = target.partition("#")
+        if module in _CHILD_PROCESS and export in _EXEC_FUNCS:
+            return export
+        if module == "execa" and (export in _EXECA_FUNCS or (not export and name == "execa")):
+            return export or "execa"
+        return None
+    tail, recv = last(name), receiver(name)
+    if tail in _EXEC_FUNCS and (imports.get(recv, "") in _CHILD_PROCESS or recv == "child_process"
+                                or name.startswith("require().")):
+        return tail
+    return None
+
+
+def _promisified(mod: TsModule) -> dict[str, str]:
+    """`const run = promisify(exec)`: local names that run a child-process function."""
+    out: dict[str, str] = {}
+    if "promisify" not in mod.text:
+        return out
+    for decl in mod.nodes("variable_declarator"):
+        value = unwrap(decl.child_by_field_name("value"))
+        if value is None or value.type != "call_expression" or last(cname(mod, value)) != "promisify":
+            continue
+        args = mod.arguments(value)
+        if not args:
+            continue
+        inner = mod.dotted(args[0])
+        tail = last(inner)
+        module = imports_of(mod).get(inner, "") if "." not in inner else imports_of(mod).get(receiver(inner), "")
+        if tail in _EXEC_FUNCS and (module.split("#")[0] in _CHILD_PROCESS):
+            out[mod.node_text(decl.child_by_field_name("name"))] = tail
+    return out
+
+
+def _exec_options(mod: TsModule, call: Node) -> Node | None | bool:
+    """The options argument of a process call: a node, None when absent, False when it cannot be told."""
+    args = mod.arguments(call)[1:]
+    for arg in args:
+        inner = unwrap(arg)
+        if inner is None or inner.type in FUNCTION_TYPES or inner.type == "array":
+            continue
+        if inner.type == "object":
+            return inner
+        if inner.type == "identifier":
+            value = _local_value(mod, inner, call)
+            if value is not None and value.type == "array":
+                continue
+            if value is not None and value.type == "object":
+                return value
+            return False
+        return False
+    return None
+
+
+def _kill_timer(mod: TsModule, fn: Node) -> bool:
+    """A timer or abort listener in the function that kills the process (`setTimeout(() => child.kill(), ms)`)."""
+    text = code_text(mod, fn)
+    return bool(re.search(r"setTimeout\s*\(", text) and re.search(r"\.kill\s*\(|abort\s*\(", text)) or \
+        bool(re.search(r"addEventListener\(\s*['\"]abort['\"][^)]*\)?[\s\S]{0,200}\.kill\(", text))
+
+
+@rule(CheckId.C11, lang="typescript", name="exec-without-timeout")
+def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a child process a tool runs (`execSync`, `exec`, `execFile`, `spawnSync`, `execa`, or `spawn` with no
+    kill timer) with no `timeout` option, no abort signal and no budget around it.
+
+    A command that never exits (it waits for input, or a network call inside it hangs) blocks the tool forever,
+    and the loop never gets a timeout it could report.
+    """
+    if is_test_module(mod) or ("child_process" not in mod.text and "execa" not in mod.text):
+        return
+    aliases = _promisified(mod)
+    for call in calls_named(mod, {*_EXEC_FUNCS, *_EXECA_FUNCS, *aliases}):
+        kind = _exec_kind(mod, call, aliases)
+        if kind is None:
+            continue
+        opts = _exec_options(mod, call)
+        if opts is False:
+            continue
+        if opts is not None and _options_verdict(mod, opts, call) is not False:
+            continue
+        tool_fn = in_tool_code(mod, project, call)
+        if tool_fn is None or _under_budget(mod, call) or _tool_budgeted(mod, project, tool_fn) or \
+                _caller_budgeted(mod, project, tool_fn):
+            continue
+        fn = mod.enclosing_function(call)
+        if kind == "spawn" and fn is not None and _kill_timer(mod, fn):
+            continue
+        yield Hit(
+            node=call,
+            claim=f"`{cname(mod, call)}(...)` ({kind}) in tool code `{fn_label(mod, tool_fn)}` has no `timeout`, "
+                  "no abort signal and no budget around it",
+            consequence="a command that never exits hangs the tool call and the agent turn, and nobody learns which "
+                        "tool is stuck",
+            direction="pass `timeout` (and `killSignal`) shorter than the tool's budget, or race the process against "
+                      "a timer that kills it, and report the expiry as the tool's classified timeout",
+        )
+
+
+# ---------------------------------------------------------------- inner timeout shorter than the budget
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Inner:
+    """A timeout set inside tool code."""
+
+    node: Node
+    """What to cite: the `AbortSignal.timeout(...)` call, the `timeout:` pair, the `setTimeout` call."""
+    ms: float | None
+    """Its value in milliseconds when it resolves."""
+    setting: str
+    """The value as written."""
+    what: str
+    """How to name it."""
+
+
+def _inner_timeouts(mod: TsModule, fn: Node, aliases: dict[str, str]) -> list[_Inner]:
+    """Client and process timeouts set in `fn` whose expiry is not handled where it is raised."""
+    out: list[_Inner] = []
+    for call in nodes_in(mod, fn, "call_expression"):
+        name = cname(mod, call)
+        args = mod.arguments(call)
+        inner: _Inner | None = None
+        if name == "AbortSignal.timeout" and args:
+            inner = _Inner(node=call, ms=number_value(mod, args[0]), setting=mod.node_text(args[0]),
+                           what=f"`AbortSignal.timeout({mod.node_text(args[0])})`")
+        elif name == "setTimeout" and len(args) > 1 and re.search(r"\.abort\s*\(|\.kill\s*\(",
+                                                                  mod.node_text(args[0])):
+            inner = _Inner(node=call, ms=number_value(mod, args[1]), setting=mod.node_text(args[1]),
+                           what=f"the abort timer `setTimeout(..., {mod.node_text(args[1])})`")
+        elif _exec_kind(mod, call, aliases) is not None or last(name) in _AXIOS_VERBS | {"axios", "got"}:
+            for arg in args:
+                obj = unwrap(arg)
+                if obj is None or obj.type != "object":
+                    continue
+                value = mod.object_keys(obj).get("timeout")
+                if value is None or unwrap(value) is None or unwrap(value).type == "object":  # type: ignore[union-attr]
+                    continue
+                pair = value.parent if value.parent is not None and value.parent.type == "pair" else value
+                inner = _Inner(node=pair, ms=number_value(mod, value), setting=mod.node_text(value),
+                               what=f"`{name}` (`timeout: {mod.node_text(value)}`)")
+        if inner is None or _handled_here(mod, call):
+            continue
+        out.append(inner)
+    return out
+
+
+def _handled_here(mod: TsModule, node: Node) -> bool:
+    """Whether a catch around `node` (in its function) classifies a timeout."""
+    for clause in [*catch_clauses_around(mod, node), *promise_catch_around(mod, node)]:
+        if _TIMEOUT_HANDLING.search(code_text(mod, clause)):
+            return True
+    fn = mod.enclosing_function(node)
+    if fn is not None:
+        for call in nodes_in(mod, fn, "call_expression"):
+            if mod.node_text(call.child_by_field_name("function")).endswith(".catch") and \
+                    _TIMEOUT_HANDLING.search(code_text(mod, call.child_by_field_name("arguments"))):
+                return True
+    return False
+
+
+def _compare(inner: _Inner, budget: _Budget) -> Verdict | None:
+    if inner.ms is not None and budget.ms is not None:
+        return Verdict.CONFIRMED if inner.ms < budget.ms else None
+    if inner.setting == budget.setting or _DERIVED.search(inner.setting) or not budget.setting:
+        return None
+    return Verdict.SUSPECTED
+
+
+@rule(CheckId.C11, lang="typescript", name="inner-timeout-below-tool-budget")
+def inner_timeout_below_tool_budget(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a client or process timeout inside a tool (`AbortSignal.timeout(10_000)`, axios/exec `timeout:`) that
+    is shorter than the budget the tool runs under (`Promise.race` with a timer, `withTimeout(p, 60_000)`) and
+    whose expiry nothing maps where it is raised.
+
+    The inner backstop fires first, so an ordinary slow call reaches the loop as a raw `TimeoutError` /
+    `ECONNABORTED` instead of the tool's classified timeout.
+    """
+    if is_test_module(mod):
+        return
+    budgets = memo(project, "c11_unmapped_budgets",
+                   lambda: [b for b in _budgets(project) if not _budget_maps_timeouts(b)])
+    if not budgets:
+        return
+    tools = tool_functions(project)
+    aliases = _promisified(mod)
+    seen: set[Key] = set()
+    for fn in mod.functions():
+        k = key(mod, fn)
+        covering = [b for b in budgets if (b.dynamic and k in tools) or k in b.covered]
+        if not covering:
+            continue
+        for inner in _inner_timeouts(mod, fn, aliases):
+            if key(mod, inner.node) in seen:
+                continue
+            verdicts = [(v, b) for b in covering if (v := _compare(inner, b)) is not None]
+            if not verdicts or len(verdicts) < len(covering):
+                continue  # a backstop longer than some budget around it
+            verdict, budget = min(verdicts, key=lambda vb: vb[0] is Verdict.CONFIRMED)
+            seen.add(key(mod, inner.node))
+            line = budget.module.line(budget.node)
+            where = "" if budget.module is mod else f" of {budget.module.path}"
+            shown = f"{budget.ms / 1000:g} s" if budget.ms is not None else f"`{budget.setting}`"
+            inner_shown = f"{inner.ms / 1000:g} s" if inner.ms is not None else f"`{inner.setting}`"
+            yield Hit(
+                node=inner.node,
+                verdict=verdict,
+                claim=f"{inner.what} ({inner_shown}) in `{fn_label(mod, fn)}` "
+                      f"{'fires' if verdict is Verdict.CONFIRMED else 'may fire'} before the {shown} tool budget at "
+                      f"line {line}{where}, and its expiry is not mapped to the tool's timeout",
+                consequence="an ordinary slow call surfaces as a raw TimeoutError/ECONNABORTED instead of \"tool "
+                            "timed out after N s\", so nobody can tell which tool was slow",
+                direction="make the inner timeout a backstop longer than the budget (or clamp it to the remaining "
+                          "budget) and catch its expiry to raise the tool's classified timeout",
+                confirm_hint="" if verdict is Verdict.CONFIRMED else
+                f"verify that `{inner.setting}` is longer than `{budget.setting}` ({budget.module.path}:{line}), or "
+                "that its expiry is mapped to the tool's timeout error",
+            )
+
+
+def _budget_maps_timeouts(budget: _Budget) -> bool:
+    """Whether a catch around the budget already maps client timeouts (then the layering is handled there)."""
+    mod = budget.module
+    for clause in catch_clauses_around(mod, budget.node):
+        if re.search(r"ETIMEDOUT|ECONNABORTED|TimeoutError|AbortError", code_text(mod, clause)):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- timeout folded into the cancel signal
+_CANCEL_TEXT = re.compile(r"\bcancell?(ed|ation)?\b|\baborted\b|\binterrupted\b|\bstopped\b", re.I)
+_DISTINGUISH = re.compile(r"time[ _-]?out|timed[ _-]?out|TimeoutError|\.reason\b|deadline|expired", re.I)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Fold:
+    """A place where a timeout and a user cancel become one signal (or one catch)."""
+
+    node: Node
+    """The `AbortSignal.any(...)` call, the abort timer, or the budget call."""
+    fn: Node
+    """The function it is in."""
+    shared: frozenset[str]
+    """Names of the merged signal / controller (`signal`, `this.controller`)."""
+    kind: str
+    """`any` (AbortSignal.any with a timeout), `timer` (setTimeout aborting the cancel controller), `budget`."""
+
+
+def _assigned_name(mod: TsModule, node: Node) -> str:
+    parent = node.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        parent = parent.parent
+    if parent is None:
+        return ""
+    if parent.type == "variable_declarator":
+        return mod.node_text(parent.child_by_field_name("name"))
+    if parent.type == "assignment_expression":
+        return mod.dotted(parent.child_by_field_name("left"))
+    return ""
+
+
+def _controllers(mod: TsModule) -> dict[str, list[Node]]:
+    """`X.abort(...)` calls by controller name X."""
+    out: dict[str, list[Node]] = {}
+    for call in calls_named(mod, ("abort",)):
+        name = cname(mod, call)
+        if receiver(name):
+            out.setdefault(receiver(name), []).append(call)
+    return out
+
+
+def _folds(mod: TsModule) -> Iterator[_Fold]:
+    aborts: dict[str, list[Node]] | None = None
+    candidates = calls_named(mod, ("any", "setTimeout"))
+    if "race" in mod.text or "imeout" in mod.text:
+        candidates = sorted({*candidates, *calls_matching(mod, _BUDGET_LAST)}, key=lambda n: n.start_byte)
+    for call in candidates:
+        name = cname(mod, call)
+        fn = mod.enclosing_function(call)
+        if fn is None:
+            continue
+        if name == "AbortSignal.any" and "AbortSignal.timeout" in mod.node_text(call):
+            shared = _assigned_name(mod, call)
+            yield _Fold(node=call, fn=fn, shared=frozenset({shared} if shared else set()), kind="any")
+        elif name == "setTimeout":
+            args = mod.arguments(call)
+            if len(args) < 2:
+                continue
+            m = re.search(r"([\w$.]+)\.abort\s*\(", mod.node_text(args[0]))
+            if m is None:
+                continue
+            ctrl = m.group(1)
+            if aborts is None:
+                aborts = _controllers(mod)
+            others = [c for c in aborts.get(ctrl, []) if not mod.within(c, args[0])]
+            if not others and not ctrl.startswith("this."):
+                continue  # a controller only the timer aborts is a plain timeout signal
+            if not others:
+                continue
+            yield _Fold(node=call, fn=fn, shared=frozenset({ctrl, f"{ctrl}.signal"}), kind="timer")
+        elif _budget_call(mod, call) and catch_clauses_around(mod, call):
+            yield _Fold(node=call, fn=fn, shared=frozenset(), kind="budget")
+
+
+def _cancel_report(mod: TsModule, clause: Node) -> Node | None:
+    """The statement in a catch that reports a cancellation."""
+    for node in iter_subtree(clause, into_functions=False):
+        if node.type not in ("return_statement", "throw_statement", "expression_statement"):
+            continue
+        text = mod.node_text(node)
+        if node.type == "expression_statement" and not re.search(r"=|\.(push|emit|send|resolve|reject)\(", text):
+            continue
+        for sub in iter_subtree(node, into_functions=False):
+            value = string_value(mod, sub)
+            if value is not None and _CANCEL_TEXT.search(value) and len(value) < 80:
+                return node
+            if sub.type in ("identifier", "property_identifier") and \
+                    re.fullmatch(r"(Cancell?ed\w*|Aborted\w*|CANCELL?ED|ABORTED|[Cc]ancel(l)?ationError)",
+                                 mod.node_text(sub)):
+                return node
+    return None
+
+
+def _guarded_by_user_cancel(mod: TsModule, node: Node, clause: Node, fold: _Fold) -> bool:
+    """Whether `node` only runs after a test that tells a user cancel apart (`if (userSignal.aborted)`), or
+    (for `AbortSignal.any`) after an `AbortError` test that a `TimeoutError` does not pass."""
+    for anc in mod.ancestors(node):
+        if same(anc, clause):
+            return False
+        if anc.type not in ("if_statement", "ternary_expression", "switch_case"):
+            continue
+        cond = anc.child_by_field_name("condition") or anc.child_by_field_name("value")
+        text = mod.node_text(cond)
+        for m in re.finditer(r"([\w$.?]+?)\??\.aborted\b", text):
+            if m.group(1).replace("?", "") not in fold.shared:
+                return True
+        if fold.kind == "any" and "AbortError" in text:
+            return True
+    return False
+
+
+@rule(CheckId.C11, lang="typescript", name="timeout-abort-reported-as-cancel")
+def timeout_abort_reported_as_cancel(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a timeout folded into the cancel path whose expiry a catch reports as "cancelled":
+    `AbortSignal.any([signal, AbortSignal.timeout(ms)])`, a `setTimeout(() => controller.abort(), ms)` on the
+    controller a user stop also aborts, or a `Promise.race`/`withTimeout` budget, each with a catch that reports
+    a cancellation without looking at the reason.
+
+    The loop then cannot tell a slow tool from a user stop, and neither is reported truthfully.
+    """
+    del project
+    if is_test_module(mod) or ("ancel" not in mod.text and "bort" not in mod.text):
+        return
+    seen: set[Key] = set()
+    for fold in _folds(mod):
+        clauses: list[Node] = []
+        if fold.kind == "budget":
+            clauses = catch_clauses_around(mod, fold.node)
+        else:
+            clauses = [c for c in nodes_in(mod, fold.fn, "catch_clause") if same(mod.enclosing_function(c), fold.fn)]
+            body = fold.fn.child_by_field_name("body")
+            if body is not None:
+                clauses.extend(f for c in nodes_in(mod, body, "call_expression")
+                               if mod.node_text(c.child_by_field_name("function")).endswith(".catch")
+                               for f in mod.arguments(c) if f.type in FUNCTION_TYPES)
+        for clause in clauses:
+            if _DISTINGUISH.search(code_text(mod, clause)):
+                continue
+            culprit = _cancel_report(mod, clause)
+            if culprit is None or key(mod, culprit) in seen or _guarded_by_user_cancel(mod, culprit, clause, fold):
+                continue
+            seen.add(key(mod, culprit))
+            how = {"any": "`AbortSignal.any(...)` merges the timeout into the cancel signal",
+                   "timer": "the timeout aborts the same controller a user stop aborts",
+                   "budget": "this catch receives the budget's expiry"}[fold.kind]
+            yield Hit(
+                node=culprit,
+                claim=f"{how} (line {mod.line(fold.node)}), and the catch reports every abort as a cancellation "
+                      "without checking whether the timeout fired",
+                consequence="a tool that ran out of time is shown as \"cancelled\": users and the loop cannot tell a "
+                            "slow tool from a stop request",
+                direction="keep separate signals (or check `signal.reason` / `err.name === \"TimeoutError\"`) and "
+                          "report the expiry as the tool's classified timeout, distinct from a user cancel",
+            )
+

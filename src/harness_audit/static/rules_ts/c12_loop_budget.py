@@ -1,0 +1,444 @@
+"""C12 · Loop and budget limits — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `agent-loop-without-ceiling`: `while (true)` / `for (;;)` / `while (!done)` / `do { … } while (toolCalls.length)`
+  around a model call (direct or through project functions) with no turn, tool-call, time or budget ceiling.
+- `turn-limit-break-returns-as-done`: `if (turn >= maxTurns) break;` out of the agent loop into the same
+  `return` a finished run takes.
+- `turn-cap-exhaustion-returns-as-done`: `for (let turn = 0; turn < maxTurns; turn++)` whose exhaustion falls
+  through to an ordinary `return` of the last answer.
+- `subagent-recursion-without-depth`: an agent function that delegates to itself (`this.run(subtask)`) with no
+  depth limit compared anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import (
+    Drive,
+    Key,
+    cname,
+    code_text,
+    is_test_module,
+    iter_subtree,
+    key,
+    last,
+    later_statements,
+    model_index,
+    nodes_in,
+    resolve_call,
+    same,
+    string_value,
+    unwrap,
+)
+
+_COUNTER = re.compile(
+    r"(turn|step|iter|round|count|attempt|depth|budget|limit|max|cycle|hop|token|usage|cost|spent|elapsed|"
+    r"deadline|remaining|tries|loops|^n$|^i$|^n[A-Z_]|^num[A-Z_]|callsMade|callCount|numCalls|totalCalls|"
+    r"calls_made|call_count|num_calls|total_calls)", re.I)
+_HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs)$", re.I)
+_TIME_CALLS = {"Date.now", "performance.now", "process.hrtime", "process.hrtime.bigint", "process.uptime"}
+_LIMIT_CALL = re.compile(r"(limit|budget|quota|deadline)", re.I)
+_LIMIT_EXC = re.compile(r"(maxturns|maxsteps|maxiterations|limit|budget|exceeded|toomany|exhaust)", re.I)
+_TOOL_WORDS = re.compile(r"tool_calls|toolCalls|tool_use|toolUse|tool_call|toolCall|function_call|functionCall|"
+                         r"stop_reason|stopReason|finish_reason|finishReason|[\"']tool[\"']|tool_result|toolResult")
+_TOOL_ONLY_WORDS = re.compile(r"tool_calls|toolCalls|tool_use|toolUse|tool_call\b|toolCall\b|function_call|"
+                              r"functionCall|[\"']tool[\"']|tool_result|toolResult|(execute|run|call|invoke|dispatch|"
+                              r"handle)_?(tool|function)s?(_?calls?)?\s*\(", re.I)
+_HISTORY_GROWS = re.compile(r"\b(messages|history|conversation|transcript|msgs)\s*\.\s*(push|unshift|concat)\s*\(|"
+                            r"\b(messages|history|conversation|msgs)\s*=\s*\[\s*\.\.\.", re.I)
+_HUMAN_INPUT = re.compile(r"(^|\.)(question|prompt|readline|readLine|getUserInput|askUser|waitForInput|waitForMessage|"
+                          r"nextMessage|readInput|getInput|input|receive|recv|nextLine|waitForUser)$")
+_STATUS_WORDS = re.compile(
+    r"(max[_ ]?turn|max[_ ]?step|max[_ ]?iter|exhaust|limit|budget|incomplete|truncat|exceed|status|stopped|"
+    r"stop_?reason|error|fail|unfinished|timeout|timed_?out|reached|partial)", re.I)
+_DEPTH_NAME = re.compile(r"(depth|level|nesting|hops|remaining|budget|max|parent|recursion)", re.I)
+_LOG_CALL = re.compile(r"^(console\.\w+|(\w+\.)*(log|logger|_log|_logger)\.\w+|debug|log|warn)$")
+
+
+def _forever(mod: TsModule, loop: Node) -> bool:
+    """`while (true)`, `while (1)`, `for (;;)`, `do … while (true)`."""
+    cond = loop.child_by_field_name("condition")
+    if loop.type == "for_statement":
+        return cond is None or cond.type == "empty_statement" or mod.node_text(cond).strip() in ("", ";")
+    inner = unwrap(cond)
+    return inner is not None and mod.node_text(inner) in ("true", "1", "!0", "!false")
+
+
+def _flag_test(mod: TsModule, loop: Node) -> bool:
+    """`while (!done)` with `done` set in the body, or a condition only on the model's wish to call tools
+    (`while (toolCalls.length > 0)`, `while (res.stop_reason === "tool_use")`)."""
+    if loop.type not in ("while_statement", "do_statement"):
+        return False
+    cond = unwrap(loop.child_by_field_name("condition"))
+    if cond is None:
+        return False
+    text = code_text(mod, cond)
+    if _TOOL_WORDS.search(text) and not _counter_compare(mod, cond):
+        return True
+    flag = cond
+    while flag is not None and flag.type == "unary_expression":
+        flag = flag.named_children[0] if flag.named_children else None
+    flag = unwrap(flag)
+    if flag is None or flag.type not in ("identifier", "member_expression"):
+        return False
+    name = mod.dotted(flag)
+    body = loop.child_by_field_name("body")
+    if body is None or not name:
+        return False
+    for node in nodes_in(mod, body, "assignment_expression"):
+        if mod.dotted(node.child_by_field_name("left")) == name:
+            return True
+    return False
+
+
+def _counter_like(mod: TsModule, expr: Node) -> bool:
+    for sub in iter_subtree(expr, into_functions=False):
+        if sub.type in ("identifier", "property_identifier", "shorthand_property_identifier"):
+            text = mod.node_text(sub)
+            if _COUNTER.search(text) and text != "length":
+                return True
+        elif sub.type == "member_expression" and mod.node_text(sub.child_by_field_name("property")) == "length":
+            if _HISTORY.search(mod.dotted(sub.child_by_field_name("object"))):
+                return True
+        elif sub.type == "call_expression":
+            name = cname(mod, sub)
+            if name in _TIME_CALLS or _LIMIT_CALL.search(last(name)):
+                return True
+    return False
+
+
+def _counter_compare(mod: TsModule, test: Node | None) -> bool:
+    """A comparison that bounds a count, a size, a clock or a budget (`turn >= maxTurns`, `Date.now() > deadline`)."""
+    if test is None:
+        return False
+    for sub in iter_subtree(test, into_functions=False):
+        if sub.type != "binary_expression":
+            continue
+        op = sub.child_by_field_name("operator")
+        if op is None or mod.node_text(op) not in ("<", "<=", ">", ">=", "===", "==", "!==", "!="):
+            continue
+        left, right = sub.child_by_field_name("left"), sub.child_by_field_name("right")
+        if any(n is not None and n.type in ("string", "template_string") for n in (left, right)):
+            continue
+        if any(n is not None and _counter_like(mod, n) for n in (left, right)):
+            return True
+    return False
+
+
+def _exits(mod: TsModule, node: Node | None) -> bool:
+    return node is not None and any(n.type in ("break_statement", "throw_statement", "return_statement")
+                                    for n in iter_subtree(node, into_functions=False))
+
+
+def _loop_nodes(mod: TsModule, loop: Node) -> Iterator[Node]:
+    """Nodes of the loop body in its own scope; nested `while`/`do` loops and functions are their own."""
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return
+    stack = [body]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if cur.type in FUNCTION_TYPES or (cur is not body and cur.type in ("while_statement", "do_statement")):
+            continue
+        stack.extend(reversed(cur.named_children))
+
+
+def _is_ceiling(mod: TsModule, node: Node) -> bool:
+    if node.type == "if_statement":
+        return _counter_compare(mod, node.child_by_field_name("condition")) and \
+            _exits(mod, node.child_by_field_name("consequence"))
+    if node.type == "call_expression":
+        return bool(_LIMIT_CALL.search(last(cname(mod, node))))
+    if node.type == "throw_statement":
+        return bool(_LIMIT_EXC.search(code_text(mod, node).replace("_", "")))
+    if node.type in ("while_statement", "do_statement"):
+        return _counter_compare(mod, node.child_by_field_name("condition"))
+    return False
+
+
+def _body_nodes(mod: TsModule, fn: Node) -> Iterator[Node]:
+    body = fn.child_by_field_name("body")
+    if body is not None:
+        yield from iter_subtree(body, into_functions=False)
+
+
+def _has_ceiling(mod: TsModule, loop: Node, drive: Drive) -> bool:
+    if loop.type != "for_in_statement" and _counter_compare(mod, loop.child_by_field_name("condition")):
+        return True
+    if any(_is_ceiling(mod, n) for n in _loop_nodes(mod, loop)):
+        return True
+    return any(_is_ceiling(ref.module, n) for ref in drive.helpers for n in _body_nodes(ref.module, ref.node))
+
+
+def _turn_like(mod: TsModule, loop: Node, drive: Drive, *, tools_only: bool = False) -> bool:
+    """Evidence that the loop drives agent turns: tool calls read or run (or, without `tools_only`, history
+    grows). A loop that only re-asks the model after a bad answer is a retry, not a turn loop."""
+    texts = [code_text(mod, loop.child_by_field_name("body")), code_text(mod, loop.child_by_field_name("condition"))]
+    texts.extend(code_text(ref.module, ref.node) for ref in drive.helpers)
+    pattern = _TOOL_ONLY_WORDS if tools_only else _TOOL_WORDS
+    if any(pattern.search(t) for t in texts):
+        return True
+    return not tools_only and any(_HISTORY_GROWS.search(t) for t in texts)
+
+
+def _human_driven(mod: TsModule, loop: Node) -> bool:
+    """Each iteration waits for a person or an inbound message (a chat REPL, a server loop)."""
+    for node in _loop_nodes(mod, loop):
+        if node.type == "call_expression":
+            name = cname(mod, node)
+            if _HUMAN_INPUT.search(name) or name.startswith("process.stdin"):
+                return True
+        elif node.type == "for_in_statement" and re.search(r"\b(rl|readline|stdin|lines|input)\b",
+                                                           mod.node_text(node.child_by_field_name("right"))):
+            return True
+    return False
+
+
+def _driven_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, Drive]]:
+    """Loops of `mod` whose own body reaches the model (a nested `while` counts for itself, not its parents)."""
+    out: dict[Key, tuple[Node, Drive]] = {}
+    for drive in model_index(project).drivers.get(mod.path, []):
+        for anc in mod.ancestors(drive.call):
+            if anc.type in FUNCTION_TYPES:
+                break
+            if anc.type not in LOOP_TYPES:
+                continue
+            k = key(mod, anc)
+            if k not in out or (out[k][1].helpers and not drive.helpers):
+                out[k] = (anc, drive)
+            if anc.type in ("while_statement", "do_statement") or _forever(mod, anc):
+                break
+    return sorted(out.values(), key=lambda pair: pair[0].start_byte)
+
+
+def _head(mod: TsModule, loop: Node) -> str:
+    if loop.type == "do_statement":
+        return f"do {{ … }} while {mod.node_text(loop.child_by_field_name('condition'))}"
+    text = mod.node_text(loop).split("{", 1)[0].strip()
+    return " ".join(text.split())[:80]
+
+
+@rule(CheckId.C12, lang="typescript", name="agent-loop-without-ceiling")
+def agent_loop_without_ceiling(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a `while (true)` / `for (;;)` / `while (!done)` / `do … while (toolCalls.length)` agent loop that
+    calls the model (directly or in a helper) and counts nothing: no turn counter, clock, token or budget check
+    leaves the loop, so the only way out is the model ceasing to call tools.
+    """
+    if is_test_module(mod):
+        return
+    for loop, drive in _driven_loops(mod, project):
+        if loop.type not in ("while_statement", "do_statement", "for_statement"):
+            continue
+        if not (_forever(mod, loop) or _flag_test(mod, loop)):
+            continue
+        if not _turn_like(mod, loop, drive) or _human_driven(mod, loop) or _has_ceiling(mod, loop, drive):
+            continue
+        via = f" through `{drive.helpers[0].name}`" if drive.helpers else ""
+        yield Hit(
+            node=loop,
+            claim=f"the agent loop `{_head(mod, loop)}` calls the model{via} with no ceiling on turns, tool calls or "
+                  "time: it ends only when the model stops calling tools",
+            consequence="a model that keeps calling tools runs forever and cost climbs until someone notices",
+            direction="bound the loop (`for (let turn = 0; turn < maxTurns; turn++)`) and end it with an explicit "
+                      "budget-exhausted status (throw `MaxTurnsExceeded` or return `status: \"max_turns\"`)",
+        )
+
+
+def _marks_status(mod: TsModule, stmts: list[Node]) -> bool:
+    """Whether statements make the ceiling visible: a throw, a status or flag named for it, a message saying so."""
+    for stmt in stmts:
+        for node in iter_subtree(stmt, into_functions=False):
+            if node.type == "throw_statement":
+                return True
+            value = string_value(mod, node)
+            if value is not None and _STATUS_WORDS.search(value):
+                return True
+            if node.type in ("identifier", "property_identifier", "shorthand_property_identifier") and \
+                    _STATUS_WORDS.search(mod.node_text(node)):
+                return True
+            if node.type == "if_statement" and _counter_compare(mod, node.child_by_field_name("condition")):
+                return True
+    return False
+
+
+def _success_return(mod: TsModule, stmts: list[Node]) -> Node | None:
+    """The `return value` the statements after a loop end in (None for `return;`, `return null`, `undefined`)."""
+    for stmt in stmts:
+        if stmt.type == "return_statement":
+            value = stmt.named_children[0] if stmt.named_children else None
+            if value is None or value.type in ("null", "undefined"):
+                return None
+            return stmt
+    return None
+
+
+def _only_logging(mod: TsModule, block: Node | None) -> bool:
+    """A block that only logs before it breaks: nothing a caller can see."""
+    if block is None:
+        return False
+    stmts = block.named_children if block.type == "statement_block" else [block]
+    for stmt in stmts:
+        if stmt.type in ("break_statement", "comment", "empty_statement"):
+            continue
+        if stmt.type == "expression_statement":
+            expr = unwrap(stmt.named_children[0] if stmt.named_children else None)
+            if expr is not None and expr.type == "call_expression" and _LOG_CALL.match(cname(mod, expr)):
+                continue
+        return False
+    return bool(stmts) and stmts[-1].type == "break_statement"
+
+
+def _result_text(mod: TsModule, ret: Node) -> str:
+    text = " ".join(code_text(mod, ret).split()).rstrip(";")
+    return f"{text[:80]}{'…' if len(text) > 80 else ''}"
+
+
+def _nearest_loop(mod: TsModule, node: Node) -> Node | None:
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES:
+            return None
+        if anc.type in LOOP_TYPES:
+            return anc
+    return None
+
+
+@rule(CheckId.C12, lang="typescript", name="turn-limit-break-returns-as-done")
+def turn_limit_break_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a turn ceiling whose `if` only `break`s (perhaps after a log line) out of the agent loop into the
+    same `return` a finished run takes: the caller cannot tell a run that hit the ceiling from one that
+    completed.
+    """
+    if is_test_module(mod):
+        return
+    for loop, drive in _driven_loops(mod, project):
+        if not _turn_like(mod, loop, drive, tools_only=True):
+            continue
+        after = later_statements(mod, loop)
+        ret = _success_return(mod, after)
+        if ret is None or _marks_status(mod, after):
+            continue
+        for node in _loop_nodes(mod, loop):
+            if node.type != "if_statement" or node.child_by_field_name("alternative") is not None:
+                continue
+            if not _counter_compare(mod, node.child_by_field_name("condition")):
+                continue
+            if not _only_logging(mod, node.child_by_field_name("consequence")):
+                continue
+            if not same(_nearest_loop(mod, node), loop):
+                continue
+            yield Hit(
+                node=node,
+                claim=f"hitting the ceiling `{mod.node_text(node.child_by_field_name('condition'))}` breaks out of "
+                      f"the agent loop into the normal `{_result_text(mod, ret)}` with no status",
+                consequence="a run cut off by the budget is reported as a finished answer; callers and users take a "
+                            "partial result for a complete one",
+                direction="throw `MaxTurnsExceeded` (or return an explicit `status: \"max_turns\"`) when the ceiling "
+                          "trips instead of breaking into the success path",
+            )
+
+
+@rule(CheckId.C12, lang="typescript", name="turn-cap-exhaustion-returns-as-done")
+def turn_cap_exhaustion_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `for (let turn = 0; turn < maxTurns; turn++)` (or `while (turn < maxTurns)`) agent loops whose
+    exhaustion falls through to an ordinary `return` of the last answer: running out of turns looks exactly like
+    a finished run.
+    """
+    if is_test_module(mod):
+        return
+    for loop, drive in _driven_loops(mod, project):
+        if loop.type not in ("for_statement", "while_statement", "do_statement"):
+            continue
+        if not _counter_compare(mod, loop.child_by_field_name("condition")):
+            continue
+        if not _turn_like(mod, loop, drive, tools_only=True):
+            continue
+        own = list(_loop_nodes(mod, loop))
+        if not any(n.type in ("return_statement", "break_statement") for n in own):
+            continue  # no early finish: every run uses all turns, nothing to confuse
+        if any(n.type == "if_statement" and _counter_compare(mod, n.child_by_field_name("condition"))
+               and _exits(mod, n.child_by_field_name("consequence")) for n in own):
+            continue  # an explicit in-loop ceiling is judged by `turn-limit-break-returns-as-done`
+        after = later_statements(mod, loop)
+        ret = _success_return(mod, after)
+        if ret is None or _marks_status(mod, after):
+            continue
+        yield Hit(
+            node=loop,
+            claim=f"when `{_head(mod, loop)}` runs out the agent loop falls through to `{_result_text(mod, ret)}`, "
+                  "the same result a finished run returns",
+            consequence="a run that exhausted its turn budget mid-task is reported as a finished answer",
+            direction="after the loop, throw `MaxTurnsExceeded` or return `status: \"max_turns\"` instead of the last "
+                      "answer",
+        )
+
+
+def _params(mod: TsModule, fn: Node) -> set[str]:
+    params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
+    if params is None:
+        return set()
+    return {mod.node_text(n) for n in iter_subtree(params) if n.type in ("identifier",
+                                                                       "shorthand_property_identifier_pattern")}
+
+
+@rule(CheckId.C12, lang="typescript", name="subagent-recursion-without-depth")
+def subagent_recursion_without_depth(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an agent function that calls the model and, as delegation, calls itself again (directly, from a
+    tool handler inside it, or through one function of the module) with no depth parameter or depth-like name
+    compared anywhere in it: the model decides how deep sub-agents nest.
+    """
+    if is_test_module(mod):
+        return
+    for ref in model_index(project).reaching.values():
+        head = ref[0]
+        if head.module is not mod or len(ref) > 2 or head.name == "<anonymous>":
+            continue
+        fn = head.node
+        recursion = _self_call(mod, project, fn)
+        if recursion is None:
+            continue
+        params = _params(mod, fn)
+        guarded = False
+        for node in iter_subtree(fn):
+            if node.type != "binary_expression":
+                continue
+            op = node.child_by_field_name("operator")
+            if op is None or mod.node_text(op) not in ("<", "<=", ">", ">=", "===", "==", "!==", "!="):
+                continue
+            names = {mod.node_text(n) for n in iter_subtree(node) if n.type in ("identifier", "property_identifier")}
+            if names & params or any(_DEPTH_NAME.search(n) for n in names):
+                guarded = True
+                break
+        if guarded:
+            continue
+        yield Hit(
+            node=recursion,
+            verdict=Verdict.SUSPECTED,
+            claim=f"`{head.name}` calls the model and re-enters itself as a sub-agent with no depth limit",
+            consequence="a model that keeps delegating nests agents without end; cost and stack depth grow until "
+                        "the process fails",
+            direction="pass a `depth` (or remaining budget) into the nested run and refuse delegation past a fixed "
+                      "maximum",
+            confirm_hint=f"verify that the nested `{head.name}` run cannot delegate again (e.g. the sub-agent is not "
+                         "offered the delegating tool); if it can, nesting depth is unbounded",
+        )
+
+
+def _self_call(mod: TsModule, project: TsProject, fn: Node) -> Node | None:
+    """A call inside `fn` that reaches `fn` again, directly or through one project function."""
+    for call in nodes_in(mod, fn, "call_expression"):
+        for target in resolve_call(mod, project, call):
+            if target.module is mod and same(target.node, fn):
+                return call
+            for inner in nodes_in(target.module, target.node, "call_expression"):
+                if any(t.module is mod and same(t.node, fn) for t in resolve_call(target.module, project, inner)):
+                    return call
+    return None

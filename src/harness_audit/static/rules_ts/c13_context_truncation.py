@@ -1,0 +1,554 @@
+"""C13 · Context management and truncation boundaries — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `window-cut-orphans-tool-result`: the history cut by count alone (`messages.slice(-N)`, `history.shift()` until
+  it fits, `messages.splice(1, k)`) with no check that a tool result keeps its call.
+- `single-compaction-then-send`: `if (countTokens(messages) > limit) messages = await summarize(messages)`, then
+  the request goes out without measuring again.
+- `tool-output-appended-unbounded`: a tool result message (`{ role: "tool", content: output }`,
+  `{ type: "tool_result", content }`) carries the tool's raw output with no size bound on the way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import (
+    Key,
+    calls_matching,
+    calls_named,
+    cname,
+    code_text,
+    function_defs,
+    is_model_call,
+    is_test_module,
+    iter_subtree,
+    key,
+    last,
+    later_statements,
+    memo,
+    module_speaks_llm,
+    nodes_in,
+    number_value,
+    resolve_call,
+    same,
+    statement_of,
+    string_value,
+    unwrap,
+)
+
+_HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs|chatHistory|chat_history|dialog|turns)$",
+                      re.I)
+_PAIR_TOKENS = re.compile(r"[\"'](tool|tool_result|tool_use|tool-result|tool-call|function_call_output|"
+                          r"function_call|function)[\"']|tool_call_id|tool_calls|toolCallId|toolCalls|tool_use_id|"
+                          r"toolUseId|toolInvocations|toolResult|call_id|callId")
+_PAIR_NAME = re.compile(r"(pair|orphan|boundary|dangling|unanswered|safe_?cut|safe_?split|toolcall|tool_?result|"
+                        r"repair|sanitiz)", re.I)
+_MEASURE = re.compile(r"(token|size|length|countChars|numChars|charCount|estimate|bytes)", re.I)
+_COMPACT = re.compile(r"(summar|compact|condens|compress)", re.I)
+_TRIMMER = re.compile(r"(trim|truncat|window|compact|prune|fit|shrink|cut|evict|limit|cap|clip|recent|lastN)", re.I)
+_KEEP_NAME = re.compile(r"(trimmed|window|recent|kept|truncated|context|tail|last)", re.I)
+_KEEP_KEYS = {"messages", "history", "input", "contents", "conversation", "chatHistory", "chat_history", "prompt"}
+_SEND_NAME = re.compile(r"(chat|complet|generat|invoke|request|create|send|ask|query|run|step|llm|model|respond|"
+                        r"predict|call|stream)", re.I)
+_BUILDER_FN = re.compile(r"((get|build|prepare|load|fetch|make|assemble|compose|select)\w*(messages|history|context|"
+                         r"prompt|conversation|input|window)|trim|truncat|window|compact|prune|fit|shrink|evict)", re.I)
+_SIZE_NAME = re.compile(r"(token|limit|max|size|length|budget|window|capacity|context)", re.I)
+_CHAIN_KEEPS = {"concat", "filter", "map", "flat", "flatMap", "toReversed", "slice"}
+
+
+def _is_history(mod: TsModule, node: Node | None) -> bool:
+    node = unwrap(node)
+    if node is None:
+        return False
+    name = mod.dotted(node)
+    return bool(name) and "()" not in name and "?" not in name and bool(_HISTORY.search(last(name)))
+
+
+def _tail_slice(mod: TsModule, call: Node) -> bool:
+    """`x.slice(-N)`, `x.slice(-keep)`, `x.slice(x.length - n)`, `x.slice(Math.max(0, x.length - n))`: keep the
+    last N by count (not `x.slice(-1)`, the last item)."""
+    args = mod.arguments(call)
+    if not args or len(args) > 2:
+        return False
+    first = unwrap(args[0])
+    if first is None:
+        return False
+    if first.type == "unary_expression" and mod.node_text(first).startswith("-"):
+        value = number_value(mod, first.named_children[0]) if first.named_children else None
+        return value is None or value > 1
+    if first.type == "number":
+        return False
+    return bool(re.search(r"\.length\s*-", code_text(mod, first)))
+
+
+def _kept_as_history(mod: TsModule, call: Node) -> tuple[bool, Node | None]:
+    """Whether a slice's value becomes the history (returned, sent, or stored), and the node that keeps it."""
+    cur = call
+    while True:
+        parent = cur.parent
+        if parent is None:
+            return False, None
+        kind = parent.type
+        if kind in ("array", "spread_element", "ternary_expression", "parenthesized_expression", "await_expression",
+                    "as_expression", "satisfies_expression", "non_null_expression"):
+            cur = parent
+            continue
+        if kind == "arguments":
+            outer = parent.parent
+            if outer is None or outer.type != "call_expression":
+                return False, None
+            if last(cname(mod, outer)) in ("from", "concat"):
+                cur = outer
+                continue
+            return _sent(mod, outer), outer
+        if kind == "member_expression" and same(parent.child_by_field_name("object"), cur):
+            outer = parent.parent
+            if mod.node_text(parent.child_by_field_name("property")) in _CHAIN_KEEPS and outer is not None and \
+                    outer.type == "call_expression":
+                cur = outer
+                continue
+            return False, None
+        if kind == "pair":
+            return mod.node_text(parent.child_by_field_name("key")).strip("'\"") in _KEEP_KEYS, parent
+        if kind in ("variable_declarator", "assignment_expression", "return_statement", "arrow_function"):
+            return True, parent
+        return False, None
+
+
+def _sent(mod: TsModule, call: Node) -> bool:
+    return is_model_call(mod, call) or bool(_SEND_NAME.search(last(cname(mod, call))))
+
+
+def _target_names(mod: TsModule, holder: Node) -> set[str]:
+    if holder.type == "variable_declarator":
+        return {mod.node_text(holder.child_by_field_name("name"))}
+    if holder.type == "assignment_expression":
+        return {mod.dotted(holder.child_by_field_name("left"))}
+    return set()
+
+
+def _reaches_model(mod: TsModule, call: Node, holder: Node | None, base: str) -> bool:
+    """Whether the cut list is what the model is sent: passed to a request, returned by a history builder, or
+    stored back into the history; not a slice shown in a UI or returned by a listing API."""
+    if holder is None:
+        return False
+    fn = mod.enclosing_function(call)
+    builder = fn is not None and bool(_BUILDER_FN.search(mod.function_name(fn)))
+    if holder.type in ("return_statement", "arrow_function"):
+        return builder
+    if holder.type not in ("variable_declarator", "assignment_expression"):
+        return True  # a `messages:` key of a request
+    names = _target_names(mod, holder) - {""}
+    if any(n == base or n.startswith(("this.", "state.", "session.", "ctx.", "context.")) for n in names):
+        return True
+    stmt = statement_of(holder)
+    for later in later_statements(mod, stmt):
+        for node in iter_subtree(later, into_functions=False):
+            if node.type == "call_expression" and _sent(mod, node) and _mentions(mod, node.child_by_field_name(
+                    "arguments"), names):
+                return True
+            if node.type == "return_statement" and builder and _mentions(mod, node, names):
+                return True
+    return False
+
+
+def _mentions(mod: TsModule, node: Node | None, names: set[str]) -> bool:
+    if node is None:
+        return False
+    for sub in iter_subtree(node):
+        if sub.type in ("identifier", "shorthand_property_identifier", "member_expression") and \
+                mod.dotted(sub) in names:
+            return True
+    return False
+
+
+def _size_guarded(mod: TsModule, node: Node) -> bool:
+    """Whether a head removal runs because the history is too big (a size test around it, or a trimming function);
+    the same call elsewhere consumes a queue."""
+    fn = mod.enclosing_function(node)
+    if fn is not None and _TRIMMER.search(mod.function_name(fn)):
+        return True
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES:
+            return False
+        if anc.type not in ("if_statement", "while_statement", "do_statement", "for_statement"):
+            continue
+        cond = code_text(mod, anc.child_by_field_name("condition"))
+        if re.search(r"[<>]", cond) and (_MEASURE.search(cond) or _SIZE_NAME.search(cond)):
+            return True
+    return False
+
+
+def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
+    """Every count-only cut of a history list: (node, its text, the cut list's name)."""
+    for call in calls_named(mod, ("slice", "shift", "splice")):
+        fn_node = call.child_by_field_name("function")
+        if fn_node is None or fn_node.type != "member_expression":
+            continue
+        method = mod.node_text(fn_node.child_by_field_name("property"))
+        obj = fn_node.child_by_field_name("object")
+        if method not in ("slice", "shift", "splice") or not _is_history(mod, obj):
+            continue
+        base = mod.dotted(unwrap(obj))
+        text = " ".join(code_text(mod, call).split())
+        if method == "slice":
+            if not _tail_slice(mod, call):
+                continue
+            kept, holder = _kept_as_history(mod, call)
+            if kept and _reaches_model(mod, call, holder, base):
+                yield call, text, base
+        elif method == "shift":
+            parent = call.parent
+            if parent is not None and parent.type == "expression_statement" and _size_guarded(mod, call):
+                yield call, text, base
+        else:
+            args = mod.arguments(call)
+            if len(args) < 2 or number_value(mod, args[1]) == 0:
+                continue
+            if _size_guarded(mod, call) or _TRIMMER.search(code_text(mod, args[1])):
+                yield call, text, base
+
+
+def _acts_on_pair(mod: TsModule, node: Node) -> bool:
+    """A pairing test that changes what is kept: a loop over tool results, a filter, a search for a safe
+    boundary, or an `if` that moves the cut, skips, drops or leaves; not one that only counts tool calls."""
+    kind = node.type
+    if kind in ("while_statement", "do_statement", "for_statement"):
+        return bool(_PAIR_TOKENS.search(code_text(mod, node.child_by_field_name("condition"))))
+    if kind == "call_expression":
+        name = last(cname(mod, node))
+        if name in ("filter", "findIndex", "findLastIndex", "find", "findLast", "some", "every"):
+            return bool(_PAIR_TOKENS.search(code_text(mod, node.child_by_field_name("arguments"))))
+        return bool(_PAIR_NAME.search(name))
+    if kind == "if_statement":
+        if not _PAIR_TOKENS.search(code_text(mod, node.child_by_field_name("condition"))):
+            return False
+        body = node.child_by_field_name("consequence")
+        for sub in iter_subtree(body, into_functions=False) if body is not None else []:
+            if sub.type in ("continue_statement", "break_statement", "return_statement", "throw_statement",
+                            "augmented_assignment_expression", "update_expression", "assignment_expression"):
+                return True
+            if sub.type == "call_expression" and last(cname(mod, sub)) in ("shift", "splice", "pop", "unshift"):
+                return True
+    return False
+
+
+def _pair_handled_in(mod: TsModule, project: TsProject, nodes: list[Node], depth: int = 1) -> bool:
+    for top in nodes:
+        for node in iter_subtree(top):
+            if _acts_on_pair(mod, node):
+                return True
+            if depth > 0 and node.type == "call_expression":
+                for ref in resolve_call(mod, project, node):
+                    body = ref.node.child_by_field_name("body")
+                    if body is not None and _pair_handled_in(ref.module, project, [body], depth - 1):
+                        return True
+            if node.type == "assignment_expression":
+                left = node.child_by_field_name("left")
+                if left is not None and left.type == "subscript_expression" and \
+                        mod.node_text(left.child_by_field_name("index")) == "0":
+                    return True  # `history[0] = notice`: the (possibly orphaned) head is overwritten
+    return False
+
+
+def _handles_pairs(mod: TsModule, project: TsProject, node: Node) -> bool:
+    """Whether the cut list is checked for pairing around the cut (in the trimming function, or after the cut)."""
+    trimmer: Node | None = None
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES and _TRIMMER.search(mod.function_name(anc)):
+            trimmer = anc
+    if trimmer is not None:
+        return _pair_handled_in(mod, project, [trimmer])
+    stmt = statement_of(node)
+    region = [stmt, *later_statements(mod, stmt)]
+    region.extend(c for a in mod.ancestors(node) if a.type in ("if_statement", "while_statement", "do_statement")
+                  for c in [a.child_by_field_name("condition")] if c is not None)
+    return _pair_handled_in(mod, project, region)
+
+
+def _project_uses_tools(project: TsProject) -> bool:
+    return memo(project, "c13_uses_tools", lambda: any(module_speaks_llm(m, project)
+                                                        for m in project.modules.values()))
+
+
+@rule(CheckId.C13, lang="typescript", name="window-cut-orphans-tool-result")
+def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a history cut chosen by message count alone (`messages.slice(-N)` kept as the history,
+    `history.shift()` until it fits, `messages.splice(1, k)`) where nothing around it looks at tool calls or
+    results: the boundary can fall between a tool call and its result and leave an orphan the provider rejects.
+    """
+    text = mod.text
+    if is_test_module(mod) or (".slice(" not in text and ".shift(" not in text and ".splice(" not in text):
+        return
+    seen: set[tuple[Key | None, str]] = set()
+    for node, text, base in _cut_sites(mod):
+        fn = mod.enclosing_function(node)
+        marker = (key(mod, fn) if fn is not None else None, base)
+        if marker in seen or _handles_pairs(mod, project, node):
+            continue
+        seen.add(marker)
+        speaks = module_speaks_llm(mod, project)
+        if not speaks and not _project_uses_tools(project):
+            continue  # no sign that this list is a model history that can hold tool calls
+        yield Hit(
+            node=node,
+            verdict=Verdict.CONFIRMED if speaks else Verdict.SUSPECTED,
+            claim=f"`{text[:90]}` chooses the history cut by count alone; nothing checks that a tool result is not "
+                  "left without its tool call (or a call without its result)",
+            consequence="once the history is long enough to be cut, the next request can start with an orphaned tool "
+                        "result and the provider rejects it (HTTP 400), ending the session",
+            direction="move the cut forward past leading tool results (and drop a trailing call without its "
+                      "results), or cut only at user-turn boundaries so call/result pairs stay together",
+            confirm_hint="" if speaks else "verify that this history is sent to the model and can hold tool calls "
+                                           "and results; if it can, the cut can separate a pair",
+        )
+
+
+# ---------------------------------------------------------------- one compaction, then send
+def _measures_history(mod: TsModule, cond: Node | None) -> bool:
+    """A size measure of the history in a comparison: `countTokens(messages) > LIMIT`,
+    `JSON.stringify(history).length > MAX_CHARS` (not `messages.length`, a message count)."""
+    if cond is None or not re.search(r"[<>]", code_text(mod, cond)):
+        return False
+    for sub in iter_subtree(cond, into_functions=False):
+        if sub.type == "call_expression":
+            name = cname(mod, sub)
+            args = mod.arguments(sub)
+            on_history = any(_is_history(mod, a) or any(_is_history(mod, n) for n in iter_subtree(a)
+                                                        if n.type in ("identifier", "member_expression"))
+                             for a in args)
+            if on_history and (_MEASURE.search(last(name)) or name == "JSON.stringify"):
+                return True
+            if not on_history and _MEASURE.search(last(name)) and _is_history(mod, _receiver(sub)):
+                return True
+    return False
+
+
+def _receiver(call: Node) -> Node | None:
+    fn = call.child_by_field_name("function")
+    return fn.child_by_field_name("object") if fn is not None and fn.type == "member_expression" else None
+
+
+def _rechecks(mod: TsModule, nodes: list[Node]) -> bool:
+    for top in nodes:
+        for node in iter_subtree(top, into_functions=False):
+            if node.type == "throw_statement":
+                return True
+            if node.type in ("if_statement", "while_statement", "do_statement") and \
+                    _measures_history(mod, node.child_by_field_name("condition")):
+                return True
+    return False
+
+
+@rule(CheckId.C13, lang="typescript", name="single-compaction-then-send")
+def single_compaction_then_send(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `if (countTokens(messages) > limit)` that summarises or compacts once and then goes on to send, with
+    no second measurement, loop or error: when the summary plus the kept messages is still too large, the request
+    fails at the context limit anyway.
+    """
+    if is_test_module(mod) or not any(w in mod.text for w in ("ummar", "ompact", "ondens", "ompress")):
+        return
+    guards: dict[Key, Node] = {}
+    for call in calls_matching(mod, _COMPACT):
+        for anc in mod.ancestors(call):
+            if anc.type in FUNCTION_TYPES:
+                break
+            if anc.type == "if_statement":
+                guards.setdefault(key(mod, anc), anc)
+    for node in sorted(guards.values(), key=lambda n: n.start_byte):
+        cond = node.child_by_field_name("condition")
+        if not _measures_history(mod, cond):
+            continue
+        body = node.child_by_field_name("consequence")
+        compaction = next((c for c in nodes_in(mod, body, "call_expression")
+                           if _COMPACT.search(last(cname(mod, c)))), None) if body is not None else None
+        if compaction is None:
+            continue
+        if any(a.type in ("while_statement", "do_statement") and _measures_history(
+                mod, a.child_by_field_name("condition")) for a in mod.ancestors(node)):
+            continue
+        if _rechecks(mod, [body]) or _rechecks(mod, later_statements(mod, node)):  # type: ignore[list-item]
+            continue
+        helpers = resolve_call(mod, project, compaction)
+        if any(_rechecks(ref.module, [ref.node]) for ref in helpers):
+            continue
+        yield Hit(
+            node=node,
+            verdict=Verdict.SUSPECTED,
+            claim=f"`{' '.join(code_text(mod, cond).split())}` triggers one "
+                  f"`{cname(mod, compaction)}(...)` and the history is then used without measuring it again",
+            consequence="when the summary plus the kept messages still exceeds the window, the request fails at the "
+                        "context limit and the session dies",
+            direction="re-measure after compaction and loop (or fall back to a hard cut at a pair boundary, or throw "
+                      "a clear context-exhausted error) until the history fits",
+            confirm_hint="verify that the compacted history is always below the limit (the summary size is bounded "
+                         "and the kept tail cannot exceed the window on its own)",
+        )
+
+
+# ---------------------------------------------------------------- tool output pushed whole
+_RESULT_SHAPES = (("role", "tool", ("content",)), ("type", "tool_result", ("content",)),
+                  ("type", "function_call_output", ("output",)), ("type", "tool-result", ("result", "output")),
+                  ("role", "function", ("content",)))
+_RESULT_MARKS = frozenset(wanted.encode() for _, wanted, _ in _RESULT_SHAPES)
+_BOUND_CALL = re.compile(r"(truncat|clip|limit|shorten|cap|trim|summar|head|tail|spill|abbrev|preview|ellipsi|elide|"
+                         r"maxLen|maxChars|offload|substring|substr|slice)", re.I)
+_TOOL_CALL = re.compile(r"^_?(run|call|execute|exec|invoke|dispatch|handle)_?(tool|function|command|action|shell|"
+                        r"bash|cmd)s?(_?call)?$", re.I)
+_TOOL_RECV = re.compile(r"(tool|handler|fn|func|impl)s?$", re.I)
+_CAP_FN = re.compile(r"((truncat|clip|cap|limit|shorten|trim|spill|offload|elide)\w*(output|result|observation|"
+                     r"content|response)|(output|result|observation)\w*(truncat|clip|limit|cap|spill|trim))", re.I)
+
+
+def _result_value(mod: TsModule, obj: Node) -> Node | None:
+    """The content of a tool-result message literal."""
+    keys = mod.object_keys(obj)
+    for field, wanted, content_keys in _RESULT_SHAPES:
+        if string_value(mod, keys.get(field)) == wanted:
+            for ck in content_keys:
+                if ck in keys:
+                    return keys[ck]
+    return None
+
+
+def _is_tool_invocation(mod: TsModule, call: Node) -> bool:
+    fn_node = call.child_by_field_name("function")
+    if fn_node is None:
+        return False
+    if fn_node.type == "subscript_expression":
+        return bool(re.search(r"(tool|handler|func|function|registry|dispatch|command|action)s?(Map|Table)?$",
+                              last(mod.dotted(fn_node.child_by_field_name("object"))), re.I))
+    name = cname(mod, call)
+    if not name:
+        return False
+    tail = last(name)
+    recv = name.rsplit(".", 1)[0] if "." in name else ""
+    if _TOOL_CALL.search(tail) or tail in ("callTool", "execSync", "spawnSync"):
+        return True
+    if recv and _TOOL_RECV.search(last(recv)) and tail in ("run", "invoke", "call", "execute", "handler"):
+        return True
+    return not recv and tail in ("handler", "fn", "impl", "tool")
+
+
+def _output_names(mod: TsModule, fn: Node) -> set[str]:
+    """Local names that hold a tool's raw output (assigned from a tool invocation, or from such a name)."""
+    names: set[str] = set()
+    for decl in nodes_in(mod, fn, "variable_declarator", "assignment_expression"):
+        target = decl.child_by_field_name("name") or decl.child_by_field_name("left")
+        value = decl.child_by_field_name("value") or decl.child_by_field_name("right")
+        if target is None or value is None or not _carries_output(mod, value, names):
+            continue
+        if target.type == "identifier":
+            names.add(mod.node_text(target))
+        elif target.type == "object_pattern":
+            names.update(mod.node_text(n) for n in iter_subtree(target)
+                         if n.type in ("shorthand_property_identifier_pattern", "identifier"))
+    return names
+
+
+def _carries_output(mod: TsModule, expr: Node, names: set[str]) -> bool:
+    for sub in iter_subtree(expr, into_functions=False):
+        if sub.type == "call_expression" and _is_tool_invocation(mod, sub):
+            return True
+        if sub.type in ("identifier", "shorthand_property_identifier") and mod.node_text(sub) in names:
+            return True
+    return False
+
+
+def _bounded_expr(mod: TsModule, expr: Node) -> bool:
+    for sub in iter_subtree(expr, into_functions=False):
+        if sub.type == "call_expression" and _BOUND_CALL.search(last(cname(mod, sub))):
+            return True
+    return False
+
+
+def _bounded_in(mod: TsModule, fn: Node, names: set[str]) -> bool:
+    """Whether `fn` bounds one of `names`: a truncating assignment, or a length test."""
+    for decl in nodes_in(mod, fn, "variable_declarator", "assignment_expression"):
+        target = decl.child_by_field_name("name") or decl.child_by_field_name("left")
+        value = decl.child_by_field_name("value") or decl.child_by_field_name("right")
+        if target is not None and value is not None and mod.node_text(target) in names and _bounded_expr(mod, value):
+            return True
+    text = code_text(mod, fn)
+    return any(re.search(rf"\b{re.escape(n)}\??\.length\s*[<>]", text) for n in names)
+
+
+def _project_caps_outputs(project: TsProject) -> bool:
+    """A pass like `truncateToolOutputs(messages)` may bound every result before the request; the rule cannot
+    place it on the path, so it stays silent rather than guess."""
+
+    def build() -> bool:
+        names = {n for m in project.modules.values() for n in function_defs(m) if _CAP_FN.search(n)}
+        return bool(names) and any(any(re.search(rf"\b{re.escape(n)}\s*\(", m.text) for n in names)
+                                   for m in project.modules.values())
+
+    return memo(project, "c13_caps", build)
+
+
+@rule(CheckId.C13, lang="typescript", name="tool-output-appended-unbounded")
+def tool_output_appended_unbounded(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a tool-result message whose content is the tool's raw output with no size bound anywhere on the way
+    (no slice, truncation, spill to storage or length test): one large output fills the context window.
+    """
+    if is_test_module(mod) or not re.search(r"tool_result|function_call_output|tool-result|role:\s*[\"'](tool|function)",
+                                            mod.text):
+        return
+    objects: dict[Key, Node] = {}
+    for pair in mod.nodes("pair"):
+        value = pair.child_by_field_name("value")
+        if value is not None and value.type == "string" and mod.source[value.start_byte + 1:value.end_byte - 1] in \
+                _RESULT_MARKS and pair.parent is not None and pair.parent.type == "object":
+            objects.setdefault(key(mod, pair.parent), pair.parent)
+    candidates = [(obj, v) for obj in objects.values() if (v := _result_value(mod, obj)) is not None]
+    if not candidates or _project_caps_outputs(project):
+        return
+    seen: set[Key] = set()
+    for obj, value in candidates:
+        if string_value(mod, value) is not None:
+            continue
+        fn = mod.enclosing_function(obj)
+        if fn is None or key(mod, fn) in seen or _bounded_expr(mod, value):
+            continue
+        outputs = _output_names(mod, fn)
+        if not _carries_output(mod, value, outputs):
+            continue  # converters and error messages: the raw output entered history elsewhere, if at all
+        names = {mod.node_text(n) for n in iter_subtree(value) if n.type in ("identifier",
+                                                                            "shorthand_property_identifier")}
+        names &= outputs
+        if _bounded_in(mod, fn, names) or _producer_bounds(mod, project, fn, names):
+            continue
+        seen.add(key(mod, fn))
+        shown = " ".join(code_text(mod, value).split())[:80]
+        yield Hit(
+            node=obj,
+            verdict=Verdict.SUSPECTED,
+            claim=f"the tool result `{shown}` enters history whole; nothing bounds its size",
+            consequence="one large tool output (a big file, a verbose command) fills the context window; the next "
+                        "request fails or pushes out everything before it",
+            direction="cap tool output before it enters history (truncate with a marker, or spill it to storage and "
+                      "put a reference plus a preview in the message)",
+            confirm_hint=f"verify that every tool behind `{shown}` returns a bounded amount of text (no unbounded "
+                         "file reads, command output or HTTP bodies)",
+        )
+
+
+def _producer_bounds(mod: TsModule, project: TsProject, fn: Node, names: set[str]) -> bool:
+    """Whether a project function that produced one of `names` bounds its own output."""
+    for decl in nodes_in(mod, fn, "variable_declarator"):
+        if mod.node_text(decl.child_by_field_name("name")) not in names:
+            continue
+        value = unwrap(decl.child_by_field_name("value"))
+        if value is None or value.type != "call_expression":
+            continue
+        for ref in resolve_call(mod, project, value):
+            for ret in nodes_in(ref.module, ref.node, "return_statement"):
+                if ret.named_children and _bounded_expr(ref.module, ret.named_children[0]):
+                    return True
+    return False

@@ -1,0 +1,644 @@
+"""C14 · Prompt prefix determinism — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `volatile-value-in-system-prompt`: `new Date()`, `Date.now()`, `crypto.randomUUID()`, `Math.random()`,
+  `process.pid`, `os.hostname()` or a listing of the cwd flows into the system prompt or the tool definitions
+  (followed through locals, module constants, `this` fields, array parts and helper returns, three hops at most).
+- `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `for (… of registry)`
+  feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry is filled in
+  discovery or completion order (`readdir`/`glob` loops, `Promise.all` of dynamic imports, MCP `listTools`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import (
+    Key,
+    callers_of,
+    calls_named,
+    cname,
+    code_text,
+    enclosing_class,
+    imports_of,
+    is_test_module,
+    iter_subtree,
+    key,
+    last,
+    memo,
+    nodes_in,
+    receiver,
+    same,
+    string_value,
+    unwrap,
+)
+
+_SYSTEM_KEYS = {"system", "systemPrompt", "system_prompt", "instructions", "systemInstruction", "system_instruction",
+                "systemMessage", "system_message", "preamble", "developerMessage", "developer_message"}
+_TOOLS_KEYS = {"tools", "functions", "toolDefinitions", "tool_definitions"}
+_SYSTEM_NAME = re.compile(r"(^|_)(system|sys)_?(prompt|message|msg|instructions?|text|content|template)s?$|"
+                          r"^system$|^SYSTEM$|^instructions$|^INSTRUCTIONS$|preamble$", re.I)
+_TOOLSPEC_NAME = re.compile(r"((tool|function)_?(spec|schema|definition|def|param|declaration)s?$|^tools$|"
+                            r"^this\.tools$|tools_?(schema|spec|param|json|list)s?$)", re.I)
+_PREFIX_FN = re.compile(r"(system_?(prompt|message|msg|instructions?)|sys_?prompt|^_?(get|build|make|render|format|"
+                        r"create|compose|generate)_?(the_?)?(system|instructions|preamble|persona)$|^_?instructions$|"
+                        r"preamble|(tool|function)s?_?(specs?|schemas?|definitions?|defs|params|declarations?)$|"
+                        r"^_?(get|list|build)_?tools$|toOpenAiTools|toAnthropicTools|tools_?(schema|spec)s?$)", re.I)
+_TOOLS_FN = re.compile(r"(tool|function)s?_?(specs?|schemas?|definitions?|defs|params|declarations?)$|"
+                       r"^_?(get|list|build)_?tools$|to\w*tools$|tools_?(schema|spec)s?$", re.I)
+_META_KEYS = {"timestamp", "createdAt", "created_at", "created", "updatedAt", "time", "ts", "id", "runId", "run_id",
+              "requestId", "request_id", "traceId", "trace_id", "spanId", "metadata", "messageId", "eventId",
+              "headers", "idempotencyKey", "cacheKey", "prompt_cache_key", "promptCacheKey", "seed", "sessionId",
+              "session_id", "startedAt", "key"}
+_TEXT_CARRIERS = re.compile(r"^(String|toString|join|concat|format|replace|replaceAll|trim|trimStart|trimEnd|"
+                            r"toUpperCase|toLowerCase|padStart|padEnd|stringify|render|dedent|stripIndent|"
+                            r"stripIndents|oneLine|html|md|template|fill|wrap|compile|t|f|toISOString|toLocaleString|"
+                            r"toLocaleDateString|toLocaleTimeString|toDateString|toTimeString|toUTCString|toJSON|"
+                            r"filter|flat)$|prompt|message|instruction|template|render|format|text|section|block|"
+                            r"header|describe|summar", re.I)
+_SPEC_CARRIERS = re.compile(r"spec|schema|tool|function|definition|param|json|stringify|dump|map|flatMap|filter|from|"
+                            r"concat|flat|format|prompt|message|instruction|template|render|text|join|String|entries|"
+                            r"values|keys|convert|to[A-Z]", re.I)
+_VOLATILE_CALLS = {"Date.now": "the current time", "performance.now": "the current time",
+                   "crypto.randomUUID": "a random uuid", "randomUUID": "a random uuid", "Math.random": "a random value",
+                   "os.hostname": "the host name", "hostname": "the host name", "process.hrtime": "the current time",
+                   "process.hrtime.bigint": "the current time", "process.uptime": "the process uptime",
+                   "os.uptime": "the machine uptime", "crypto.randomBytes": "random bytes",
+                   "randomBytes": "random bytes", "nanoid": "a random id", "uuid": "a random uuid",
+                   "uuidv4": "a random uuid", "v4": "a random uuid", "uuid.v4": "a random uuid",
+                   "ulid": "a time-based id", "cuid": "a random id", "createId": "a random id",
+                   "os.freemem": "the free memory", "os.loadavg": "the load average"}
+_VOLATILE_MODULES = {"randomUUID": ("crypto", "node:crypto"), "hostname": ("os", "node:os"),
+                     "randomBytes": ("crypto", "node:crypto"), "nanoid": ("nanoid",), "uuid": ("uuid",),
+                     "uuidv4": ("uuid",), "v4": ("uuid",), "ulid": ("ulid",), "cuid": ("cuid", "@paralleldrive/cuid2"),
+                     "createId": ("@paralleldrive/cuid2",)}
+_VOLATILE_LASTS = frozenset({s.rsplit(".", 1)[-1] for s in _VOLATILE_CALLS} | {"readdirSync", "readdir", "opendir",
+                                                                                 "opendirSync"})
+_PER_PROCESS = {"the host name", "the process id"}
+_LISTING_CALLS = {"readdirSync", "readdir", "fs.readdirSync", "fs.readdir", "fs.promises.readdir", "fsp.readdir",
+                  "opendir", "opendirSync"}
+_DISCOVERY = re.compile(r"\b(readdirSync|readdir|opendir|opendirSync|globSync|glob|fg|fastGlob|fastglob|globby|"
+                        r"import\.meta\.glob|walk|walkSync|listTools)\s*[(.<]|\bimport\s*\(")
+_DISCOVERY_WORDS = ("readdir", "opendir", "glob", "fg(", "fastGlob", "walk", "listTools", "import(")
+_FILL_METHODS = ("set", "add", "push", "register", "registerTool", "addTool", "unshift")
+_MAX_HOPS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class _Sink:
+    """Where a traced value lands on the prefix path."""
+
+    node: Node
+    """The sink node (a pair, a declarator, a return, a message object)."""
+    what: str
+    """How to describe it."""
+    kind: str
+    """`system` or `tools`."""
+
+
+# ---------------------------------------------------------------- sinks
+def _role_of(mod: TsModule, obj: Node) -> str | None:
+    return string_value(mod, mod.object_keys(obj).get("role"))
+
+
+def _sink_at(mod: TsModule, node: Node, child: Node, ordering: bool) -> _Sink | None:
+    """Whether `node` (reached from `child`) is a prefix sink."""
+    kind = node.type
+    if kind == "pair":
+        k = mod.node_text(node.child_by_field_name("key")).strip("'\"")
+        if k in _SYSTEM_KEYS:
+            return _Sink(node, f"`{k}:`", "system")
+        if k in _TOOLS_KEYS:
+            return _Sink(node, f"`{k}:`", "tools")
+        obj = node.parent
+        if obj is not None and obj.type == "object" and _role_of(mod, obj) in ("system", "developer") and \
+                k in ("content", "text", "parts"):
+            return _Sink(obj, f"the {_role_of(mod, obj)} message", "system")
+        return None
+    if kind in ("variable_declarator", "public_field_definition", "field_definition", "assignment_expression"):
+        target = node.child_by_field_name("name") or node.child_by_field_name("property") or \
+            node.child_by_field_name("left")
+        name = mod.dotted(target) if target is not None else ""
+        tail = last(name)
+        if tail and _SYSTEM_NAME.search(tail):
+            return _Sink(node, f"`{tail}`", "system")
+        if tail and _TOOLSPEC_NAME.search(name if name.startswith("this.") else tail):
+            return _Sink(node, f"`{tail}`", "tools")
+        return None
+    if kind in ("return_statement", "arrow_function"):
+        if kind == "arrow_function" and not same(node.child_by_field_name("body"), child):
+            return None
+        fn = node if kind == "arrow_function" else mod.enclosing_function(node)
+        if fn is None:
+            return None
+        name = mod.function_name(fn)
+        if _PREFIX_FN.search(name):
+            tools = bool(_TOOLS_FN.search(name))
+            return _Sink(node, f"the return value of `{name}()`", "tools" if tools else "system")
+        return None
+    if kind == "new_expression" and last(cname(mod, node)) in ("SystemMessage", "SystemMessagePromptTemplate"):
+        return _Sink(node, f"`{cname(mod, node)}`", "system")
+    return None
+
+
+# ---------------------------------------------------------------- carriers
+def _is_text_binary(mod: TsModule, node: Node) -> bool:
+    """`"a" + x`: a `+` chain with a string in it (not clock arithmetic)."""
+    op = node.child_by_field_name("operator")
+    if op is None or mod.node_text(op) != "+":
+        return False
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type in ("string", "template_string"):
+            return True
+        if cur.type == "binary_expression" and mod.node_text(cur.child_by_field_name("operator")) == "+":
+            stack.extend(c for c in (cur.child_by_field_name("left"), cur.child_by_field_name("right")) if c)
+        elif cur.type == "parenthesized_expression":
+            stack.extend(cur.named_children)
+    return False
+
+
+def _carries(mod: TsModule, parent: Node, child: Node, ordering: bool) -> bool:
+    """Whether `parent`'s value carries on the value of `child`."""
+    kind = parent.type
+    if kind in ("template_substitution", "template_string", "parenthesized_expression", "await_expression",
+                "as_expression", "satisfies_expression", "non_null_expression", "spread_element", "array",
+                "sequence_expression"):
+        return True
+    if kind == "ternary_expression":
+        return not same(parent.child_by_field_name("condition"), child)
+    if kind == "binary_expression":
+        op = mod.node_text(parent.child_by_field_name("operator"))
+        return op in ("??", "||") or _is_text_binary(mod, parent)
+    if kind == "member_expression":
+        return same(parent.child_by_field_name("object"), child) and \
+            mod.node_text(parent.child_by_field_name("property")) not in ("length", "size")
+    if kind == "call_expression":
+        fn = parent.child_by_field_name("function")
+        name = cname(mod, parent)
+        if ordering and last(name) in ("sort", "toSorted", "sortBy", "orderBy"):
+            return False
+        if same(fn, child):
+            return not (ordering and re.search(r"\.(sort|toSorted)\b", mod.node_text(fn)))
+        args = parent.child_by_field_name("arguments")
+        if args is not None and args.type == "template_string":
+            return True  # a tagged template: `dedent\`...\``
+        pattern = _SPEC_CARRIERS if ordering else _TEXT_CARRIERS
+        return bool(pattern.search(last(name)))
+    if kind == "arguments":
+        return True  # decided at the call
+    if kind == "pair":
+        k = mod.node_text(parent.child_by_field_name("key")).strip("'\"")
+        return same(parent.child_by_field_name("value"), child) and k not in _META_KEYS
+    if kind == "object":
+        return _role_of(mod, parent) not in ("user", "assistant", "tool", "function")
+    if kind in ("arrow_function",):
+        return same(parent.child_by_field_name("body"), child)
+    return False
+
+
+# ---------------------------------------------------------------- tracing
+@dataclass(slots=True)
+class _Tracer:
+    """Follows a value up to a sink, through names, fields, array parts and helper returns."""
+
+    mod: TsModule
+    project: TsProject
+    ordering: bool
+    seen: set[Key]
+
+    def trace(self, mod: TsModule, start: Node, hops: int) -> _Sink | None:
+        k = key(mod, start)
+        if k in self.seen:
+            return None
+        self.seen.add(k)
+        child = start
+        for parent in mod.ancestors(start):
+            sink = _sink_at(mod, parent, child, self.ordering)
+            if sink is not None:
+                return sink
+            kind = parent.type
+            if kind in ("variable_declarator", "assignment_expression", "public_field_definition",
+                        "field_definition", "augmented_assignment_expression"):
+                return self._through_name(mod, parent, hops) if hops > 0 else None
+            if kind == "return_statement" or (kind == "arrow_function" and same(
+                    parent.child_by_field_name("body"), child)):
+                return self._through_return(mod, parent, hops) if hops > 0 else None
+            if kind == "arguments" and parent.parent is not None and parent.parent.type == "call_expression":
+                call = parent.parent
+                if last(cname(mod, call)) in ("push", "unshift", "add", "set", "assign") and hops > 0:
+                    recv = receiver(cname(mod, call))
+                    if recv:
+                        return self.through_reads(mod, call, recv, hops - 1)
+                if not _carries(mod, call, child, self.ordering):
+                    return None
+                child = call
+                continue
+            if kind == "arguments":
+                return None
+            if not _carries(mod, parent, child, self.ordering):
+                return None
+            child = parent
+        return None
+
+    def _through_name(self, mod: TsModule, holder: Node, hops: int) -> _Sink | None:
+        target = holder.child_by_field_name("name") or holder.child_by_field_name("left") or \
+            holder.child_by_field_name("property")
+        if target is None:
+            return None
+        if holder.type in ("public_field_definition", "field_definition"):
+            name = f"this.{mod.node_text(target)}"
+        elif target.type in ("identifier", "member_expression"):
+            name = mod.dotted(target)
+        elif target.type in ("object_pattern", "array_pattern"):
+            found: _Sink | None = None
+            for ident in iter_subtree(target):
+                if ident.type in ("identifier", "shorthand_property_identifier_pattern"):
+                    found = found or self.through_reads(mod, holder, mod.node_text(ident), hops - 1)
+            return found
+        else:
+            return None
+        if not name or "()" in name:
+            return None
+        if name.count(".") > 1 or (("." in name) and not name.startswith("this.")):
+            return None
+        return self.through_reads(mod, holder, name, hops - 1)
+
+    def through_reads(self, mod: TsModule, at: Node, name: str, hops: int) -> _Sink | None:
+        """Follow every read of `name` after `at` (for ordering: none, once the list is sorted in place)."""
+        reads = _reads(mod, at, name)
+        if self.ordering and any(_sorted_in_place(mod, r) for r in reads):
+            return None
+        for read in reads:
+            found = self.trace(mod, read, hops)
+            if found is not None:
+                return found
+        return None
+
+    def _through_return(self, mod: TsModule, ret: Node, hops: int) -> _Sink | None:
+        fn = ret if ret.type == "arrow_function" else mod.enclosing_function(ret)
+        if fn is None:
+            return None
+        for other, call in callers_of(self.project, mod, fn):
+            found = self.trace(other, call, hops - 1)
+            if found is not None:
+                return found
+        return None
+
+
+def _sorted_in_place(mod: TsModule, read: Node) -> bool:
+    parent = read.parent
+    return parent is not None and parent.type == "member_expression" and \
+        mod.node_text(parent.child_by_field_name("property")) in ("sort", "reverse") and \
+        same(parent.child_by_field_name("object"), read)
+
+
+def _reads(mod: TsModule, at: Node, name: str) -> list[Node]:
+    """Reads of `name` after `at`: in the same function for a local, in the class for `this.x`, in the module
+    for a module-level name."""
+    if name.startswith("this."):
+        scope = enclosing_class(mod, at)
+        after = 0
+    else:
+        scope = mod.enclosing_function(at)
+        after = at.end_byte
+        if scope is None:
+            scope = mod.tree.root_node
+            after = 0
+    if scope is None:
+        return []
+    out: list[Node] = []
+    word = re.compile(rb"(?<![\w$.])" + re.escape(name.encode("utf-8")).replace(rb"\.", rb"\s*\??\.\s*") +
+                      rb"(?![\w$])")
+    root = mod.tree.root_node
+    start = max(after, scope.start_byte)
+    for m in word.finditer(mod.source, start, scope.end_byte):
+        node = root.descendant_for_byte_range(m.start(), m.end())
+        while node is not None and node.type not in ("identifier", "shorthand_property_identifier",
+                                                     "member_expression", "this"):
+            node = node.parent if node.end_byte - node.start_byte < m.end() - m.start() else None
+        if node is None:
+            continue
+        if "." in name:
+            while node is not None and not (node.type == "member_expression" and mod.dotted(node) == name):
+                node = node.parent if node.parent is not None and node.parent.start_byte == m.start() else None
+            if node is None:
+                continue
+        elif node.type not in ("identifier", "shorthand_property_identifier"):
+            continue
+        if not _is_binding(node):
+            out.append(node)
+    return out
+
+
+def _is_binding(node: Node) -> bool:
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "variable_declarator" and same(parent.child_by_field_name("name"), node):
+        return True
+    return parent.type in ("assignment_expression", "augmented_assignment_expression") and \
+        same(parent.child_by_field_name("left"), node)
+
+
+# ---------------------------------------------------------------- volatile sources
+def _volatile_sources(mod: TsModule) -> Iterator[tuple[Node, str]]:
+    """(node, what it is) for each read of the clock, a random value, the pid, the host name or a cwd listing."""
+    imports = imports_of(mod)
+    for node in mod.nodes("new_expression"):
+        if cname(mod, node) == "Date" and (not mod.arguments(node) or re.fullmatch(
+                r"\(\s*Date\.now\(\)\s*\)", mod.node_text(node.child_by_field_name("arguments")) or "")):
+            yield node, "the current date and time"
+    for call in calls_named(mod, _VOLATILE_LASTS):
+        name = cname(mod, call)
+        what = _VOLATILE_CALLS.get(name)
+        if what is not None:
+            wanted = _VOLATILE_MODULES.get(name)
+            if wanted is not None and imports.get(name, "").split("#")[0] not in wanted:
+                continue
+            if name.startswith("os.") and imports.get("os", "").split("#")[0] not in ("os", "node:os"):
+                continue
+            yield call, what
+            continue
+        if name in _LISTING_CALLS or last(name) in ("readdirSync", "readdir"):
+            args = mod.arguments(call)
+            if args and re.fullmatch(r"process\.cwd\(\)|['\"]\.\/?['\"]|cwd", mod.node_text(args[0])):
+                yield call, "a listing of the working directory"
+    if "process.pid" in mod.text:
+        for m in re.finditer(r"\bprocess\.pid\b", mod.text):
+            start = len(mod.text[:m.start()].encode("utf-8"))
+            node = mod.tree.root_node.descendant_for_byte_range(start, start + len("process.pid"))
+            while node is not None and node.type != "member_expression":
+                node = node.parent
+            if node is not None and mod.node_text(node) == "process.pid":
+                yield node, "the process id"
+
+
+@rule(CheckId.C14, lang="typescript", name="volatile-value-in-system-prompt")
+def volatile_value_in_system_prompt(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags the current time or date, a uuid, a random value, the pid, the host name or a listing of the cwd that
+    flows into the system prompt or the tool definitions: every request (or every process) then starts with
+    different bytes and the provider's prefix cache never hits.
+    """
+    if is_test_module(mod) or not re.search(r"Date|random|uuid|UUID|hostname|pid|nanoid|readdir|uptime|hrtime|"
+                                            r"ulid|cuid|createId|freemem|loadavg", mod.text):
+        return
+    found: dict[Key, tuple[Node, str, _Sink]] = {}
+    for node, what in _volatile_sources(mod):
+        tracer = _Tracer(mod, project, False, set())
+        sink = tracer.trace(mod, node, _MAX_HOPS)
+        if sink is None:
+            continue
+        k = key(mod, sink.node)
+        held = found.get(k)
+        inside = mod.within(node, sink.node)
+        if held is None or (inside and not mod.within(held[0], sink.node)):
+            found[k] = (node, what, sink)
+    for node, what, sink in sorted(found.values(), key=lambda f: f[0].start_byte):
+        once = mod.enclosing_function(node) is None or _static_field(mod, node)
+        uncertain = once or what in _PER_PROCESS
+        yield Hit(
+            node=node,
+            verdict=Verdict.SUSPECTED if uncertain else Verdict.CONFIRMED,
+            claim=f"`{' '.join(code_text(mod, node).split())[:60]}` ({what}) flows into {sink.what}, part of the "
+                  "cached prompt prefix",
+            consequence="the prefix differs between requests (or processes), so the provider's prompt cache never "
+                        "hits and every request is billed at full price",
+            direction="keep the system prompt and tool definitions constant; pass volatile values such as the date "
+                      "in the last user message",
+            confirm_hint="" if not uncertain else (
+                "verify whether several processes or restarts share this prompt: the value is fixed once per "
+                "process, so only the cross-process prefix differs" if once or what == "the process id" else
+                "verify whether requests are served from several hosts; the prefix differs per host"),
+        )
+
+
+def _static_field(mod: TsModule, node: Node) -> bool:
+    """A value computed once for a class (a `static` field initialiser)."""
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES:
+            return False
+        if anc.type in ("public_field_definition", "field_definition"):
+            return mod.node_text(anc).startswith("static ")
+    return False
+
+
+# ---------------------------------------------------------------- unordered registries
+def _fill_target(mod: TsModule, node: Node) -> str:
+    """The registry a statement fills: `X.set(k, v)`, `X.add(v)`, `X.push(v)`, `X[k] = v`, `X.register(v)`."""
+    if node.type == "call_expression":
+        name = cname(mod, node)
+        if last(name) in _FILL_METHODS and receiver(name):
+            return receiver(name)
+        return ""
+    if node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        if left is not None and left.type == "subscript_expression":
+            return mod.dotted(left.child_by_field_name("object"))
+    return ""
+
+
+def _unsorted_discovery(mod: TsModule, expr: Node | None) -> str | None:
+    """The discovery call an iterable comes from, when nothing sorts it."""
+    if expr is None:
+        return None
+    text = code_text(mod, expr)
+    if re.search(r"\.(sort|toSorted)\s*\(|\bsortBy\(|\borderBy\(", text):
+        return None
+    m = _DISCOVERY.search(text)
+    if m is None:
+        if expr.type == "identifier":
+            value = _local_value(mod, expr)
+            return _unsorted_discovery(mod, value) if value is not None and not same(value, expr) else None
+        return None
+    return m.group(0).rstrip("(.<").strip()
+
+
+def _local_value(mod: TsModule, ident: Node) -> Node | None:
+    name = mod.node_text(ident)
+    fn = mod.enclosing_function(ident)
+    decls = nodes_in(mod, fn, "variable_declarator") if fn is not None else mod.nodes("variable_declarator")
+    found: Node | None = None
+    for decl in decls:
+        if decl.start_byte > ident.start_byte:
+            break
+        if mod.node_text(decl.child_by_field_name("name")) == name:
+            found = decl.child_by_field_name("value")
+    return unwrap(found)
+
+
+def _registries(project: TsProject) -> dict[tuple[str, str], str]:
+    """Registries filled in discovery or completion order: (module path, name) → why (once per project)."""
+
+    def build() -> dict[tuple[str, str], str]:
+        out: dict[tuple[str, str], str] = {}
+        for mod in project.modules.values():
+            text = mod.text
+            if is_test_module(mod) or not any(w in text for w in _DISCOVERY_WORDS):
+                continue
+            fills = [n for n in [*calls_named(mod, _FILL_METHODS), *mod.nodes("assignment_expression")]
+                     if _fill_target(mod, n)]
+            for fill in fills:
+                why = _fill_order(mod, fill)
+                if why is not None:
+                    out.setdefault((mod.path, _fill_target(mod, fill)), why)
+        return out
+
+    return memo(project, "c14_registries", build)
+
+
+def _fill_order(mod: TsModule, fill: Node) -> str | None:
+    """Why a fill happens in a non-deterministic order: inside a loop or callback over an unsorted discovery, or in
+    a callback run concurrently under `Promise.all`."""
+    for anc in mod.ancestors(fill):
+        if anc.type == "for_in_statement":
+            why = _unsorted_discovery(mod, anc.child_by_field_name("right"))
+            if why is not None:
+                return f"`{why}` order"
+        if anc.type in FUNCTION_TYPES:
+            parent = anc.parent
+            call = parent.parent if parent is not None and parent.type == "arguments" else None
+            if call is None or call.type != "call_expression":
+                continue
+            method = last(cname(mod, call))
+            fn = call.child_by_field_name("function")
+            obj = fn.child_by_field_name("object") if fn is not None and fn.type == "member_expression" else None
+            if method in ("forEach", "map", "flatMap") and obj is not None:
+                why = _unsorted_discovery(mod, obj)
+                if why is not None:
+                    return f"`{why}` order"
+            concurrent = method in ("map", "flatMap", "forEach") and mod.node_text(anc).startswith("async") and any(
+                a.type == "call_expression" and cname(mod, a) in ("Promise.all", "Promise.allSettled")
+                for a in mod.ancestors(call))
+            if concurrent and any(n.type == "await_expression" and n.start_byte < fill.start_byte
+                                  for n in iter_subtree(anc, into_functions=False)):
+                return "the order concurrent loads complete (`Promise.all` over async callbacks)"
+            if method == "then" and obj is not None and re.search(r"\bimport\s*\(", mod.node_text(obj)):
+                return "the order dynamic imports complete"
+    return None
+
+
+def _registry_of(mod: TsModule, project: TsProject, name: str) -> str | None:
+    """Why the registry `name` (as written in `mod`) is filled in a non-deterministic order, or None."""
+    registries = _registries(project)
+    why = registries.get((mod.path, name))
+    if why is not None:
+        return why
+    if "." in name:
+        return None
+    target = imports_of(mod).get(name, "")
+    spec, _, export = target.partition("#")
+    other = project.resolve_import(mod, spec) if spec.startswith(".") else None
+    if other is None:
+        return None
+    return registries.get((other.path, export or name))
+
+
+def _strip_view(name: str) -> str:
+    """`tools.values()` → `tools` (the registry behind a map view)."""
+    for view in (".values()", ".keys()", ".entries()"):
+        if name.endswith(view):
+            return name[: -len(view)]
+    return name
+
+
+_ITER_CALLS = {"Object.keys", "Object.values", "Object.entries", "Array.from"}
+_TOOLISH = re.compile(r"(tool|function|skill|plugin|command|action|spec|schema|capabilit|mcp|server)", re.I)
+
+
+def _iteration_sources(mod: TsModule, project: TsProject) -> Iterator[tuple[Node, str, str]]:
+    """(node, registry name, why) for each unsorted iteration over a registry filled in non-deterministic order."""
+    for call in calls_named(mod, ("keys", "values", "entries", "from")):
+        name = cname(mod, call)
+        args = mod.arguments(call)
+        target = ""
+        if name in _ITER_CALLS and args:
+            target = _strip_view(mod.dotted(unwrap(args[0])))
+        elif last(name) in ("values", "keys", "entries") and receiver(name) and not args:
+            parent = call.parent
+            if parent is not None and parent.type in ("arguments", "spread_element"):
+                continue  # `Array.from(x.values())`, `[...x.values()]` are reported at the outer node
+            target = receiver(name)
+        if not target or "()" in target or "?" in target:
+            continue
+        why = _registry_of(mod, project, target)
+        if why is not None:
+            yield call, target, why
+    for arr in mod.nodes("spread_element"):
+        inner = unwrap(arr.named_children[0] if arr.named_children else None)
+        if inner is None:
+            continue
+        target = _strip_view(mod.dotted(inner))
+        if not target or "()" in target or "?" in target:
+            continue
+        why = _registry_of(mod, project, target)
+        if why is not None and arr.parent is not None and arr.parent.type == "array":
+            yield arr.parent, target, why
+    for loop in mod.nodes("for_in_statement"):
+        right = unwrap(loop.child_by_field_name("right"))
+        if right is None:
+            continue
+        target = _strip_view(mod.dotted(right))
+        if not target or "()" in target:
+            continue
+        why = _registry_of(mod, project, target)
+        if why is not None:
+            yield loop, target, why
+
+
+@rule(CheckId.C14, lang="typescript", name="unsorted-tool-registry-in-request")
+def unsorted_tool_registry_in_request(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags tool definitions (or a tool listing in the system prompt) built from `Object.keys(registry)`,
+    `[...registry.values()]` or `for (… of registry)` without sorting, where the registry is filled in discovery
+    or completion order (a `readdir`/`glob` loop, `Promise.all` over dynamic imports or MCP `listTools`): the tool
+    order, and with it the prompt prefix, changes between processes, so the prefix cache misses.
+    """
+    if is_test_module(mod) or not _registries(project):
+        return
+    sinks: set[Key] = set()
+    for node, target, why in _iteration_sources(mod, project):
+        tracer = _Tracer(mod, project, True, set())
+        looped = node.type == "for_in_statement"
+        sink = _trace_loop(tracer, mod, node) if looped else tracer.trace(mod, node, _MAX_HOPS)
+        if sink is None or key(mod, sink.node) in sinks:
+            continue
+        if sink.kind != "tools" and not (_TOOLISH.search(target) or _TOOLISH.search(code_text(mod, node))):
+            continue  # the order of other collections (ids, names, flags) does not reach tool definitions
+        sinks.add(key(mod, sink.node))
+        shown = " ".join(code_text(mod, node).split("{")[0].split())[:60]
+        yield Hit(
+            node=node,
+            claim=f"{'tool definitions' if sink.kind == 'tools' else 'the system prompt'} are built from `{shown}` "
+                  f"without sorting; `{target}` is filled in {why}, and that order reaches {sink.what}",
+            consequence="the tool order differs between processes, so the serialised prefix differs and the "
+                        "provider's prompt cache misses on every new process",
+            direction="sort the tools by name before building the definitions (`[...registry.values()].sort((a, b) "
+                      "=> a.name.localeCompare(b.name))`), or fill the registry in a fixed order",
+        )
+
+
+def _trace_loop(tracer: _Tracer, mod: TsModule, loop: Node) -> _Sink | None:
+    """A `for (… of registry)` loop: follow what its body writes (`defs.push(...)`, `specs[k] = ...`)."""
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return None
+    for node in iter_subtree(body, into_functions=False):
+        target = _fill_target(mod, node) if node.type in ("call_expression", "assignment_expression") else ""
+        if not target or "." in target.replace("this.", "", 1):
+            continue
+        sink = _sink_at(mod, node, node, True)
+        if sink is not None:
+            return sink
+        found = tracer.through_reads(mod, loop, target, _MAX_HOPS - 1)
+        if found is not None:
+            return found
+    return None
+

@@ -1,0 +1,502 @@
+"""C15 · Trace completeness and replay — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `tool-event-missing-call-id`: a tool call / result event recorded as an object (`events.push({...})`,
+  `emit({...})`, `this.emit("tool_result", {...})`, `logger.info({...})`, a JSON line) with no call id.
+- `tool-call-logged-without-id`: in a project with no tracing integration, tool execution logged by name
+  (`console.log("running tool " + name)`) in a function that never touches a call id.
+- `usage-never-read`: model responses reduced to their content (`res.choices[0].message`, `const { text } = await
+  generateText(...)`) while no module of the project ever reads token usage.
+- `response-usage-ignored`: one response used only for its content in a module that accounts usage elsewhere.
+- `stream-usage-never-requested`: `chat.completions.create({ stream: true })` without
+  `stream_options: { include_usage: true }`, so the stream never carries usage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import (
+    AI_SDK_FUNCS,
+    Key,
+    calls_matching,
+    calls_named,
+    cname,
+    code_text,
+    fn_label,
+    imports_of,
+    is_model_call,
+    is_test_module,
+    iter_subtree,
+    key,
+    last,
+    memo,
+    mod_memo,
+    receiver,
+    same,
+    string_value,
+    unwrap,
+    words_in_code,
+)
+
+_ID_KEY = re.compile(r"(^|_)(id|ids)$|[a-z0-9](Id|ID|Ids)$|^(callId|toolCallId|tool_call_id|toolUseId|tool_use_id|"
+                     r"spanId|span_id|traceId|trace_id|correlationId|correlation_id)$")
+_TOOL_WORD = re.compile(r"(tool|function_?call)", re.I)
+_CALL_EVENT = re.compile(r"(call|result|output|invok|execut|start|end|finish|complete|error|return)", re.I)
+_PAYLOAD_KEYS = {"args", "arguments", "input", "params", "parameters", "result", "output", "error", "observation",
+                 "content", "status", "returnValue", "response", "duration", "durationMs", "duration_ms", "elapsed",
+                 "elapsedMs", "ok", "success"}
+_EVENT_SINK = re.compile(r"(events?|eventLog|event_log|trace|traces|spans?|ledger|audit|auditLog|journal|records?|"
+                         r"telemetry|timeline|steps|runLog|run_log|activity|history_?events)$", re.I)
+_EMIT_FUNC = re.compile(r"^_?(emit|record|logEvent|log_event|traceEvent|trace_event|track|publish|writeEvent|"
+                        r"addEvent|onEvent|sendEvent|logStep|recordEvent|emitEvent|appendEvent)\w*$", re.I)
+_EVENT_KIND = re.compile(r"^(tool|function)[_:.\- ]?(call|result|output|start|end|finish|error|invocation|return|"
+                         r"use|done|complete)s?$|^(on)?[Tt]ool[A-Z]\w*$", re.I)
+_LOG_METHODS = {"debug", "info", "warn", "warning", "error", "log", "trace", "verbose", "fatal"}
+_LOG_RECEIVER = re.compile(r"(^|\.)(console|_?log|_?logger|logging|pino|winston|this\.log|this\.logger)$", re.I)
+_TRACING = ("@opentelemetry", "langfuse", "langsmith", "braintrust", "@sentry", "@traceloop", "helicone",
+            "@arizeai", "@vercel/otel", "weave", "@langfuse", "agentops", "@lmnr-ai", "openlit", "@honeyhive",
+            "@literalai", "posthog-node", "dd-trace", "@datadog")
+_FIRST_PARTY_TRACING = re.compile(r"(^|/)(tracing|telemetry|observability|instrumentation|otel|spans?)(/|\.[cm]?[jt]sx?$)")
+_USAGE_WORDS = re.compile(r"\busage\b|\busageMetadata\b|\btotalUsage\b|input_tokens|prompt_tokens|inputTokens|"
+                          r"promptTokens|total_tokens|totalTokens|completion_tokens|output_tokens|outputTokens|"
+                          r"cache_read_input_tokens|cache_creation_input_tokens|cached_tokens|cachedInputTokens|"
+                          r"promptTokenCount|candidatesTokenCount")
+_USAGE_LIST = ("usage", "usageMetadata", "totalUsage", "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
+               "total_tokens", "totalTokens", "completion_tokens", "output_tokens", "outputTokens",
+               "cache_read_input_tokens", "cache_creation_input_tokens", "cached_tokens", "cachedInputTokens",
+               "promptTokenCount", "candidatesTokenCount")
+_CONTENT_ATTRS = {"choices", "content", "output_text", "outputText", "text", "message", "output", "candidates",
+                  "tool_calls", "toolCalls", "stop_reason", "stopReason", "finish_reason", "finishReason", "object",
+                  "textStream", "partialObjectStream", "reasoning", "parsed", "output_parsed", "role", "type"}
+_CALLS_ITER = re.compile(r"(tool_?calls?|function_?calls?|tool_?uses?|tool_?requests?|^calls|Calls|uses)$", re.I)
+_TOOL_FUNC = re.compile(r"((execute|run|call|invoke|dispatch|handle|process)_?\w*tool|tool_?\w*(call|exec|run))", re.I)
+
+
+_RECORD_LASTS = frozenset({"push", "write", "send", "enqueue", "add", "append", "unshift", "stringify", *_LOG_METHODS})
+
+
+def _object_args(arg: Node) -> list[Node]:
+    """The object literal an argument is (through parentheses and casts)."""
+    inner = unwrap(arg)
+    return [inner] if inner is not None and inner.type == "object" else []
+
+
+def _key_names(mod: TsModule, obj: Node) -> list[str]:
+    return list(mod.object_keys(obj))
+
+
+# ---------------------------------------------------------------- project facts
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the whole project shows about tracing and usage."""
+
+    tracing: str | None
+    """An imported tracing / observability package (or a first-party tracing module), if any."""
+    reads_usage: bool
+    """Whether any module reads token usage."""
+
+
+def _facts(project: TsProject) -> _Facts:
+    def build() -> _Facts:
+        tracing: str | None = None
+        reads = False
+        for mod in project.modules.values():
+            if is_test_module(mod):
+                continue
+            if tracing is None:
+                tracing = next((m for m in imports_of(mod).values() if m.split("#")[0].startswith(_TRACING)), None)
+                if tracing is None and ("experimental_telemetry" in mod.text or _FIRST_PARTY_TRACING.search(mod.path)):
+                    tracing = mod.path
+            if not reads:
+                reads = _module_reads_usage(mod)
+        return _Facts(tracing.split("#")[0] if tracing else None, reads)
+
+    return memo(project, "c15_facts", build)
+
+
+def _module_reads_usage(mod: TsModule) -> bool:
+    return mod_memo(mod, "c15_usage", lambda: words_in_code(mod, _USAGE_LIST))
+
+
+# ---------------------------------------------------------------- tool events
+def _tool_event(mod: TsModule, obj: Node, kind_hint: str | None) -> bool:
+    """Whether an object literal describes one tool call or result (and is not a chat message)."""
+    if any(c.type == "spread_element" for c in obj.named_children):
+        return False
+    keys = mod.object_keys(obj)
+    if not keys or "role" in keys:
+        return False
+    values = [v for v in (string_value(mod, n) for n in keys.values()) if v]
+    tool_key = any(_TOOL_WORD.search(k) for k in keys)
+    tool_value = [v for v in values if _TOOL_WORD.search(v) and len(v) < 40]
+    if kind_hint is not None:
+        return bool(set(keys) & _PAYLOAD_KEYS) or tool_key
+    if not (tool_key or tool_value):
+        return False
+    return bool(set(keys) & _PAYLOAD_KEYS) or any(_CALL_EVENT.search(v) for v in tool_value)
+
+
+def _has_id(mod: TsModule, obj: Node) -> bool:
+    return any(_ID_KEY.search(k) for k in _key_names(mod, obj))
+
+
+def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
+    """How the object is recorded (and the event kind its emitter names), or None when it is not recorded."""
+    parent = obj.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "satisfies_expression"):
+        parent = parent.parent
+    if parent is None or parent.type != "arguments" or parent.parent is None:
+        return None
+    call = parent.parent
+    if call.type != "call_expression":
+        return None
+    name = cname(mod, call)
+    tail, recv = last(name), receiver(name)
+    args = mod.arguments(call)
+    if name == "JSON.stringify":
+        outer = call.parent
+        while outer is not None and outer.type in ("binary_expression", "template_substitution", "template_string",
+                                                   "arguments", "parenthesized_expression"):
+            outer = outer.parent
+            if outer is not None and outer.type == "call_expression":
+                break
+        if outer is not None and outer.type == "call_expression" and re.search(
+                r"(append|write|log|info|debug|send|push)", last(cname(mod, outer)), re.I):
+            return f"`{cname(mod, outer)}(JSON.stringify(...))`", None
+        return None
+    if tail in ("push", "write", "send", "enqueue", "add", "append", "unshift") and recv and \
+            _EVENT_SINK.search(last(recv)):
+        return f"`{name}`", None
+    if tail in _LOG_METHODS and recv and _LOG_RECEIVER.search(recv) and not recv.endswith("console"):
+        return f"`{name}`", None  # a structured logger (pino, winston): the object is the record
+    if _EMIT_FUNC.match(tail):
+        kind = string_value(mod, args[0]) if args and not same(args[0], obj) else None
+        if kind is not None and not _EVENT_KIND.search(kind.replace(" ", "_")):
+            return None
+        return f"`{name}`", kind
+    return None
+
+
+@rule(CheckId.C15, lang="typescript", name="tool-event-missing-call-id")
+def tool_event_missing_call_id(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a tool call or tool result event recorded as an object (pushed to an event list, emitted, logged by a
+    structured logger, or written as a JSON line) that carries no call id. Calls and results in the record then
+    cannot be joined, so a failed run cannot be reconstructed call by call."""
+    del project
+    if is_test_module(mod) or ("tool" not in mod.text and "Tool" not in mod.text and "unction" not in mod.text):
+        return
+    recorders = [*calls_named(mod, _RECORD_LASTS), *calls_matching(mod, _EMIT_FUNC)]
+    objects = {key(mod, a): a for call in recorders for arg in mod.arguments(call) for a in _object_args(arg)}
+    for obj in sorted(objects.values(), key=lambda n: n.start_byte):
+        sink = _event_sink(mod, obj)
+        if sink is None or not _tool_event(mod, obj, sink[1]) or _has_id(mod, obj):
+            continue
+        how, _kind = sink
+        at_hand = _call_id_at_hand(mod, mod.enclosing_function(obj))
+        yield Hit(
+            node=obj.parent.parent if obj.parent is not None and obj.parent.parent is not None else obj,
+            claim=f"the tool event recorded through {how} has no call id"
+                  + (" although the call's id is at hand in this function" if at_hand else ""),
+            consequence="tool calls and their results in the trace cannot be correlated, so what happened in a failed "
+                        "run (which result answered which call, which retry belonged to which) is lost",
+            direction="put the provider's tool-call id (`tool_call_id` / `toolCallId` / `tool_use_id`) on every call "
+                      "and result event",
+        )
+
+
+_CALL_NAME = re.compile(r"^(call|tc|toolCall|tool_call|toolUse|tool_use|fc|functionCall|block|part|use|invocation)$",
+                        re.I)
+
+
+def _call_id_at_hand(mod: TsModule, fn: Node | None) -> bool:
+    """Whether the function reads a tool call's id (`call.id`, `toolCallId`, `block.id`)."""
+    if fn is None:
+        return False
+    text = code_text(mod, fn)
+    if re.search(r"\b(tool_call_id|toolCallId|tool_use_id|toolUseId|call_id|callId)\b", text):
+        return True
+    return any(_CALL_NAME.match(m.group(1)) for m in re.finditer(r"\b(\w+)\??\.id\b", text))
+
+
+# ---------------------------------------------------------------- tool logs
+def _is_log(mod: TsModule, call: Node) -> bool:
+    name = cname(mod, call)
+    tail, recv = last(name), receiver(name)
+    return tail in _LOG_METHODS and bool(recv) and bool(_LOG_RECEIVER.search(recv))
+
+
+def _logs_a_tool_name(mod: TsModule, call: Node) -> bool:
+    """Whether a log call mentions a tool and interpolates a value that names it (`call.function.name`, `toolName`)."""
+    args = mod.arguments(call)
+    text = " ".join(code_text(mod, a) for a in args)
+    if not _TOOL_WORD.search(text):
+        return False
+    values: list[str] = []
+    for arg in args:
+        if arg.type == "template_string":
+            values.extend(code_text(mod, s) for s in arg.named_children if s.type == "template_substitution")
+        elif arg.type not in ("string",):
+            values.append(code_text(mod, arg))
+    return any(re.search(r"(name|tool|function)", v, re.I) for v in values)
+
+
+def _tool_context(mod: TsModule, node: Node) -> str | None:
+    """The loop over tool calls or the tool-executing function around `node`, described."""
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES:
+            name = mod.function_name(anc)
+            if _TOOL_FUNC.search(name):
+                return f"`{name}`"
+            parent = anc.parent
+            call = parent.parent if parent is not None and parent.type == "arguments" else None
+            if call is not None and call.type == "call_expression" and last(cname(mod, call)) in (
+                    "map", "forEach", "flatMap"):
+                recv = receiver(cname(mod, call))
+                if _CALLS_ITER.search(last(recv) or ""):
+                    return f"the callback over `{recv}`"
+            continue
+        if anc.type == "for_in_statement":
+            right = unwrap(anc.child_by_field_name("right"))
+            if right is not None and right.type == "binary_expression":
+                right = unwrap(right.child_by_field_name("left"))  # `msg.tool_calls ?? []`
+            base = mod.dotted(right) if right is not None else ""
+            if base and _CALLS_ITER.search(last(base.replace("?", ""))):
+                return f"the loop over `{base}`"
+    return None
+
+
+@rule(CheckId.C15, lang="typescript", name="tool-call-logged-without-id")
+def tool_call_logged_without_id(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags tool execution logged by tool name with no call id (`console.log("running tool " + call.function.name)`),
+    in a loop over tool calls or a tool-executing function that never touches a call id, in a project with no
+    tracing integration (so the log is the only record). Calls and results in such a log cannot be joined, and
+    parallel calls of the same tool are indistinguishable."""
+    if is_test_module(mod) or ("tool" not in mod.text and "Tool" not in mod.text) or _facts(project).tracing:
+        return
+    seen: set[Key] = set()
+    for call in calls_named(mod, _LOG_METHODS):
+        if not _is_log(mod, call) or not _logs_a_tool_name(mod, call):
+            continue
+        fn = mod.enclosing_function(call)
+        if fn is None or key(mod, fn) in seen:
+            continue
+        where = _tool_context(mod, call)
+        if where is None or _mentions_id(mod, fn):
+            continue
+        seen.add(key(mod, fn))
+        yield Hit(
+            node=call,
+            verdict=Verdict.SUSPECTED,
+            claim=f"tool execution in {where} is logged by name only: nothing in `{fn_label(mod, fn)}` records the "
+                  "call id",
+            consequence="the log cannot tell which result answered which call, or repeated calls of one tool apart, "
+                        "so a failed run cannot be reconstructed",
+            direction="log (or better, record as structured events) the tool-call id with every call and result",
+            confirm_hint=f"verify that no other record (persisted history, trace spans) keys the calls made in "
+                         f"`{fn_label(mod, fn)}` by their id",
+        )
+
+
+def _mentions_id(mod: TsModule, fn: Node) -> bool:
+    """Whether a function touches a tool call's id (a `sessionId` parameter is not one)."""
+    text = code_text(mod, fn)
+    return bool(re.search(r"\.id\b|\b(tool_call_id|toolCallId|tool_use_id|toolUseId|call_id|callId|id)\b", text))
+
+
+# ---------------------------------------------------------------- usage
+_SDK_SUFFIXES = ("chat.completions.create", "chat.completions.parse", "responses.create", "responses.parse",
+                 "messages.create", "messages.parse", "completions.create", "models.generateContent",
+                 "generateContent")
+
+
+_SDK_LASTS = frozenset({last(s) for s in _SDK_SUFFIXES} | AI_SDK_FUNCS)
+
+
+def _is_sdk_call(mod: TsModule, call: Node) -> bool:
+    """A provider SDK request or a Vercel `ai` call: nothing records its usage unless the caller does."""
+    name = cname(mod, call)
+    return name.endswith(_SDK_SUFFIXES) or last(name) in AI_SDK_FUNCS
+
+
+def _binding(mod: TsModule, call: Node) -> tuple[Node, Node] | None:
+    """(the declarator or assignment, the bound pattern) a model call's response is stored in."""
+    parent = call.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression",
+                                                 "non_null_expression"):
+        parent = parent.parent
+    if parent is None:
+        return None
+    if parent.type == "variable_declarator":
+        target = parent.child_by_field_name("name")
+    elif parent.type == "assignment_expression":
+        target = parent.child_by_field_name("left")
+    else:
+        return None
+    return (parent, target) if target is not None else None
+
+
+def _chain_dropped(mod: TsModule, call: Node) -> bool:
+    """`(await client.chat.completions.create(...)).choices[0].message`: the response is reduced on the spot."""
+    parent = call.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression"):
+        parent = parent.parent
+    return parent is not None and parent.type == "member_expression" and \
+        mod.node_text(parent.child_by_field_name("property")) in _CONTENT_ATTRS
+
+
+def _uses_dropped(mod: TsModule, fn: Node, name: str, after: int) -> bool:
+    """Whether `name` is only ever projected to its content after byte `after`: never usage, never handed on."""
+    used = False
+    for node in iter_subtree(fn):
+        if node.start_byte < after or node.type != "identifier" or mod.node_text(node) != name:
+            continue
+        parent = node.parent
+        if parent is None:
+            return False
+        if parent.type in ("assignment_expression",) and same(parent.child_by_field_name("left"), node):
+            break  # rebound: later uses are another value
+        if parent.type == "member_expression" and same(parent.child_by_field_name("object"), node):
+            if mod.node_text(parent.child_by_field_name("property")) not in _CONTENT_ATTRS:
+                return False
+            top = parent
+            while top.parent is not None and top.parent.type in ("member_expression", "subscript_expression") and \
+                    same(top.parent.child_by_field_name("object"), top):
+                top = top.parent
+            above = top.parent
+            called = above is not None and above.type == "call_expression" and \
+                same(above.child_by_field_name("function"), top)
+            if called and not re.search(r"\.(choices|content|candidates|text)\b", mod.node_text(top)):
+                return False  # `res.toDataStreamResponse()`: the whole response is handed on
+            used = True
+            continue
+        if parent.type == "subscript_expression" and same(parent.child_by_field_name("object"), node):
+            used = True
+            continue
+        return False  # passed, returned, stored, spread or compared: it escapes this function
+    return used
+
+
+@dataclass(frozen=True, slots=True)
+class _Dropped:
+    """A model response reduced to its content inside one function."""
+
+    call: Node
+    """The model call."""
+    fn: Node
+    """The function it is in."""
+    shown: str
+    """How to name the response."""
+
+
+def _dropped_responses(mod: TsModule) -> Iterator[_Dropped]:
+    for call in calls_named(mod, _SDK_LASTS):
+        if not _is_sdk_call(mod, call) or not is_model_call(mod, call):
+            continue
+        fn = mod.enclosing_function(call)
+        if fn is None or _USAGE_WORDS.search(code_text(mod, fn)) or re.search(
+                r"\bonFinish\b|\bonStepFinish\b|experimental_telemetry", code_text(mod, call)):
+            continue
+        if _chain_dropped(mod, call):
+            yield _Dropped(call, fn, "the response")
+            continue
+        bound = _binding(mod, call)
+        if bound is None:
+            continue
+        holder, target = bound
+        if target.type == "object_pattern":
+            if any(c.type == "rest_pattern" for c in target.named_children):
+                continue
+            yield _Dropped(call, fn, f"`{' '.join(mod.node_text(target).split())}`")
+        elif target.type == "identifier" and _uses_dropped(mod, fn, mod.node_text(target), holder.end_byte):
+            yield _Dropped(call, fn, f"`{mod.node_text(target)}`")
+
+
+@rule(CheckId.C15, lang="typescript", name="usage-never-read")
+def usage_never_read(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a model response reduced to its content (`res.choices[0].message`, `const { text } = await
+    generateText(...)`) in a project where no module ever reads token usage (`usage`, `input_tokens`,
+    `promptTokens`, …). What a run cost and how close it came to the context limit can then never be
+    reconstructed."""
+    if is_test_module(mod):
+        return
+    facts = _facts(project)
+    if facts.reads_usage:
+        return
+    for dropped in _dropped_responses(mod):
+        hint = f"verify that the `{facts.tracing}` integration records token usage for this call" \
+            if facts.tracing else ""
+        yield Hit(
+            node=dropped.call,
+            verdict=Verdict.SUSPECTED if hint else Verdict.CONFIRMED,
+            claim=f"`{fn_label(mod, dropped.fn)}` keeps only the content of {dropped.shown} and no module of the "
+                  "project ever reads token usage",
+            consequence="no record says what a run cost or how close it came to the context limit, and cache "
+                        "reads/writes cannot be checked",
+            direction="record `response.usage` (input, output, cache read and cache write tokens) with each request "
+                      "event",
+            confirm_hint=hint,
+        )
+
+
+@rule(CheckId.C15, lang="typescript", name="response-usage-ignored")
+def response_usage_ignored(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a provider response used only for its content within one function (never stored, passed on, returned
+    or read for `usage`) in a module that accounts usage for its other requests. This request's tokens are lost
+    at that line: a hole in otherwise recorded usage."""
+    if is_test_module(mod) or not _facts(project).reads_usage or not _module_reads_usage(mod):
+        return
+    for dropped in _dropped_responses(mod):
+        yield Hit(
+            node=dropped.call,
+            claim=f"only the content of {dropped.shown} is used in `{fn_label(mod, dropped.fn)}`: its token usage is "
+                  "never read and the response does not leave the function",
+            consequence="this request's tokens (and cache reads/writes) are missing from every record of the run",
+            direction="record the response's `usage` with the request event before extracting the content",
+        )
+
+
+@rule(CheckId.C15, lang="typescript", name="stream-usage-never-requested")
+def stream_usage_never_requested(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an OpenAI-style `chat.completions.create({ stream: true })` without
+    `stream_options: { include_usage: true }` where usage is read in the same function, or where no module reads
+    usage at all: the stream never carries usage, so streamed turns go unaccounted."""
+    if is_test_module(mod) or "stream" not in mod.text:
+        return
+    never = not _facts(project).reads_usage
+    reported = {key(mod, d.call) for d in _dropped_responses(mod)} if never else set()
+    for call in calls_named(mod, ("create",)):
+        if not cname(mod, call).endswith("chat.completions.create"):
+            continue
+        args = mod.arguments(call)
+        opts = unwrap(args[0]) if args else None
+        if opts is None or opts.type != "object" or any(c.type == "spread_element" for c in opts.named_children):
+            continue
+        keys = mod.object_keys(opts)
+        if mod.node_text(keys.get("stream")) != "true" or "stream_options" in keys:
+            continue
+        fn = mod.enclosing_function(call)
+        if fn is None or key(mod, call) in reported:
+            continue
+        if never:
+            claim = f"`{fn_label(mod, fn)}` streams a chat completion without `stream_options: {{ include_usage: " \
+                    "true }` and no module of the project ever reads token usage"
+        elif re.search(r"\.usage\b", code_text(mod, fn)):
+            claim = f"`{fn_label(mod, fn)}` reads `.usage` from a streamed chat completion requested without " \
+                    "`stream_options: { include_usage: true }`: the usage it reads never arrives"
+        else:
+            continue
+        yield Hit(
+            node=call,
+            claim=claim,
+            consequence="streamed turns carry no token usage, so the run's cost and context growth go unrecorded",
+            direction="pass `stream_options: { include_usage: true }` and record the usage of the final chunk with "
+                      "each turn's event",
+        )

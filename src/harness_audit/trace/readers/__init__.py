@@ -1,0 +1,135 @@
+"""Trace readers: detect the format from content (or take `--format`), then yield records with their lines.
+
+Formats: `jsonl` (request/response logs), `vcr` (VCR.py cassettes, YAML or JSON), `har`, `otel`
+(OpenTelemetry GenAI spans, JSON or JSONL), `ledger` (harness-audit's own run ledgers), and two agent
+trajectory formats that record less than the wire: `swe-agent` (`.traj`) and `openhands` (event streams).
+JSON Lines formats stream; a whole-document format (YAML, HAR, a JSON document) is read at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from harness_audit.errors import UsageError
+from harness_audit.trace.model import Malformed, RawRecord
+from harness_audit.trace.readers import agents, http, jsonl, ledger, otel
+
+Format = Literal["jsonl", "vcr", "har", "otel", "ledger", "swe-agent", "openhands"]
+FORMATS: tuple[Format, ...] = ("jsonl", "vcr", "har", "otel", "ledger", "swe-agent", "openhands")
+
+_HEAD = 1 << 16
+_PROBE_LINES = 50
+_WHAT = ("a trace: expected JSONL request/response lines, a VCR cassette (YAML or JSON), a HAR file, "
+         "OpenTelemetry GenAI spans (JSON or JSONL), a harness-audit ledger, a SWE-agent trajectory or an "
+         "OpenHands event stream")
+
+
+class NotATrace(UsageError):
+    """The file is not a trace in any supported format (exit 2)."""
+
+
+def _line_kind(value: Any) -> Format | None:
+    if jsonl.is_exchange(value):
+        return "jsonl"
+    if ledger.is_event(value):
+        return "ledger"
+    if otel.is_span(value) or otel.is_document(value):
+        return "otel"
+    return None
+
+
+def _document_kind(value: Any) -> Format | None:
+    if isinstance(value, dict):
+        if isinstance(value.get("log"), dict) and "entries" in value["log"]:
+            return "har"
+        if "interactions" in value:
+            return "vcr"
+    if otel.is_document(value):
+        return "otel"
+    if agents.is_swe_agent(value):
+        return "swe-agent"
+    if agents.is_openhands(value):
+        return "openhands"
+    return None
+
+
+def detect(path: Path) -> tuple[Format, bool]:
+    """(format, is a whole JSON/YAML document) of a file; raises `NotATrace` with the reason."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_HEAD)
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    name = str(path)
+    if b"\0" in head:
+        raise NotATrace(f"{name!r} is a binary file, not {_WHAT}")
+    if not head.strip():
+        raise NotATrace(f"{name!r} is empty: there is nothing to check (expected {_WHAT})")
+    text = head.decode("utf-8-sig", errors="replace").lstrip()
+    if text[:1] in "{[":
+        kinds: list[Format] = []
+        for raw in head.splitlines()[:_PROBE_LINES]:
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                continue
+            kind = _line_kind(value) if isinstance(value, dict) else None
+            if kind is None and isinstance(value, (dict, list)):
+                doc = _document_kind(value)
+                if doc is not None:
+                    return doc, True
+            if kind is not None:
+                kinds.append(kind)
+        if kinds:
+            return kinds[0], False
+        try:
+            data = path.read_bytes()
+            value = json.loads(data.decode("utf-8-sig"))
+        except (ValueError, OSError):
+            raise NotATrace(f"{name!r} is neither valid JSON nor JSON Lines of exchanges: not {_WHAT}") from None
+        doc = _document_kind(value)
+        if doc is None:
+            raise NotATrace(f"{name!r} is JSON but not {_WHAT}")
+        return doc, True
+    if "interactions:" in text:
+        return "vcr", True
+    raise NotATrace(f"{name!r} is not {_WHAT}")
+
+
+def read(path: Path, fmt: Format | None = None) -> Iterator[RawRecord | Malformed]:
+    """The records of a trace file (format detected when `fmt` is None)."""
+    if fmt is None:
+        fmt, document = detect(path)
+    else:
+        try:
+            detected, document = detect(path)
+        except NotATrace as exc:
+            if "binary" in str(exc) or "empty" in str(exc):
+                raise
+            detected, document = fmt, fmt in ("vcr", "har", "swe-agent", "openhands")
+        if detected != fmt:
+            document = fmt in ("vcr", "har", "swe-agent", "openhands") or (fmt == "otel" and document)
+    if fmt == "jsonl":
+        yield from jsonl.read(path)
+    elif fmt == "ledger":
+        yield from ledger.read(path)
+    elif fmt == "otel":
+        if document:
+            yield from otel.read_document(path, path.read_bytes())
+        else:
+            yield from otel.read_lines_(path)
+    elif fmt == "swe-agent":
+        yield from agents.read_swe_agent(path, path.read_bytes())
+    elif fmt == "openhands":
+        yield from agents.read_openhands(path, path.read_bytes())
+    elif fmt == "har":
+        yield from http.read_har(path, path.read_bytes())
+    elif fmt == "vcr":
+        data = path.read_bytes()
+        if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
+            yield from http.read_vcr_json(path, data)
+        else:
+            yield from http.read_vcr_yaml(path, data)
