@@ -756,11 +756,16 @@ def _result_builders(mod: PyModule) -> set[int]:
 _NAME_LOOKUP = re.compile(r"\.(has|has_tool|exists|contains|is_registered|supports|get)\(", re.I)
 
 
-def _skip_reason(mod: PyModule, test: ast.expr) -> str | None:
+def _skip_reason(mod: PyModule, test: ast.expr, loop: ast.AST | None = None) -> str | None:
     """Why a check skips a call: a denial, unknown-tool or validation test, also as one part of an `or`/`and`, or
-    a negated lookup of the call's name (`not registry.has(call.name)`, `name not in tools`)."""
+    a negated lookup of the call's name (`not registry.has(call.name)`, `name not in tools`).
+
+    With `loop`, a bare `fn is None` / `not fn` test counts only when `fn` was looked up in the loop (a registry
+    `get`, a subscript, `getattr`): `fn = node.child("function")` then `if fn is None` is no tool filter."""
     parts = test.values if isinstance(test, ast.BoolOp) else []
     for part in [test, *parts]:
+        if loop is not None and not _tests_a_lookup(mod, part, loop):
+            continue
         reason = _early_exit_reason(mod, part)
         if reason is not None and reason != "budget/cancellation":
             return reason
@@ -768,6 +773,27 @@ def _skip_reason(mod: PyModule, test: ast.expr) -> str | None:
         if inner is not None and _NAME_LOOKUP.search(_text(inner)) and "name" in _text(inner):
             return "unknown tool"
     return None
+
+
+_LOOKUP_CALL = re.compile(r"(^|\.)(get|lookup|find|resolve|get_tool|getattr)$")
+
+
+def _tests_a_lookup(mod: PyModule, test: ast.expr, loop: ast.AST) -> bool:
+    """False only for a bare name test (`x is None`, `not x`) whose value in the loop came from no lookup."""
+    inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if isinstance(inner, ast.Compare) and isinstance(inner.left, ast.Name):
+        inner = inner.left
+    if not isinstance(inner, ast.Name):
+        return True
+    for node in mod.walk_body(getattr(loop, "body", [])):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == inner.id for t in node.targets):
+            value = node.value
+            if isinstance(value, ast.Subscript):
+                return True
+            if isinstance(value, ast.Call):
+                return bool(_LOOKUP_CALL.search(mod.call_name(value) or ""))
+            return False
+    return True  # assigned outside the loop: judge the test by its words as before
 
 
 def _returns_nothing(stmts: list[ast.stmt]) -> ast.Return | None:
@@ -840,7 +866,7 @@ def filtered_call_never_answered(mod: PyModule, project: PyProject) -> Iterator[
                 continue
             if _block_records(mod, project, node.body) or _passes_call_to_helper(mod, node.body, target):
                 continue
-            reason = _skip_reason(mod, node.test)
+            reason = _skip_reason(mod, node.test, loop)
             if reason is None:
                 continue
             if _answers_after_loop(mod, project, loop) and not _later_loop_over_kept(mod, loop):
