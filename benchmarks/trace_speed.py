@@ -169,8 +169,9 @@ class _Conversation:
             return resp, _dump(msg)
         blocks: list[dict[str, object]] = [{"type": "text", "text": text}]
         if not last:
-            blocks += [{"type": "tool_use", "id": i, "name": nm, "input": a} for i, nm, a in zip(ids, names, args,
-                                                                                                 strict=True)]
+            uses: list[dict[str, object]] = [{"type": "tool_use", "id": i, "name": nm, "input": a}
+                                             for i, nm, a in zip(ids, names, args, strict=True)]
+            blocks += uses
         resp = {"id": f"msg_{self.number}_{self.turn}", "type": "message", "role": "assistant", "content": blocks,
                 "stop_reason": "end_turn" if last else "tool_use"}
         if usage_ok:
@@ -221,15 +222,16 @@ def generate(path: Path, size_mb: float, seed: int = 7) -> Generated:
 
 @dataclass(frozen=True)
 class Measure:
-    """Wall time, peak RSS and exit code of one child process."""
+    """Wall time, CPU time, peak RSS and exit code of one child process."""
 
     wall_s: float
+    cpu_s: float
     peak_mb: float
     returncode: int
 
 
 def measure(cmd: list[str]) -> Measure:
-    """Run `cmd`, discard its output, return wall time and the child's peak RSS (`os.wait4`)."""
+    """Run `cmd`, discard its output, return wall and CPU time and the child's peak RSS (`os.wait4`)."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -238,7 +240,7 @@ def measure(cmd: list[str]) -> Measure:
     err = proc.stderr.read().decode(errors="replace").strip()
     if err:
         print(err[-2000:], file=sys.stderr)
-    return Measure(wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
+    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
 
 
 def _rules(report_path: Path) -> Counter[str]:
@@ -278,7 +280,8 @@ def main() -> int:
                "--report-format", "json", "--fail-on", "never", "-q"]
         m = measure(cmd)
         mbps = size / 1e6 / m.wall_s
-        print(f"harness-audit trace: {m.wall_s:7.1f} s, {mbps:6.1f} MB/s, peak RSS {m.peak_mb:6.1f} MB "
+        print(f"harness-audit trace: {m.wall_s:7.1f} s wall, {mbps:6.1f} MB/s; {m.cpu_s:7.1f} s CPU, "
+              f"{size / 1e6 / max(m.cpu_s, 1e-9):6.1f} MB/s per CPU second; peak RSS {m.peak_mb:6.1f} MB "
               f"(exit {m.returncode})")
         ok = m.returncode == 0
         reports = sorted(out.glob("*.json")) if out.exists() else []

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
 
 import pytest
 
@@ -242,9 +242,10 @@ def assert_append_only(requests: Any, *, dialect: Dialect = "auto") -> None:
         echo = rb.messages[k] if k < len(rb.messages) else None
         problem = echo_problem(resp.message, echo)
         if problem is not None:
+            width = len(f"messages[{k}]:") + 1
             _fail(f"{new} does not carry the response to {old} as messages[{k}]: {problem}",
-                  [f"response:     {_gist(resp.message)}",
-                   f"messages[{k}]: {_gist(echo) if echo is not None else '(none)'}"])
+                  [f"{'response:':<{width}}{_gist(resp.message)}",
+                   f"{f'messages[{k}]:':<{width}}{_gist(echo) if echo is not None else '(none)'}"])
 
 
 def assert_prefix_stable(build_request: Any, state: Any = _UNSET, /, *, upto: Literal["messages", "system"] = "messages",
@@ -256,7 +257,8 @@ def assert_prefix_stable(build_request: Any, state: Any = _UNSET, /, *, upto: Li
     a prompt fails), and the same key order in those fields (what a client serialises and a cache sees).
     `assert_prefix_stable(older, newer)` requires `newer` to start with the whole prefix of `older` (the next
     request of the same conversation); with `upto="system"` only the tools, the system prompt and the leading
-    system messages must be kept (two requests of different conversations that should share a cache entry).
+    system messages must be kept (two requests of different conversations that should share a cache entry); a
+    newer request that continues server-held history (Responses `previous_response_id`) is compared that way too.
     The failure names the first differing segment and field, and the byte offset in the canonical prefix.
 
     Args:
@@ -278,11 +280,16 @@ def assert_prefix_stable(build_request: Any, state: Any = _UNSET, /, *, upto: Li
         names = ("older request", "newer request")
     from harness_audit.trace.model import Exchange
 
-    given = [x if isinstance(x, Exchange) else _as_body(x, name) for x, name in zip((first, second), names, strict=True)]
-    ea, eb = _exchanges([x if isinstance(x, Exchange) else (x, None) for x in given], dialect)
-    _compare_prefix(ea, eb, names, exact=builder, upto="messages" if builder else upto)
     if builder:
-        _compare_key_order(given[0], given[1], names)
+        bodies = (_as_body(first, names[0]), _as_body(second, names[1]))
+        ea, eb = _exchanges([(bodies[0], None), (bodies[1], None)], dialect)
+        _compare_prefix(ea, eb, names, exact=True, upto="messages")
+        _compare_key_order(bodies[0], bodies[1], names)
+        return
+    given = [x if isinstance(x, Exchange) else (_as_body(x, name), None) for x, name in zip((first, second), names,
+                                                                                           strict=True)]
+    ea, eb = _exchanges(given, dialect)
+    _compare_prefix(ea, eb, names, exact=False, upto=upto)
 
 
 def assert_within_limits(requests_or_trace: Any, *, max_turns: int | None = 50, max_tool_calls: int | None = 200,
@@ -312,7 +319,8 @@ def assert_within_limits(requests_or_trace: Any, *, max_turns: int | None = 50, 
                       max_tool_calls=off if max_tool_calls is None else max_tool_calls,
                       max_identical_calls=off if max_identical_calls is None else max_identical_calls)
     if isinstance(requests_or_trace, (str, os.PathLike, Trace)):
-        path = requests_or_trace.path if isinstance(requests_or_trace, Trace) else Path(requests_or_trace)
+        path = requests_or_trace.path if isinstance(requests_or_trace, Trace) else Path(os.fspath(
+            cast("str | os.PathLike[str]", requests_or_trace)))
         fmt = requests_or_trace.format if isinstance(requests_or_trace, Trace) else None
         candidates, _ = _check_file(path, options, fmt)
     else:
@@ -363,8 +371,8 @@ def assert_trace_clean(path: str | os.PathLike[str], *, checks: Iterable[str] | 
                       max_identical_calls=max_identical_calls)
     file = Path(path)
     candidates, result = _check_file(file, options, format)
-    lines = [f"line {c.line}: {c.check.value} {c.source.split('/', 1)[1]} ({c.verdict}): {c.claim}"
-             for c in sorted(candidates, key=lambda c: (c.line or 0, c.check.number))]
+    lines = [f"line {c.line}: {c.check} {c.source.split('/', 1)[1]} ({c.verdict}): {c.claim}"
+             for c in sorted(candidates, key=lambda c: (c.line or 0, CheckId(c.check).number))]
     lines += [f"line {line}: unreadable record: {why}" for line, why in result.malformed]
     lines += [f"… and {n} more {rule} findings" for rule, n in sorted(result.suppressed.items())]
     if lines:
@@ -429,7 +437,7 @@ def _as_body(value: Any, name: str) -> Any:
             raise ValueError(f"the {name} is text but not JSON: {exc}") from None
     if not isinstance(value, Mapping):
         raise TypeError(f"the {name} must be a request body (a mapping or JSON text), not {type(value).__name__}")
-    return value
+    return cast("Mapping[str, Any]", value)
 
 
 def _exchanges(items: Any, dialect: Dialect) -> list[Exchange]:
@@ -444,22 +452,29 @@ def _exchanges(items: Any, dialect: Dialect) -> list[Exchange]:
         raise TypeError("a trace holds several conversations: pass one of `trace.conversations`")
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
         raise TypeError("expected the requests of one conversation: a list of request bodies or of "
-                        f"(request, response) pairs, not {type(items).__name__}")
+                        f"(request, response) pairs, not {type(cast(object, items)).__name__}")
     out: list[Exchange | None] = []
     pending: list[tuple[int, Any, Any]] = []
-    for i, item in enumerate(items):  # pyright: ignore[reportUnknownArgumentType,reportUnknownVariableType]
+    for i, item in enumerate(cast("Iterable[Any]", items)):
         if isinstance(item, Exchange):
             out.append(item)
             continue
-        if isinstance(item, (tuple, list)) and len(item) == 2:  # pyright: ignore[reportUnknownArgumentType]
-            request, response = item  # pyright: ignore[reportUnknownVariableType]
-        else:
-            request, response = item, None
+        request, response = _pair(item)
         pending.append((i, _as_body(request, f"request {i}"), response))
         out.append(None)
     for i, ex in zip([p[0] for p in pending], _parse(pending, dialect), strict=True):
         out[i] = ex
     return [ex for ex in out if ex is not None]
+
+
+def _pair(item: Any) -> tuple[Any, Any]:
+    """(request, response) of a list item: a pair as given, a lone request body without response."""
+    value: object = item
+    if isinstance(value, (tuple, list)):
+        pair = cast("Sequence[Any]", value)
+        if len(pair) == 2:
+            return pair[0], pair[1]
+    return item, None
 
 
 def _parse(pending: list[tuple[int, Any, Any]], dialect: Dialect) -> list[Exchange]:
@@ -473,15 +488,16 @@ def _parse(pending: list[tuple[int, Any, Any]], dialect: Dialect) -> list[Exchan
 
     apis: list[Api | None] = []
     for i, request, response in pending:
-        api = dialect if dialect != "auto" else detect(record(i, request, response, None))
+        api = cast("Api", dialect) if dialect != "auto" else detect(record(i, request, response, None))
         if api is None:
             raise ValueError(f"request {i} is not a model request body: expected OpenAI Chat `messages`, OpenAI "
                              "Responses `input`, Anthropic `messages` or Gemini `contents`")
-        apis.append(api)  # pyright: ignore[reportArgumentType]
-    specific = {a for a in apis if a != "openai-chat"}
+        apis.append(api)
+    specific: set[Api] = {a for a in apis if a is not None and a != "openai-chat"}
     if dialect == "auto" and len(specific) == 1:
         # a body with nothing dialect-specific in it reads as OpenAI Chat; in one conversation it is its neighbours'
-        apis = [next(iter(specific))] * len(apis)
+        only: Api = next(iter(specific))
+        apis = [only] * len(apis)
     out: list[Exchange] = []
     for (i, request, response), api in zip(pending, apis, strict=True):
         ex = normalise(record(i, request, response, api))
@@ -519,7 +535,8 @@ def _compare_prefix(ea: Exchange, eb: Exchange, names: tuple[str, str], *, exact
     assert ra is not None and rb is not None
     sa, sb = complete(summarise(ra, ea.source), ra, None), complete(summarise(rb, eb.source), rb, None)
     kept = sa
-    if upto == "system":
+    if not exact and (upto == "system" or rb.previous_response_id or rb.conversation):
+        # only tools and system prompt: a request continuing server-held history re-sends none of its messages
         k = next((i for i, m in enumerate(ra.messages) if m.role != "system"), len(ra.messages))
         kept = _first_messages(sa, k)
     diff = prefix_diff(kept, sb)
@@ -604,14 +621,17 @@ def _changed_field(before: Message, after: Message) -> tuple[str, bytes, bytes]:
     name = first_field(field_digests(before.raw), field_digests(after.raw))
     key = name.split(" (", 1)[0]
     base, _, index = key.partition("[")
-    if isinstance(before.raw, Mapping) and isinstance(after.raw, Mapping) and base in (*before.raw, *after.raw):
-        va: Any = before.raw.get(base)  # pyright: ignore[reportUnknownMemberType]
-        vb: Any = after.raw.get(base)  # pyright: ignore[reportUnknownMemberType]
-        if index.rstrip("]").isdigit():
-            i = int(index.rstrip("]"))
-            va = va[i] if isinstance(va, list) and i < len(va) else None  # pyright: ignore[reportUnknownArgumentType]
-            vb = vb[i] if isinstance(vb, list) and i < len(vb) else None  # pyright: ignore[reportUnknownArgumentType]
-        return name, canonical(va), canonical(vb)
+    raw_a: Any = before.raw
+    raw_b: Any = after.raw
+    if isinstance(raw_a, Mapping) and isinstance(raw_b, Mapping):
+        ra, rb = cast("Mapping[str, Any]", raw_a), cast("Mapping[str, Any]", raw_b)
+        if base in ra or base in rb:
+            va, vb = ra.get(base), rb.get(base)
+            if index.rstrip("]").isdigit():
+                i = int(index.rstrip("]"))
+                va = cast("list[Any]", va)[i] if isinstance(va, list) and i < len(cast("list[Any]", va)) else None
+                vb = cast("list[Any]", vb)[i] if isinstance(vb, list) and i < len(cast("list[Any]", vb)) else None
+            return name, canonical(va), canonical(vb)
     return name, before.canon, after.canon
 
 

@@ -33,9 +33,7 @@ UNITS = ("recon", "C1", "C12")
 def script() -> dict[str, list[Reply]]:
     """Recon finds both landmarks; C1 reads two files in one reply (parallel calls) and reports; C12 reports."""
     return {
-        "recon": [step for step in recon_steps("tool-execution", "agent-loop",
-                                               usages=(usage(800, 40), usage(900, 3, cached=700)))
-                  if isinstance(step, Reply)],
+        "recon": recon_steps("tool-execution", "agent-loop", usages=(usage(800, 40), usage(900, 3, cached=700))),
         "C1": [tool_step(call("r1", "read_file", {"path": "agent/loop.py"}),
                          call("r2", "read_file", {"path": "agent/tools.py"}), usage=usage(1000, 50, cached=600)),
                tool_step(call("f1", "report_finding", finding()), usage=usage(1500, 80, cached=1000)),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from harness_audit.findings import Candidate, CheckId, LandmarkCandidate
 from harness_audit.static.lang.python import PyModule, PyProject
 from harness_audit.static.recon import find_landmarks
-from harness_audit.static.registry import Hit, Rule, rules_for
+from harness_audit.static.registry import Hit, Rule, load_rules, rules_for
 from harness_audit.workspace import SourceFile, Workspace
 
 __all__ = [
@@ -150,6 +150,7 @@ class BackgroundJob:
         if _worth_forking(parsed):
             wanted = set(checks)
             self.offloaded = tuple(c for c in _OFFLOADED if c in wanted)
+            load_rules("python")  # compiled once, here, rather than in both processes
             self._fork()
         else:
             self._inline = recon(parsed)

@@ -97,6 +97,11 @@ def rules_for(checks: Iterable[CheckId], lang: Language) -> Iterator[Rule]:
     return (r for r in RULES if r.check in wanted and r.lang == lang)
 
 
+def load_rules(lang: Language) -> None:
+    """Import (and so register) the rule modules of `lang` now, rather than at the first `rules_for`."""
+    _load_rules(lang)
+
+
 def all_rules() -> list[Rule]:
     """Every rule, after importing the rule modules."""
     _load_rules()

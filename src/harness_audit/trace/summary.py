@@ -80,26 +80,50 @@ class RequestSummary:
         return sum(s.size for s in self.segments)
 
 
-def _tool_digests(tools: bytes) -> tuple[bytes, ...]:
+_TOOL_DIGESTS: dict[bytes, tuple[bytes, ...]] = {}
+"""Per-tool digests by the digest of the whole tool list: a conversation re-sends the same tools every time."""
+_TOOL_DIGESTS_KEPT = 256
+
+_KEYS: list[str] = []
+"""`messages[i]` segment keys, made once."""
+
+
+def _tool_digests(tools: bytes, whole: bytes) -> tuple[bytes, ...]:
     if not tools:
         return ()
+    known = _TOOL_DIGESTS.get(whole)
+    if known is not None:
+        return known
     try:
         parsed: Any = json.loads(tools)
     except ValueError:
-        return (digest(tools),)
-    items: list[Any] = parsed if isinstance(parsed, list) else [parsed]  # pyright: ignore[reportUnknownVariableType]
-    return tuple(digest(canonical(t)) for t in items)
+        out: tuple[bytes, ...] = (digest(tools),)
+    else:
+        items: list[Any] = parsed if isinstance(parsed, list) else [parsed]  # pyright: ignore[reportUnknownVariableType]
+        out = tuple(digest(canonical(t)) for t in items)
+    if len(_TOOL_DIGESTS) >= _TOOL_DIGESTS_KEPT:
+        del _TOOL_DIGESTS[next(iter(_TOOL_DIGESTS))]  # bounded: the oldest tool list goes
+    _TOOL_DIGESTS[whole] = out
+    return out
+
+
+def _key(i: int) -> str:
+    while len(_KEYS) <= i:
+        _KEYS.append(f"messages[{len(_KEYS)}]")
+    return _KEYS[i]
 
 
 def summarise(req: Request, source: Source) -> RequestSummary:
     """Digests of a request: enough to place it in a conversation (`complete` adds fields and blocks)."""
+    tools = _bare("tools", req.tools)
+    msgs = req.messages
     return RequestSummary(
         source=source, api=req.api,
-        head=(_bare("tools", req.tools), _bare("system", req.system)),
-        messages=tuple(_bare(f"messages[{i}]", m.canon) for i, m in enumerate(req.messages)),
-        fields=(), roles=tuple(m.role for m in req.messages),
-        keys=tuple(m.keys for m in req.messages), tool_names=req.tool_names, tool_digests=_tool_digests(req.tools),
-        partial=req.partial,
+        head=(tools, _bare("system", req.system)),
+        messages=tuple(_bare(_key(i), m.canon) for i, m in enumerate(msgs)),
+        fields=(), roles=tuple(m.role for m in msgs),
+        keys=tuple(m.keys for m in msgs), tool_names=req.tool_names,
+        tool_digests=_tool_digests(req.tools, tools.digest), partial=req.partial,
     )
 
 
@@ -119,14 +143,23 @@ def complete(s: RequestSummary, req: Request, prev: RequestSummary | None) -> Re
     datas = (req.tools, req.system)
     head = tuple(same(seg, i, old_head) or segment(seg.key, datas[i]) for i, seg in enumerate(s.head))
     old_msgs = prev.messages if prev is not None else ()
-    msgs: list[Segment] = []
-    fields: list[tuple[tuple[str, bytes], ...]] = []
-    for i, (seg, m) in enumerate(zip(s.messages, req.messages, strict=True)):
-        kept = same(seg, i, old_msgs)
-        if kept is not None and prev is not None and i < len(prev.fields):
+    old_fields = prev.fields if prev is not None else ()
+    new_msgs = s.messages
+    # the usual case: the history re-sent unchanged, then new messages; the unchanged run is taken whole
+    n = min(len(new_msgs), len(old_msgs), len(old_fields))
+    k = 0
+    while k < n and old_msgs[k].digest == new_msgs[k].digest and old_msgs[k].blocks:
+        k += 1
+    msgs: list[Segment] = list(old_msgs[:k])
+    fields: list[tuple[tuple[str, bytes], ...]] = list(old_fields[:k])
+    for i in range(k, len(new_msgs)):
+        seg = new_msgs[i]
+        kept = same(seg, i, old_msgs) if i < len(old_fields) else None
+        if kept is not None:
             msgs.append(kept)
-            fields.append(prev.fields[i])
+            fields.append(old_fields[i])
         else:
+            m = req.messages[i]
             msgs.append(segment(seg.key, m.canon))
             fields.append(field_digests(m.raw))
     return RequestSummary(source=s.source, api=s.api, head=(head[0], head[1]), messages=tuple(msgs),

@@ -7,16 +7,17 @@ still indexed as far as it parses and is listed as partially parsed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Literal, TypeVar
 
 from tree_sitter import Language as TsLanguage
 from tree_sitter import Node, Parser, Tree
 
 Dialect = Literal["typescript", "tsx", "javascript"]
+_T = TypeVar("_T")
 
 DIALECT_BY_SUFFIX: dict[str, Dialect] = {
     ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
@@ -45,6 +46,26 @@ INDEXED_TYPES = frozenset({
 _CALLBACK_CALLEES = frozenset({"map", "forEach", "flatMap", "filter", "reduce", "some", "every", "find", "then",
                                 "all", "allSettled", "race", "any", "from"})
 """Callees whose callback runs as part of the calling statement (its errors surface there)."""
+
+
+def _relative_specs(mod: TsModule) -> set[str]:
+    """Relative module specifiers a module imports: `import`/`export ... from`, `require("./x")`, `import("./x")`."""
+    specs: set[str] = set()
+    for node in mod.nodes("import_statement", "export_statement"):
+        src = node.child_by_field_name("source")
+        if src is not None:
+            specs.add(mod.node_text(src).strip("'\"`"))
+    for needle in (b"require(", b"import("):
+        at = mod.source.find(needle)
+        while at >= 0:
+            end = at + len(needle)
+            quote = mod.source[end:end + 1]
+            if quote in (b"'", b'"', b"`"):
+                close = mod.source.find(quote, end + 1, end + 300)
+                if close > 0:
+                    specs.add(mod.source[end + 1:close].decode("utf-8", errors="replace"))
+            at = mod.source.find(needle, end)
+    return {s for s in specs if s.startswith(".")}
 
 
 @cache
@@ -433,7 +454,7 @@ class TsModule:
             if self._promise_caught(cur):
                 return True
             fn = self.enclosing_function(cur)
-            if fn is None or not self._iteration_callback(fn):
+            if fn is None or not self.iteration_callback(fn):
                 return False
             cur = fn
         return False
@@ -454,7 +475,7 @@ class TsModule:
             elif kind == "arguments":
                 synchronous = synchronous or not in_async
             elif kind in FUNCTION_TYPES:
-                if not self._iteration_callback(parent):
+                if not self.iteration_callback(parent):
                     return False
                 in_async = self.node_text(parent).startswith("async")
                 synchronous = not in_async
@@ -464,7 +485,7 @@ class TsModule:
             cur = parent
         return False
 
-    def _iteration_callback(self, fn: Node) -> bool:
+    def iteration_callback(self, fn: Node) -> bool:
         """A function passed to `map`/`forEach`/`then`/`Promise.all`-style calls, or called in place."""
         parent = fn.parent
         if parent is not None and parent.type == "parenthesized_expression":
@@ -544,16 +565,90 @@ class TsProject:
 
     modules: dict[str, TsModule]
     """By canonical relative path."""
-    _functions: dict[str, list[tuple[TsModule, Node]]] | None = field(default=None, repr=False)
-    _calls: dict[str, list[tuple[TsModule, Node]]] | None = field(default=None, repr=False)
     _imports: dict[str, dict[str, str]] = field(default_factory=dict[str, "dict[str, str]"], repr=False)
+    _functions: dict[str, dict[str, list[Node]]] = field(default_factory=dict[str, "dict[str, list[Node]]"],
+                                                         repr=False)
+    _calls: dict[str, dict[str, list[Node]]] = field(default_factory=dict[str, "dict[str, list[Node]]"], repr=False)
+    _importers: dict[str, list[TsModule]] | None = field(default=None, repr=False)
+    _memo: dict[tuple[str, str], object] = field(default_factory=dict[tuple[str, str], object], repr=False)
 
+    def memo(self, key: str, mod: TsModule, build: Callable[[], _T]) -> _T:
+        """`build()` once per project, module and `key`: per-module facts that several rules share (a cache that
+        lives as long as the project, so it never outgrows one audit)."""
+        slot = (key, mod.path)
+        if slot not in self._memo:
+            self._memo[slot] = build()
+        return self._memo[slot]  # type: ignore[return-value]  # stored by `build` for this key
+
+    # Symbol navigation stays within a module and the modules linked to it by relative imports: a project-wide
+    # search per name would make every lookup cost the whole workspace.
     def imports_of(self, mod: TsModule) -> dict[str, str]:
         """`mod.imports()`, computed once per module."""
         hit = self._imports.get(mod.path)
         if hit is None:
             hit = self._imports[mod.path] = mod.imports()
         return hit
+
+    def functions_in(self, mod: TsModule, name: str) -> list[Node]:
+        """Functions, methods and function-valued variables/properties of `mod` called `name` (indexed per module)."""
+        index = self._functions.get(mod.path)
+        if index is None:
+            index = self._functions[mod.path] = {}
+            for fn in mod.functions():
+                fname = mod.function_name(fn)
+                if fname != "<anonymous>":
+                    index.setdefault(fname, []).append(fn)
+        return index.get(name, [])
+
+    def calls_in(self, mod: TsModule, name: str) -> list[Node]:
+        """Calls of `mod` whose callee's last part is `name` (`run(...)`, `this.run(...)`, `x.run(...)`)."""
+        index = self._calls.get(mod.path)
+        if index is None:
+            index = self._calls[mod.path] = {}
+            for call in mod.calls():
+                callee = call.child_by_field_name("function")
+                if callee is not None and callee.type == "member_expression":
+                    callee = callee.child_by_field_name("property")
+                if callee is not None and callee.type in ("identifier", "property_identifier",
+                                                          "private_property_identifier"):
+                    index.setdefault(mod.node_text(callee), []).append(call)
+        return index.get(name, [])
+
+    def importers(self, mod: TsModule) -> list[TsModule]:
+        """Modules that import `mod` by a relative specifier (`import ... from "./x"`, `export ... from "./x"`,
+        `require("../x")`, `import("./x")`), indexed once per project."""
+        if self._importers is None:
+            index: dict[str, list[TsModule]] = {}
+            for other in self.modules.values():
+                for spec in _relative_specs(other):
+                    target = self._resolve_spec(other.path, spec)
+                    if target is not None and target is not other and other not in index.get(target.path, []):
+                        index.setdefault(target.path, []).append(other)
+            self._importers = index
+        return self._importers.get(mod.path, [])
+
+    def _resolve_spec(self, path: str, spec: str) -> TsModule | None:
+        """`resolve_import` without `pathlib` (it runs for every import of the project): the same candidates."""
+        parts: list[str] = []
+        for part in [*path.split("/")[:-1], *spec.split("/")]:
+            if part == "..":
+                if parts:
+                    parts.pop()
+            elif part not in (".", ""):
+                parts.append(part)
+        target = "/".join(parts)
+        dot = target.rfind(".")
+        no_ext = target[:dot] if dot > target.rfind("/") and target[dot:] in DIALECT_BY_SUFFIX else target
+        modules = self.modules
+        if target in modules:
+            return modules[target]
+        for suffix in DIALECT_BY_SUFFIX:
+            if no_ext + suffix in modules:
+                return modules[no_ext + suffix]
+        for suffix in DIALECT_BY_SUFFIX:
+            if f"{target}/index{suffix}" in modules:
+                return modules[f"{target}/index{suffix}"]
+        return None
 
     def resolve_call(self, mod: TsModule, call: Node) -> list[tuple[TsModule, Node]]:
         """Project functions a call reaches, by name and imports: `f()` defined in this module or imported from a
@@ -563,11 +658,11 @@ class TsProject:
         receiver, _, name = callee.rpartition(".")
         if not name or name in ("()", "?", "[]") or not all(c.isalnum() or c in "_$#" for c in name):
             return []
-        imports = self.imports_of(mod)
         if receiver in ("this", "super"):
-            return [(m, f) for m, f in self.functions_named(name) if m is mod]
+            return [(mod, f) for f in self.functions_in(mod, name)]
+        imports = self.imports_of(mod)
         if not receiver:
-            local = [(m, f) for m, f in self.functions_named(name) if m is mod and f.type != "method_definition"]
+            local = [(mod, f) for f in self.functions_in(mod, name) if f.type != "method_definition"]
             if local:
                 return local
             source = imports.get(name, "")
@@ -575,91 +670,41 @@ class TsProject:
             source = imports[receiver]
         else:
             return []
-        target = self.resolve_import(mod, source.split("#", 1)[0]) if source else None
+        spec = source.split("#", 1)[0]
+        target = self._resolve_spec(mod.path, spec) if spec.startswith(".") else None
         if target is None:
             return []
         exported = source.split("#", 1)[1] if "#" in source else name
-        return [(m, f) for m, f in self.functions_named(exported) if m is target]
+        return [(target, f) for f in self.functions_in(target, exported) if f.type != "method_definition"]
 
     def callers_of(self, mod: TsModule, fn: Node) -> list[tuple[TsModule, Node]]:
-        """Calls in the project that `resolve_call` maps to `fn` (recursive calls inside `fn` excluded)."""
+        """Calls in `mod` and in the modules importing it that `resolve_call` maps to `fn` (recursion excluded)."""
         name = mod.function_name(fn)
         if name == "<anonymous>":
             return []
         out: list[tuple[TsModule, Node]] = []
-        for other, call in self.calls_named(name):
-            if other is mod and mod.within(call, fn):
-                continue
-            if any(m is mod and f == fn for m, f in self.resolve_call(other, call)):
-                out.append((other, call))
+        for other in (mod, *self.importers(mod)):
+            names = {name} | {local for local, src in self.imports_of(other).items() if src.endswith(f"#{name}")}
+            for local in names:
+                for call in self.calls_in(other, local):
+                    if other is mod and mod.within(call, fn):
+                        continue
+                    if any(m is mod and f == fn for m, f in self.resolve_call(other, call)):
+                        out.append((other, call))
         return out
 
-    def functions_named(self, name: str) -> list[tuple[TsModule, Node]]:
-        """Every function, method or function-valued variable/property called `name`, across the project.
-
-        Found by searching the source for `name` and keeping the matches that name a function; cached per name.
-        """
-        if self._functions is None:
-            self._functions = {}
-        hit = self._functions.get(name)
-        if hit is not None:
-            return hit
-        out: list[tuple[TsModule, Node]] = []
-        for mod, ident in self._occurrences(name):
-            parent = ident.parent
-            if parent is None:
-                continue
-            if parent.type in FUNCTION_TYPES and parent.child_by_field_name("name") == ident:
-                out.append((mod, parent))
-                continue
-            value = None
-            if parent.type == "variable_declarator" and parent.child_by_field_name("name") == ident:
-                value = parent.child_by_field_name("value")
-            elif parent.type == "pair" and parent.child_by_field_name("key") == ident:
-                value = parent.child_by_field_name("value")
-            elif parent.type in ("public_field_definition", "field_definition") and \
-                    ident in (parent.child_by_field_name("name"), parent.child_by_field_name("property")):
-                value = parent.child_by_field_name("value")
-            if value is not None and value.type in FUNCTION_TYPES:
-                out.append((mod, value))
-        self._functions[name] = out
-        return out
-
-    def _occurrences(self, name: str) -> Iterator[tuple[TsModule, Node]]:
-        """Nodes spelling exactly `name` (identifiers, property names), found by a byte search of each module."""
+    def occurrences(self, mod: TsModule, name: str) -> Iterator[Node]:
+        """Nodes of `mod` spelling exactly `name` (identifiers, property names), found by a byte search."""
         raw = name.encode("utf-8")
         if not name or any(c in name for c in ".()[] "):
             return
-        for mod in self.modules.values():
-            source = mod.source
-            at = source.find(raw)
-            while at >= 0:
-                start, at = at, source.find(raw, at + len(raw))
-                node = mod.tree.root_node.descendant_for_byte_range(start, start + len(raw))
-                if node is not None and node.start_byte == start and node.end_byte == start + len(raw):
-                    yield mod, node
-
-    def calls_named(self, name: str) -> list[tuple[TsModule, Node]]:
-        """Every call whose callee's last part is `name` (`run`, `this.run`, `tools.run`), across the project.
-
-        Found by searching the source for `name` and keeping the matches that are callees; cached per name.
-        """
-        if self._calls is None:
-            self._calls = {}
-        hit = self._calls.get(name)
-        if hit is not None:
-            return hit
-        out: list[tuple[TsModule, Node]] = []
-        for mod, ident in self._occurrences(name):
-            parent = ident.parent
-            if parent is not None and parent.type == "member_expression" and \
-                    parent.child_by_field_name("property") == ident:
-                ident, parent = parent, parent.parent
-            if parent is not None and parent.type == "call_expression" and \
-                    parent.child_by_field_name("function") == ident:
-                out.append((mod, parent))
-        self._calls[name] = out
-        return out
+        source = mod.source
+        at = source.find(raw)
+        while at >= 0:
+            start, at = at, source.find(raw, at + len(raw))
+            node = mod.tree.root_node.descendant_for_byte_range(start, start + len(raw))
+            if node is not None and node.start_byte == start and node.end_byte == start + len(raw):
+                yield node
 
     def resolve_import(self, mod: TsModule, spec: str) -> TsModule | None:
         """The module a relative specifier (`./tools`, `../lib/run.js`) names, if it is in the project."""

@@ -760,8 +760,8 @@ _STOPPY = re.compile(r"stop|cancel|abort|interrupt|kill|halt", re.I)
 def _event_setters(mod: PyModule) -> dict[str, list[FunctionNode]]:
     """`X.set()` calls in the module by the dotted name of X, with the functions that make them."""
     out: dict[str, list[FunctionNode]] = {}
-    for call in mod.calls():
-        if _short_name(call) == "set" and not call.args and isinstance(call.func, ast.Attribute):
+    for call in mod.calls_to(("set",)):
+        if not call.args and isinstance(call.func, ast.Attribute):
             fn = mod.enclosing_function(call)
             name = mod.dotted(call.func.value)
             if name and fn is not None:

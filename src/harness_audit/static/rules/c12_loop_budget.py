@@ -207,10 +207,11 @@ def _is_turn_like(mod: PyModule, stmts: list[ast.stmt], *, tools_only: bool = Fa
     history too, but it is a retry, not an agent's turn budget.
     """
     attrs = _CALL_ATTRS if tools_only else _TOOL_ATTRS
+    constants = attrs | _CALL_CONSTANTS
     for node in _walk_loop_body(mod, stmts):
         if isinstance(node, ast.Attribute) and node.attr in attrs:
             return True
-        if isinstance(node, ast.Constant) and node.value in attrs | _CALL_CONSTANTS:
+        if isinstance(node, ast.Constant) and node.value in constants:
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if not tools_only and node.func.attr in {"append", "extend", "add_message", "add_messages"} and \

@@ -24,6 +24,7 @@ _PAIR_STRINGS = {"tool", "tool_result", "tool_use", "function", "function_call_o
 _PAIR_NAME = re.compile(r"(tool_?call|tool_?use|tool_?result|toolmessage|toolreturn|function_?(call|execution|result)|"
                         r"pair|orphan|boundary|dangling|unanswered|safe_?cut|safe_?split)", re.I)
 _TOOLISH = {"tool_calls", "tool_call_id", "tool_use_id", "tool_use", "tool_result", "function_call_output"}
+_TOOLISH_OR_ROLE = _TOOLISH | {"assistant", "tool"}
 _MEASURE = re.compile(r"(token|size|length|count_chars|num_chars|char_count|estimate)", re.I)
 _COMPACT = re.compile(r"(summar|compact|condens|compress)", re.I)
 _BOUND_CALL = re.compile(r"(truncat|clip|limit|shorten|cap_|_cap|trim|summar|head|tail|spill|abbrev|preview|"
@@ -76,8 +77,7 @@ def _module_speaks_llm(mod: PyModule) -> bool:
     """Whether this module handles model messages itself: tool-call fields, an `assistant`/`tool` role, a model call."""
     if any(a.attr in _TOOLISH for a in mod.nodes(ast.Attribute, any_order=True)):
         return True
-    if any(isinstance(c.value, str) and c.value in _TOOLISH | {"assistant", "tool"}
-           for c in mod.nodes(ast.Constant, any_order=True)):
+    if any(isinstance(c.value, str) and c.value in _TOOLISH_OR_ROLE for c in mod.nodes(ast.Constant, any_order=True)):
         return True
     return any(idioms.is_model_call(mod, c) for c in mod.calls())
 

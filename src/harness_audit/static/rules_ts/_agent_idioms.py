@@ -90,10 +90,6 @@ def imports_of(mod: TsModule) -> dict[str, str]:
     return mod_memo(mod, "imports", mod.imports)
 
 
-_SIMPLE_CHAIN = re.compile(rb"[A-Za-z_$][\w$]*(?:\s*\??\.\s*#?[A-Za-z_$][\w$]*)*")
-"""A callee that is a plain member chain (`client.chat.completions.create`): its dotted name is its text."""
-
-
 def _calls_by_last(mod: TsModule) -> dict[str, list[Node]]:
     """Every call by the last part of its callee's name (`create` for `client.chat.completions.create`), read from
     the source bytes around the callee (built once per module; exotic callees land under junk keys)."""
@@ -112,103 +108,6 @@ def _calls_by_last(mod: TsModule) -> dict[str, list[Node]]:
         return out
 
     return mod_memo(mod, "calls_by_last", build)
-
-
-_SIMPLE_CHAIN = re.compile(rb"[A-Za-z_$][\w$]*(?:\s*\??\.\s*#?[A-Za-z_$][\w$]*)*")
-"""A callee that is a plain member chain (`client.chat.completions.create`): its dotted name is its text."""
-
-
-_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$#")
-
-
-def _name_sites(mod: TsModule, name: str) -> list[int]:
-    """Byte offsets where `name` occurs as a whole identifier (a substring search; the tree confirms calls)."""
-    src = mod.source
-    raw = name.encode("utf-8")
-    out: list[int] = []
-    at = src.find(raw)
-    size = len(src)
-    while at >= 0:
-        end = at + len(raw)
-        if (at == 0 or src[at - 1] not in _IDENT_BYTES) and (end >= size or src[end] not in _IDENT_BYTES):
-            out.append(at)
-        at = src.find(raw, end)
-    return out
-
-
-_SIMPLE_CHAIN = re.compile(rb"[A-Za-z_$][\w$]*(?:\s*\??\.\s*#?[A-Za-z_$][\w$]*)*")
-"""A callee that is a plain member chain (`client.chat.completions.create`): its dotted name is its text."""
-
-
-def _calls_by_last(mod: TsModule) -> dict[str, list[Node]]:
-    """Every call by the last part of its callee's name (`create` for `client.chat.completions.create`), read from
-    the source bytes around the callee (built once per module; exotic callees land under junk keys)."""
-
-    def build() -> dict[str, list[Node]]:
-        src = mod.source
-        out: dict[str, list[Node]] = {}
-        for call in mod.calls():
-            fn = call.child_by_field_name("function")
-            if fn is None:
-                continue
-            start, end = fn.start_byte, fn.end_byte
-            dot = src.rfind(b".", start, end)
-            name = src[dot + 1 if dot >= 0 else start:end].strip().lstrip(b"#")
-            out.setdefault(name.decode("utf-8", errors="replace"), []).append(call)
-        return out
-
-    return mod_memo(mod, "calls_by_last", build)
-
-
-_SIMPLE_CHAIN = re.compile(rb"[A-Za-z_$][\w$]*(?:\s*\??\.\s*#?[A-Za-z_$][\w$]*)*")
-"""A callee that is a plain member chain (`client.chat.completions.create`): its dotted name is its text."""
-
-
-_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$#")
-
-
-def _name_sites(mod: TsModule, name: str) -> list[int]:
-    """Byte offsets where `name` occurs as a whole identifier (a substring search; the tree confirms calls)."""
-    src = mod.source
-    raw = name.encode("utf-8")
-    out: list[int] = []
-    at = src.find(raw)
-    size = len(src)
-    while at >= 0:
-        end = at + len(raw)
-        if (at == 0 or src[at - 1] not in _IDENT_BYTES) and (end >= size or src[end] not in _IDENT_BYTES):
-            out.append(at)
-        at = src.find(raw, end)
-    return out
-
-
-def _call_at(mod: TsModule, start: int, length: int) -> Node | None:
-    """The call expression whose callee ends in the name at `start` (None inside strings and comments)."""
-    node = mod.tree.root_node.descendant_for_byte_range(start, start + length)
-    if node is None or node.start_byte != start or node.end_byte != start + length:
-        return None
-    fn = node
-    parent = fn.parent
-    if parent is not None and parent.type == "member_expression" and same(parent.child_by_field_name("property"),
-                                                                          node):
-        fn = parent
-        parent = fn.parent
-    if parent is not None and parent.type == "await_expression":
-        fn = parent  # `await client.get<T>(...)` parses as a call of `await client.get`
-        parent = fn.parent
-    if parent is not None and parent.type == "call_expression" and same(parent.child_by_field_name("function"), fn):
-        return parent
-    return None
-
-
-def _calls_of(mod: TsModule, name: str) -> list[Node]:
-    table = mod_memo(mod, "calls_by_name", dict[str, "list[Node]"])
-    found = table.get(name)
-    if found is None:
-        size = len(name.encode("utf-8"))
-        found = [c for at in _name_sites(mod, name) if (c := _call_at(mod, at, size)) is not None]
-        table[name] = found
-    return found
 
 
 _SIMPLE_CHAIN = re.compile(rb"[A-Za-z_$][\w$]*(?:\s*\??\.\s*#?[A-Za-z_$][\w$]*)*")
@@ -265,19 +164,6 @@ def nodes_in(mod: TsModule, container: Node, *types: str) -> list[Node]:
     return out
 
 
-def own_nodes(mod: TsModule, fn: Node, *types: str) -> list[Node]:
-    """Nodes of `types` in `fn`'s own body, not inside a nested function."""
-    return [n for n in nodes_in(mod, fn, *types) if n != fn and same_function(mod, n, fn)]
-
-
-def same_function(mod: TsModule, node: Node, fn: Node | None) -> bool:
-    """Whether the nearest function around `node` is `fn` (None: module level)."""
-    inner = mod.enclosing_function(node)
-    if fn is None:
-        return inner is None
-    return inner is not None and inner.start_byte == fn.start_byte and inner.end_byte == fn.end_byte
-
-
 def same(a: Node | None, b: Node | None) -> bool:
     """Whether two handles name the same node."""
     return a is not None and b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte \
@@ -323,9 +209,6 @@ def code_text(mod: TsModule, node: Node | None) -> str:
     return b"".join(parts).decode("utf-8", errors="replace")
 
 
-_BYTES_PATTERNS: dict[tuple[str, int], re.Pattern[bytes]] = {}
-
-
 def words_in_code(mod: TsModule, words: Iterable[str]) -> bool:
     """Whether one of `words` occurs as a whole word in the module's code, outside comments."""
     src = mod.source
@@ -345,20 +228,6 @@ def words_in_code(mod: TsModule, words: Iterable[str]) -> bool:
     return False
 
 
-def in_code(mod: TsModule, pattern: re.Pattern[str]) -> bool:
-    """Whether `pattern` matches the module's code outside comments (each match is checked against the tree)."""
-    compiled = _BYTES_PATTERNS.get((pattern.pattern, pattern.flags))
-    if compiled is None:
-        compiled = re.compile(pattern.pattern.encode("utf-8"), pattern.flags & ~re.UNICODE)
-        _BYTES_PATTERNS[(pattern.pattern, pattern.flags)] = compiled
-    root = mod.tree.root_node
-    for m in compiled.finditer(mod.source):
-        node = root.descendant_for_byte_range(m.start(), m.start() + 1)
-        if node is None or node.type != "comment":
-            return True
-    return False
-
-
 def statement_of(node: Node) -> Node:
     """The statement (or declaration) `node` belongs to."""
     cur = node
@@ -371,17 +240,6 @@ def statement_of(node: Node) -> Node:
 def enclosing_class(mod: TsModule, node: Node) -> Node | None:
     """The nearest class around `node`."""
     return next((a for a in mod.ancestors(node) if a.type in ("class_declaration", "class")), None)
-
-
-def loops_around(mod: TsModule, node: Node) -> list[Node]:
-    """Loops around `node` inside its own function, nearest first."""
-    out: list[Node] = []
-    for anc in mod.ancestors(node):
-        if anc.type in FUNCTION_TYPES:
-            break
-        if anc.type in LOOP_TYPES:
-            out.append(anc)
-    return out
 
 
 def later_statements(mod: TsModule, stmt: Node, *, stop: frozenset[str] = FUNCTION_TYPES) -> list[Node]:
@@ -691,7 +549,11 @@ def module_speaks_llm(mod: TsModule, project: TsProject) -> bool:
 TOOL_DISPATCH_NAME = re.compile(r"(execute|run|call|invoke|dispatch|handle|process)_?(tool|function)(s|_?calls?|_?uses?)?"
                                 r"$|^(tool|function)_?(call|exec|dispatch|handler|runner)", re.I)
 _TOOL_FN_NAME = re.compile(r"[a-z0-9]Tool$|^tool_|_tool$", re.I)
-_TOOL_CLASS = re.compile(r"(Tool|Tools|Toolkit|Toolset|Toolbox|Command)$")
+_NOT_A_TOOL_FN = re.compile(r"^_?(get|find|lookup|create|make|define|register|use|has|is|list|load|resolve|build|to|"
+                            r"parse|validate|format|render|add|remove|set|with|wrap|select|pick|filter)[A-Z_]")
+_TOOL_CLASS = re.compile(r"(Tool|Tools|Toolkit|Toolset|Toolbox)$")
+_TOOL_HOLDER = re.compile(r"^(tools?|TOOLS?)$|^(tool|TOOL)S?s?[A-Z_]|[a-z0-9](Tools?|TOOLS?)([A-Z_]\w*)?$|"
+                          r"_tools?(_\w+)?$")
 _TOOL_METHODS = {"execute", "run", "call", "invoke", "handler", "handle", "_call", "_run", "func", "fn"}
 _TOOL_KEYS = {"execute", "handler", "run", "call", "invoke", "fn", "func", "function", "impl", "callback"}
 _TOOL_DEF_KEYS = {"description", "parameters", "inputSchema", "input_schema", "schema", "args", "argsSchema"}
@@ -708,7 +570,12 @@ def _function_value(mod: TsModule, node: Node | None) -> list[Node]:
     if node.type in FUNCTION_TYPES:
         return [node]
     if node.type in ("identifier", "shorthand_property_identifier"):
-        return [f for f in function_defs(mod).get(mod.node_text(node), []) if f.type != "method_definition"]
+        name = mod.node_text(node)
+        local = [f for f in function_defs(mod).get(name, []) if f.type != "method_definition"]
+        if not local and imports_of(mod).get(name, "").startswith("."):
+            # resolved against the project by `tool_functions`
+            mod_memo(mod, "imported_tools", list[str]).append(imports_of(mod)[name])
+        return local
     if node.type == "member_expression" and mod.node_text(node.child_by_field_name("object")) == "this":
         return function_defs(mod).get(mod.node_text(node.child_by_field_name("property")), [])
     return []
@@ -740,7 +607,7 @@ def _is_tool_def(mod: TsModule, obj: Node) -> bool:
 def _table_name(name: str, agentish: bool) -> bool:
     """A variable or field that holds a tool table (`tools`, `toolHandlers`; `handlers` only in agent code)."""
     tail = last(name)
-    return "tool" in tail.lower() or (agentish and bool(_TOOL_TABLE.search(tail)))
+    return bool(_TOOL_HOLDER.search(tail)) or (agentish and bool(_TOOL_TABLE.search(tail)))
 
 
 def _table_entries(mod: TsModule, obj: Node) -> Iterator[Node]:
@@ -791,7 +658,7 @@ def _tool_roots(mod: TsModule) -> list[Node]:
             for arg in mod.arguments(call):
                 out.extend(_function_value(mod, arg))
     for name, fns in defs.items():
-        if TOOL_DISPATCH_NAME.search(name) or _TOOL_FN_NAME.search(name):
+        if TOOL_DISPATCH_NAME.search(name) or (_TOOL_FN_NAME.search(name) and not _NOT_A_TOOL_FN.search(name)):
             out.extend(fns)
     for cls in mod.nodes("class_declaration", "class"):
         if not _tool_class(mod, cls):
@@ -824,11 +691,18 @@ def tool_functions(project: TsProject) -> set[Key]:
         for mod in project.modules.values():
             if is_test_module(mod):
                 continue
-            for fn in _tool_roots(mod):
-                k = key(mod, fn)
+            roots = [FuncRef(mod, fn, mod.function_name(fn)) for fn in _tool_roots(mod)]
+            for target in mod_memo(mod, "imported_tools", list[str]):
+                spec, _, export = target.partition("#")
+                other = project.resolve_import(mod, spec)
+                if other is not None and export:
+                    roots.extend(FuncRef(other, f, export) for f in function_defs(other).get(export, [])
+                                 if f.type != "method_definition")
+            for ref in roots:
+                k = key(ref.module, ref.node)
                 if k not in found:
                     found.add(k)
-                    frontier.append(FuncRef(mod, fn, mod.function_name(fn)))
+                    frontier.append(ref)
         for _ in range(2):
             nxt: list[FuncRef] = []
             for ref in frontier:
@@ -862,6 +736,11 @@ def fn_label(mod: TsModule, fn: Node) -> str:
             parent = parent.parent
         if parent is not None and parent.type == "pair":
             return f"{mod.node_text(parent.child_by_field_name('key'))} handler"
+        if parent is not None and parent.type == "arguments":
+            first = next(iter(parent.named_children), None)
+            label = string_value(mod, first)
+            if label:
+                return f"the `{label}` handler"
         return "an inline function"
     return name
 

@@ -216,7 +216,8 @@ def calls_named(mod: TsModule, *shorts: str) -> list[Node]:
     return found
 
 
-_TEST_PATH = re.compile(r"(^|/)(__tests__|__mocks__|tests?|test-utils|fixtures|mocks?)/|\.(test|spec|bench)\.[cm]?[jt]sx?$")
+_TEST_PATH = re.compile(r"(^|/)(__tests__|__mocks__|tests?|test-utils|fixtures|mocks?)/|"
+                        r"\.(test|spec|bench)\.[cm]?[jt]sx?$")
 
 
 def skipped_module(mod: TsModule) -> bool:
@@ -264,7 +265,8 @@ def imported_from(mod: TsModule, local: str) -> str:
 _CHILD_PROCESS = {"child_process", "node:child_process"}
 _CP_FUNCS = {"spawn", "spawnSync", "exec", "execSync", "execFile", "execFileSync", "fork"}
 _EXECA_FUNCS = {"execa", "execaSync", "execaCommand", "execaCommandSync", "execaNode", "$"}
-_PTY_MODULES = {"node-pty", "@lydell/node-pty", "@homebridge/node-pty-prebuilt-multiarch", "node-pty-prebuilt-multiarch"}
+_PTY_MODULES = {"node-pty", "@lydell/node-pty", "@homebridge/node-pty-prebuilt-multiarch",
+                "node-pty-prebuilt-multiarch"}
 _SPAWN_TEXT = ("child_process", "execa", "Bun.spawn", "node-pty", "pty-prebuilt")
 SYNC_SPAWNS = {"spawnSync", "execSync", "execFileSync", "execaSync", "execaCommandSync", "Bun.spawnSync"}
 SHELL_APIS = {"exec", "execSync", "execaCommand", "execaCommandSync"}
@@ -324,7 +326,10 @@ def _promisified(mod: TsModule) -> dict[str, str]:
     return cached(mod, "promisified", build)
 
 
-def _classify_callee(mod: TsModule, fn: Node | None) -> tuple[str, Literal["child_process", "execa", "bun", "pty"]] | None:
+SpawnFamily = Literal["child_process", "execa", "bun", "pty"]
+
+
+def _classify_callee(mod: TsModule, fn: Node | None) -> tuple[str, SpawnFamily] | None:
     fn = unwrap(fn)
     if fn is None:
         return None

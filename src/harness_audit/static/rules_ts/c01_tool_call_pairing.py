@@ -13,6 +13,9 @@ Shapes detected:
   rejection discards every other call's result.
 - `denied-call-returns-no-result`: a per-call function that records the call's result but returns nothing on a
   denial / unknown-tool / validation check.
+- `filtered-calls-never-answered`: tool calls filtered down to the known / allowed ones
+  (`toolCalls.filter((c) => registry.has(c.function.name))`) before the kept ones are run and answered; the dropped
+  ones never get a result.
 """
 
 from __future__ import annotations
@@ -201,19 +204,13 @@ def _is_record(mod: TsModule, node: Node) -> bool:
     return bool(_RECORD_FUNC.match(method or name))
 
 
-_LOOPS: dict[int, tuple[TsModule, list[_ToolLoop]]] = {}
-"""Tool loops per module (by id, with the module itself so a recycled id never matches)."""
-
-
-def _tool_loops(mod: TsModule) -> list[_ToolLoop]:
+def _tool_loops(mod: TsModule, project: TsProject) -> list[_ToolLoop]:
     """Loops over tool calls whose body records results, computed once per module."""
-    hit = _LOOPS.get(id(mod))
-    if hit is not None and hit[0] is mod:
-        return hit[1]
-    if len(_LOOPS) > 4096:
-        _LOOPS.clear()
+    return project.memo("c01.tool_loops", mod, lambda: _scan_tool_loops(mod))
+
+
+def _scan_tool_loops(mod: TsModule) -> list[_ToolLoop]:
     out: list[_ToolLoop] = []
-    _LOOPS[id(mod)] = (mod, out)
     for loop in mod.nodes("for_in_statement", "for_statement"):
         shape = _loop_shape(mod, loop)
         if shape is None:
@@ -224,7 +221,37 @@ def _tool_loops(mod: TsModule) -> list[_ToolLoop]:
         records = [n for n in _walk(body) if _is_record(mod, n)]
         if records:
             out.append(_ToolLoop(loop, shape[0], shape[1], records, shape[2]))
+    if ".forEach(" in mod.text:
+        out.extend(_callback_loops(mod))
     return out
+
+
+def _callback_loops(mod: TsModule) -> Iterator[_ToolLoop]:
+    """`toolCalls.forEach((call) => {...})`: the callback is the loop body, and its `return` acts as `continue`."""
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        prop = callee.child_by_field_name("property") if callee is not None and \
+            callee.type == "member_expression" else None
+        if prop is None or mod.source[prop.start_byte:prop.end_byte] != b"forEach":
+            continue
+        args = mod.arguments(call)
+        receiver = callee.child_by_field_name("object") if callee is not None else None
+        if not args or args[0].type not in FUNCTION_TYPES or receiver is None:
+            continue
+        fn = args[0]
+        names = list(mod.params(fn))
+        base = _iter_base(mod, receiver)
+        dotted = mod.dotted(base)
+        tail = dotted.rsplit(".", 1)[-1] if dotted else ""
+        strong = bool(tail and "?" not in tail and _CALLS_ITER.search(tail)) or \
+            bool(_CALLS_FILTER.search(mod.node_text(receiver)))
+        target = names[0] if names else None
+        if not strong and not (target and _CALL_TARGET.match(target)):
+            continue
+        body = fn.child_by_field_name("body")
+        records = [n for n in _walk(body) if _is_record(mod, n)] if body is not None else []
+        if records:
+            yield _ToolLoop(fn, dotted or mod.node_text(receiver)[:60], strong, records, target)
 
 
 _MEMO: list[tuple[TsProject, dict[int, bool]]] = []
@@ -244,10 +271,10 @@ def _function_records(project: TsProject, mod: TsModule, fn: Node, depth: int = 
                 "'\"") in _RESULT_KEYS:
             found = True
             break
-        if depth > 0 and node.type == "call_expression" and not _is_log_call(mod, node):
-            if any(_function_records(project, m, f, depth - 1) for m, f in _resolve(project, mod, node)):
-                found = True
-                break
+        if depth > 0 and node.type == "call_expression" and not _is_log_call(mod, node) and \
+                any(_function_records(project, m, f, depth - 1) for m, f in _resolve(project, mod, node)):
+            found = True
+            break
     memo[fn.id] = found
     return found
 
@@ -302,8 +329,11 @@ def _throws(block: Node | None) -> bool:
 
 
 def _own_loop(mod: TsModule, node: Node, loop: Node) -> bool:
+    """Whether `node` belongs to the loop's own body: not to a nested loop, nor to a function nested in it."""
     loops = mod.enclosing_loops(node)
-    return bool(loops) and loops[0] == loop
+    if loop.type in FUNCTION_TYPES:  # a `forEach` callback
+        return not loops and mod.enclosing_function(node) == loop
+    return bool(loops) and loops[0] == loop and mod.enclosing_function(node) == mod.enclosing_function(loop)
 
 
 def _exit_word(stmt: Node) -> str:
@@ -325,7 +355,7 @@ def _loop_hint(tl: _ToolLoop, helper: str | None) -> str:
 
 def _loop_trys(mod: TsModule, tl: _ToolLoop) -> Iterator[Node]:
     for tr in mod.inside(mod.nodes("try_statement"), tl.loop):
-        if _own_loop(mod, tr, tl.loop) and mod.enclosing_function(tr) == mod.enclosing_function(tl.loop):
+        if _own_loop(mod, tr, tl.loop):
             yield tr
 
 
@@ -342,7 +372,7 @@ def catch_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     the provider rejects it."""
     if "catch" not in mod.text:
         return
-    for tl in _tool_loops(mod):
+    for tl in _tool_loops(mod, project):
         for tr in _loop_trys(mod, tl):
             handler = tr.child_by_field_name("handler")
             if handler is None or _block_records(mod, project, tr.child_by_field_name("finalizer")):
@@ -374,7 +404,7 @@ def catch_swallows_tool_result(mod: TsModule, project: TsProject) -> Iterator[Hi
     unanswered."""
     if "catch" not in mod.text:
         return
-    for tl in _tool_loops(mod):
+    for tl in _tool_loops(mod, project):
         for tr in _loop_trys(mod, tl):
             handler = tr.child_by_field_name("handler")
             body = tr.child_by_field_name("body")
@@ -429,6 +459,9 @@ def _abort_reason(mod: TsModule, cond: Node | None) -> bool:
 
 def _answers_after_loop(mod: TsModule, project: TsProject, loop: Node) -> bool:
     """Whether code after `loop` in its block records results (synthetic answers for the skipped calls)."""
+    if loop.type in FUNCTION_TYPES:  # a `forEach` callback: look after the statement that calls `forEach`
+        while loop.parent is not None and loop.parent.type not in ("statement_block", "program"):
+            loop = loop.parent
     parent = loop.parent
     while parent is not None and parent.type == "labeled_statement":
         loop, parent = parent, parent.parent
@@ -443,7 +476,7 @@ def _exit_ifs(mod: TsModule, project: TsProject, tl: _ToolLoop) -> Iterator[tupl
     while a result is recorded after them."""
     normal = [r for r in tl.records if not any(p == "handler" for _, p in mod.enclosing_trys(r))]
     for node in mod.inside(mod.nodes("if_statement"), tl.loop):
-        if not _own_loop(mod, node, tl.loop) or mod.enclosing_function(node) != mod.enclosing_function(tl.loop):
+        if not _own_loop(mod, node, tl.loop):
             continue
         if any(p == "handler" for _, p in mod.enclosing_trys(node)):
             continue
@@ -461,16 +494,18 @@ def guard_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a denial, unknown-tool or validation check inside a loop over tool calls that `continue`s, `break`s
     or `return`s before the loop pushes a result (`if (!allowed) continue`, `if (!tool) return`). That call (and,
     for `break`/`return`, every later call of the batch) is left unanswered before the next model request."""
-    for tl in _tool_loops(mod):
+    for tl in _tool_loops(mod, project):
         for node, exit_stmt in _exit_ifs(mod, project, tl):
             reason = _skip_reason(mod, node.child_by_field_name("condition"))
             if reason is None:
                 continue
-            if exit_stmt.type != "continue_statement" and _answers_after_loop(mod, project, tl.loop):
+            if exit_stmt.type != "continue_statement" and tl.loop.type not in FUNCTION_TYPES and \
+                    _answers_after_loop(mod, project, tl.loop):
                 continue
             branch = node.child_by_field_name("consequence")
             helper = _passes_call_to_helper(mod, branch, tl.target) if branch is not None else None
-            rest = "" if exit_stmt.type == "continue_statement" else " and every later call of the batch"
+            per_call = exit_stmt.type == "continue_statement" or tl.loop.type in FUNCTION_TYPES
+            rest = "" if per_call else " and every later call of the batch"
             yield Hit(
                 node=node,
                 verdict=_verdict(tl, helper),
@@ -489,7 +524,7 @@ def abort_exit_skips_results(mod: TsModule, project: TsProject) -> Iterator[Hit]
     """Flags an abort or budget check inside a loop over tool calls (`if (signal.aborted) break`) that leaves the
     loop before the remaining calls get results, when nothing after the loop answers them. The calls after the
     break stay unanswered and the next request (or the resumed session) is rejected."""
-    for tl in _tool_loops(mod):
+    for tl in _tool_loops(mod, project):
         for node, exit_stmt in _exit_ifs(mod, project, tl):
             cond = node.child_by_field_name("condition")
             if _skip_reason(mod, cond) is not None or not _abort_reason(mod, cond):
@@ -797,6 +832,8 @@ def denied_call_returns_no_result(mod: TsModule, project: TsProject) -> Iterator
         fn = mod.enclosing_function(node)
         if fn is None or fn.id in reported or not any(_CALL_TARGET.match(p) for p in mod.params(fn)):
             continue
+        if mod.iteration_callback(fn):
+            continue  # a `forEach` callback is a loop body: judged by the loop rules
         first_record = _records_result(mod, fn)
         if first_record is None or node.end_byte > first_record.start_byte or _block_records(mod, project, branch):
             continue
@@ -814,3 +851,118 @@ def denied_call_returns_no_result(mod: TsModule, project: TsProject) -> Iterator
             confirm_hint=f"verify that the caller of `{fname}` records nothing else for the call when it returns "
                          "early",
         )
+
+
+# ---------------------------------------------------------------- rules: calls filtered out before dispatch
+_KNOWN = re.compile(
+    r"((tools?|registry|handlers?|functions|toolMap|toolsByName|toolRegistry|toolHandlers|available\w*)\w*"
+    r"(\.(has|get)\(|\[[^\]]*name[^\]]*\])|\bin\s+[\w.]*(tools|functions|registry|handlers|toolMap)\b)", re.I)
+"""A registry lookup that keeps only the calls of known tools."""
+
+
+def _keep_reason(mod: TsModule, callback: Node) -> str | None:
+    """Why a `.filter(cb)` over tool calls drops some: it keeps known tools, or allowed ones."""
+    body = callback.child_by_field_name("body")
+    if body is None:
+        return None
+    if body.type == "statement_block":
+        rets = [s for s in body.named_children if s.type == "return_statement" and s.named_children]
+        if len(rets) != 1:
+            return None
+        body = rets[0].named_children[0]
+    text = mod.node_text(body)
+    if _KNOWN.search(text):
+        return "unknown tool"
+    negated = bool(_NEGATION.search(text))
+    if _APPROVED.search(text) and not negated or _DENIED.search(text) and negated:
+        return "approval/permission"
+    return None
+
+
+@rule(CheckId.C1, lang="typescript", name="filtered-calls-never-answered")
+def filtered_calls_never_answered(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags tool calls filtered down to the known or allowed ones (`toolCalls.filter((c) => registry.has(c.name))`)
+    before the kept ones are run and answered, when nothing answers the dropped ones. Their call ids get no result,
+    so the next request is rejected and the model never learns the tool does not exist or was refused."""
+    if ".filter(" not in mod.text:
+        return
+    loops = _tool_loops(mod, project)
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        prop = callee.child_by_field_name("property") if callee is not None and \
+            callee.type == "member_expression" else None
+        if prop is None or mod.source[prop.start_byte:prop.end_byte] != b"filter":
+            continue
+        receiver = callee.child_by_field_name("object") if callee is not None else None
+        args = mod.arguments(call)
+        if receiver is None or not args or args[0].type not in FUNCTION_TYPES:
+            continue
+        dotted = mod.dotted(_iter_base(mod, receiver))
+        tail = dotted.rsplit(".", 1)[-1] if dotted else ""
+        if not (tail and "?" not in tail and _CALLS_ITER.search(tail)):
+            continue
+        reason = _keep_reason(mod, args[0])
+        if reason is None:
+            continue
+        kept = _kept_name(mod, call)
+        fn = mod.enclosing_function(call)
+        scope = fn if fn is not None else mod.tree.root_node
+        answering = [body for body in _answering_bodies(mod, scope, call, kept)
+                     if any(_is_record(mod, n) or _result_object(mod, n) for n in _walk(body))]
+        if not answering:
+            continue
+        if any(not any(mod.within(b, tl.loop) or mod.within(tl.loop, b) for b in answering)
+               and mod.within(tl.loop, scope) for tl in loops):
+            continue  # another loop over the calls records results: it may answer the dropped ones
+        yield Hit(
+            node=call,
+            claim=f"`{dotted}` is filtered down to the calls that pass the {reason} check; only those are run and "
+                  "answered, the dropped calls never get a result",
+            consequence="every dropped call id is left unanswered: the next request is rejected by the provider "
+                        "(HTTP 400) and the model is never told why the tool did not run",
+            direction="do not drop calls: answer each one that fails the check with an error result (\"unknown "
+                      "tool\", \"not allowed\") before the next request",
+        )
+
+
+def _result_object(mod: TsModule, node: Node) -> bool:
+    """An object literal that is a tool result (`{ tool_call_id: c.id, ... }`, `{ type: "tool_result", ... }`)."""
+    if node.type != "object":
+        return False
+    keys = mod.object_keys(node)
+    return bool(set(keys) & _RESULT_KEYS) or mod.string_value(keys.get("type")) in _RESULT_KEYS
+
+
+def _kept_name(mod: TsModule, call: Node) -> str | None:
+    """`const runnable = calls.filter(...)`: the name the kept calls are bound to."""
+    parent = call.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        parent = parent.parent
+    if parent is not None and parent.type == "variable_declarator":
+        name = parent.child_by_field_name("name")
+        return mod.node_text(name) if name is not None and name.type == "identifier" else None
+    return None
+
+
+def _answering_bodies(mod: TsModule, scope: Node, call: Node, kept: str | None) -> Iterator[Node]:
+    """Bodies that run once per kept call: `for (const c of kept)` / `for (... of calls.filter(...))` loops and
+    `kept.forEach(cb)` / `kept.map(cb)` callbacks."""
+    for loop in mod.inside(mod.nodes("for_in_statement"), scope):
+        right = loop.child_by_field_name("right")
+        if right is None:
+            continue
+        if mod.within(call, right) or kept is not None and kept in {mod.node_text(i) for i in mod.identifiers(right)}:
+            body = loop.child_by_field_name("body")
+            if body is not None:
+                yield body
+    if kept is None:
+        return
+    for other in mod.inside(mod.calls(), scope):
+        callee = other.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression" or \
+                mod.node_text(callee.child_by_field_name("object")) != kept or \
+                mod.node_text(callee.child_by_field_name("property")) not in ("forEach", "map", "flatMap"):
+            continue
+        args = mod.arguments(other)
+        if args and args[0].type in FUNCTION_TYPES:
+            yield args[0]

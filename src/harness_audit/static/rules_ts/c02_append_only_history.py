@@ -348,21 +348,13 @@ def _first_per_function(found: list[tuple[tuple[int, str], Hit]]) -> Iterator[Hi
         yield first
 
 
-_WRITES: dict[int, tuple[TsModule, list[tuple[Node, Node, str | None]]]] = {}
-
-
-def _writes(mod: TsModule) -> list[tuple[Node, Node, str | None]]:
+def _writes(mod: TsModule, project: TsProject) -> list[tuple[Node, Node, str | None]]:
     """(node, written target, mutating method or None) for every assignment and `+=` into a member or subscript
     chain, every mutating method call (`x.push`, `x.splice`) and `Object.assign(x, ...)`, computed once per module."""
-    hit = _WRITES.get(id(mod))
-    if hit is not None and hit[0] is mod:
-        return hit[1]
-    if len(_WRITES) > 4096:
-        _WRITES.clear()
-    found = list(_scan_writes(mod))
-    found.sort(key=lambda w: w[0].start_byte)
-    _WRITES[id(mod)] = (mod, found)
-    return found
+    def build() -> list[tuple[Node, Node, str | None]]:
+        return sorted(_scan_writes(mod), key=lambda w: w[0].start_byte)
+
+    return project.memo("c02.writes", mod, build)
 
 
 def _scan_writes(mod: TsModule) -> Iterator[tuple[Node, Node, str | None]]:
@@ -495,32 +487,50 @@ def _element_aliases(mod: TsModule, fn: Node | None) -> dict[str, tuple[Node, st
     return out
 
 
-def _loop_element(mod: TsModule, ident: str, node: Node) -> tuple[Node, str] | None:
+_ITERATORS = (b"forEach", b"map", b"filter", b"flatMap")
+
+
+def _history_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, set[str], Node]]:
+    """(scope, loop variables, history array) for every `for...of` over a history array and every
+    `forEach`/`map`/`filter`/`flatMap` callback over one, computed once per module."""
+    def build() -> list[tuple[Node, set[str], Node]]:
+        out: list[tuple[Node, set[str], Node]] = []
+        for loop in mod.nodes("for_in_statement"):
+            left, right = loop.child_by_field_name("left"), loop.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            base = _unwrap(right)
+            if base.type == "call_expression":  # `H.entries()`
+                callee = base.child_by_field_name("function")
+                base = callee.child_by_field_name("object") or base if callee is not None and \
+                    callee.type == "member_expression" else base
+            if _history_name(mod, base):
+                names = {mod.node_text(n) for n in (mod.pattern_names(left) if left.type != "identifier" else [left])}
+                out.append((loop, names, base))
+        for call in mod.calls():
+            callee = call.child_by_field_name("function")
+            prop = callee.child_by_field_name("property") if callee is not None and \
+                callee.type == "member_expression" else None
+            if prop is None or mod.source[prop.start_byte:prop.end_byte] not in _ITERATORS:
+                continue
+            base = callee.child_by_field_name("object") if callee is not None else None
+            args = mod.arguments(call)
+            if base is not None and args and args[0].type in FUNCTION_TYPES and _history_name(mod, base):
+                out.append((args[0], set(mod.params(args[0])), base))
+        return out
+
+    return project.memo("c02.history_loops", mod, build)
+
+
+def _loop_element(mod: TsModule, project: TsProject, ident: str, node: Node) -> tuple[Node, str] | None:
     """The history array when `ident` is the variable of a loop over it around `node` (`for...of`, `forEach`,
-    `map`)."""
-    for anc in mod.ancestors(node):
-        if anc.type == "for_in_statement":
-            left, right = anc.child_by_field_name("left"), anc.child_by_field_name("right")
-            if left is not None and right is not None and ident in {mod.node_text(n) for n in (
-                    mod.pattern_names(left) if left.type != "identifier" else [left])}:
-                base = _unwrap(right)
-                if base.type == "call_expression":  # `H.entries()`
-                    callee = base.child_by_field_name("function")
-                    base = callee.child_by_field_name("object") if callee is not None and \
-                        callee.type == "member_expression" else base
-                if base is not None and _history_name(mod, base):
-                    return base, "`{name}`, a message of {where} being iterated"
-        elif anc.type in FUNCTION_TYPES and ident in mod.params(anc):
-            parent = anc.parent
-            call = parent.parent if parent is not None and parent.type == "arguments" else None
-            callee = call.child_by_field_name("function") if call is not None else None
-            if callee is not None and callee.type == "member_expression" and mod.node_text(
-                    callee.child_by_field_name("property")) in ("forEach", "map", "filter", "flatMap"):
-                base = callee.child_by_field_name("object")
-                if base is not None and _history_name(mod, base):
-                    return base, "`{name}`, a message of {where} being iterated"
-            return None
-    return None
+    `map`), the innermost such loop."""
+    found = [(scope, base) for scope, names, base in _history_loops(mod, project)
+             if ident in names and mod.within(node, scope)]
+    if not found:
+        return None
+    scope, base = max(found, key=lambda f: f[0].start_byte)
+    return base, "`{name}`, a message of {where} being iterated"
 
 
 @rule(CheckId.C2, lang="typescript", name="history-entry-mutated")
@@ -533,7 +543,7 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         return
     found: list[tuple[tuple[int, str], Hit]] = []
     aliases: dict[int, dict[str, tuple[Node, str]]] = {}
-    for node, target, method in _writes(mod):
+    for node, target, method in _writes(mod, project):
         fn = mod.enclosing_function(node)
         element = _element_in_chain(mod, target)
         if element is None and method == "Object.assign":
@@ -554,7 +564,7 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 # only a function that names a history array can bind an element of one
                 scope_text = mod.node_text(fn) if fn is not None else mod.text
                 aliases[key] = _element_aliases(mod, fn) if _takes_element(scope_text) else {}
-            alias = aliases[key].get(ident) or _loop_element(mod, ident, node)
+            alias = aliases[key].get(ident) or _loop_element(mod, project, ident, node)
             if alias is None:
                 continue
             base, how = alias[0], alias[1].replace("{name}", ident) if "{name}" in alias[1] else \
@@ -604,7 +614,7 @@ def pushed_message_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if place is None or judged is None:
             continue
         name = mod.node_text(args[0])
-        write = _later_write(mod, fn, name, call)
+        write = _later_write(mod, project, fn, name, call)
         if write is None:
             continue
         yield Hit(
@@ -618,12 +628,12 @@ def pushed_message_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         )
 
 
-def _later_write(mod: TsModule, fn: Node, name: str, after: Node) -> Node | None:
+def _later_write(mod: TsModule, project: TsProject, fn: Node, name: str, after: Node) -> Node | None:
     """The first write into `name.x` / `name[k]` (or a mutating method on its parts) after `after`, in `fn` or a
     callback inside it, unless `name` is rebound first."""
     rebinds = [v for v in mod.bindings(fn).get(name, []) if v.start_byte > after.end_byte]
     stop = min((v.start_byte for v in rebinds), default=fn.end_byte)
-    for node, target, method in _writes_in(mod, fn):
+    for node, target, method in _writes_in(mod, project, fn):
         if node.start_byte <= after.end_byte or node.start_byte >= stop:
             continue
         root = _root(target)
@@ -635,8 +645,8 @@ def _later_write(mod: TsModule, fn: Node, name: str, after: Node) -> Node | None
     return None
 
 
-def _writes_in(mod: TsModule, fn: Node) -> Iterator[tuple[Node, Node, str | None]]:
-    writes = _writes(mod)
+def _writes_in(mod: TsModule, project: TsProject, fn: Node) -> Iterator[tuple[Node, Node, str | None]]:
+    writes = _writes(mod, project)
     lo = bisect.bisect_left(writes, fn.start_byte, key=lambda w: w[0].start_byte)
     for node, target, method in writes[lo:]:
         if node.start_byte > fn.end_byte:

@@ -134,7 +134,12 @@ def _judge_write(mod: TsModule, fn: Node | None, path: Node, node: Node) -> _Jud
     built = mod.derivation_text(fn, path, 2)[:600]
     if _TEMP.search(built) or _atomic_scope(mod, fn) or (fname and _EXPORT.search(fname)):
         return None
-    found = _vocabulary(path_text, fname, _class_name(mod, node)) or _vocabulary(built)
+    found = _vocabulary(path_text, fname, _class_name(mod, node))
+    if found is None or not found[1]:
+        # what the path was built from may say "state" (`path.join(stateDir, ...)`), but a weak word there
+        # (`getHistoryDir()`) says nothing about this file
+        strong = _vocabulary(built)
+        found = strong if strong is not None and strong[1] else found
     if found is None:
         return None
     word, strong = found

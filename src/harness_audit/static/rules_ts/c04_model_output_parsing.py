@@ -46,11 +46,26 @@ def _norm(text: str) -> str:
     return text.replace("?.[", "[").replace("?.", ".").replace("!.", ".").replace("![", "[")
 
 
+_MODEL_REPLY = re.compile(r"chat\.completions\.(create|parse)|messages\.create|responses\.create|\bgenerateText\s*\(|"
+                          r"\.(invoke|complete|completion)\s*\(")
+"""A model request in a value's derivation: its `.text`/`.content` is the model's reply."""
+_REPLY_TEXT = re.compile(r"\.(text|content|output_?text|outputText)\s*(\?\?.*)?$", re.S)
+_REPLY_NAME = re.compile(r"(text|content|output(_?text)?|outputText|reply|answer|raw|json|completion|response_?text)",
+                         re.I)
+
+
 def _is_model_json(mod: TsModule, fn: Node | None, arg: Node) -> bool:
     if arg.type == "identifier" and fn is not None and mod.node_text(arg) in mod.params(fn) \
             and _MODEL_JSON_PARAMS.match(mod.node_text(arg)):
         return True
-    return bool(_MODEL_JSON.search(_norm(mod.derivation_text(fn, arg))))
+    derivation = _norm(mod.derivation_text(fn, arg))
+    if _MODEL_JSON.search(derivation):
+        return True
+    # `const { text } = await generateText(...)`, `(await llm.invoke(p)).content`: the reply of a model request
+    if not _MODEL_REPLY.search(derivation):
+        return False
+    arg_text = _norm(mod.node_text(arg)).strip()
+    return bool(_REPLY_TEXT.search(arg_text) or _REPLY_NAME.fullmatch(arg_text))
 
 
 def _drives_tool_calls(mod: TsModule, fn: Node | None) -> bool:
@@ -99,6 +114,8 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
         fn = mod.enclosing_function(call)
         if not _is_model_json(mod, fn, args[0]) or mod.guarded(call):
             continue
+        while fn is not None and mod.iteration_callback(fn):
+            fn = mod.enclosing_function(fn)  # a `calls.map((c) => JSON.parse(...))` callback fails its caller
         decoded = mod.node_text(args[0])[:80]
         handled = _caller_handles(project, mod, fn) if fn is not None else None
         if handled:
@@ -556,7 +573,7 @@ def tool_delta_indexed_array(mod: TsModule, project: TsProject) -> Iterator[Hit]
     if not any(word in mod.text for word in _DELTA_WORDS):
         return
     reported: set[tuple[int, str]] = set()
-    for sub in _subscripts(mod):
+    for sub in _delta_subscripts(mod):
         index = sub.child_by_field_name("index")
         container = sub.child_by_field_name("object")
         if index is None or container is None or not _delta_index(mod, index):
@@ -583,23 +600,23 @@ def tool_delta_indexed_array(mod: TsModule, project: TsProject) -> Iterator[Hit]
         )
 
 
-def _subscripts(mod: TsModule) -> list[Node]:
-    """Subscript expressions inside outermost loops (where accumulation happens), in source order;
-    `subscript_expression` is not in the module index."""
-    out: list[Node] = []
-    for loop in mod.nodes("for_statement", "for_in_statement", "while_statement", "do_statement"):
-        if mod.enclosing_loops(loop):
-            continue
-        stack = [loop]
-        while stack:
-            cur = stack.pop()
-            if cur.type == "subscript_expression":
-                out.append(cur)
-            if cur.type in ("arrow_function", "function_expression", "function_declaration"):
-                continue
-            stack.extend(cur.named_children)
-    out.sort(key=lambda n: n.start_byte)
-    return out
+def _delta_subscripts(mod: TsModule) -> list[Node]:
+    """Subscript expressions indexed by a fragment's own index, found from the literal spellings of `_DELTA_WORDS`
+    (`subscript_expression` is not in the module index), in source order."""
+    out: dict[int, Node] = {}
+    for word in _DELTA_WORDS:
+        raw = word.encode("utf-8")
+        at = mod.source.find(raw)
+        while at >= 0:
+            node = mod.tree.root_node.descendant_for_byte_range(at, at + 1)
+            for _ in range(6):  # `calls[tc["index"]]`: the inner subscript is the index, the outer one the slot
+                if node is None:
+                    break
+                if node.type == "subscript_expression":
+                    out[node.id] = node
+                node = node.parent
+            at = mod.source.find(raw, at + len(raw))
+    return sorted(out.values(), key=lambda n: n.start_byte)
 
 
 def _builds_call(mod: TsModule, node: Node) -> bool:

@@ -8,8 +8,8 @@ Shapes detected:
 - `inner-timeout-below-tool-budget`: `AbortSignal.timeout(10_000)` or a client/process `timeout: 10_000` inside a
   tool run under a longer budget (`Promise.race`, `withTimeout(..., 60_000)`), its expiry not mapped.
 - `timeout-abort-reported-as-cancel`: a timeout folded into the cancel signal (`AbortSignal.any([signal,
-  AbortSignal.timeout(ms)])`, `setTimeout(() => controller.abort(), ms)` on the user's controller) or a budget
-  around a call, whose expiry a catch reports as "cancelled".
+  AbortSignal.timeout(ms)])`, `setTimeout(() => controller.abort(), ms)`) or a budget around a call, whose expiry a
+  catch reports as "cancelled".
 
 Tool code is a function registered as a tool (`tool({ execute })`, `{ name, description, execute }`, a tools
 map, `registry.set(name, fn)`), a `*Tool` class method, a tool dispatcher, or a function those call.
@@ -118,6 +118,8 @@ def _budget_call(mod: TsModule, call: Node) -> bool:
     name = cname(mod, call)
     if name == "Promise.race":
         return bool(re.search(r"setTimeout|timeout|Timeout|delay|sleep|deadline", mod.node_text(call)))
+    if name == "AbortSignal.timeout":
+        return False  # a signal, not a budget around a call
     return bool(_BUDGET_NAME.search(name)) and len(mod.arguments(call)) >= 1
 
 
@@ -594,7 +596,8 @@ class _Fold:
     shared: frozenset[str]
     """Names of the merged signal / controller (`signal`, `this.controller`)."""
     kind: str
-    """`any` (AbortSignal.any with a timeout), `timer` (setTimeout aborting the cancel controller), `budget`."""
+    """`any` (AbortSignal.any with a timeout), `signal` (AbortSignal.timeout), `timer` (setTimeout aborting a
+    controller), `budget` (a race or timeout wrapper)."""
 
 
 def _assigned_name(mod: TsModule, node: Node) -> str:
@@ -610,19 +613,8 @@ def _assigned_name(mod: TsModule, node: Node) -> str:
     return ""
 
 
-def _controllers(mod: TsModule) -> dict[str, list[Node]]:
-    """`X.abort(...)` calls by controller name X."""
-    out: dict[str, list[Node]] = {}
-    for call in calls_named(mod, ("abort",)):
-        name = cname(mod, call)
-        if receiver(name):
-            out.setdefault(receiver(name), []).append(call)
-    return out
-
-
 def _folds(mod: TsModule) -> Iterator[_Fold]:
-    aborts: dict[str, list[Node]] | None = None
-    candidates = calls_named(mod, ("any", "setTimeout"))
+    candidates = calls_named(mod, ("any", "setTimeout", "timeout"))
     if "race" in mod.text or "imeout" in mod.text:
         candidates = sorted({*candidates, *calls_matching(mod, _BUDGET_LAST)}, key=lambda n: n.start_byte)
     for call in candidates:
@@ -641,14 +633,13 @@ def _folds(mod: TsModule) -> Iterator[_Fold]:
             if m is None:
                 continue
             ctrl = m.group(1)
-            if aborts is None:
-                aborts = _controllers(mod)
-            others = [c for c in aborts.get(ctrl, []) if not mod.within(c, args[0])]
-            if not others and not ctrl.startswith("this."):
-                continue  # a controller only the timer aborts is a plain timeout signal
-            if not others:
-                continue
+            # whether a user stop also aborts it or only the timer does, an abort here can be the timeout
             yield _Fold(node=call, fn=fn, shared=frozenset({ctrl, f"{ctrl}.signal"}), kind="timer")
+        elif name == "AbortSignal.timeout":
+            if any(a.type == "call_expression" and cname(mod, a) == "AbortSignal.any" for a in mod.ancestors(call)):
+                continue  # reported with the `AbortSignal.any` around it
+            shared = _assigned_name(mod, call)
+            yield _Fold(node=call, fn=fn, shared=frozenset({shared} if shared else set()), kind="signal")
         elif _budget_call(mod, call) and catch_clauses_around(mod, call):
             yield _Fold(node=call, fn=fn, shared=frozenset(), kind="budget")
 
@@ -685,7 +676,7 @@ def _guarded_by_user_cancel(mod: TsModule, node: Node, clause: Node, fold: _Fold
         for m in re.finditer(r"([\w$.?]+?)\??\.aborted\b", text):
             if m.group(1).replace("?", "") not in fold.shared:
                 return True
-        if fold.kind == "any" and "AbortError" in text:
+        if fold.kind in ("any", "signal") and "AbortError" in text:
             return True
     return False
 
@@ -693,9 +684,9 @@ def _guarded_by_user_cancel(mod: TsModule, node: Node, clause: Node, fold: _Fold
 @rule(CheckId.C11, lang="typescript", name="timeout-abort-reported-as-cancel")
 def timeout_abort_reported_as_cancel(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a timeout folded into the cancel path whose expiry a catch reports as "cancelled":
-    `AbortSignal.any([signal, AbortSignal.timeout(ms)])`, a `setTimeout(() => controller.abort(), ms)` on the
-    controller a user stop also aborts, or a `Promise.race`/`withTimeout` budget, each with a catch that reports
-    a cancellation without looking at the reason.
+    `AbortSignal.any([signal, AbortSignal.timeout(ms)])`, a `setTimeout(() => controller.abort(), ms)` (its expiry
+    arrives as an `AbortError`), or a `Promise.race`/`withTimeout` budget, each with a catch that reports a
+    cancellation without looking at the reason.
 
     The loop then cannot tell a slow tool from a user stop, and neither is reported truthfully.
     """
@@ -722,7 +713,8 @@ def timeout_abort_reported_as_cancel(mod: TsModule, project: TsProject) -> Itera
                 continue
             seen.add(key(mod, culprit))
             how = {"any": "`AbortSignal.any(...)` merges the timeout into the cancel signal",
-                   "timer": "the timeout aborts the same controller a user stop aborts",
+                   "timer": "the timeout timer aborts the request's controller, so its expiry arrives as an abort",
+                   "signal": "the request runs under `AbortSignal.timeout(...)`",
                    "budget": "this catch receives the budget's expiry"}[fold.kind]
             yield Hit(
                 node=culprit,

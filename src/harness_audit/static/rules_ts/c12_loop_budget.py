@@ -46,6 +46,8 @@ _COUNTER = re.compile(
 _HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs)$", re.I)
 _TIME_CALLS = {"Date.now", "performance.now", "process.hrtime", "process.hrtime.bigint", "process.uptime"}
 _LIMIT_CALL = re.compile(r"(limit|budget|quota|deadline)", re.I)
+_LIMIT_ARG = re.compile(r"max_?(steps|turns|iterations|iters|rounds|calls|tool_?calls|requests)|(step|turn|iteration|"
+                        r"round|request)_?limit|budget", re.I)
 _LIMIT_EXC = re.compile(r"(maxturns|maxsteps|maxiterations|limit|budget|exceeded|toomany|exhaust)", re.I)
 _TOOL_WORDS = re.compile(r"tool_calls|toolCalls|tool_use|toolUse|tool_call|toolCall|function_call|functionCall|"
                          r"stop_reason|stopReason|finish_reason|finishReason|[\"']tool[\"']|tool_result|toolResult")
@@ -157,7 +159,12 @@ def _is_ceiling(mod: TsModule, node: Node) -> bool:
         return _counter_compare(mod, node.child_by_field_name("condition")) and \
             _exits(mod, node.child_by_field_name("consequence"))
     if node.type == "call_expression":
-        return bool(_LIMIT_CALL.search(last(cname(mod, node))))
+        if _LIMIT_CALL.search(last(cname(mod, node))):
+            return True
+        # the ceiling handed to a helper that enforces it: `this.beginRequest(step, maxSteps, ...)`
+        args = node.child_by_field_name("arguments")
+        return args is not None and any(a.type in ("identifier", "member_expression") and _LIMIT_ARG.search(
+            last(mod.dotted(a))) for a in args.named_children)
     if node.type == "throw_statement":
         return bool(_LIMIT_EXC.search(code_text(mod, node).replace("_", "")))
     if node.type in ("while_statement", "do_statement"):

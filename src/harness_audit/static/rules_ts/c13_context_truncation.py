@@ -48,6 +48,8 @@ _HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs|chatHisto
 _PAIR_TOKENS = re.compile(r"[\"'](tool|tool_result|tool_use|tool-result|tool-call|function_call_output|"
                           r"function_call|function)[\"']|tool_call_id|tool_calls|toolCallId|toolCalls|tool_use_id|"
                           r"toolUseId|toolInvocations|toolResult|call_id|callId")
+_USER_BOUNDARY = re.compile(r"role\s*[!=]==?\s*[\"']user[\"']")
+"""Searching for a user turn to cut at: a cut there keeps every call with its results."""
 _PAIR_NAME = re.compile(r"(pair|orphan|boundary|dangling|unanswered|safe_?cut|safe_?split|toolcall|tool_?result|"
                         r"repair|sanitiz)", re.I)
 _MEASURE = re.compile(r"(token|size|length|countChars|numChars|charCount|estimate|bytes)", re.I)
@@ -212,7 +214,8 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
             args = mod.arguments(call)
             if len(args) < 2 or number_value(mod, args[1]) == 0:
                 continue
-            if _size_guarded(mod, call) or _TRIMMER.search(code_text(mod, args[1])):
+            count = code_text(mod, args[1])
+            if _size_guarded(mod, call) or _TRIMMER.search(count) or ".length" in count:
                 yield call, text, base
 
 
@@ -221,11 +224,13 @@ def _acts_on_pair(mod: TsModule, node: Node) -> bool:
     boundary, or an `if` that moves the cut, skips, drops or leaves; not one that only counts tool calls."""
     kind = node.type
     if kind in ("while_statement", "do_statement", "for_statement"):
-        return bool(_PAIR_TOKENS.search(code_text(mod, node.child_by_field_name("condition"))))
+        cond = code_text(mod, node.child_by_field_name("condition"))
+        return bool(_PAIR_TOKENS.search(cond) or _USER_BOUNDARY.search(cond))
     if kind == "call_expression":
         name = last(cname(mod, node))
         if name in ("filter", "findIndex", "findLastIndex", "find", "findLast", "some", "every"):
-            return bool(_PAIR_TOKENS.search(code_text(mod, node.child_by_field_name("arguments"))))
+            args = code_text(mod, node.child_by_field_name("arguments"))
+            return bool(_PAIR_TOKENS.search(args) or (name != "filter" and _USER_BOUNDARY.search(args)))
         return bool(_PAIR_NAME.search(name))
     if kind == "if_statement":
         if not _PAIR_TOKENS.search(code_text(mod, node.child_by_field_name("condition"))):

@@ -35,6 +35,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     memo,
     nodes_in,
     receiver,
+    resolve_call,
     same,
     string_value,
     unwrap,
@@ -66,7 +67,7 @@ _TEXT_CARRIERS = re.compile(r"^(String|toString|join|concat|format|replace|repla
 _SPEC_CARRIERS = re.compile(r"spec|schema|tool|function|definition|param|json|stringify|dump|map|flatMap|filter|from|"
                             r"concat|flat|format|prompt|message|instruction|template|render|text|join|String|entries|"
                             r"values|keys|convert|to[A-Z]", re.I)
-_VOLATILE_CALLS = {"Date.now": "the current time", "performance.now": "the current time",
+_VOLATILE_CALLS = {"Date": "the current date and time", "Date.now": "the current time", "performance.now": "the current time",
                    "crypto.randomUUID": "a random uuid", "randomUUID": "a random uuid", "Math.random": "a random value",
                    "os.hostname": "the host name", "hostname": "the host name", "process.hrtime": "the current time",
                    "process.hrtime.bigint": "the current time", "process.uptime": "the process uptime",
@@ -111,6 +112,13 @@ def _role_of(mod: TsModule, obj: Node) -> str | None:
 def _sink_at(mod: TsModule, node: Node, child: Node, ordering: bool) -> _Sink | None:
     """Whether `node` (reached from `child`) is a prefix sink."""
     kind = node.type
+    if kind == "object" and child.type == "shorthand_property_identifier":
+        k = mod.node_text(child)
+        if k in _SYSTEM_KEYS:
+            return _Sink(node, f"`{k}`", "system")
+        if k in _TOOLS_KEYS:
+            return _Sink(node, f"`{k}`", "tools")
+        return None
     if kind == "pair":
         k = mod.node_text(node.child_by_field_name("key")).strip("'\"")
         if k in _SYSTEM_KEYS:
@@ -239,7 +247,7 @@ class _Tracer:
                     if recv:
                         return self.through_reads(mod, call, recv, hops - 1)
                 if not _carries(mod, call, child, self.ordering):
-                    return None
+                    return self._into_callee(mod, call, parent, child, hops) if hops > 0 else None
                 child = call
                 continue
             if kind == "arguments":
@@ -283,6 +291,19 @@ class _Tracer:
                 return found
         return None
 
+    def _into_callee(self, mod: TsModule, call: Node, args: Node, arg: Node, hops: int) -> _Sink | None:
+        """A value passed to a project function: follow the matching parameter inside it."""
+        index = next((i for i, a in enumerate(args.named_children) if same(a, arg)), None)
+        if index is None:
+            return None
+        for target in resolve_call(mod, self.project, call):
+            param = _param_at(target.module, target.node, index)
+            if param is not None:
+                found = self.through_reads(target.module, param, target.module.node_text(param), hops - 1)
+                if found is not None:
+                    return found
+        return None
+
     def _through_return(self, mod: TsModule, ret: Node, hops: int) -> _Sink | None:
         fn = ret if ret.type == "arrow_function" else mod.enclosing_function(ret)
         if fn is None:
@@ -292,6 +313,23 @@ class _Tracer:
             if found is not None:
                 return found
         return None
+
+
+def _param_at(mod: TsModule, fn: Node, index: int) -> Node | None:
+    """The identifier of a function's `index`-th parameter (None for patterns and rest parameters)."""
+    params = fn.child_by_field_name("parameters")
+    if params is None:
+        single = fn.child_by_field_name("parameter")  # `x => ...`
+        return single if index == 0 and single is not None and single.type == "identifier" else None
+    items = [p for p in params.named_children if p.type != "comment"]
+    if index >= len(items):
+        return None
+    item = items[index]
+    if item.type in ("required_parameter", "optional_parameter"):
+        item = item.child_by_field_name("pattern") or item
+    if item.type == "assignment_pattern":
+        item = item.child_by_field_name("left") or item
+    return item if item.type == "identifier" else None
 
 
 def _sorted_in_place(mod: TsModule, read: Node) -> bool:
@@ -480,19 +518,49 @@ def _registries(project: TsProject) -> dict[tuple[str, str], str]:
 
     def build() -> dict[tuple[str, str], str]:
         out: dict[tuple[str, str], str] = {}
+        plugin_order: str | None = None
         for mod in project.modules.values():
             text = mod.text
             if is_test_module(mod) or not any(w in text for w in _DISCOVERY_WORDS):
                 continue
-            fills = [n for n in [*calls_named(mod, _FILL_METHODS), *mod.nodes("assignment_expression")]
-                     if _fill_target(mod, n)]
-            for fill in fills:
+            for fill in _fills(mod):
                 why = _fill_order(mod, fill)
                 if why is not None:
                     out.setdefault((mod.path, _fill_target(mod, fill)), why)
+            plugin_order = plugin_order or _self_registering_plugins(mod)
+        if plugin_order is not None:
+            # plugins that register themselves when imported fill the registry in the order they are imported
+            for mod in project.modules.values():
+                if is_test_module(mod) or not any(w in mod.text for w in ("register", "add", "install", "use")):
+                    continue
+                for fill in _fills(mod):
+                    fn = mod.enclosing_function(fill)
+                    if fn is not None and _REGISTER_FN.search(mod.function_name(fn)):
+                        out.setdefault((mod.path, _fill_target(mod, fill)), plugin_order)
         return out
 
     return memo(project, "c14_registries", build)
+
+
+_REGISTER_FN = re.compile(r"^_?(register|add|use|install|define|load)\w*", re.I)
+
+
+def _fills(mod: TsModule) -> list[Node]:
+    """Statements that add to a collection: `X.set(...)`, `X.add(...)`, `X.push(...)`, `X[k] = v`."""
+    return [n for n in [*calls_named(mod, _FILL_METHODS), *mod.nodes("assignment_expression")] if _fill_target(mod, n)]
+
+
+def _self_registering_plugins(mod: TsModule) -> str | None:
+    """A loop over an unsorted discovery that only imports each file (the plugins register themselves)."""
+    for loop in mod.nodes("for_in_statement"):
+        why = _unsorted_discovery(mod, loop.child_by_field_name("right"))
+        body = loop.child_by_field_name("body")
+        if why is None or body is None:
+            continue
+        text = code_text(mod, body)
+        if re.search(r"\bimport\s*\(|\brequire\s*\(", text) and not any(mod.within(f, body) for f in _fills(mod)):
+            return f"the `{why}` order in which self-registering plugins are imported"
+    return None
 
 
 def _fill_order(mod: TsModule, fill: Node) -> str | None:

@@ -49,6 +49,14 @@ from harness_audit.static.rules_ts._agent_idioms import (
 _ID_KEY = re.compile(r"(^|_)(id|ids)$|[a-z0-9](Id|ID|Ids)$|^(callId|toolCallId|tool_call_id|toolUseId|tool_use_id|"
                      r"spanId|span_id|traceId|trace_id|correlationId|correlation_id)$")
 _TOOL_WORD = re.compile(r"(tool|function_?call)", re.I)
+_TOOL_KEY = re.compile(r"^(tool|tools|toolName|tool_name|function|functionName|function_name|toolCall|tool_call|"
+                       r"toolUse|tool_use|toolArgs|tool_args|toolInput|tool_input|toolOutput|tool_output|toolResult|"
+                       r"tool_result)$")
+_TOOL_KIND_VALUE = re.compile(r"^(tool|function)[_:.\- ]?(calls?|results?|outputs?|start(ed)?|end(ed)?|finish(ed)?|"
+                              r"error|invocation|invoke[ds]?|return(ed)?|uses?|done|complete[ds]?|execution|"
+                              r"execute[ds]?|request(ed)?|response)$|tool_?call|tool-call|toolCall|tool_?result|"
+                              r"tool-result|toolResult|tool_use|tool-use|toolUse|function_call", re.I)
+_TOOL_MESSAGE = re.compile(r"\b(tool|function)[ _-]?(call|result|output|start|end|finish|error|invo|run|exec)", re.I)
 _CALL_EVENT = re.compile(r"(call|result|output|invok|execut|start|end|finish|complete|error|return)", re.I)
 _PAYLOAD_KEYS = {"args", "arguments", "input", "params", "parameters", "result", "output", "error", "observation",
                  "content", "status", "returnValue", "response", "duration", "durationMs", "duration_ms", "elapsed",
@@ -87,10 +95,6 @@ def _object_args(arg: Node) -> list[Node]:
     """The object literal an argument is (through parentheses and casts)."""
     inner = unwrap(arg)
     return [inner] if inner is not None and inner.type == "object" else []
-
-
-def _key_names(mod: TsModule, obj: Node) -> list[str]:
-    return list(mod.object_keys(obj))
 
 
 # ---------------------------------------------------------------- project facts
@@ -135,8 +139,8 @@ def _tool_event(mod: TsModule, obj: Node, kind_hint: str | None) -> bool:
     if not keys or "role" in keys:
         return False
     values = [v for v in (string_value(mod, n) for n in keys.values()) if v]
-    tool_key = any(_TOOL_WORD.search(k) for k in keys)
-    tool_value = [v for v in values if _TOOL_WORD.search(v) and len(v) < 40]
+    tool_key = any(_TOOL_KEY.search(k) for k in keys)
+    tool_value = [v for v in values if _TOOL_KIND_VALUE.search(v) and len(v) < 40]
     if kind_hint is not None:
         return bool(set(keys) & _PAYLOAD_KEYS) or tool_key
     if not (tool_key or tool_value):
@@ -145,7 +149,17 @@ def _tool_event(mod: TsModule, obj: Node, kind_hint: str | None) -> bool:
 
 
 def _has_id(mod: TsModule, obj: Node) -> bool:
-    return any(_ID_KEY.search(k) for k in _key_names(mod, obj))
+    """Whether the event carries an id at any depth (`toolCallId`, `"ai.toolCall.id"`, `call_id` in `meta`)."""
+    for node in iter_subtree(obj, into_functions=False):
+        if node.type == "pair":
+            name = mod.node_text(node.child_by_field_name("key")).strip("'\"`[]")
+        elif node.type == "shorthand_property_identifier":
+            name = mod.node_text(node)
+        else:
+            continue
+        if _ID_KEY.search(name.rsplit(".", 1)[-1]):
+            return True
+    return False
 
 
 def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
@@ -176,7 +190,10 @@ def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
             _EVENT_SINK.search(last(recv)):
         return f"`{name}`", None
     if tail in _LOG_METHODS and recv and _LOG_RECEIVER.search(recv) and not recv.endswith("console"):
-        return f"`{name}`", None  # a structured logger (pino, winston): the object is the record
+        # a structured logger (pino, winston): the object is the record, the message may name the event
+        message = next((string_value(mod, a) for a in args if not same(a, obj) and string_value(mod, a)), None)
+        kind = message if message is not None and _TOOL_MESSAGE.search(message) else None
+        return f"`{name}`", kind
     if _EMIT_FUNC.match(tail):
         kind = string_value(mod, args[0]) if args and not same(args[0], obj) else None
         if kind is not None and not _EVENT_KIND.search(kind.replace(" ", "_")):

@@ -1,0 +1,435 @@
+"""C5 · Path and sandbox boundaries — TypeScript/JavaScript rules.
+
+Shapes detected:
+- `tool-path-unconfined`: a model-supplied path (a tool handler's argument, a decoded tool call's arguments) reaches
+  an `fs` call (`readFile`, `writeFileSync`, `rm`, `createReadStream`, `Bun.file`, ...) with no containment check in
+  the function.
+- `path-checked-without-realpath`: a containment check (`startsWith(root)`, `path.relative(root, p)`, `includes("..")`)
+  on a model-supplied path that was never resolved through symlinks (`path.resolve` / `path.join` / `normalize`
+  only, no `fs.realpath`).
+- `path-prefix-without-separator`: `real.startsWith(root)` on a realpath'd model path when `root` has no trailing
+  separator: `/srv/app` admits `/srv/app-secrets`.
+- `checked-path-differs-from-opened`: one value is checked for containment and a different, unchecked model path is
+  what the `fs` call opens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from harness_audit.findings import CheckId
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._ts_idioms import in_tool_function, model_sourced
+from harness_audit.static.rules_ts.c03_crash_checkpoint import fs_call
+
+_ONE_PATH = {
+    "readFile", "readFileSync", "writeFile", "writeFileSync", "appendFile", "appendFileSync", "unlink", "unlinkSync",
+    "rm", "rmSync", "rmdir", "rmdirSync", "mkdir", "mkdirSync", "readdir", "readdirSync", "createReadStream",
+    "createWriteStream", "open", "openSync", "truncate", "truncateSync", "chmod", "chmodSync", "readJson",
+    "readJsonSync", "readJSON", "writeJson", "writeJsonSync", "writeJSON", "outputFile", "outputFileSync", "outputJson",
+    "outputJsonSync", "remove", "removeSync", "emptyDir", "ensureDir", "ensureFile", "readTextFile", "writeTextFile",
+    "opendir", "file", "write",
+}
+"""`fs` calls that read, write, list or delete what a path names (`stat`/`access`/`exists` only probe it)."""
+_TWO_PATHS = {"rename", "renameSync", "copyFile", "copyFileSync", "cp", "cpSync", "copy", "copySync", "move",
+              "moveSync", "link", "linkSync", "symlink", "symlinkSync"}
+_REALPATH = re.compile(r"\brealpath(Sync)?\b|\.realpath\b")
+_VALIDATING = re.compile(r"(safe|secure|sanitiz|validat|check|ensure|assert|confine|sandbox|within|inside|contain|jail|"
+                         r"guard|restrict|allowed|isSub|isChild|inWorkspace|resolveWorkspace|resolveIn|resolveSafe)",
+                         re.I)
+_PATHISH = re.compile(r"(path|file|dir|folder|target|dest|full|abs|real|resolved|location|root|base|workspace|"
+                      r"sandbox|cwd|home|project)", re.I)
+_SEPARATOR = re.compile(r"path\.sep|\bsep\b|['\"`]/['\"`]|\+\s*['\"`][/\\\\]+['\"`]|/['\"`]\s*$|/`|\$\{[^}]+\}/`|"
+                        r"endsWith\(\s*(path\.)?sep|['\"`]\\\\\\\\['\"`]")
+_TEMP_NAME = re.compile(r"\b(mkdtemp|mkdtempSync|tmpdir|tmpName|tmpFile|fileSync|dirSync)\b")
+
+
+def _short(mod: TsModule, call: Node) -> str:
+    callee = call.child_by_field_name("function")
+    if callee is not None and callee.type == "member_expression":
+        callee = callee.child_by_field_name("property")
+    return mod.node_text(callee) if callee is not None and callee.type in ("identifier", "property_identifier") else ""
+
+
+def _sink_paths(project: TsProject, mod: TsModule, call: Node) -> list[Node]:
+    """The path arguments of a filesystem call (`fs.readFile(p)`, `rename(a, b)`, `Bun.file(p)`)."""
+    short = _short(mod, call)
+    if short not in _ONE_PATH and short not in _TWO_PATHS:
+        return []
+    name = mod.call_name(call)
+    if short in ("file", "write") and name not in ("Bun.file", "Bun.write"):
+        return []
+    if short not in ("file", "write") and not fs_call(project, mod, call):
+        return []
+    args = mod.arguments(call)
+    return args[:2] if short in _TWO_PATHS else args[:1]
+
+
+def _sinks(project: TsProject, mod: TsModule) -> list[tuple[Node, list[Node]]]:
+    """Every filesystem call of the module with its path arguments (computed once per module)."""
+    def build() -> list[tuple[Node, list[Node]]]:
+        if not any(w in mod.text for w in ("fs", "Bun.", "readFile", "writeFile", "Deno")):
+            return []
+        return [(call, paths) for call in mod.calls() if (paths := _sink_paths(project, mod, call))]
+
+    return project.memo("c05.sinks", mod, build)
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    """One containment test: `checked` is compared against `root`."""
+
+    node: Node
+    """The call doing the test."""
+    kind: str
+    """`startsWith`, `relative` or `includes`."""
+    checked: Node
+    """The value tested."""
+    root: Node | None
+    """What it is tested against."""
+
+
+_CHECK_METHODS = (b"startsWith", b"relative", b"includes")
+
+
+def _check_calls(project: TsProject, mod: TsModule) -> list[Node]:
+    """Calls of the module that may be containment tests (by callee name), computed once per module."""
+    def build() -> list[Node]:
+        out: list[Node] = []
+        for call in mod.calls():
+            callee = call.child_by_field_name("function")
+            if callee is not None and callee.type == "member_expression":
+                prop = callee.child_by_field_name("property")
+                if prop is not None and mod.source[prop.start_byte:prop.end_byte] in _CHECK_METHODS:
+                    out.append(call)
+        return out
+
+    return project.memo("c05.check_calls", mod, build)
+
+
+def _checks(project: TsProject, mod: TsModule, fn: Node) -> list[_Check]:
+    """Containment tests in `fn` (nested callbacks included): `x.startsWith(root)`, `path.relative(root, x)`,
+    `x.includes("..")`."""
+    out: list[_Check] = []
+    for call in mod.inside(_check_calls(project, mod), fn):
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression":
+            continue
+        method = mod.node_text(callee.child_by_field_name("property"))
+        args = mod.arguments(call)
+        receiver = callee.child_by_field_name("object")
+        if receiver is None or not args:
+            continue
+        if method == "startsWith":
+            prefix = args[0]
+            literal = mod.string_value(prefix)
+            if literal is not None and not (literal.startswith("/") and len(literal) > 1):
+                continue  # `name.startsWith("_")`, `rel.startsWith("..")` (judged with its `path.relative`)
+            if literal is None and (re.match(r"['\"`]\.\.", mod.node_text(prefix)) or not (
+                    _PATHISH.search(mod.node_text(prefix)) or _PATHISH.search(mod.node_text(receiver)))):
+                continue  # `rel.startsWith(`..${path.sep}`)` belongs to its `path.relative`
+            out.append(_Check(call, "startsWith", receiver, prefix))
+        elif method == "relative" and mod.node_text(receiver) in ("path", "posix", "win32", "path.posix") and \
+                len(args) == 2:
+            out.append(_Check(call, "relative", args[1], args[0]))
+        elif method == "includes" and mod.string_value(args[0]) in ("..", "../", "..\\\\"):
+            out.append(_Check(call, "includes", receiver, None))
+    return out
+
+
+_TOOL_KEYS = {"description", "parameters", "inputSchema", "input_schema", "schema", "argsSchema"}
+_EXEC_KEYS = {"execute", "handler", "run", "invoke", "call", "fn", "func", "function", "callback", "handle", "impl"}
+_REGISTRY = re.compile(r"(tool|handler|registry|function|command|action)s?(Map|Registry|ByName|Impls?)?$", re.I)
+_REGISTER_CALLS = re.compile(r"^(tool|registerTool|addTool|register|defineTool|createTool|set)$")
+
+
+def _registered_as_tool(project: TsProject, mod: TsModule, fn: Node) -> bool:
+    """Whether a named function is handed to the model as a tool: a value of a tool definition (`{description,
+    parameters, execute: readFile}`), of a registry object (`const tools = {read_file: readFile}`), or an argument of
+    `registerTool(...)` / `tools.set(name, readFile)`."""
+    name = mod.function_name(fn)
+    if name == "<anonymous>" or fn.type == "method_definition":
+        return False
+    for other in (mod, *project.importers(mod)):
+        for ident in project.occurrences(other, name):
+            if _registers(other, ident):
+                return True
+    return False
+
+
+_TOOL_METHODS = {"execute", "run", "call", "invoke", "handle", "handler", "_call", "_run", "_execute", "callTool"}
+_TOOL_CLASS = re.compile(r"(Tool|ToolInvocation|Command)\b")
+
+
+def _tool_method(mod: TsModule, fn: Node) -> bool:
+    """`class ReadFileTool { execute({ path }) {...} }`: the entry method of a class that implements one tool (named
+    `*Tool`, extending or implementing a `*Tool` type, or declaring a `description` / `parameters` schema)."""
+    if fn.type != "method_definition" or mod.node_text(fn.child_by_field_name("name")) not in _TOOL_METHODS:
+        return False
+    cls = next((a for a in mod.ancestors(fn) if a.type in ("class_declaration", "class",
+                                                             "abstract_class_declaration")), None)
+    if cls is None:
+        return False
+    name = mod.node_text(cls.child_by_field_name("name"))
+    heritage = next((c for c in cls.named_children if c.type == "class_heritage"), None)
+    if _TOOL_CLASS.search(name) or heritage is not None and _TOOL_CLASS.search(mod.node_text(heritage)):
+        return True
+    body = cls.child_by_field_name("body")
+    fields = {mod.node_text(f.child_by_field_name("name") or f.child_by_field_name("property"))
+              for f in (body.named_children if body is not None else [])
+              if f.type in ("public_field_definition", "field_definition")}
+    return bool(fields & _TOOL_KEYS)
+
+
+def _registers(other: TsModule, ident: Node) -> bool:
+    """Whether this mention of a function hands it over as a tool (see `_registered_as_tool`)."""
+    parent = ident.parent
+    if parent is None or ident.type not in ("identifier", "shorthand_property_identifier"):
+        return False
+    if ident.type == "shorthand_property_identifier":  # `const tools = { readNote }`
+        holder = parent.parent if parent.type == "object" else None
+        held = other.node_text(holder.child_by_field_name("name") or holder.child_by_field_name("left")) \
+            if holder is not None and holder.type in ("variable_declarator", "assignment_expression") else ""
+        return bool(held and _REGISTRY.search(held))
+    if parent.type == "pair" and parent.child_by_field_name("value") == ident:
+        obj = parent.parent
+        key = other.node_text(parent.child_by_field_name("key")).strip("'\"`")
+        keys = set(other.object_keys(obj)) if obj is not None else set()
+        holder = obj.parent if obj is not None else None
+        held = other.node_text(holder.child_by_field_name("name") or holder.child_by_field_name("left")) \
+            if holder is not None and holder.type in ("variable_declarator", "assignment_expression") else ""
+        return bool(key in _EXEC_KEYS and keys & _TOOL_KEYS) or bool(held and _REGISTRY.search(held))
+    if parent.type == "arguments" and parent.parent is not None:
+        callee = other.call_name(parent.parent).rsplit(".", 1)[-1]
+        return bool(_REGISTER_CALLS.match(callee)) and bool(parent.named_children) and \
+            parent.named_children[-1] == ident
+    return False
+
+
+_WIDE: list[tuple[TsProject, dict[tuple[int, int], bool]]] = []
+"""Per (function, parameter): whether a model-chosen value reaches it; for the last project only."""
+
+
+def _model_path(project: TsProject, mod: TsModule, fn: Node | None, expr: Node, depth: int = 2) -> bool:
+    """Whether `expr` carries a model-chosen value: directly (`model_sourced`), or through a parameter of a function
+    registered as a tool, or handed a model-chosen argument by a caller (`depth` hops)."""
+    if model_sourced(mod, expr):
+        return True
+    if fn is None or depth <= 0:
+        return False
+    params = fn.child_by_field_name("parameters")
+    positions = [q for q in params.named_children if q.type != "comment"] if params is not None else []
+    used = _derived_names(mod, fn, expr)
+    for index, param in enumerate(positions):
+        names = {mod.node_text(n) for n in mod.pattern_names(param)}
+        if not names & used:
+            continue
+        if not _WIDE or _WIDE[0][0] is not project:
+            _WIDE[:] = [(project, {})]
+        memo = _WIDE[0][1]
+        key = (fn.id, index)
+        if key not in memo:
+            memo[key] = False  # recursion guard
+            found = index == 0 and (_tool_method(mod, fn) or _registered_as_tool(project, mod, fn))
+            if not found:
+                for other, call in project.callers_of(mod, fn):
+                    args = other.arguments(call)
+                    if index < len(args) and _model_path(project, other, other.enclosing_function(call), args[index],
+                                                         depth - 1):
+                        found = True
+                        break
+            memo[key] = found
+        if memo[key]:
+            return True
+    return False
+
+
+def _model_checks(project: TsProject, mod: TsModule, fn: Node) -> list[_Check]:
+    """Containment tests in `fn` whose tested value is model-supplied (computed once per function)."""
+    return project.memo(f"c05.model_checks.{fn.id}", mod, lambda: [
+        c for c in _checks(project, mod, fn) if _model_path(project, mod, mod.enclosing_function(c.node), c.checked)])
+
+
+def _helper_validates(project: TsProject, mod: TsModule, fn: Node, expr: Node) -> bool:
+    """Whether the value passed through a call that may validate it (a `safe…`/`resolveInWorkspace` helper or a
+    project function), following the locals it is built from."""
+    scope = mod.bindings(fn)
+    pending = [expr]
+    seen: set[str] = set()
+    while pending:
+        cur = pending.pop()
+        stack = [cur]
+        while stack:
+            node = stack.pop()
+            if node.type == "call_expression":
+                last = mod.call_name(node).rsplit(".", 1)[-1]
+                if _VALIDATING.search(last) or project.resolve_call(mod, node):
+                    return True
+            elif node.type == "identifier" and mod.node_text(node) not in seen:
+                seen.add(mod.node_text(node))
+                pending.extend(scope.get(mod.node_text(node), []))
+            if node.type not in FUNCTION_TYPES:
+                stack.extend(node.named_children)
+    return False
+
+
+def _owner(mod: TsModule, node: Node) -> Node | None:
+    """The tool handler around `node` (checks anywhere in it protect the calls of its callbacks), else the nearest
+    function."""
+    return in_tool_function(mod, node) or mod.enclosing_function(node)
+
+
+@rule(CheckId.C5, lang="typescript", name="tool-path-unconfined")
+def tool_path_unconfined(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a model-supplied path (a tool handler's argument or a decoded tool call's arguments) that reaches an
+    `fs` call with no containment check in the function. `../../.ssh/id_rsa` or an absolute path is then read,
+    written or deleted wherever it points."""
+    for call, paths in _sinks(project, mod):
+        fn = mod.enclosing_function(call)
+        if fn is None:
+            continue
+        scope = _owner(mod, call) or fn
+        for path in paths:
+            if not _model_path(project, mod, fn, path) or _helper_validates(project, mod, fn, path):
+                continue
+            if _TEMP_NAME.search(mod.derivation_text(fn, path, 2)):
+                continue
+            if _model_checks(project, mod, scope):
+                break
+            yield Hit(
+                node=call,
+                claim=f"the model-supplied path `{mod.node_text(path)[:80]}` reaches `{mod.call_name(call)}` with no "
+                      "containment check",
+                consequence="a tool call with `../` segments, an absolute path or a symlink reads, writes or deletes "
+                            "files outside the workspace",
+                direction="resolve first (`const real = await fs.realpath(path.resolve(root, p))`), require "
+                          "`path.relative(rootReal, real)` not to start with `..` nor be absolute, then open `real`",
+            )
+            break
+
+
+@rule(CheckId.C5, lang="typescript", name="path-checked-without-realpath")
+def path_checked_without_realpath(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a containment check on a model-supplied path that was never resolved through symlinks (`path.resolve`,
+    `path.join` or `normalize`, then `startsWith` / `path.relative` / `includes("..")`). A symlink inside the
+    workspace that points outside passes the check and is then followed by the `fs` call."""
+    seen: set[int] = set()
+    for call, _ in _sinks(project, mod):
+        scope = _owner(mod, call)
+        if scope is None or scope.id in seen:
+            continue
+        seen.add(scope.id)
+        for check in _model_checks(project, mod, scope):
+            fn = mod.enclosing_function(check.node)
+            if _REALPATH.search(mod.derivation_text(fn, check.checked, 4)):
+                continue
+            yield Hit(
+                node=check.node,
+                claim=f"`{mod.node_text(check.checked)[:60]}` is checked with `{check.kind}` without resolving "
+                      "symlinks first",
+                consequence="a symlink inside the workspace that points outside passes the check, and the file call "
+                            "follows it",
+                direction="check `await fs.realpath(p)` against the realpath of the root (with `path.relative`), then "
+                          "open that resolved value",
+            )
+
+
+@rule(CheckId.C5, lang="typescript", name="path-prefix-without-separator")
+def path_prefix_without_separator(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `real.startsWith(root)` on a realpath'd model path when `root` carries no trailing separator. A string
+    prefix is not a path prefix: `/srv/app` admits `/srv/app-secrets/key`."""
+    seen: set[int] = set()
+    for call, _ in _sinks(project, mod):
+        scope = _owner(mod, call)
+        if scope is None or scope.id in seen:
+            continue
+        seen.add(scope.id)
+        for check in _model_checks(project, mod, scope):
+            if check.kind != "startsWith" or check.root is None:
+                continue
+            fn = mod.enclosing_function(check.node)
+            if not _REALPATH.search(mod.derivation_text(fn, check.checked, 4)):
+                continue  # reported by path-checked-without-realpath
+            root_text = mod.derivation_text(fn, check.root, 3)
+            literal = mod.string_value(check.root)
+            if (literal is not None and literal.endswith("/")) or _SEPARATOR.search(root_text):
+                continue
+            root = mod.node_text(check.root)[:60]
+            yield Hit(
+                node=check.node,
+                claim=f"the containment test compares string prefixes: `{root}` has no trailing separator",
+                consequence=f"a sibling directory whose name starts with `{root}`'s last component (`/srv/app-secrets` "
+                            "for `/srv/app`) passes the check",
+                direction="compare path components: `const rel = path.relative(root, real)` and reject "
+                          "`rel.startsWith('..') || path.isAbsolute(rel)` (or test `real.startsWith(root + path.sep)`)",
+            )
+
+
+def _derived_names(mod: TsModule, fn: Node, expr: Node) -> set[str]:
+    """Names `expr` reads, and the names their bound values read, transitively (within `fn`)."""
+    scope = mod.bindings(fn)
+    names: set[str] = set()
+    pending = [expr]
+    while pending:
+        cur = pending.pop()
+        for ident in mod.identifiers(cur):
+            name = mod.node_text(ident)
+            if name not in names:
+                names.add(name)
+                pending.extend(scope.get(name, []))
+    return names
+
+
+def _uses_checked(mod: TsModule, fn: Node, path: Node, checks: list[_Check]) -> bool:
+    """Whether the opened value is (derived from) a checked value, or the checked value is the opened one resolved."""
+    names = _derived_names(mod, fn, path)
+    derivation = mod.derivation_text(fn, path, 4)
+    path_text = mod.node_text(path)
+    for check in checks:
+        checked = check.checked
+        if checked.type == "identifier" and mod.node_text(checked) in names:
+            return True
+        checked_text = mod.node_text(checked)
+        if checked_text and (checked_text in derivation or path_text in checked_text):
+            return True
+        check_fn = mod.enclosing_function(check.node)
+        if check_fn is not None and mod.node_text(path) in mod.derivation_text(check_fn, checked, 4):
+            return True
+    return False
+
+
+@rule(CheckId.C5, lang="typescript", name="checked-path-differs-from-opened")
+def checked_path_differs_from_opened(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a function that checks one (resolved) value for containment and then opens a different, unchecked
+    model-supplied value. The check protects nothing: the raw path is what the `fs` call follows."""
+    reported: set[int] = set()
+    for call, paths in _sinks(project, mod):
+        fn = mod.enclosing_function(call)
+        scope = _owner(mod, call)
+        if fn is None or scope is None or scope.id in reported:
+            continue
+        checks = [c for c in _model_checks(project, mod, scope) if c.node.start_byte < call.start_byte]
+        if not checks:
+            continue
+        for path in paths:
+            if not _model_path(project, mod, fn, path) or _uses_checked(mod, fn, path, checks):
+                continue
+            if _TEMP_NAME.search(mod.derivation_text(fn, path, 2)):
+                continue
+            reported.add(scope.id)
+            if _helper_validates(project, mod, fn, path):
+                break
+            yield Hit(
+                node=call,
+                claim=f"`{mod.node_text(checks[0].checked)[:60]}` is checked but `{mod.node_text(path)[:60]}` is what "
+                      f"`{mod.call_name(call)}` opens",
+                consequence="the containment check validates one value while the file call follows another, so `../` "
+                            "or a symlink still escapes",
+                direction="open exactly the resolved value that passed the containment check",
+            )
+            break
