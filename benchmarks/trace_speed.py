@@ -26,8 +26,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MIN_MBPS = 8.0
-"""Throughput floor for --check-bounds, set well below what was measured (see benchmarks/README.md)."""
+MIN_MBPS = 2.0
+"""Wall-clock throughput floor for --check-bounds: well below the 3.1–4.7 MB/s measured on a loaded 2-core machine
+(see benchmarks/README.md), so only a real regression trips it."""
 MAX_PEAK_MB = 500.0
 """Peak RSS ceiling of the checker process for --check-bounds."""
 

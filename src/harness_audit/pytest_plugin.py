@@ -269,25 +269,21 @@ def assert_prefix_stable(build_request: Any, state: Any = _UNSET, /, *, upto: Li
         dialect: The wire dialect, or `auto` to detect it from the shape.
     """
     __tracebackhide__ = True
-    if state is _UNSET:
-        raise TypeError("assert_prefix_stable takes (build_request, state) or (older_request, newer_request)")
-    builder = callable(build_request)
-    if builder:
-        first, second = build_request(copy.deepcopy(state)), build_request(copy.deepcopy(state))
-        names = ("first build", "second build")
-    else:
-        first, second = build_request, state
-        names = ("older request", "newer request")
     from harness_audit.trace.model import Exchange
 
-    if builder:
-        bodies = (_as_body(first, names[0]), _as_body(second, names[1]))
-        ea, eb = _exchanges([(bodies[0], None), (bodies[1], None)], dialect)
+    if state is _UNSET:
+        raise TypeError("assert_prefix_stable takes (build_request, state) or (older_request, newer_request)")
+    if callable(build_request):
+        names = ("first build", "second build")
+        first = _as_body(build_request(copy.deepcopy(state)), names[0])
+        second = _as_body(build_request(copy.deepcopy(state)), names[1])
+        ea, eb = _exchanges([(first, None), (second, None)], dialect)
         _compare_prefix(ea, eb, names, exact=True, upto="messages")
-        _compare_key_order(bodies[0], bodies[1], names)
+        _compare_key_order(first, second, names)
         return
-    given = [x if isinstance(x, Exchange) else (_as_body(x, name), None) for x, name in zip((first, second), names,
-                                                                                           strict=True)]
+    names = ("older request", "newer request")
+    given = [x if isinstance(x, Exchange) else (_as_body(x, name), None)
+             for x, name in zip((build_request, state), names, strict=True)]
     ea, eb = _exchanges(given, dialect)
     _compare_prefix(ea, eb, names, exact=False, upto=upto)
 
@@ -298,7 +294,7 @@ def assert_within_limits(requests_or_trace: Any, *, max_turns: int | None = 50, 
 
     A turn is one model request of a conversation; a tool call counts as executed when its result comes back
     in the next request; `max_identical_calls` is reached when the same call with the same arguments returns the
-    same result that many times in a row (as `trace_max_identical_calls`: 3 means the third repetition fails).
+    same result that many times in a row (as `trace_max_identical_calls`: 3 means a third identical call fails).
     None turns a ceiling off. The defaults are `harness-audit trace`'s.
 
     Args:

@@ -110,7 +110,7 @@ def recon(parsed: ParsedProject) -> list[LandmarkCandidate]:
 _BACKGROUND_MIN_SOURCE = 500_000
 """Below this much Python source (characters), everything runs inline: forking would cost more than it saves."""
 
-_OFFLOADED: tuple[CheckId, ...] = (CheckId.C2, CheckId.C10, CheckId.C14)
+_OFFLOADED: tuple[CheckId, ...] = (CheckId.C10, CheckId.C14)
 """Checks whose rules run beside recon in the child. Chosen so that recon plus these take about as long as the
 other checks here (measured on a 136k-line harness); any choice gives the same results, only the balance moves."""
 

@@ -41,7 +41,7 @@ _CALL_TARGET = re.compile(
 """Loop variable names that hold one tool call."""
 _SINK = re.compile(
     r"(messages|history|conversation|transcript|msgs|results?|outputs?|responses?|observations?|replies|parts|items|"
-    r"contents?|blocks|toolMessages|tool_messages|events)$", re.I)
+    r"contents?|blocks|toolMessages|tool_messages|events|input|inputs|inputItems|input_items)$", re.I)
 """Receivers that collect tool results."""
 _RECORD_FUNC = re.compile(
     r"^(add|append|record|push|emit|save|store|put|set|send|write|on)\w*(result|message|response|output|observation|"
@@ -120,7 +120,7 @@ class _ToolLoop:
     """A loop over tool calls whose body records results."""
 
     loop: Node
-    """The `for`/`for...of` statement."""
+    """The `for`/`for...of` statement, or the callback of a `forEach` over the calls."""
     what: str
     """The iterated collection, as written."""
     strong: bool
@@ -160,9 +160,23 @@ def _loop_shape(mod: TsModule, loop: Node) -> tuple[str, bool, str | None] | Non
         return dotted, True, target
     if _CALLS_FILTER.search(iter_text):
         return dotted or iter_text[:60], True, target
+    if target is not None and _selects_calls(mod, loop, target):
+        # `for (const block of msg.content) { if (block.type !== "tool_use") continue; ... }`
+        return dotted or iter_text[:60], True, target
     if target is not None and _CALL_TARGET.match(target):
         return dotted or iter_text[:60], False, target
     return None
+
+
+def _selects_calls(mod: TsModule, loop: Node, target: str) -> bool:
+    """Whether the loop body picks the tool calls out of the items by type (`item.type === "function_call"`)."""
+    body = loop.child_by_field_name("body")
+    head = mod.source[body.start_byte:min(body.end_byte, body.start_byte + 600)] if body is not None else b""
+    match = _CALLS_FILTER.search(head.decode("utf-8", errors="replace"))
+    if match is None:
+        return False
+    before = head[:match.start()].decode("utf-8", errors="replace")
+    return bool(re.search(rf"\b{re.escape(target)}\??\.type\s*[!=]==?\s*$", before))
 
 
 def _is_log_call(mod: TsModule, call: Node) -> bool:

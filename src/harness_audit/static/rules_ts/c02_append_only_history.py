@@ -447,9 +447,28 @@ def _deletes(mod: TsModule) -> Iterator[Node]:
         at = mod.source.find(b"delete ", at + 7)
 
 
+_BUDGET_TEST = re.compile(r"(\.length|token|budget|limit|max|size|count|context|window|overflow|fits|exceed)", re.I)
+
+
+def _under_budget_test(mod: TsModule, node: Node, fn: Node | None) -> bool:
+    """Whether `node` runs under a size test (`while (tokens(h) > budget) h.shift()`): dropping the oldest messages
+    to fit the context is a truncation step, judged under C13."""
+    for anc in mod.ancestors(node):
+        if anc == fn:
+            break
+        if anc.type in ("if_statement", "while_statement", "do_statement", "for_statement"):
+            cond = anc.child_by_field_name("condition")
+            if cond is not None and _BUDGET_TEST.search(mod.node_text(cond)):
+                return True
+    return False
+
+
 def _rewrite_hit(project: TsProject, mod: TsModule, fn: Node | None, node: Node, target: Node,
                  what: str) -> tuple[tuple[int, str], Hit] | None:
     if _compaction(mod, fn):
+        return None
+    if node.type == "call_expression" and mod.call_name(node).rsplit(".", 1)[-1] in ("shift", "splice") and \
+            _under_budget_test(mod, node, fn):
         return None
     place = _place(mod, fn, target)
     judged = _judge(project, mod, fn, place, element=False) if place is not None else None
@@ -464,6 +483,24 @@ def _rewrite_hit(project: TsProject, mod: TsModule, fn: Node | None, node: Node,
         direction="append new messages only; move any deliberate rewrite into the one compaction function",
         confirm_hint=judged.hint,
     )
+
+
+def _element_names(mod: TsModule, project: TsProject) -> set[str]:
+    """Every name the module binds to one message of a history array (an element alias or a loop variable over
+    one), so that writes through other names are skipped before any scope lookup."""
+    def build() -> set[str]:
+        names = {name for _, loop_names, _ in _history_loops(mod, project) for name in loop_names}
+        for decl in mod.nodes("variable_declarator", "assignment_expression"):
+            value = decl.child_by_field_name("value") or decl.child_by_field_name("right")
+            target = decl.child_by_field_name("name") or decl.child_by_field_name("left")
+            if value is None or target is None or target.type != "identifier":
+                continue
+            value = _unwrap(value)
+            if value.type in ("subscript_expression", "call_expression") and _takes_element(mod.node_text(value)[:200]):
+                names.add(mod.node_text(target))
+        return names
+
+    return project.memo("c02.element_names", mod, build)
 
 
 def _element_aliases(mod: TsModule, fn: Node | None) -> dict[str, tuple[Node, str]]:
@@ -543,14 +580,15 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         return
     found: list[tuple[tuple[int, str], Hit]] = []
     aliases: dict[int, dict[str, tuple[Node, str]]] = {}
+    candidates = _element_names(mod, project)
     for node, target, method in _writes(mod, project):
-        fn = mod.enclosing_function(node)
         element = _element_in_chain(mod, target)
         if element is None and method == "Object.assign":
             element = _element_in_chain(mod, target, itself=True)
         base: Node | None = None
         how = ""
         if element is not None and _history_name(mod, element.base):
+            fn = mod.enclosing_function(node)
             base, how = element.base, "an element of {where}"
         else:
             root = _root(target)
@@ -559,6 +597,9 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             if root == _unwrap(target) and method not in ("Object.assign",):
                 continue  # `last.push(x)`: a method of the message itself is only a write for parts, below
             ident = mod.node_text(root)
+            if ident not in candidates:
+                continue
+            fn = mod.enclosing_function(node)
             key = fn.id if fn is not None else 0
             if key not in aliases:
                 # only a function that names a history array can bind an element of one

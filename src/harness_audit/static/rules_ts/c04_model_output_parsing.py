@@ -144,8 +144,6 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
 
 
 # ---------------------------------------------------------------- streamed fragments
-_FRAGMENT = re.compile(r"\.arguments\b|\[['\"`]arguments['\"`]\]|partial_?json|partialJson|argumentsDelta|"
-                       r"arguments_delta|argsTextDelta|inputTextDelta|input_json_delta")
 _STREAM_WORDS = re.compile(r"\b(delta|deltas|chunk|chunks|partial_json|content_block_delta|stream|for\s+await)\b")
 _FINISH_TEXT = re.compile(r"finish_?reason|stop_?reason|finishReason|stopReason|incomplete_details|\.status\b",
                           re.I)
@@ -222,7 +220,8 @@ def _root_name(mod: TsModule, node: Node) -> str | None:
 
 _FRAGMENT_WORDS = (".arguments", "'arguments'", '"arguments"', "partial_json", "partialJson", "argumentsDelta",
                    "arguments_delta", "TextDelta", "json_delta")
-"""Literal spellings of `_FRAGMENT` (a regex over every module's whole text is slow; `in` and `find` are not)."""
+"""How a streamed tool-call argument fragment is spelled (`delta.function.arguments`, `partial_json`); searched with
+`in` and `find`, since a regex over every module's whole text is slow."""
 
 
 def _has_fragments(mod: TsModule) -> bool:

@@ -46,7 +46,9 @@ _PATHISH = re.compile(r"(path|file|dir|folder|target|dest|full|abs|real|resolved
                       r"sandbox|cwd|home|project)", re.I)
 _SEPARATOR = re.compile(r"path\.sep|\bsep\b|['\"`]/['\"`]|\+\s*['\"`][/\\\\]+['\"`]|/['\"`]\s*$|/`|\$\{[^}]+\}/`|"
                         r"endsWith\(\s*(path\.)?sep|['\"`]\\\\\\\\['\"`]")
-_TEMP_NAME = re.compile(r"\b(mkdtemp|mkdtempSync|tmpdir|tmpName|tmpFile|fileSync|dirSync)\b")
+_TEMP_NAME = re.compile(r"\b(mkdtemp|mkdtempSync|tmpdir|tmpName|tmpFile|fileSync|dirSync)\b|\b(tmp|temp(?!l))\w*|\.tmp\b",
+                        re.I)
+"""A path the harness generated for its own temp file, next to a validated one."""
 
 
 def _short(mod: TsModule, call: Node) -> str:
@@ -162,6 +164,11 @@ def _registered_as_tool(project: TsProject, mod: TsModule, fn: Node) -> bool:
     return False
 
 
+_EXECUTOR = re.compile(r"^#?_?(execute|exec|run|call|invoke|dispatch|handle|perform)_?(tool|function)(_?call)?s?$",
+                       re.I)
+"""A function that runs whatever tool the model named (`executeTool(name, args)`): its arguments are the model's."""
+_NOT_ARGS = {"name", "toolName", "tool_name", "id", "callId", "signal", "ctx", "context", "options", "opts", "config",
+             "registry", "tools", "env"}
 _TOOL_METHODS = {"execute", "run", "call", "invoke", "handle", "handler", "_call", "_run", "_execute", "callTool"}
 _TOOL_CLASS = re.compile(r"(Tool|ToolInvocation|Command)\b")
 
@@ -235,14 +242,20 @@ def _model_path(project: TsProject, mod: TsModule, fn: Node | None, expr: Node, 
         key = (fn.id, index)
         if key not in memo:
             memo[key] = False  # recursion guard
-            found = index == 0 and (_tool_method(mod, fn) or _registered_as_tool(project, mod, fn))
+            found = index == 0 and (_tool_method(mod, fn) or _registered_as_tool(project, mod, fn)) or \
+                _EXECUTOR.match(mod.function_name(fn)) is not None and not names & _NOT_ARGS
             if not found:
                 for other, call in project.callers_of(mod, fn):
                     args = other.arguments(call)
-                    if index < len(args) and _model_path(project, other, other.enclosing_function(call), args[index],
-                                                         depth - 1):
-                        found = True
-                        break
+                    caller = other.enclosing_function(call)
+                    if index >= len(args) or not _model_path(project, other, caller, args[index], depth - 1):
+                        continue
+                    scope = _owner(other, call)
+                    if caller is not None and (_helper_validates(project, other, caller, args[index]) or
+                                               scope is not None and _model_checks(project, other, scope)):
+                        continue  # the caller confines the path before handing it over
+                    found = True
+                    break
             memo[key] = found
         if memo[key]:
             return True

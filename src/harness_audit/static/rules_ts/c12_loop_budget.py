@@ -48,7 +48,10 @@ _TIME_CALLS = {"Date.now", "performance.now", "process.hrtime", "process.hrtime.
 _LIMIT_CALL = re.compile(r"(limit|budget|quota|deadline)", re.I)
 _LIMIT_ARG = re.compile(r"max_?(steps|turns|iterations|iters|rounds|calls|tool_?calls|requests)|(step|turn|iteration|"
                         r"round|request)_?limit|budget", re.I)
-_LIMIT_EXC = re.compile(r"(maxturns|maxsteps|maxiterations|limit|budget|exceeded|toomany|exhaust)", re.I)
+_LIMIT_EXC = re.compile(r"(maxturns|maxsteps|maxiterations|limit|budget|exceeded|toomany|exhaust|repeat|noprogress|"
+                        r"loopdetect|stuck)", re.I)
+_REPEAT_TEST = re.compile(r"\b\w*(seen|previous|prev|last|repeat|history|signatures?)\w*\??\.(has|includes)\(", re.I)
+"""No-progress detection: the same call (name and arguments) seen before stops the run."""
 _TOOL_WORDS = re.compile(r"tool_calls|toolCalls|tool_use|toolUse|tool_call|toolCall|function_call|functionCall|"
                          r"stop_reason|stopReason|finish_reason|finishReason|[\"']tool[\"']|tool_result|toolResult")
 _TOOL_ONLY_WORDS = re.compile(r"tool_calls|toolCalls|tool_use|toolUse|tool_call\b|toolCall\b|function_call|"
@@ -56,8 +59,10 @@ _TOOL_ONLY_WORDS = re.compile(r"tool_calls|toolCalls|tool_use|toolUse|tool_call\
                               r"handle)_?(tool|function)s?(_?calls?)?\s*\(", re.I)
 _HISTORY_GROWS = re.compile(r"\b(messages|history|conversation|transcript|msgs)\s*\.\s*(push|unshift|concat)\s*\(|"
                             r"\b(messages|history|conversation|msgs)\s*=\s*\[\s*\.\.\.", re.I)
-_HUMAN_INPUT = re.compile(r"(^|\.)(question|prompt|readline|readLine|getUserInput|askUser|waitForInput|waitForMessage|"
-                          r"nextMessage|readInput|getInput|input|receive|recv|nextLine|waitForUser)$")
+_HUMAN_INPUT = re.compile(r"(^|\.)(question|readline|readLine|getUserInput|askUser|waitForInput|waitForMessage|"
+                          r"nextMessage|readInput|getInput|nextLine|waitForUser|waitForUserInput)$|"
+                          r"^(prompt|input|prompts|(inquirer|enquirer|rl|readline|cli|ui|terminal|term)\.(prompt|input))$|"
+                          r"(^|\.)(ws|socket|queue|inbox|channel|mailbox)\.(receive|recv|next|take|shift|dequeue)$")
 _STATUS_WORDS = re.compile(
     r"(max[_ ]?turn|max[_ ]?step|max[_ ]?iter|exhaust|limit|budget|incomplete|truncat|exceed|status|stopped|"
     r"stop_?reason|error|fail|unfinished|timeout|timed_?out|reached|partial)", re.I)
@@ -156,7 +161,8 @@ def _loop_nodes(mod: TsModule, loop: Node) -> Iterator[Node]:
 
 def _is_ceiling(mod: TsModule, node: Node) -> bool:
     if node.type == "if_statement":
-        return _counter_compare(mod, node.child_by_field_name("condition")) and \
+        cond = node.child_by_field_name("condition")
+        return (_counter_compare(mod, cond) or bool(_REPEAT_TEST.search(code_text(mod, cond)))) and \
             _exits(mod, node.child_by_field_name("consequence"))
     if node.type == "call_expression":
         if _LIMIT_CALL.search(last(cname(mod, node))):
@@ -166,7 +172,7 @@ def _is_ceiling(mod: TsModule, node: Node) -> bool:
         return args is not None and any(a.type in ("identifier", "member_expression") and _LIMIT_ARG.search(
             last(mod.dotted(a))) for a in args.named_children)
     if node.type == "throw_statement":
-        return bool(_LIMIT_EXC.search(code_text(mod, node).replace("_", "")))
+        return bool(_LIMIT_EXC.search(code_text(mod, node).replace("_", "").replace(" ", "")))
     if node.type in ("while_statement", "do_statement"):
         return _counter_compare(mod, node.child_by_field_name("condition"))
     return False
