@@ -618,13 +618,13 @@ class TsProject:
         """Modules that import `mod` by a relative specifier (`import ... from "./x"`, `export ... from "./x"`,
         `require("../x")`, `import("./x")`), indexed once per project."""
         if self._importers is None:
-            index: dict[str, list[TsModule]] = {}
+            index: dict[str, dict[str, TsModule]] = {}
             for other in self.modules.values():
                 for spec in _relative_specs(other):
                     target = self._resolve_spec(other.path, spec)
-                    if target is not None and target is not other and other not in index.get(target.path, []):
-                        index.setdefault(target.path, []).append(other)
-            self._importers = index
+                    if target is not None and target is not other:
+                        index.setdefault(target.path, {})[other.path] = other
+            self._importers = {path: list(found.values()) for path, found in index.items()}
         return self._importers.get(mod.path, [])
 
     def _resolve_spec(self, path: str, spec: str) -> TsModule | None:
@@ -685,12 +685,13 @@ class TsProject:
         out: list[tuple[TsModule, Node]] = []
         for other in (mod, *self.importers(mod)):
             names = {name} | {local for local, src in self.imports_of(other).items() if src.endswith(f"#{name}")}
-            for local in names:
+            for local in sorted(names):
                 for call in self.calls_in(other, local):
                     if other is mod and mod.within(call, fn):
                         continue
                     if any(m is mod and f == fn for m, f in self.resolve_call(other, call)):
                         out.append((other, call))
+        out.sort(key=lambda mc: (mc[0].path, mc[1].start_byte))
         return out
 
     def occurrences(self, mod: TsModule, name: str) -> Iterator[Node]:

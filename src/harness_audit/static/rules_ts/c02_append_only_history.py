@@ -47,6 +47,7 @@ _STATE_ROOT = re.compile(r"^(ctx|context|\w+Context|\w+_context|state|\w+State|\
                          r"thread|chat|store|conversation|convo)$")
 """Parameter names whose properties are long-lived run state (`ctx.state.messages`)."""
 _ARRAY_METHODS = {"splice", "unshift", "shift", "sort", "reverse", "fill", "copyWithin"}
+_ARRAY_METHOD_BYTES = tuple(m.encode("utf-8") for m in sorted(_ARRAY_METHODS))
 _ELEMENT_METHODS = {"push", "splice", "unshift", "pop", "shift", "set", "delete", "sort", "reverse", "fill"}
 _MODEL_CALL = re.compile(r"(chat\.completions\.(create|stream|parse)|messages\.(create|stream)|responses\.(create|"
                          r"stream)|\b(generateText|streamText|generateObject|streamObject)|\.(chat|complete|"
@@ -387,13 +388,11 @@ def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     if not _mentions_history(mod):
         return
     found: list[tuple[tuple[int, str], Hit]] = []
-    for call in mod.calls():
+    for call in _method_calls(mod, _ARRAY_METHOD_BYTES):
         callee = call.child_by_field_name("function")
-        if callee is None or callee.type != "member_expression":
+        if callee is None:
             continue
         method = mod.node_text(callee.child_by_field_name("property"))
-        if method not in _ARRAY_METHODS:
-            continue
         target = callee.child_by_field_name("object")
         if target is None or _history_name(mod, target) is None or _clears(mod, call, target, method):
             continue
@@ -490,13 +489,17 @@ def _element_names(mod: TsModule, project: TsProject) -> set[str]:
     one), so that writes through other names are skipped before any scope lookup."""
     def build() -> set[str]:
         names = {name for _, loop_names, _ in _history_loops(mod, project) for name in loop_names}
-        for decl in mod.nodes("variable_declarator", "assignment_expression"):
-            value = decl.child_by_field_name("value") or decl.child_by_field_name("right")
-            target = decl.child_by_field_name("name") or decl.child_by_field_name("left")
-            if value is None or target is None or target.type != "identifier":
+        for at in _element_byte_offsets(mod.source):
+            node = mod.tree.root_node.descendant_for_byte_range(at, at + 1)
+            for _ in range(6):  # up from `messages` in `const last = this.messages[i]` to its declarator
+                if node is None or node.type in ("variable_declarator", "assignment_expression") or \
+                        node.type.endswith("_statement"):
+                    break
+                node = node.parent
+            if node is None or node.type not in ("variable_declarator", "assignment_expression"):
                 continue
-            value = _unwrap(value)
-            if value.type in ("subscript_expression", "call_expression") and _takes_element(mod.node_text(value)[:200]):
+            target = node.child_by_field_name("name") or node.child_by_field_name("left")
+            if target is not None and target.type == "identifier":
                 names.add(mod.node_text(target))
         return names
 
@@ -527,6 +530,21 @@ def _element_aliases(mod: TsModule, fn: Node | None) -> dict[str, tuple[Node, st
 _ITERATORS = (b"forEach", b"map", b"filter", b"flatMap")
 
 
+def _method_calls(mod: TsModule, methods: tuple[bytes, ...]) -> Iterator[Node]:
+    """Calls `x.m(...)` for the given method names, found from `.m(` in the source (cheaper than every call)."""
+    for method in methods:
+        needle = b"." + method + b"("
+        at = mod.source.find(needle)
+        while at >= 0:
+            prop = mod.tree.root_node.descendant_for_byte_range(at + 1, at + 1 + len(method))
+            member = prop.parent if prop is not None else None
+            call = member.parent if member is not None else None
+            if call is not None and call.type == "call_expression" and member is not None and \
+                    member.type == "member_expression" and call.child_by_field_name("function") == member:
+                yield call
+            at = mod.source.find(needle, at + len(needle))
+
+
 def _history_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, set[str], Node]]:
     """(scope, loop variables, history array) for every `for...of` over a history array and every
     `forEach`/`map`/`filter`/`flatMap` callback over one, computed once per module."""
@@ -544,12 +562,8 @@ def _history_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, set[st
             if _history_name(mod, base):
                 names = {mod.node_text(n) for n in (mod.pattern_names(left) if left.type != "identifier" else [left])}
                 out.append((loop, names, base))
-        for call in mod.calls():
+        for call in _method_calls(mod, _ITERATORS):
             callee = call.child_by_field_name("function")
-            prop = callee.child_by_field_name("property") if callee is not None and \
-                callee.type == "member_expression" else None
-            if prop is None or mod.source[prop.start_byte:prop.end_byte] not in _ITERATORS:
-                continue
             base = callee.child_by_field_name("object") if callee is not None else None
             args = mod.arguments(call)
             if base is not None and args and args[0].type in FUNCTION_TYPES and _history_name(mod, base):
@@ -697,18 +711,34 @@ def _writes_in(mod: TsModule, project: TsProject, fn: Node) -> Iterator[tuple[No
 
 _WORDS = ("essages", "istory", "onversation", "ranscript", "msgs", "ialog", "urns")
 _ELEMENT_TAIL = re.compile(r"\w*\s*(!?\??\.(at|find|findLast)\(|\[)")
+_ELEMENT_TAIL_BYTES = re.compile(_ELEMENT_TAIL.pattern.encode("utf-8"))
 
 
-def _takes_element(text: str) -> bool:
-    """Whether a scope takes one element out of a history array (`messages[i]`, `history.at(-1)`): each history
-    word found with `find`, then the text after it matched (a regex over a whole module is slow)."""
+def _element_offsets(text: str) -> Iterator[int]:
+    """Offsets of history words followed by an element access (`messages[i]`, `history.at(-1)`): each word found
+    with `find`, then the text after it matched (a regex over a whole module is slow)."""
     for word in _WORDS:
         at = text.find(word)
         while at >= 0:
             if _ELEMENT_TAIL.match(text, at + len(word)):
-                return True
+                yield at
             at = text.find(word, at + len(word))
-    return False
+
+
+def _takes_element(text: str) -> bool:
+    """Whether a scope takes one element out of a history array."""
+    return next(_element_offsets(text), None) is not None
+
+
+def _element_byte_offsets(source: bytes) -> Iterator[int]:
+    """`_element_offsets` over the UTF-8 source, whose offsets are the tree's."""
+    for word in _WORDS:
+        raw = word.encode("utf-8")
+        at = source.find(raw)
+        while at >= 0:
+            if _ELEMENT_TAIL_BYTES.match(source, at + len(raw)):
+                yield at
+            at = source.find(raw, at + len(raw))
 
 
 def _mentions_history(mod: TsModule) -> bool:

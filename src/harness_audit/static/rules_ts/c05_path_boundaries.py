@@ -38,6 +38,7 @@ _ONE_PATH = {
 """`fs` calls that read, write, list or delete what a path names (`stat`/`access`/`exists` only probe it)."""
 _TWO_PATHS = {"rename", "renameSync", "copyFile", "copyFileSync", "cp", "cpSync", "copy", "copySync", "move",
               "moveSync", "link", "linkSync", "symlink", "symlinkSync"}
+_FS_IMPORTS = ("'fs'", '"fs"', "fs/promises", "node:fs", "fs-extra", "graceful-fs", "Bun.", "Deno.")
 _REALPATH = re.compile(r"\brealpath(Sync)?\b|\.realpath\b")
 _VALIDATING = re.compile(r"(safe|secure|sanitiz|validat|check|ensure|assert|confine|sandbox|within|inside|contain|jail|"
                          r"guard|restrict|allowed|isSub|isChild|inWorkspace|resolveWorkspace|resolveIn|resolveSafe)",
@@ -75,8 +76,8 @@ def _sink_paths(project: TsProject, mod: TsModule, call: Node) -> list[Node]:
 def _sinks(project: TsProject, mod: TsModule) -> list[tuple[Node, list[Node]]]:
     """Every filesystem call of the module with its path arguments (computed once per module)."""
     def build() -> list[tuple[Node, list[Node]]]:
-        if not any(w in mod.text for w in ("fs", "Bun.", "readFile", "writeFile", "Deno")):
-            return []
+        if not any(w in mod.text for w in _FS_IMPORTS):
+            return []  # no `fs` import (nor Bun/Deno): no call of the module can be a file-system call
         return [(call, paths) for call in mod.calls() if (paths := _sink_paths(project, mod, call))]
 
     return project.memo("c05.sinks", mod, build)

@@ -491,8 +491,7 @@ def _project_caps_outputs(project: TsProject) -> bool:
 
     def build() -> bool:
         names = {n for m in project.modules.values() for n in function_defs(m) if _CAP_FN.search(n)}
-        return bool(names) and any(any(re.search(rf"\b{re.escape(n)}\s*\(", m.text) for n in names)
-                                   for m in project.modules.values())
+        return bool(names) and any(calls_named(m, names) for m in project.modules.values())
 
     return memo(project, "c13_caps", build)
 
@@ -502,8 +501,9 @@ def tool_output_appended_unbounded(mod: TsModule, project: TsProject) -> Iterato
     """Flags a tool-result message whose content is the tool's raw output with no size bound anywhere on the way
     (no slice, truncation, spill to storage or length test): one large output fills the context window.
     """
-    if is_test_module(mod) or not re.search(r"tool_result|function_call_output|tool-result|role:\s*[\"'](tool|function)",
-                                            mod.text):
+    text = mod.text
+    if is_test_module(mod) or not any(w in text for w in ("tool_result", "function_call_output", "tool-result",
+                                                           '"tool"', "'tool'", '"function"', "'function'")):
         return
     objects: dict[Key, Node] = {}
     for pair in mod.nodes("pair"):
