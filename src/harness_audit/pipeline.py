@@ -166,14 +166,12 @@ def run_static(
         # the trees live until the rules are done: keep the collector off them, not off the rules' garbage;
         # frozen before the collector is back on, whose first pass would otherwise walk every node
         gc.freeze()
-    # recon (and, on a large tree, a few checks) runs on the second core while the other checks run here
+    # on a large tree, recon and a share of the checks run on the second core while the other checks run here
     background = BackgroundJob(parsed, checks)
     try:
         unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
         here = StaticResult()
-        for check in checks:
-            if check in background.offloaded:
-                continue
+        for check in background.checks_here():
             t = time.perf_counter()
             one = run_rules(parsed, [check])
             here.candidates[check] = one.candidates.get(check, [])
@@ -187,7 +185,7 @@ def run_static(
     timings.update(done.timings)
     static = StaticResult(landmarks=done.landmarks)
     for check in checks:
-        part = done.rules if check in background.offloaded else here
+        part = here if check in here.candidates else done.rules
         static.candidates[check] = part.candidates.get(check, [])
         if check in part.errors:
             static.errors[check] = part.errors[check]
@@ -200,6 +198,8 @@ def run_static(
 def _run_typescript(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], static: StaticResult,
                     timings: dict[CheckId, float]) -> list[FileNote]:
     """The TS/JS half of the static engine, added into `static`; returns the files it could not fully use."""
+    if all(f.language == "python" for f in discovery.files):
+        return []  # imported only when needed: the TS engine (and tree-sitter) would cost every Python-only audit
     from harness_audit.static.ts import TS_LANGUAGES, parse_typescript, run_ts_rules, ts_recon
 
     files = [f for f in discovery.files if f.language in TS_LANGUAGES]

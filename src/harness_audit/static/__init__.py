@@ -110,62 +110,98 @@ def recon(parsed: ParsedProject) -> list[LandmarkCandidate]:
 _BACKGROUND_MIN_SOURCE = 500_000
 """Below this much Python source (characters), everything runs inline: forking would cost more than it saves."""
 
-_OFFLOADED: tuple[CheckId, ...] = (CheckId.C10, CheckId.C14)
-"""Checks whose rules run beside recon in the child. Chosen so that recon plus these take about as long as the
-other checks here (measured on a 136k-line harness); any choice gives the same results, only the balance moves."""
+_COSTLIEST_FIRST: tuple[CheckId, ...] = (
+    CheckId.C14, CheckId.C5, CheckId.C1, CheckId.C10, CheckId.C4, CheckId.C11, CheckId.C13, CheckId.C3, CheckId.C2,
+    CheckId.C15, CheckId.C9, CheckId.C12, CheckId.C8, CheckId.C7, CheckId.C6,
+)
+"""The order in which the two processes take checks from their shared queue (measured on a 136k-line harness):
+the costliest first, so that the last ones, taken by whichever process is free, are short."""
 
 
 @dataclass(frozen=True, slots=True)
 class BackgroundResult:
-    """What the background job produced: recon's landmarks and the offloaded checks' rule output."""
+    """What the background job produced: recon's landmarks and the rule output of the checks the child ran."""
 
     landmarks: list[LandmarkCandidate]
     """Exactly what `recon` returns."""
     rules: StaticResult
-    """Candidates and errors of the offloaded checks (empty when nothing was offloaded)."""
+    """Candidates and errors of the checks the child ran (none when nothing was forked)."""
     timings: dict[CheckId, float]
-    """Seconds each offloaded check took."""
+    """Seconds each of those checks took."""
 
 
 class BackgroundJob:
-    """Recon, and on a large project the rules of a few checks, run beside the other checks' rules.
+    """Recon and, on a large project, a share of the checks, run beside the checks this process runs.
 
-    With a spare core, a forked child runs recon and the `offloaded` checks while this process runs the rest.
-    The child reads the same parsed trees (shared copy-on-write, nothing is re-parsed) and sends back only
-    candidates. Results do not depend on where a check runs: a check's rules run together and in order in one
-    process, and what checks share (call names, indexes, taint, registered tools) is cached as pure functions of
-    the project. A child that fails for any reason is replaced by the same work done here. Without a fork,
-    recon runs at once, before the rules, and nothing is offloaded.
+    With a spare core, a forked child runs recon while this process starts on the checks; both then take
+    checks, one at a time, from a queue they share (a pipe holding one byte per check), until none is left,
+    so the two finish together whatever the project. The child reads the same parsed trees (shared
+    copy-on-write, nothing is re-parsed) and sends back only candidates.
+
+    Results do not depend on which process runs a check: a check's rules run together and in order, and what
+    checks share (call names and indexes, callers, registered tools, taint) is cached as pure functions of the
+    project. A child that fails for any reason is replaced by the same work done here. Without a fork, recon
+    runs at once, before the rules, and `checks_here` gives every check in order.
     """
 
     def __init__(self, parsed: ParsedProject, checks: Iterable[CheckId]) -> None:
         self._parsed = parsed
+        self._checks = tuple(checks)
         self._pid: int | None = None
         self._pipe: int | None = None
+        self._queue: int | None = None
+        self._order: tuple[CheckId, ...] = ()
+        self._claimed: list[CheckId] = []
         self._inline: list[LandmarkCandidate] | None = None
-        self.offloaded: tuple[CheckId, ...] = ()
-        """Checks the child runs: the caller skips them and takes their output from `result()`."""
         self.child_peak_kb: int | None = None
         """Peak resident memory of the child, once collected (None when nothing was forked)."""
         if _worth_forking(parsed):
-            wanted = set(checks)
-            self.offloaded = tuple(c for c in _OFFLOADED if c in wanted)
             load_rules("python")  # compiled once, here, rather than in both processes
+            rank = {check: i for i, check in enumerate(_COSTLIEST_FIRST)}
+            self._order = tuple(sorted(self._checks, key=lambda c: rank.get(c, len(rank))))
+            self._queue = self._fill_queue(len(self._order))
             self._fork()
         else:
             self._inline = recon(parsed)
 
-    def _work(self) -> BackgroundResult:
+    @staticmethod
+    def _fill_queue(count: int) -> int:
+        read_end, write_end = os.pipe()
+        # positions in `_order`, one byte each: a one-byte read from a pipe goes to exactly one reader
+        os.write(write_end, bytes(range(count)))
+        os.close(write_end)  # an empty queue then reads as end of file in both processes
+        return read_end
+
+    def _claim(self) -> CheckId | None:
+        if self._queue is None:
+            return None
+        taken = os.read(self._queue, 1)
+        return self._order[taken[0]] if taken else None
+
+    def checks_here(self) -> Iterator[CheckId]:
+        """The checks to run in this process: all, in order, when nothing was forked; else as claimed."""
+        if self._queue is None:
+            yield from self._checks
+            return
+        while (check := self._claim()) is not None:
+            self._claimed.append(check)
+            yield check
+
+    def _work(self, checks: Iterable[CheckId]) -> BackgroundResult:
         landmarks = recon(self._parsed)
         rules = StaticResult()
         timings: dict[CheckId, float] = {}
-        for check in self.offloaded:
+        for check in checks:
             started = time.perf_counter()
             one = run_rules(self._parsed, [check])
             rules.candidates[check] = one.candidates.get(check, [])
             rules.errors.update(one.errors)
             timings[check] = time.perf_counter() - started
         return BackgroundResult(landmarks, rules, timings)
+
+    def _claimed_by_child(self) -> Iterator[CheckId]:
+        while (check := self._claim()) is not None:
+            yield check
 
     def _fork(self) -> None:
         read_end, write_end = os.pipe()
@@ -174,7 +210,7 @@ class BackgroundJob:
             code = 1
             try:
                 os.close(read_end)
-                data = pickle.dumps(self._work(), protocol=pickle.HIGHEST_PROTOCOL)
+                data = pickle.dumps(self._work(self._claimed_by_child()), protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(write_end, "wb") as out:
                     out.write(data)
                 code = 0
@@ -186,28 +222,33 @@ class BackgroundJob:
         self._pid, self._pipe = pid, read_end
 
     def result(self) -> BackgroundResult:
-        """Recon's landmarks and the offloaded checks' output, waiting for the child if there is one."""
+        """Recon's landmarks and the output of the checks the child ran, waiting for the child if there is one.
+
+        Call it once `checks_here` is exhausted: every check is then either run here or in the result."""
         if self._inline is not None:
             return BackgroundResult(self._inline, StaticResult(), {})
-        if self._pid is None or self._pipe is None:
-            return self._work()
-        pid, pipe = self._pid, self._pipe
-        self._pid = self._pipe = None
-        try:
-            with os.fdopen(pipe, "rb") as src:
-                data = src.read()
-        finally:
-            _, status, usage = os.wait4(pid, 0)
-            self.child_peak_kb = usage.ru_maxrss
-        if os.waitstatus_to_exitcode(status) == 0:
+        done: object = None
+        if self._pid is not None and self._pipe is not None:
+            pid, pipe = self._pid, self._pipe
+            self._pid = self._pipe = None
             try:
-                done = pickle.loads(data)  # noqa: S301  # written by our own child a moment ago
-            except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
-                pass
-            else:
-                if isinstance(done, BackgroundResult):
-                    return done
-        return self._work()
+                with os.fdopen(pipe, "rb") as src:
+                    data = src.read()
+            finally:
+                _, status, usage = os.wait4(pid, 0)
+                self.child_peak_kb = usage.ru_maxrss
+            if os.waitstatus_to_exitcode(status) == 0:
+                with contextlib.suppress(pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
+                    done = pickle.loads(data)  # noqa: S301  # written by our own child a moment ago
+        self._close_queue()
+        if isinstance(done, BackgroundResult):
+            return done
+        return self._work(c for c in self._order if c not in self._claimed)
+
+    def _close_queue(self) -> None:
+        if self._queue is not None:
+            os.close(self._queue)
+            self._queue = None
 
     def cancel(self) -> None:
         """Stop a child that is still running (the rules here failed before its result was asked for)."""
@@ -218,6 +259,7 @@ class BackgroundJob:
                 os.waitpid(self._pid, 0)
             os.close(self._pipe)
             self._pid = self._pipe = None
+        self._close_queue()
 
 
 def _worth_forking(parsed: ParsedProject) -> bool:
