@@ -251,3 +251,21 @@ def test_a_landmark_symbol_is_an_identifier_or_nothing(ws: Workspace, symbol: st
     got = validate_landmark(LandmarkCandidate(kind="tool-execution", file="agent/loop.py", line=6, symbol=symbol),
                             ctx(ws, recon=True))
     assert not isinstance(got, Refusal) and got.symbol == kept
+
+
+_PIECE = st.sampled_from(["a", "b", "a b", "ab", "", "   ", "\t"])
+
+
+@given(lines=st.lists(_PIECE, min_size=1, max_size=25), excerpt=st.lists(st.sampled_from(["a", "b", "a b", "ab"]),
+       min_size=1, max_size=3), data=st.data())
+def test_window_search_finds_exactly_the_near_occurrences_of_a_whole_file_search(
+        lines: list[str], excerpt: list[str], data: st.DataObject) -> None:
+    """The gate searches only around the cited line; it must find what a search of the whole file finds there."""
+    from harness_audit.gate import WINDOW, _near_occurrences, _occurrences, _window_norm  # noqa: PLC2701
+    from harness_audit.workspace import LineWindow
+
+    line = data.draw(st.integers(1, len(lines)))
+    needle = "\n".join(excerpt)
+    whole = _occurrences(_window_norm(LineWindow(first=1, lines=tuple(lines), total=len(lines))), needle)
+    near = [(a, b) for a, b in whole if a - WINDOW <= line and b + WINDOW >= line]
+    assert _near_occurrences(lines, needle, len(excerpt), line) == near

@@ -149,6 +149,32 @@ def _locate_window(c: Candidate | LandmarkCandidate, ws: Workspace, rel: str, li
     return rel, window, line
 
 
+def _near_occurrences(lines: list[str], needle: str, count: int, line: int) -> list[tuple[int, int]]:
+    """The occurrences of `needle` (`count` normalised lines) that reach within ±WINDOW of `line`.
+
+    Exactly those `_occurrences` finds in the whole normalised file, without normalising the whole file: an
+    occurrence near `line` spans `count` consecutive kept lines, at least one of them inside the window, so it
+    lies within the window's kept lines plus `count - 1` kept lines on each side.
+    """
+    low, high = max(line - WINDOW, 1), min(line + WINDOW, len(lines))
+    before: list[int] = []
+    number = low - 1
+    while number >= 1 and len(before) < count - 1:
+        if lines[number - 1].strip():  # a line the normalisation keeps
+            before.append(number)
+        number -= 1
+    after: list[int] = []
+    number = high + 1
+    while number <= len(lines) and len(after) < count - 1:
+        if lines[number - 1].strip():
+            after.append(number)
+        number += 1
+    first = before[-1] if before else low
+    last = after[-1] if after else high
+    window = _window_norm(LineWindow(first=first, lines=tuple(lines[first - 1:last]), total=len(lines)))
+    return [(a, b) for a, b in _occurrences(window, needle) if a - WINDOW <= line and b + WINDOW >= line]
+
+
 def _window_norm(window: LineWindow) -> _Norm:
     kept: list[str] = []
     starts: list[int] = []
@@ -185,10 +211,10 @@ def _match_evidence(
                            "the excerpt is only punctuation, a keyword or a name; quote a line of real content "
                            f"(at least {_MIN_CODE_CHARS} characters)")
         return min(near, key=lambda first: (abs(first - line), first))
-    norm = _normalised_file(ws, rel, lines)
-    hits = _occurrences(norm, "\n".join(excerpt))
-    near = [(first, last) for first, last in hits if first - WINDOW <= line and last + WINDOW >= line]
+    needle = "\n".join(excerpt)
+    near = _near_occurrences(lines, needle, len(excerpt), line)
     if not near:
+        hits = _occurrences(_normalised_file(ws, rel, lines), needle)
         if hits:
             where = ", ".join(str(first) for first, _ in hits[:5])
             msg = (f"the excerpt is not within ±{WINDOW} lines of {rel}:{line}; it occurs at line(s) {where}: "

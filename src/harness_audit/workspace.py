@@ -10,11 +10,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
-
-import pathspec
+from typing import TYPE_CHECKING, Literal
 
 from harness_audit.findings import Language, split_lines
+
+if TYPE_CHECKING:
+    import pathspec
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -200,6 +201,8 @@ class Workspace:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return None
+        import pathspec  # on demand: a tree without .gitignore files never needs it
+
         return pathspec.GitIgnoreSpec.from_lines(lines)
 
     @staticmethod

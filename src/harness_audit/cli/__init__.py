@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
@@ -35,10 +36,7 @@ class _Exit(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code: 0 clean, 1 findings at/above --fail-on, 2 usage, 3 incomplete."""
-    from harness_audit.cli import audit, bench, checks, explain, trace
-
     args = list(sys.argv[1:] if argv is None else argv)
-    modules = {"audit": audit, "checks": checks, "explain": explain, "bench": bench, "trace": trace}
     name = args[0] if args and args[0] in SUBCOMMANDS else "audit"
     if args and args[0] == name:
         args = args[1:]
@@ -53,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from harness_audit.cli import runs
 
             return runs.run(name, runs.make_parser(name).parse_args(args))
-        module = modules[name]
+        # only the chosen subcommand is imported: the others pull in what an audit never needs (rich tables)
+        module = importlib.import_module(f"harness_audit.cli.{name}")
         parser = module.make_parser()
         ns = parser.parse_intermixed_args(args) if name == "audit" else parser.parse_args(args)
         return module.run(ns)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -62,6 +63,11 @@ def _model_functions(project: PyProject) -> _ModelFunctions:
                     direct.names.add(fn.name)
     return direct
 
+
+@functools.lru_cache(maxsize=1 << 16)
+def _named(pattern: re.Pattern[str], name: str) -> bool:
+    """Whether `pattern` occurs in `name`, cached: the same few thousand names recur across a large tree."""
+    return pattern.search(name) is not None
 
 def find_landmarks(project: PyProject) -> Iterator[LandmarkCandidate]:
     """Every landmark recon can see in the project's Python modules."""
@@ -125,7 +131,7 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: _ModelFuncti
                    or isinstance(a, ast.Subscript) and isinstance(a.slice, ast.Constant)
                    and a.slice.value in {"arguments", "input", "args"} for a in call.args):
                 yield _lm(mod, K.STREAM_PARSE, call)
-        if meth in {"trim_messages", "count_tokens", "num_tokens_from_messages"} or _TRUNC_NAME.search(meth):
+        if meth in {"trim_messages", "count_tokens", "num_tokens_from_messages"} or _named(_TRUNC_NAME, meth):
             if isinstance(call.func, ast.Name | ast.Attribute) and not meth.startswith("str"):
                 yield _lm(mod, K.TRUNCATION, call, "medium")
         if meth == "pop" and isinstance(call.func, ast.Attribute) and idioms.is_message_list(mod, call.func.value):
@@ -152,15 +158,15 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: _ModelFuncti
                                                for d in dec_names):
             yield _lm(mod, K.TOOL_REGISTRY, fn, "medium")
             yield _lm(mod, K.TOOL_EXECUTION, fn, "medium")
-        if _TOOL_EXEC_NAME.search(fname):
+        if _named(_TOOL_EXEC_NAME, fname):
             yield _lm(mod, K.TOOL_EXECUTION, fn)
-        if _TRUNC_NAME.search(fname) and ("message" in fname.lower() or "history" in fname.lower()
+        if _named(_TRUNC_NAME, fname) and ("message" in fname.lower() or "history" in fname.lower()
                                           or "context" in fname.lower() or "conversation" in fname.lower()
                                           or _slices_messages(mod, fn)):
             yield _lm(mod, K.TRUNCATION, fn)
-        if _SYSTEM_NAME.search(fname):
+        if _named(_SYSTEM_NAME, fname):
             yield _lm(mod, K.SYSTEM_PROMPT_BUILD, fn, "medium")
-        if _REQUEST_NAME.search(fname):
+        if _named(_REQUEST_NAME, fname):
             yield _lm(mod, K.REQUEST_ASSEMBLY, fn, "medium")
     model_lines: list[int] | None = None
     for loop in mod.loops():
@@ -188,11 +194,11 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: _ModelFuncti
         value = assign.value
         for t in targets:
             tname = idioms.target_name(mod, t)
-            if value is not None and _SYSTEM_NAME.search(idioms.last(tname)):
+            if value is not None and _named(_SYSTEM_NAME, idioms.last(tname)):
                 yield _lm(mod, K.SYSTEM_PROMPT_BUILD, assign, "medium")
-            if value is not None and _REGISTRY_NAME.search(idioms.last(tname)) and _is_registry_value(value):
+            if value is not None and _named(_REGISTRY_NAME, idioms.last(tname)) and _is_registry_value(value):
                 yield _lm(mod, K.TOOL_REGISTRY, assign)
-            if isinstance(t, ast.Subscript) and _REGISTRY_NAME.search(mod.dotted(t.value) or ""):
+            if isinstance(t, ast.Subscript) and _named(_REGISTRY_NAME, mod.dotted(t.value) or ""):
                 yield _lm(mod, K.TOOL_REGISTRY, assign, "medium")
             if value is not None and idioms.is_message_list(mod, t) and any(
                 isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice) and idioms.is_message_list(mod, n.value)
