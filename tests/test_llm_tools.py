@@ -273,13 +273,14 @@ def test_find_references_across_files(make_tree: MakeTree) -> None:
     assert not tools.degraded
 
 
-def test_unindexed_language_degrades_to_text_search_and_says_so(make_tree: MakeTree) -> None:
-    tools = _tools(_tree(make_tree))
+def test_unparsed_files_degrade_to_text_search_and_say_so(make_tree: MakeTree) -> None:
+    tools = _tools(_tree(make_tree, {"agent/broken.py": "def execute(:\n"}))
     assert not tools.degraded
     out = tools.find_symbol("execute").splitlines()
-    assert out[0].startswith("degraded: not in the symbol index (typescript")
+    assert out[0].startswith("degraded: not in the symbol index (python or unparsed files)")
     assert "agent/tools.py:1: function execute: def execute(call):" in out
-    assert out[-1] == "web/run.ts:1: export function execute(call: string) {"
+    assert "web/run.ts:1: function execute: export function execute(call: string) {" in out
+    assert out[-1] == "agent/broken.py:1: def execute(:"
     assert tools.degraded
 
 

@@ -1,4 +1,4 @@
-"""The symbol index: definitions and references from Python parse trees."""
+"""The symbol index: definitions, references and imports from Python parse trees (TS/JS: test_symbols_ts.py)."""
 
 from __future__ import annotations
 
@@ -117,11 +117,23 @@ def test_columns_count_characters_not_bytes(make_tree: MakeTree) -> None:
 def test_unparsable_files_are_listed_and_skipped(make_tree: MakeTree) -> None:
     index = _index(make_tree, {"bad.py": "def broken(:\n", "good.py": "def ok():\n    pass\n",
                                "web/app.ts": "export function ok() {}\n"})
-    assert [u.path for u in index.unparsed] == ["bad.py"]
+    assert [(u.path, u.partial) for u in index.unparsed] == [("bad.py", False)]
     assert "line 1" in index.unparsed[0].reason
-    assert index.files == ("good.py",)
-    assert [s.file for s in index.definitions("ok")] == ["good.py"]
-    assert index.languages == indexed_languages() == frozenset({"python"})
+    assert index.files == ("good.py", "web/app.ts")
+    assert [s.file for s in index.definitions("ok")] == ["good.py", "web/app.ts"]
+    assert index.languages == indexed_languages() == frozenset({"python", "typescript", "javascript"})
+
+
+def test_resolves_python_imports_to_their_definitions(make_tree: MakeTree) -> None:
+    index = _index(make_tree, {"pkg/agent.py": AGENT, "tools.py": TOOLS, "pkg/__init__.py": "from .agent import *\n",
+                               "main.py": "import pkg\nfrom pkg import Agent as A\n"})
+    assert [(s.file, s.qualname) for s in index.resolve("pkg/agent.py", "execute")] == [("tools.py", "run_tool")]
+    assert [(s.file, s.qualname) for s in index.resolve("pkg/agent.py", "Registry")] == [("tools.py", "Registry")]
+    assert [(s.file, s.qualname) for s in index.resolve("main.py", "A.run")] == [("pkg/agent.py", "Agent.run")]
+    assert [(s.file, s.qualname) for s in index.resolve("main.py", "pkg.MAX_TURNS")] == [("pkg/agent.py",
+                                                                                          "MAX_TURNS")]
+    assert [s.qualname for s in index.resolve("pkg/agent.py", "self.run")] == ["Agent.run", "Agent.Inner.run"]
+    assert index.resolve("pkg/agent.py", "json.dumps") == ()  # the standard library is not indexed
 
 
 def test_build_is_deterministic(make_tree: MakeTree) -> None:

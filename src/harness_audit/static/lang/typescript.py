@@ -7,7 +7,8 @@ still indexed as far as it parses and is listed as partially parsed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from bisect import bisect_left
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
@@ -103,6 +104,11 @@ class TsModule:
     _lines: list[str] | None = field(default=None, repr=False)
     _bindings: dict[int, dict[str, list[Node]]] = field(default_factory=dict[int, "dict[str, list[Node]]"],
                                                         repr=False)
+    _merged: dict[tuple[str, ...], list[Node]] = field(default_factory=dict[tuple[str, ...], "list[Node]"],
+                                                       repr=False)
+    _starts: dict[int, tuple[list[Node], list[int] | None]] = field(
+        default_factory=dict[int, "tuple[list[Node], list[int] | None]"], repr=False)
+    _imports: dict[str, str] | None = field(default=None, repr=False)
 
     @classmethod
     def parse(cls, path: str, text: str) -> TsModule:
@@ -154,9 +160,12 @@ class TsModule:
         """Indexed nodes of these types, in source order per type."""
         if len(types) == 1:
             return self._index.get(types[0], [])
-        out = [n for t in types for n in self._index.get(t, [])]
-        out.sort(key=lambda n: n.start_byte)
-        return out
+        merged = self._merged.get(types)
+        if merged is None:
+            merged = [n for t in types for n in self._index.get(t, [])]
+            merged.sort(key=lambda n: n.start_byte)
+            self._merged[types] = merged
+        return list(merged)  # a copy: callers may extend or re-sort what they get
 
     def calls(self) -> list[Node]:
         """Every call expression."""
@@ -297,7 +306,34 @@ class TsModule:
 
     def inside(self, nodes: Iterable[Node], container: Node) -> list[Node]:
         """The nodes of `nodes` that lie inside `container`."""
-        return [n for n in nodes if self.within(n, container)]
+        start, end = container.start_byte, container.end_byte
+        starts = self._sorted_starts(nodes)
+        if starts is None:
+            return [n for n in nodes if start <= n.start_byte and n.end_byte <= end]
+        # one of the module's own index lists, in source order: only the stretch starting inside `container`
+        assert isinstance(nodes, list)
+        out: list[Node] = []
+        for i in range(bisect_left(starts, start), len(starts)):
+            if starts[i] > end:
+                break
+            node = nodes[i]
+            if node.end_byte <= end:
+                out.append(node)
+        return out
+
+    def _sorted_starts(self, nodes: Iterable[Node]) -> list[int] | None:
+        """Start bytes of `nodes` when it is one of this module's index lists (`calls()`, `nodes(t)`) and long
+        enough for a binary search to pay; None otherwise."""
+        if not isinstance(nodes, list) or len(nodes) < 16:
+            return None
+        hit = self._starts.get(id(nodes))
+        if hit is None:
+            if not any(nodes is lst for lst in self._index.values()):
+                return None
+            starts = [n.start_byte for n in nodes]
+            ordered = starts == sorted(starts)
+            hit = self._starts[id(nodes)] = (nodes, starts if ordered else None)
+        return hit[1] if hit[0] is nodes else None
 
     # ------------------------------------------------------------------ scopes and bindings
     def enclosing_loops(self, node: Node) -> list[Node]:
@@ -512,7 +548,13 @@ class TsModule:
 
         `import OpenAI from "openai"` -> {"OpenAI": "openai"}; `import {spawn as sp} from "node:child_process"`
         -> {"sp": "node:child_process#spawn"}; `const cp = require("child_process")` -> {"cp": "child_process"}.
+        Computed once: every call returns the same dict, which callers read and never change.
         """
+        if self._imports is None:
+            self._imports = self._read_imports()
+        return self._imports
+
+    def _read_imports(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for imp in self.nodes("import_statement"):
             src = imp.child_by_field_name("source")
@@ -571,6 +613,8 @@ class TsProject:
     _calls: dict[str, dict[str, list[Node]]] = field(default_factory=dict[str, "dict[str, list[Node]]"], repr=False)
     _importers: dict[str, list[TsModule]] | None = field(default=None, repr=False)
     _memo: dict[tuple[str, str], object] = field(default_factory=dict[tuple[str, str], object], repr=False)
+    _resolved: dict[tuple[str, str], TsModule | None] = field(
+        default_factory=dict[tuple[str, str], "TsModule | None"], repr=False)
 
     def memo(self, key: str, mod: TsModule, build: Callable[[], _T]) -> _T:
         """`build()` once per project, module and `key`: per-module facts that several rules share (a cache that
@@ -711,6 +755,14 @@ class TsProject:
         """The module a relative specifier (`./tools`, `../lib/run.js`) names, if it is in the project."""
         if not spec.startswith("."):
             return None
+        slot = (mod.path, spec)
+        if slot in self._resolved:  # rules resolve the same few imports over and over
+            return self._resolved[slot]
+        found = self._resolve_import(mod, spec)
+        self._resolved[slot] = found
+        return found
+
+    def _resolve_import(self, mod: TsModule, spec: str) -> TsModule | None:
         base = PurePosixPath(mod.path).parent
         stem = PurePosixPath(*(base / spec).parts)
         raw = str(stem)
@@ -729,3 +781,43 @@ class TsProject:
             if candidate in self.modules:
                 return self.modules[candidate]
         return None
+
+
+# ---------------------------------------------------------------- shared with the symbol index
+def grammar(dialect: Dialect) -> TsLanguage:
+    """The tree-sitter language of `dialect`: the one its cached parser holds, so queries never load a grammar again."""
+    language = _parser(dialect).language
+    assert language is not None  # `_parser` always builds its parser with a language
+    return language
+
+
+def parse_source(dialect: Dialect, source: bytes) -> Tree:
+    """`source` parsed by the same cached parser `TsModule.parse` uses (no lookup index is built)."""
+    return _parser(dialect).parse(source)
+
+
+DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+"""Type declaration files, tried after every source candidate (a `.d.ts` may be all a package ships)."""
+
+
+def resolve_relative(path: str, spec: str, known: Container[str]) -> str | None:
+    """The path a relative specifier of the module at `path` names, among `known` paths: the candidates of
+    `TsProject.resolve_import` (`./x`, `./x.js` for `x.ts`, `./x/index.ts`), then declaration files."""
+    if not spec.startswith("."):
+        return None
+    parts: list[str] = []
+    for part in [*path.split("/")[:-1], *spec.split("/")]:
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in (".", ""):
+            parts.append(part)
+    target = "/".join(parts)
+    dot = target.rfind(".")
+    no_ext = target[:dot] if dot > target.rfind("/") and target[dot:] in DIALECT_BY_SUFFIX else target
+    for candidate in (target, *(no_ext + s for s in DIALECT_BY_SUFFIX),
+                      *(f"{target}/index{s}" for s in DIALECT_BY_SUFFIX),
+                      *(no_ext + s for s in DECLARATION_SUFFIXES), *(f"{target}/index{s}" for s in DECLARATION_SUFFIXES)):
+        if candidate in known:
+            return candidate
+    return None

@@ -1,7 +1,9 @@
 """C5 · Path and sandbox boundaries — Python rules.
 
 A path is model-supplied when it is a tool function's parameter, comes out of a tool call's decoded arguments, or
-is passed down from either (see `idioms.model_tainted_names`).
+is passed down from either (see `idioms.model_tainted_names`). The containment-check rules also judge checks on a
+value a web route handler takes from the HTTP request (a handler parameter, `request.json`): the check shows the
+value is untrusted, so a check that `../` or a symlink passes is a real escape.
 
 Shapes detected:
 - `unconfined-model-path`: a model-supplied path reaches `open` / `read_text` / `os.remove` / `shutil.*` with no
@@ -186,9 +188,47 @@ def _helper_validates(mod: PyModule, project: PyProject, fn: FunctionNode, expr:
     return False
 
 
+_ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "route", "api_route", "websocket"}
+_REQUEST_FIELDS = re.compile(r"\brequest\.(json|args|form|values|files|data|get_json|query_params|path_params)\b")
+
+
+def _route_handler(mod: PyModule, fn: FunctionNode) -> bool:
+    """A web route handler (`@app.post("/exports")`, `@router.get("/files/{name}")`, `@bp.route("/x")`): every
+    parameter it is called with comes from the HTTP request."""
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call) or not isinstance(dec.func, ast.Attribute):
+            continue
+        first = dec.args[0] if dec.args else None
+        if dec.func.attr in _ROUTE_METHODS and isinstance(first, ast.Constant) and isinstance(first.value, str) \
+                and first.value.startswith("/"):
+            return True
+    return False
+
+
+def _request_sourced(mod: PyModule, fn: FunctionNode, expr: ast.expr) -> bool:
+    """Whether a checked path comes from the HTTP request of a route handler: a handler parameter (not a
+    `Depends(...)` injection) or Flask's `request.json` / `request.args`. A containment test on it shows the value
+    is treated as untrusted, so a test that `../` or a symlink gets past is a real escape."""
+    if not _route_handler(mod, fn):
+        return False
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr] = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):],
+                                             args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    params = {a.arg for a in [*positional, *args.kwonlyargs]
+              if not (isinstance(defaults.get(a.arg), ast.Call) and
+                      idioms.last(mod.call_name(defaults[a.arg])) in {"Depends", "Security"})} - {"self", "cls"}
+    if _derived_names(mod, fn, expr) & params:
+        return True
+    return bool(_REQUEST_FIELDS.search(idioms.derivation_text(mod, fn, expr)))
+
+
 def _model_checks(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[_Check]:
-    """Containment checks in `fn` whose checked value is model-supplied."""
-    return [c for c in _checks(mod, project, fn) if idioms.model_sourced_wide(project, mod, c.checked)]
+    """Containment checks in `fn` whose checked value is model-supplied (or, in a web route handler, comes from
+    the request)."""
+    return [c for c in _checks(mod, project, fn)
+            if idioms.model_sourced_wide(project, mod, c.checked) or _request_sourced(mod, fn, c.checked)]
 
 
 def _temp_generated(mod: PyModule, fn: FunctionNode, path: ast.expr) -> bool:

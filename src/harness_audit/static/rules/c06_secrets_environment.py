@@ -4,7 +4,8 @@ Shapes detected:
 - `spawn-inherits-environment`: a process spawn that runs a model-chosen command (a tool parameter, a decoded tool
   argument, or a script a tool wrote) with no `env=` (or `env=None`), or with the whole environment
   (`os.environ`, `os.environ.copy()`, `dict(os.environ)`, `{**os.environ, ...}`); `os.system` / `os.popen`
-  always inherit. Suspected when the command is a shell string or a `command` parameter not traced to the model.
+  always inherit. Suspected when the command is a shell string or a `command` parameter not traced to the model,
+  or when a web route handler (`@app.post("/run")`) runs code or a command taken from its request.
 - `spawn-env-from-full-copy`: `env=` is built by a helper that copies the whole `os.environ` on some path.
 - `predictable-temp-script`: a tool path writes a file to a fixed `/tmp/...` name and hands it to a spawned command.
 """
@@ -276,6 +277,50 @@ def _suspect_command(mod: PyModule, project: PyProject, call: ast.Call, name: st
     return ""
 
 
+_CODE_FLAGS = {"-c", "-lc", "-ic", "-e", "--eval", "-p", "--print", "-Command", "/c"}
+_REQUEST_GLOBALS = {"flask.request", "quart.request", "bottle.request"}
+_ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "route", "api_route", "websocket", "api_view"}
+
+
+def _route_of(fn: FunctionNode) -> str:
+    """`POST /analysis/run` when `fn` is a web route handler (`@app.post("/x")`, `@router.route("/x")`), else ""."""
+    for dec in fn.decorator_list:
+        if not isinstance(dec, ast.Call) or not isinstance(dec.func, ast.Attribute) or \
+                dec.func.attr not in _ROUTE_METHODS or not dec.args:
+            continue
+        first = dec.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("/"):
+            verb = dec.func.attr.upper() if dec.func.attr not in ("route", "api_route", "api_view") else "route"
+            return f"{verb} {first.value}"
+    return ""
+
+
+def _route_command(mod: PyModule, call: ast.Call, name: str, parts: list[ast.expr]) -> tuple[str, str] | None:
+    """(route, request value) when a web route handler runs a command or script taken from its request (the
+    request body model, a query or form parameter) as the shell string, the program or an interpreter's code."""
+    fn = mod.enclosing_function(call)
+    route = _route_of(fn) if fn is not None else ""
+    if fn is None or not route:
+        return None
+    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    # Flask / Quart / Bottle read the request from a global: `line = request.get_json()["line"]`
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(n, ast.Name) and (n.id in params or mod.qualname(n) in _REQUEST_GLOBALS)
+                for n in subtree(node.value)):
+            params.update(n.id for t in node.targets for n in subtree(t) if isinstance(n, ast.Name))
+    interpreter = bool(parts) and bool(_INTERPRETERS.match(_program_text(mod, parts[0])))
+    for index, part in enumerate(parts):
+        if _is_literal(mod, fn, part) or not any(isinstance(n, ast.Name) and (
+                n.id in params or mod.qualname(n) in _REQUEST_GLOBALS) for n in subtree(part)):
+            continue
+        before = parts[index - 1] if index else None
+        code_flag = isinstance(before, ast.Constant) and before.value in _CODE_FLAGS
+        if index == 0 or (interpreter and code_flag) or _is_shell(mod, call, name):
+            return route, _src(mod, part)
+    return None
+
+
 @rule(CheckId.C6, lang="python", name="spawn-inherits-environment")
 def spawn_inherits_environment(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a spawn of a model-chosen command that inherits the harness's whole environment: no `env=`,
@@ -302,6 +347,21 @@ def spawn_inherits_environment(mod: PyModule, project: PyProject) -> Iterator[Hi
             continue
         suspicion = _suspect_command(mod, project, call, name, parts)
         fn = mod.enclosing_function(call)
+        routed = _route_command(mod, call, name, parts) if not suspicion else None
+        if routed is not None:
+            route, value = routed
+            yield Hit(
+                node=call, verdict=Verdict.SUSPECTED,
+                claim=f"the web handler `{route}` runs `{value}` from its request with the process's whole "
+                      f"environment: {detail}",
+                consequence="whoever posts to this route (a model tool, a prompt injection it read) can print every "
+                            "secret of the backend with `env` or `os.environ`",
+                direction="pass an explicit allow-list, e.g. `env={\"PATH\": os.environ[\"PATH\"], \"HOME\": "
+                          "sandbox_home}`",
+                confirm_hint=f"verify which clients post to `{route}` and whether `{value}` can carry text written by "
+                             "a model (a tool that forwards model-written code or commands)",
+            )
+            continue
         if suspicion and fn is not None:
             yield Hit(
                 node=call, verdict=Verdict.SUSPECTED,

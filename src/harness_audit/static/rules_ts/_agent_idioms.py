@@ -463,12 +463,25 @@ def callers_of(project: TsProject, mod: TsModule, fn: Node) -> list[tuple[TsModu
         name = mod.function_name(fn)
         found = []
         if name != "<anonymous>":
-            for other in project.modules.values():
+            for other in _modules_calling(project).get(name, ()):
                 for call in calls_named(other, (name,)):
                     if any(t.module is mod and same(t.node, fn) for t in resolve_call(other, project, call)):
                         found.append((other, call))
         cache[k] = found
     return found
+
+
+def _modules_calling(project: TsProject) -> dict[str, list[TsModule]]:
+    """The modules with a call whose name ends in each last name, in project order (once per project)."""
+
+    def build() -> dict[str, list[TsModule]]:
+        out: dict[str, list[TsModule]] = {}
+        for m in project.modules.values():
+            for name in _calls_by_last(m):
+                out.setdefault(name, []).append(m)
+        return out
+
+    return memo(project, "modules_calling", build)
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,10 +223,14 @@ _TEST_PATH = re.compile(r"(^|/)(__tests__|__mocks__|tests?|test-utils|fixtures|m
 def skipped_module(mod: TsModule) -> bool:
     """A test, mock or spec file, or a minified bundle: its spawns, timers and requests are not the harness's own
     code, and a minified line is no evidence a reader can check."""
-    if _TEST_PATH.search(mod.path):
-        return True
-    text = mod.text
-    return len(text) > 20_000 and text.count("\n") * 400 < len(text)
+
+    def build() -> bool:
+        if _TEST_PATH.search(mod.path):
+            return True
+        text = mod.text
+        return len(text) > 20_000 and text.count("\n") * 400 < len(text)
+
+    return cached(mod, "skipped", build)
 
 
 def assigned_objects(mod: TsModule, ident: Node) -> list[Node] | None:
@@ -675,7 +679,8 @@ def _expr_tainted(mod: TsModule, expr: Node, names: set[str] | frozenset[str]) -
     text = mod.node_text(expr)
     if TOOL_ARG_TEXT.search(text):
         return True
-    return any(mod.node_text(i) in names for i in idents(expr))
+    # nothing tainted yet: no identifier can match, so skip walking the value (a bundle's wrapper holds thousands)
+    return bool(names) and any(mod.node_text(i) in names for i in idents(expr))
 
 
 def model_sourced(mod: TsModule, expr: Node) -> bool:
@@ -787,8 +792,8 @@ def resolve_function(mod: TsModule, project: TsProject | None, callee: Node | No
     if not re.fullmatch(r"[\w$#]+", name):
         return None
     cls = _class_of(mod, near) if own else None
-    for fn in mod.functions():
-        if mod.function_name(fn) != name or (fn.type == "method_definition") != own:
+    for fn in _functions_by_name(mod).get(name, ()):
+        if (fn.type == "method_definition") != own:
             continue
         if cls is not None and not mod.within(fn, cls):
             continue
@@ -799,9 +804,21 @@ def resolve_function(mod: TsModule, project: TsProject | None, callee: Node | No
     other = project.resolve_import(mod, spec) if spec and export else None
     if other is None:
         return None
-    fn = next((f for f in other.functions() if f.type != "method_definition" and other.function_name(f) == export
+    fn = next((f for f in _functions_by_name(other).get(export, ()) if f.type != "method_definition"
                and other.enclosing_function(f) is None), None)
     return (other, fn) if fn is not None else None
+
+
+def _functions_by_name(mod: TsModule) -> dict[str, list[Node]]:
+    """Every function of the module by `function_name`, each list in source order (cached)."""
+
+    def build() -> dict[str, list[Node]]:
+        out: dict[str, list[Node]] = {}
+        for fn in mod.functions():
+            out.setdefault(mod.function_name(fn), []).append(fn)
+        return out
+
+    return cached(mod, "functions_by_name", build)
 
 
 # ---------------------------------------------------------------- abort signals
@@ -1018,3 +1035,76 @@ def http_request(mod: TsModule, call: Node) -> str | None:
     if origin in ("axios", "got", "ky", "superagent") and (name == head or last(name) in _HTTP_VERBS):
         return origin
     return None
+
+
+# ---------------------------------------------------------------- tools registered by reference
+def _tool_slot_names(mod: TsModule) -> set[str]:
+    """Names handed by reference as a tool's implementation in this module: `{ name, parameters, run: runShell }`,
+    `{ description, input_schema, handler: readFile }`, a registry object `const toolHandlers = { run_shell:
+    runShell, readFile }`, `server.tool("x", schema, runShell)`, `registerTool("x", runShell)`,
+    `tools.set("x", runShell)` on a registry-named receiver."""
+
+    def build() -> set[str]:
+        out: set[str] = set()
+        for obj in mod.nodes("object"):
+            registry = None
+            for child in obj.named_children:
+                if child.type == "shorthand_property_identifier":
+                    registry = _registry_object(mod, obj) if registry is None else registry
+                    if registry:
+                        out.add(mod.node_text(child))
+                    continue
+                if child.type != "pair":
+                    continue
+                value = unwrap(child.child_by_field_name("value"))
+                if value is None or value.type != "identifier":
+                    continue
+                key = strip_quotes(mod.node_text(child.child_by_field_name("key")))
+                if key in _EXEC_KEYS and (mod.object_keys(obj).keys() & _SCHEMA_KEYS or
+                                          last(_enclosing_object_call(mod, obj)) in _TOOL_FACTORIES):
+                    out.add(mod.node_text(value))
+                    continue
+                registry = _registry_object(mod, obj) if registry is None else registry
+                if registry:
+                    out.add(mod.node_text(value))
+        for call in calls_named(mod, "tool", "registerTool", "addTool", "set"):
+            if call.type != "call_expression":
+                continue
+            name = mod.call_name(call)
+            short = last(name)
+            if short == "set" and not _REGISTRY_NAME.search(name.rsplit(".", 1)[0] if "." in name else ""):
+                continue
+            if short == "tool" and "." not in name:
+                continue  # the `ai` package's `tool({...})` takes an object, handled above
+            args = mod.arguments(call)
+            handler = unwrap(args[-1]) if len(args) >= 2 else None
+            if handler is not None and handler.type == "identifier":
+                out.add(mod.node_text(handler))
+        return out
+
+    return cached(mod, "tool_slot_names", build)
+
+
+def registered_tool_functions(mod: TsModule, project: TsProject | None) -> frozenset[int]:
+    """Ids of the top-level functions of `mod` that are registered BY REFERENCE as a tool's implementation, in `mod`
+    or in a module importing them by name (`import { runShell } from "./shell"` … `run: runShell`). Their first
+    parameter carries the model's tool arguments. (`tool_functions` covers the inline implementations.)"""
+
+    def build() -> frozenset[int]:
+        names = set(_tool_slot_names(mod))
+        if project is not None:
+            for other in importers(project, mod):
+                slots = _tool_slot_names(other)
+                if not slots:
+                    continue
+                for local, target in imports_of(other).items():
+                    spec, _, export = target.partition("#")
+                    if local in slots and export and export != "default" and \
+                            project.resolve_import(other, spec) is mod:
+                        names.add(export)
+        if not names:
+            return frozenset()
+        return frozenset(fn.id for fn in mod.functions() if fn.type != "method_definition" and
+                         mod.enclosing_function(fn) is None and mod.function_name(fn) in names)
+
+    return cached(mod, "registered_tool_functions", build)

@@ -6,11 +6,12 @@ Shapes detected:
 - `catch-swallows-tool-result`: in a loop over tool calls, the result is pushed only inside the `try`, and the
   `catch` (often an empty `catch {}`) neither pushes one nor re-throws.
 - `guard-exit-skips-result`: in a loop over tool calls, a denial / unknown-tool / validation check
-  (`if (!allowed) continue`, `if (!tool) return`) that leaves before the result is pushed.
+  (`if (!allowed) continue`, `if (!tool) return`, `if (!ok) continue` where `ok = await approve(...)`) that leaves
+  before the result is pushed (also when the push happens in a project helper handed the call).
 - `abort-exit-skips-results`: in a loop over tool calls, an abort / budget check (`if (signal.aborted) break`) that
   leaves the loop with the remaining calls unanswered and nothing after the loop answering them.
-- `promise-all-tool-batch`: tool calls run with `Promise.all` when the per-call function can throw; the first
-  rejection discards every other call's result.
+- `promise-all-tool-batch`: tool calls run with `Promise.all` when the per-call function can throw (including a
+  `catch` that re-throws once the run is aborted); the first rejection discards every other call's result.
 - `denied-call-returns-no-result`: a per-call function that records the call's result but returns nothing on a
   denial / unknown-tool / validation check.
 - `filtered-calls-never-answered`: tool calls filtered down to the known / allowed ones
@@ -47,7 +48,8 @@ _RECORD_FUNC = re.compile(
     r"^(add|append|record|push|emit|save|store|put|set|send|write|on)\w*(result|message|response|output|observation|"
     r"reply|error|return)s?$", re.I)
 """Helpers whose name says they record a result (`addToolResult`, `appendMessage`, `onToolResult`)."""
-_LOG_RECEIVER = re.compile(r"(^|\.)(console|_?log|_?logger|logging|debug|span|tracer|telemetry|metrics)$", re.I)
+_LOG_RECEIVER = re.compile(r"(^|\.)(console|_?log|_?logger|logging|debug|span|tracer|telemetry|metrics|stderr|stdout)$",
+                           re.I)
 _RESULT_KEYS = {"tool_call_id", "tool_use_id", "toolCallId", "tool_result", "function_call_output", "tool-result"}
 """Keys and values that mark an object as a tool result."""
 
@@ -160,12 +162,18 @@ def _loop_shape(mod: TsModule, loop: Node) -> tuple[str, bool, str | None] | Non
         return dotted, True, target
     if _CALLS_FILTER.search(iter_text):
         return dotted or iter_text[:60], True, target
-    if target is not None and _selects_calls(mod, loop, target):
+    if target is not None and not _awaits_stream(mod, loop) and _selects_calls(mod, loop, target):
         # `for (const block of msg.content) { if (block.type !== "tool_use") continue; ... }`
         return dotted or iter_text[:60], True, target
     if target is not None and _CALL_TARGET.match(target):
         return dotted or iter_text[:60], False, target
     return None
+
+
+def _awaits_stream(mod: TsModule, loop: Node) -> bool:
+    """`for await (const chunk of stream)`: the items are stream events; one of type "tool-call" is a call arriving,
+    not one being answered."""
+    return mod.source[loop.start_byte:loop.start_byte + 12].replace(b" ", b"").startswith(b"forawait")
 
 
 def _selects_calls(mod: TsModule, loop: Node, target: str) -> bool:
@@ -211,19 +219,20 @@ def _is_record(mod: TsModule, node: Node) -> bool:
     name = mod.call_name(node)
     receiver, _, method = name.rpartition(".")
     if method in ("push", "unshift", "set", "add", "enqueue", "write") and receiver:
+        args = mod.arguments(node)
         if _SINK.search(receiver.rsplit(".", 1)[-1]):
-            args = mod.arguments(node)
             return not (method == "push" and args and _builds_call_object(mod, args[0]))
-        return False
+        # `answers.push({type: "tool-result", toolCallId: call.toolCallId, ...})`: the pushed object says it
+        return method in ("push", "unshift") and bool(args) and _result_object(mod, args[0])
     return bool(_RECORD_FUNC.match(method or name))
 
 
 def _tool_loops(mod: TsModule, project: TsProject) -> list[_ToolLoop]:
     """Loops over tool calls whose body records results, computed once per module."""
-    return project.memo("c01.tool_loops", mod, lambda: _scan_tool_loops(mod))
+    return project.memo("c01.tool_loops", mod, lambda: _scan_tool_loops(mod, project))
 
 
-def _scan_tool_loops(mod: TsModule) -> list[_ToolLoop]:
+def _scan_tool_loops(mod: TsModule, project: TsProject) -> list[_ToolLoop]:
     out: list[_ToolLoop] = []
     for loop in mod.nodes("for_in_statement", "for_statement"):
         shape = _loop_shape(mod, loop)
@@ -232,12 +241,33 @@ def _scan_tool_loops(mod: TsModule) -> list[_ToolLoop]:
         body = loop.child_by_field_name("body")
         if body is None:
             continue
-        records = [n for n in _walk(body) if _is_record(mod, n)]
+        records = [n for n in _walk(body) if _is_record(mod, n) or _delegated_record(mod, project, n, shape[2])]
         if records:
-            out.append(_ToolLoop(loop, shape[0], shape[1], records, shape[2]))
+            strong = shape[1] or _keyed_by_call(mod, records, shape[2])
+            out.append(_ToolLoop(loop, shape[0], strong, records, shape[2]))
     if ".forEach(" in mod.text:
         out.extend(_callback_loops(mod))
     return out
+
+
+def _keyed_by_call(mod: TsModule, records: list[Node], target: str | None) -> bool:
+    """Whether a record answers the loop variable by its id (`{tool_call_id: call.id}`, `toolCallId:
+    call.toolCallId`): then the loop iterates tool calls whatever the collection is called."""
+    if target is None:
+        return False
+    pattern = re.compile(rf"\b({'|'.join(sorted(_RESULT_KEYS - {'tool_result', 'tool-result'}))})\s*:\s*"
+                         rf"{re.escape(target)}\??\.\w*[iI]d\b")
+    return any(pattern.search(mod.node_text(r)[:600]) for r in records)
+
+
+def _delegated_record(mod: TsModule, project: TsProject, node: Node, target: str | None) -> bool:
+    """`await this.executeCall(call, ...)`: a project function handed the loop's call that records its result (the
+    loop's record, one hop away)."""
+    if target is None or node.type != "call_expression" or _is_log_call(mod, node):
+        return False
+    if not any(mod.node_text(a) == target for a in mod.arguments(node)):
+        return False
+    return any(_records_result(m, f) is not None for m, f in _resolve(project, mod, node))
 
 
 def _callback_loops(mod: TsModule) -> Iterator[_ToolLoop]:
@@ -314,11 +344,26 @@ def _passes_call_to_helper(mod: TsModule, block: Node, target: str | None) -> st
     if target is None:
         return None
     for node in _walk(block):
-        if node.type != "call_expression" or _is_log_call(mod, node):
+        if node.type != "call_expression" or _is_log_call(mod, node) or _notifies(mod, node):
             continue
         if any(mod.node_text(i) == target for a in mod.arguments(node) for i in mod.identifiers(a)):
             return mod.call_name(node) or "a helper"
     return None
+
+
+_NOTIFY = {"emit", "note", "notify", "warn", "info", "trace", "track", "dispatchEvent", "publish", "broadcast",
+           "status", "progress", "report", "toast", "alert"}
+"""Methods that announce an event (to listeners, a UI, a trace) rather than record a result in history."""
+_RESULT_WORDS = re.compile(r"(result|output|content|observation|tool_result|function_call_output)", re.I)
+
+
+def _notifies(mod: TsModule, call: Node) -> bool:
+    """`this.events.emit({type: "unknown_tool", toolCallId: call.id})`: an event that carries no result content."""
+    method = mod.call_name(call).rsplit(".", 1)[-1]
+    if method not in _NOTIFY:
+        return False
+    args = mod.node_text(call.child_by_field_name("arguments"))
+    return not _RESULT_WORDS.search(args)
 
 
 def _exit_of(mod: TsModule, block: Node | None) -> Node | None:
@@ -467,6 +512,33 @@ def _skip_reason(mod: TsModule, cond: Node | None) -> str | None:
     return None
 
 
+_FLAG_TEST = re.compile(r"^(!\s*(?P<a>[\w$]+)|(?P<b>[\w$]+)\s*(===?\s*false|!==?\s*true))$")
+
+
+def _flag_reason(mod: TsModule, cond: Node | None) -> str | None:
+    """`if (!ok) continue` where `ok` holds an approval answer (`const ok = await this.approve(...)`,
+    `const allowed = decision.allowed`): the test is the permission check under another name."""
+    if cond is None:
+        return None
+    text = mod.node_text(cond).strip()
+    inner = text[1:-1].strip() if text.startswith("(") and text.endswith(")") else text
+    m = _FLAG_TEST.match(inner)
+    if m is None:
+        return None
+    name = m.group("a") or m.group("b")
+    for value in mod.bindings(mod.enclosing_function(cond)).get(name, []):
+        cur = value
+        while cur.type in ("await_expression", "parenthesized_expression", "non_null_expression") and \
+                cur.named_children:
+            cur = cur.named_children[0]
+        if cur.type not in ("call_expression", "member_expression"):
+            continue
+        callee = mod.call_name(cur) if cur.type == "call_expression" else mod.dotted(cur)
+        if _APPROVED.search(callee.rsplit(".", 1)[-1]) or _DENIED.search(callee.rsplit(".", 1)[-1]):
+            return "approval/permission"
+    return None
+
+
 def _abort_reason(mod: TsModule, cond: Node | None) -> bool:
     return cond is not None and bool(_BUDGET.search(mod.node_text(cond)))
 
@@ -510,7 +582,8 @@ def guard_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     for `break`/`return`, every later call of the batch) is left unanswered before the next model request."""
     for tl in _tool_loops(mod, project):
         for node, exit_stmt in _exit_ifs(mod, project, tl):
-            reason = _skip_reason(mod, node.child_by_field_name("condition"))
+            cond = node.child_by_field_name("condition")
+            reason = _skip_reason(mod, cond) or _flag_reason(mod, cond)
             if reason is None:
                 continue
             if exit_stmt.type != "continue_statement" and tl.loop.type not in FUNCTION_TYPES and \
@@ -541,7 +614,8 @@ def abort_exit_skips_results(mod: TsModule, project: TsProject) -> Iterator[Hit]
     for tl in _tool_loops(mod, project):
         for node, exit_stmt in _exit_ifs(mod, project, tl):
             cond = node.child_by_field_name("condition")
-            if _skip_reason(mod, cond) is not None or not _abort_reason(mod, cond):
+            if _skip_reason(mod, cond) is not None or _flag_reason(mod, cond) is not None or \
+                    not _abort_reason(mod, cond):
                 continue
             if _answers_after_loop(mod, project, tl.loop):
                 continue
@@ -589,11 +663,28 @@ def _catches_all(mod: TsModule, fn: Node) -> bool:
     for stmt in body.named_children:
         if stmt.type == "try_statement":
             handler = stmt.child_by_field_name("handler")
-            if handler is not None and _keeps_error(handler):
-                return True
+            if handler is not None and _keeps_error(handler) and not _throws(handler):
+                return True  # a `catch` that re-throws under a condition (`if (aborted) throw e`) still rejects
         if stmt.type == "return_statement" and stmt.named_children and _expression_caught(mod, stmt.named_children[0]):
             return True
     return False
+
+
+_CANCEL = re.compile(r"(abort|cancel|interrupt|signal|stop)", re.I)
+
+
+def _rethrow_on_cancel(mod: TsModule, fn: Node) -> str | None:
+    """The condition of a `catch` in `fn` that re-throws when the run is stopped (`if (ctx.signal.aborted) throw
+    err`), if there is one."""
+    for tr in mod.inside(mod.nodes("try_statement"), fn):
+        handler = tr.child_by_field_name("handler")
+        for node in _walk(handler) if handler is not None else []:
+            if node.type != "if_statement" or not _throws(node.child_by_field_name("consequence")):
+                continue
+            cond = node.child_by_field_name("condition")
+            if cond is not None and _CANCEL.search(mod.node_text(cond)):
+                return _text(mod, cond, 60).strip("() ")
+    return None
 
 
 def _catches_some(mod: TsModule, fn: Node) -> bool:
@@ -647,6 +738,30 @@ def _runs_tool(mod: TsModule, call: Node) -> bool:
     args = [a for a in mod.arguments(call) if a.type not in FUNCTION_TYPES]
     text = callee + "(" + ", ".join(mod.node_text(a)[:100] for a in args) + ")"
     return bool(_EXECUTES.search(text))
+
+
+_REGISTRY_LOOKUP = re.compile(
+    r"^(this\.)?\w*(tools|registry|handlers|toolMap|toolRegistry|toolsByName|toolHandlers|functions|availableTools|"
+    r"toolImpls?|Tools|Registry|Handlers)\s*(\.get\(|\[)")
+"""A registry lookup by name: `registry[block.name]`, `this.tools.get(call.name)`."""
+
+
+def _runs_registry_entry(mod: TsModule, fn: Node) -> bool:
+    """Whether `fn` calls what it looked up in a tool registry: `const def = registry[block.name]; await
+    def.run(input)` (the lookup and the call are on different lines, so `_EXECUTES` does not see them)."""
+    scope = mod.bindings(fn)
+    for node in _walk(fn):
+        if node.type != "call_expression":
+            continue
+        callee = node.child_by_field_name("function")
+        if callee is not None and callee.type == "member_expression" and mod.node_text(
+                callee.child_by_field_name("property")) in ("run", "execute", "invoke", "call", "handler", "fn"):
+            callee = callee.child_by_field_name("object")
+        if callee is None or callee.type != "identifier":
+            continue
+        if any(_REGISTRY_LOOKUP.match(mod.node_text(v)[:200]) for v in scope.get(mod.node_text(callee), [])):
+            return True
+    return False
 
 
 def _may_throw(project: TsProject, mod: TsModule, fn: Node, depth: int = 1) -> bool:
@@ -721,10 +836,15 @@ def _batch_risk(mod: TsModule, project: TsProject, items: list[Node]) -> _Risk |
                         unresolved = unresolved or f"`{name}`"
                     continue
                 executes = executes or runs or bool(_EXEC_NAME.match(short)) and any(
-                    _EXECUTES.search(m.node_text(f)[:4000]) for m, f in refs)
+                    _EXECUTES.search(m.node_text(f)[:4000]) or _runs_registry_entry(m, f) for m, f in refs)
                 if all(_catches_all(m, f) or not _may_throw(project, m, f) for m, f in refs):
                     continue
                 if all(_catches_some(m, f) for m, f in refs):
+                    cancel = next((c for m, f in refs if (c := _rethrow_on_cancel(m, f))), None)
+                    if cancel is not None:
+                        # stopping a run is routine: that path is reachable
+                        confirmed = confirmed or f"`{name}` (it re-throws when `{cancel}`)"
+                        continue
                     # errors become results under some condition: the batch rejects only otherwise
                     partial = partial or f"`{name}`"
                     continue

@@ -4,7 +4,9 @@ Shapes detected:
 - `history-array-rewritten`: the history array itself rewritten outside a compaction step: `messages.splice(...)`,
   `unshift`, `shift`, `sort`, `reverse`, `fill`, `copyWithin`, `messages[i] = ...` (also `history[i] =
   {...history[i], ...}`), `delete messages[i]` (replacing the newest element, `[messages.length - 1]`, is not
-  flagged: that is how an unsent message is finalised; clearing the whole array is a new conversation).
+  flagged: that is how an unsent message is finalised; clearing the whole array is a new conversation). Editing or
+  regenerating in place counts; a helper rewriting a parameter typed as a message list (`CoreMessage[]`) is
+  suspected when its callers cannot be followed.
 - `history-entry-mutated`: a message already in history written in place: `messages[messages.length - 1].content
   += delta`, `this.history.at(-1)!.content = ...`, `const last = messages[i]; last.content = ...`, `for (const m of
   this.messages) m.content = ...`, `Object.assign(messages[i], ...)`, `messages[i].tool_calls.push(...)`, writes
@@ -40,9 +42,10 @@ _PAYLOAD = re.compile(
 """Prefixes of arrays built for one request or one view, not the history itself."""
 _COMPACTION = re.compile(
     r"(compact|summar|trim|truncat|prune|shrink|compress|window|evict|condens|(^|_)fit($|_|[A-Z])|rewind|rollback|"
-    r"undo|repair|orphan|broken|dangling|heal|reset|clear|restore|load|hydrate|deserial|migrat|import|fork|edit|"
-    r"retry|regenerat|reducer)", re.I)
-"""Names of the isolated steps allowed to rewrite history (judged under C13), and of steps that rebuild it."""
+    r"undo|repair|orphan|broken|dangling|heal|reset|clear|restore|load|hydrate|deserial|migrat|import|fork|"
+    r"retry|reducer)", re.I)
+"""Names of the isolated steps allowed to rewrite history (judged under C13), and of steps that rebuild it (editing
+or regenerating a message the provider already saw is neither: it is judged like any other rewrite)."""
 _STATE_ROOT = re.compile(r"^(ctx|context|\w+Context|\w+_context|state|\w+State|\w+_state|agent|session|memory|run|"
                          r"thread|chat|store|conversation|convo)$")
 """Parameter names whose properties are long-lived run state (`ctx.state.messages`)."""
@@ -258,7 +261,28 @@ def _judge(project: TsProject, mod: TsModule, fn: Node | None, place: _Place, *,
             return _Judged(Verdict.SUSPECTED, f"`{place.name}`, the conversation `{fname}` pushes to",
                            f"verify that `{place.name}` is the conversation kept across turns and not a request copy "
                            "rebuilt each turn")
+        typed = _message_list_type(mod, fn, place.name)
+        if typed is not None:
+            return _Judged(Verdict.SUSPECTED, f"`{place.name}` (a `{typed}` handed in by the caller)",
+                           f"verify that the callers of `{fname}` pass the stored conversation (not a copy made for "
+                           "one request) and keep using it afterwards")
     return None
+
+
+_MESSAGE_LIST_TYPE = re.compile(
+    r"^(readonly\s+)?(Array<\s*)?([\w.]*(Message|MessageParam|Messages|ChatMessage|Turn|Content)\w*)(\s*>|\[\])$")
+"""A parameter typed as a list of provider messages (`CoreMessage[]`, `ChatCompletionMessageParam[]`,
+`Array<Anthropic.MessageParam>`)."""
+
+
+def _message_list_type(mod: TsModule, fn: Node, name: str) -> str | None:
+    """The declared type of `fn`'s parameter `name` when it is a list of messages (not `string[]`, not unknown)."""
+    param = mod.params(fn).get(name)
+    annotation = param.child_by_field_name("type") if param is not None else None
+    if annotation is None:
+        return None
+    text = " ".join(mod.node_text(annotation).lstrip(":").split())
+    return text if _MESSAGE_LIST_TYPE.match(text) else None
 
 
 # ---------------------------------------------------------------- element positions

@@ -4,7 +4,8 @@ Shapes detected:
 - `state-file-overwritten`: run state / session / checkpoint / transcript written straight over its final path
   (`fs.writeFileSync(path, ...)`, `await writeFile(path, ...)`, `fse.writeJson`, `Bun.write`) with no temp file and
   `rename` in the writing function; a generic `saveJson(path, data)` helper doing so is cited where it is called
-  with a state path.
+  with a state path. A transcript / chat file is confirmed when the module reads the same path back with one
+  `JSON.parse`.
 - `jsonl-torn-line-unhandled`: a JSONL session / transcript read back with `JSON.parse(line)` per line (`split("\\n")`,
   `readline`) and no `try`, so the torn last line a crash leaves makes recovery fail.
 - `resume-replays-pending-calls`: a resume / restore function that re-executes the tool calls found without a
@@ -28,7 +29,7 @@ _STRONG = re.compile(r"(state|session|checkpoint|ckpt|snapshot|resume|progress)"
 _RECOVERY = re.compile(r"(checkpoint|ckpt|snapshot|resume)", re.I)
 """Words that say the file exists to be read back on restart."""
 _WEAK = re.compile(r"(transcript|history|conversation|messages|memory|memories|trajectory|rollout|journal|ledger|"
-                   r"thread)", re.I)
+                   r"thread|chat(?!gpt))", re.I)
 """Words that make a written file a record that may (or may not) be read back to recover."""
 _NOT_STATE = re.compile(r"(statement|estate|static|stateless|setState|useState|state_?less|\.lock\b|lockfile|pid_?file|"
                         r"package\.json|tsconfig|\.env\b|memory\.(max|high|low|limit|current|stat|swap)|cgroup)",
@@ -151,10 +152,68 @@ def _judge_write(mod: TsModule, fn: Node | None, path: Node, node: Node) -> _Jud
             return None
         return _Judged(word, Verdict.SUSPECTED, f"verify that the {word} file written to `{path_text[:80]}` is what a "
                                                 "restart reads back, although its name changes per write")
-    if strong and (reads or _RECOVERY.search(word)):
+    if strong and (reads or _RECOVERY.search(word)) or reads and _read_back(mod, path):
         return _Judged(word, Verdict.CONFIRMED, "")
     return _Judged(word, Verdict.SUSPECTED, f"verify that the {word} file written to `{path_text[:80]}` is read "
                                             "back to resume a run")
+
+
+_READ_METHODS = {"readFileSync", "readFile", "readJson", "readJSON", "readJsonSync", "readJSONSync", "readTextFile",
+                 "readTextFileSync"}
+
+
+def _path_key(mod: TsModule, path: Node) -> str | None:
+    """What names the file independently of the call site: the helper that builds it (`this.file`, `chatFile`) or
+    the member that holds it (`this.statePath`); a bare local or parameter says nothing."""
+    if path.type == "call_expression":
+        callee = mod.node_text(path.child_by_field_name("function"))
+        return callee if callee and callee not in ("path.join", "join", "path.resolve", "resolve", "String") else None
+    if path.type == "member_expression":
+        return mod.node_text(path)
+    return None
+
+
+def _read_back(mod: TsModule, path: Node) -> bool:
+    """Whether the module reads the file it writes back as one JSON document (`load()` runs `JSON.parse` on
+    `this.file(id)` that `save()` overwrites): the record is what a restart resumes from, and a torn write makes it
+    unreadable as a whole (a line-by-line reader that skips bad lines only loses the torn part)."""
+    wanted = _path_key(mod, path)
+    if wanted is None or "JSON.parse" not in mod.text:
+        return False
+    for call in mod.calls():
+        if mod.call_name(call).rsplit(".", 1)[-1] not in _READ_METHODS:
+            continue
+        args = mod.arguments(call)
+        if not args or not _parsed_whole(mod, call):
+            continue
+        if _path_key(mod, args[0]) == wanted:
+            return True
+        if args[0].type == "identifier":
+            built = mod.derivation_text(mod.enclosing_function(call), args[0], 2)
+            if re.search(rf"{re.escape(wanted)}\b", built):
+                return True
+    return False
+
+
+def _parsed_whole(mod: TsModule, read: Node) -> bool:
+    """`JSON.parse(await readFile(p, "utf8"))`, or `const raw = readFileSync(p); ... JSON.parse(raw)`."""
+    cur = read
+    for _ in range(4):
+        parent = cur.parent
+        if parent is None:
+            return False
+        if parent.type == "arguments" and parent.parent is not None and mod.call_name(parent.parent) == "JSON.parse":
+            return True
+        if parent.type == "variable_declarator":
+            name = mod.node_text(parent.child_by_field_name("name"))
+            fn = mod.enclosing_function(read)
+            body = mod.node_text(fn) if fn is not None else mod.text
+            return bool(re.search(rf"JSON\.parse\(\s*{re.escape(name)}\s*[,)]", body))
+        if parent.type not in ("await_expression", "parenthesized_expression", "as_expression", "call_expression",
+                               "member_expression", "arguments"):
+            return False
+        cur = parent
+    return False
 
 
 def _hit(node: Node, path_text: str, judged: _Judged, via: str = "") -> Hit:

@@ -8,7 +8,14 @@ Shapes detected:
   tool-call stop value), so a stream cut off by the token limit yields "complete" calls.
 - `aborted-stream-calls-committed`: a `for await` over a stream that accumulates tool-call fragments `break`s on
   abort / error, and the code after the loop commits the accumulated calls without checking how the stream ended.
-- `tool-delta-indexed-array`: streamed fragments placed with `calls[delta.index]` into an array.
+- `tool-arguments-parse-error-ends-run`: `JSON.parse` of a call's arguments inside a loop over the calls, in a `try`
+  whose `catch` returns or breaks out of the loop without a result for the call.
+- `length-stop-commits-partial-calls`: the stream loop detects `finish_reason === "length"` / `stop_reason ===
+  "max_tokens"` but only logs or `break`s, and the accumulated calls are committed anyway.
+- `stream-eof-taken-as-complete`: a hand-written stream reader that knows the terminal marker (`[DONE]`,
+  `message_stop`) ends quietly when the body ends without it.
+- `tool-delta-indexed-array`: streamed fragments placed with `calls[delta.index]` into an array that is walked
+  (an array only ever read and written at an index is a map in all but name).
 - `tool-call-pushed-per-delta`: every streamed fragment `push`ed as a new call object.
 """
 
@@ -54,9 +61,16 @@ _REPLY_NAME = re.compile(r"(text|content|output(_?text)?|outputText|reply|answer
                          re.I)
 
 
+_CALL_ARGS = re.compile(r"^\(?\s*(\w*[cC]all|tc|fc|\w*[tT]oolUse|block)\.(args|argsText|argumentsText|input_?json)\b")
+"""`call.args || "{}"`: the raw argument text a harness keeps on its own pending-call record (a decoded `args` object
+is never handed to `JSON.parse`)."""
+
+
 def _is_model_json(mod: TsModule, fn: Node | None, arg: Node) -> bool:
     if arg.type == "identifier" and fn is not None and mod.node_text(arg) in mod.params(fn) \
             and _MODEL_JSON_PARAMS.match(mod.node_text(arg)):
+        return True
+    if _CALL_ARGS.match(_norm(mod.node_text(arg))):
         return True
     derivation = _norm(mod.derivation_text(fn, arg))
     if _MODEL_JSON.search(derivation):
@@ -140,6 +154,67 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
             consequence="one tool call with malformed or truncated JSON arguments crashes the agent loop",
             direction="wrap the parse in `try/catch` and answer the call with an error tool result so the model "
                       "can retry",
+        )
+
+
+def _parse_calls(mod: TsModule) -> Iterator[Node]:
+    """`JSON.parse(...)` calls whose argument is model JSON."""
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.end_byte - callee.start_byte > 16 or \
+                mod.source[callee.start_byte:callee.end_byte] not in _PARSE_BYTES:
+            continue
+        args = mod.arguments(call)
+        fn = mod.enclosing_function(call)
+        if args and _is_model_json(mod, fn, args[0]):
+            yield call
+
+
+_RECORDS = re.compile(r"\.(push|set|unshift|append|write|emit\w*Result|addToolResult)\s*\(|\byield\b|\w+\[[^\]]+\]\s*=[^=]")
+"""A catch that records something for the call (a result message, a map entry, a yielded value)."""
+
+
+def _ends_batch(handler: Node) -> Node | None:
+    """The statement of a `catch` that leaves the batch: a `return` (of the whole function) or a `break` out of
+    the loop around the `try`, as one of the clause's own statements."""
+    body = handler.child_by_field_name("body")
+    for stmt in body.named_children if body is not None else []:
+        if stmt.type == "return_statement":
+            return stmt
+        if stmt.type == "break_statement" and not stmt.named_child_count:
+            return stmt
+    return None
+
+
+@rule(CheckId.C4, lang="typescript", name="tool-arguments-parse-error-ends-run")
+def tool_arguments_parse_error_ends_run(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `JSON.parse` of a tool call's arguments inside a loop over the calls, in a `try` whose `catch` leaves
+    the loop (`return` / `break`) without recording a result for the call. The parse error is caught, but as the
+    end of the whole turn: the malformed call and every call after it get no answer the model could react to."""
+    if "parse" not in mod.text or "catch" not in mod.text:
+        return
+    for call in _parse_calls(mod):
+        trys = mod.enclosing_trys(call)
+        tr = next((t for t, part in trys if part == "body"), None)
+        if tr is None:
+            continue
+        handler = tr.child_by_field_name("handler")
+        if handler is None or not mod.enclosing_loops(tr) or mod.rethrows(handler):
+            continue
+        if _RECORDS.search(mod.node_text(handler)):
+            continue
+        exit_stmt = _ends_batch(handler)
+        if exit_stmt is None:
+            continue
+        how = "returns from the function" if exit_stmt.type == "return_statement" else "breaks out of the loop"
+        yield Hit(
+            node=call,
+            claim=f"a malformed `{mod.node_text(mod.arguments(call)[0])[:60]}` is caught by a `catch` that "
+                  f"{how} (line {mod.line(exit_stmt)}) instead of answering this call",
+            consequence="one tool call with malformed JSON arguments ends the whole turn: it and the calls after it "
+                        "get no result, and the model never learns what was wrong",
+            direction="catch the parse error per call and record an error tool result (\"invalid JSON arguments: "
+                      "...\") for that call id, then go on with the next call",
         )
 
 
@@ -445,6 +520,8 @@ def _early_end(mod: TsModule, brk: Node, loop: Node) -> tuple[str, set[str]] | N
             return "an error", _assigned_names(mod, anc)
         if anc.type == "if_statement":
             cond = anc.child_by_field_name("condition")
+            if cond is not None and _truncation_test(mod, cond):
+                return None  # a token-limit stop: judged by length-stop-commits-partial-calls
             if cond is not None and _ABORT_TEXT.search(mod.node_text(cond)):
                 return f"`{mod.node_text(cond).strip('()')[:60]}`", _assigned_names(mod, anc)
     return None
@@ -519,6 +596,200 @@ def aborted_stream_calls_committed(mod: TsModule, project: TsProject) -> Iterato
         )
 
 
+# ---------------------------------------------------------------- a token-limit stop noticed, then ignored
+_TRUNCATION_VALUES = ("length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_length")
+_TRUNCATION_LITERAL = re.compile(r"""(["'`])(""" + "|".join(_TRUNCATION_VALUES) + r""")\1""")
+
+
+def _truncation_test(mod: TsModule, cond: Node) -> bool:
+    """`finishReason === "length"`, `event.delta.stop_reason == "max_tokens"`: a test that is true for a stream cut
+    off by the token limit (not its negation)."""
+    text = mod.node_text(cond)
+    return bool(_FINISH_TEXT.search(text) and _TRUNCATION_LITERAL.search(text) and re.search(r"===?|\.includes\(", text)
+                and not re.search(r"!==?|&&|\|\|", text))
+
+
+def _branch_only_notes(mod: TsModule, branch: Node) -> bool:
+    """Whether an `if` branch only reports the stop (log / notify calls, a plain `break`): nothing thrown, returned,
+    assigned or cleared."""
+    stmts = [c for c in branch.named_children if c.type != "comment"] if branch.type == "statement_block" \
+        else [branch]
+    for stmt in stmts:
+        if stmt.type == "break_statement" and not stmt.named_child_count:
+            continue
+        if stmt.type != "expression_statement" or not stmt.named_children:
+            return False
+        expr = stmt.named_children[0]
+        if expr.type == "await_expression" and expr.named_children:
+            expr = expr.named_children[0]
+        if expr.type != "call_expression":
+            return False
+        name = mod.call_name(expr)
+        if re.search(r"\.(clear|splice|reset|abort|cancel|destroy|return|throw)$|^(reject|fail|abort)", name):
+            return False
+    return True
+
+
+def _finish_names(mod: TsModule, fn: Node) -> set[str]:
+    """Locals of `fn` that hold the finish / stop reason (`finishReason`, `let stop = chunk.stop_reason`)."""
+    out: set[str] = set()
+    for name, values in mod.bindings(fn).items():
+        if _FINISH_TEXT.search(name) or any(_FINISH_TEXT.search(mod.node_text(v)) for v in values):
+            out.add(name)
+    return out
+
+
+def _ending_checked_outside(project: TsProject, mod: TsModule, fn: Node) -> bool:
+    """Whether some code outside `fn` compares a finish / stop reason with a truncation or tool-call value (the
+    caller that receives the reason checks it)."""
+    for other in project.modules.values():
+        for literal in _string_literals(other):
+            if other is mod and mod.within(literal, fn):
+                continue
+            if _compares_ending(other, literal):
+                return True
+    return False
+
+
+def _later_guard(mod: TsModule, fn: Node, after: Node, commit: Node) -> bool:
+    """An `if` between `after` and the commit (or around the commit) that tests the finish reason or the ending."""
+    for node in mod.inside(mod.nodes("if_statement"), fn):
+        if node.start_byte <= after.end_byte or node.start_byte > commit.start_byte:
+            continue
+        cond = node.child_by_field_name("condition")
+        text = mod.node_text(cond)
+        if _FINISH_TEXT.search(text) or _ending_guard(text):
+            return True
+    return False
+
+
+@rule(CheckId.C4, lang="typescript", name="length-stop-commits-partial-calls")
+def length_stop_commits_partial_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a stream loop that notices the token-limit stop (`finish_reason === "length"`, `stop_reason ===
+    "max_tokens"`) but only logs it or `break`s, after which the tool calls accumulated so far are committed. The
+    truncation was detected and then dropped: the calls with cut-off arguments run (or enter history) as complete."""
+    if not _has_fragments(mod) or not _TRUNCATION_LITERAL.search(mod.text):
+        return
+    seen: set[int] = set()
+    for site, target in _fragment_sites(mod):
+        fn = mod.enclosing_function(site)
+        if fn is None or fn.id in seen:
+            continue
+        seen.add(fn.id)
+        names = _accumulator_names(mod, fn, target) - {"this"}
+        if not names:
+            continue
+        loop = _stream_loop(mod, site)
+        for branch_if in mod.inside(mod.nodes("if_statement"), fn):
+            if mod.enclosing_function(branch_if) != fn or branch_if.start_byte < loop.start_byte:
+                continue
+            cond = branch_if.child_by_field_name("condition")
+            cons = branch_if.child_by_field_name("consequence")
+            if cond is None or cons is None or not _truncation_test(mod, cond) or not _branch_only_notes(mod, cons):
+                continue
+            if branch_if.child_by_field_name("alternative") is not None:
+                continue
+            after = loop if mod.within(branch_if, loop) else branch_if
+            commit = _uses_after(mod, fn, names, after)
+            if commit is None or _later_guard(mod, fn, after, commit):
+                continue
+            finish = _finish_names(mod, fn)
+            if any(re.search(rf"\b{re.escape(n)}\b", mod.node_text(commit)) for n in finish) and \
+                    _ending_checked_outside(project, mod, fn):
+                continue  # the reason goes back with the calls, and the caller checks it
+            yield Hit(
+                node=branch_if,
+                claim=f"the token-limit stop is detected here (`{mod.node_text(cond).strip('()')[:60]}`) but only "
+                      f"reported; the tool calls accumulated so far are committed at line {mod.line(commit)}",
+                consequence="a reply cut off by the token limit yields tool calls with truncated arguments, which "
+                            "are executed or stored in history as if complete",
+                direction="on a token-limit stop discard the partial calls (or throw a truncation error the loop "
+                          "handles) instead of returning them as a finished turn",
+            )
+            break
+
+
+# ---------------------------------------------------------------- a hand-written SSE reader that ends on EOF
+_TERMINAL_MARKERS = ("[DONE]", "message_stop", "response.completed", "response.done")
+_REQUIRES_TERMINAL = re.compile(
+    r"(finish_?reason|stop_?reason|finishReason|stopReason)\w*\s*[!=]==?\s*(null|undefined|[\"'`](tool_calls|"
+    r"tool_use|tool-calls|stop|end_turn)[\"'`])|[\"'`](tool_calls|tool_use|tool-calls|stop|end_turn)[\"'`]\s*[!=]==?\s*"
+    r"[\w.?]*(finish_?reason|stop_?reason|finishReason|stopReason)|!\s*[\w.?]*(finish_?reason|finishReason|"
+    r"stop_?reason|stopReason)\b", re.I)
+"""A consumer that requires the stream to have ended with a terminal state: a missing finish reason fails it."""
+_EOF_MEMO: list[tuple[TsProject, bool, bool]] = []
+
+
+def _project_stream_facts(project: TsProject) -> tuple[bool, bool]:
+    """(some module accumulates tool-call fragments, some module requires a terminal finish/stop reason)."""
+    if _EOF_MEMO and _EOF_MEMO[0][0] is project:
+        return _EOF_MEMO[0][1], _EOF_MEMO[0][2]
+    fragments = any(_has_fragments(m) for m in project.modules.values())
+    requires = any(_REQUIRES_TERMINAL.search(m.text) for m in project.modules.values()
+                   if any(w in m.text for w in ("inish", "top_reason", "topReason")))
+    _EOF_MEMO[:] = [(project, fragments, requires)]
+    return fragments, requires
+
+
+def _done_test(mod: TsModule, cond: Node) -> bool:
+    """`(done)` / `(chunk.done)` / `(result.done === true)`: the reader reports the end of the body."""
+    text = re.sub(r"\s+", "", mod.node_text(cond)).strip("()")
+    return bool(re.fullmatch(r"([\w$]+\.)?done(===true)?", text))
+
+
+def _marker_flags(mod: TsModule, fn: Node) -> set[str]:
+    """Names assigned where the function meets its terminal marker (`if (data === "[DONE]") { sawDone = true }`)."""
+    flags: set[str] = set()
+    for node in mod.inside(mod.nodes("if_statement"), fn):
+        cond = node.child_by_field_name("condition")
+        if any(m in mod.node_text(cond) for m in _TERMINAL_MARKERS):
+            flags |= _assigned_names(mod, node)
+    return flags
+
+
+@rule(CheckId.C4, lang="typescript", name="stream-eof-taken-as-complete")
+def stream_eof_taken_as_complete(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a hand-written stream reader that knows the model stream's terminal marker (`[DONE]`, `message_stop`)
+    but ends quietly when the body ends without it (`if (done) return;`). A connection cut mid-turn then looks like
+    a finished stream, and the text and tool calls accumulated so far are committed as a complete turn."""
+    if ".read()" not in mod.text or not any(m in mod.text for m in _TERMINAL_MARKERS):
+        return
+    fragments, requires = _project_stream_facts(project)
+    if not fragments:
+        return
+    for node in mod.nodes("if_statement"):
+        cond = node.child_by_field_name("condition")
+        cons = node.child_by_field_name("consequence")
+        if cond is None or cons is None or not _done_test(mod, cond):
+            continue
+        stmts = [c for c in cons.named_children if c.type != "comment"] if cons.type == "statement_block" else [cons]
+        if len(stmts) != 1 or stmts[0].type not in ("return_statement", "break_statement") or \
+                stmts[0].named_child_count:
+            continue  # `return out` / `throw`: a value or an error, not a quiet end
+        fn = mod.enclosing_function(node)
+        if fn is None or ".read()" not in mod.node_text(fn):
+            continue
+        fn_text = mod.node_text(fn)
+        if not any(m in fn_text for m in _TERMINAL_MARKERS):
+            continue
+        flags = _marker_flags(mod, fn)
+        if any(re.search(rf"\b{re.escape(f)}\b", mod.node_text(c.child_by_field_name("condition")))
+               for c in mod.inside(mod.nodes("if_statement"), fn) for f in flags):
+            continue  # whether the marker came is recorded and checked
+        marker = next(m for m in _TERMINAL_MARKERS if m in fn_text)
+        yield Hit(
+            node=node, verdict=Verdict.SUSPECTED if requires else Verdict.CONFIRMED,
+            claim=f"the reader ends quietly when the body ends, exactly as it does on the `{marker}` terminator",
+            consequence="a stream cut off mid-turn (dropped connection, proxy timeout) reads as a finished one: the "
+                        "text and tool calls accumulated so far are committed as a complete turn",
+            direction=f"throw (or return an 'incomplete' marker) when the body ends before `{marker}`, and discard "
+                      "the partial turn",
+            confirm_hint="" if not requires else
+            "verify that the consumer of this stream rejects a turn that ended without a finish / stop reason "
+            "before its tool calls run",
+        )
+
+
 def _array_declared(mod: TsModule, fn: Node | None, container: Node) -> bool:
     """Whether the container is an array: a local bound to `[]`/`new Array()`, or a class field initialised so."""
     text = mod.node_text(container)
@@ -581,7 +852,7 @@ def tool_delta_indexed_array(mod: TsModule, project: TsProject) -> Iterator[Hit]
         key = (fn.id if fn is not None else 0, mod.node_text(container))
         if key in reported or not _STREAM_WORDS.search(mod.node_text(fn) if fn is not None else mod.text):
             continue
-        if not _array_declared(mod, fn, container):
+        if not _array_declared(mod, fn, container) or _only_indexed(mod, fn, container):
             continue
         fn_text = mod.node_text(fn) if fn is not None else ""
         if re.search(rf"while\s*\(\s*{re.escape(key[1])}\.length\s*<", fn_text):
@@ -597,6 +868,36 @@ def tool_delta_indexed_array(mod: TsModule, project: TsProject) -> Iterator[Hit]
             confirm_hint=f"verify the provider behind this stream can send a first `{idx}` above 0, a gap or no "
                          "index at all",
         )
+
+
+def _only_indexed(mod: TsModule, fn: Node | None, container: Node) -> bool:
+    """Whether a local array is only ever read and written at an index (`a[i]`, `a[i] += x`) inside its function:
+    never walked, measured, spread, returned or handed on, so a gap in the indices is never met."""
+    if container.type != "identifier" or fn is None:
+        return False
+    name = mod.node_text(container)
+    for node in _name_nodes(mod, fn, name):
+        parent = node.parent
+        if parent is None:
+            return False
+        if parent.type == "subscript_expression" and parent.child_by_field_name("object") == node:
+            continue
+        if parent.type == "variable_declarator" and parent.child_by_field_name("name") == node:
+            continue
+        return False
+    return True
+
+
+def _name_nodes(mod: TsModule, fn: Node, name: str) -> Iterator[Node]:
+    """Identifiers spelling `name` inside `fn` (found by a byte search of the function's source)."""
+    raw = name.encode("utf-8")
+    at = mod.source.find(raw, fn.start_byte, fn.end_byte)
+    while at >= 0:
+        node = mod.tree.root_node.descendant_for_byte_range(at, at + len(raw))
+        if node is not None and node.type in ("identifier", "shorthand_property_identifier") and \
+                node.start_byte == at and node.end_byte == at + len(raw):
+            yield node
+        at = mod.source.find(raw, at + len(raw), fn.end_byte)
 
 
 def _delta_subscripts(mod: TsModule) -> list[Node]:

@@ -11,6 +11,9 @@ Shapes detected:
   separator: `/srv/app` admits `/srv/app-secrets`.
 - `checked-path-differs-from-opened`: one value is checked for containment and a different, unchecked model path is
   what the `fs` call opens.
+
+The two check rules also judge path helpers: a function with a containment test and no `fs` call of its own that
+returns the value it checked (or is named as a validator), in a module that (or whose importers) call `fs`.
 """
 
 from __future__ import annotations
@@ -327,17 +330,57 @@ def tool_path_unconfined(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             break
 
 
+_HELPER_LINES = 60
+"""A path helper is a small function; a module-sized wrapper (a bundle's factory) is not one."""
+
+
+def _resolver_helper(project: TsProject, mod: TsModule, fn: Node, check: _Check) -> bool:
+    """Whether `fn` is a path helper that the file tools call: it has no `fs` call itself, and it returns the value it
+    checked (`function inWorkspace(rel) { const p = path.resolve(root, rel); if (!p.startsWith(root)) throw ...;
+    return p }`) or is named as a validator (`assertInside(p)`)."""
+    if mod.end_line(fn) - mod.line(fn) > _HELPER_LINES:
+        return False
+    name = mod.function_name(fn)
+    returned = [r for r in mod.inside(mod.nodes("return_statement"), fn)
+                if mod.enclosing_function(r) == fn and not mod.within(check.node, r)]
+    checked = mod.node_text(check.checked) if check.checked.type == "identifier" else ""
+    gives_back = any(checked and re.search(rf"(^|[^\w$.]){re.escape(checked)}($|[^\w$])", mod.node_text(r))
+                     for r in returned)
+    if not gives_back and not (name != "<anonymous>" and _VALIDATING.search(name)):
+        return False
+    return any(_sinks(project, other) for other in (mod, *project.importers(mod)))
+
+
+def _check_scopes(project: TsProject, mod: TsModule) -> list[Node]:
+    """Functions whose containment tests guard file access: the tool handler around each `fs` call, and path helpers
+    (a function with a containment test and no `fs` call of its own whose result or verdict the file tools use)."""
+    def build() -> list[Node]:
+        out: dict[int, Node] = {}
+        for call, _ in _sinks(project, mod):
+            scope = _owner(mod, call)
+            if scope is not None:
+                out.setdefault(scope.id, scope)
+        sink_fns = {f.id for call, _ in _sinks(project, mod) if (f := mod.enclosing_function(call)) is not None}
+        for call in _check_calls(project, mod):
+            fn = mod.enclosing_function(call)
+            if fn is None or fn.id in out or fn.id in sink_fns or \
+                    any(mod.within(fn, o) or mod.within(o, fn) for o in out.values()):
+                continue
+            # the shape first (cheap), then whether the tested value is the model's
+            shaped = [c for c in _checks(project, mod, fn) if _resolver_helper(project, mod, fn, c)]
+            if shaped and any(c.node in [m.node for m in _model_checks(project, mod, fn)] for c in shaped):
+                out[fn.id] = fn
+        return sorted(out.values(), key=lambda n: n.start_byte)
+
+    return project.memo("c05.check_scopes", mod, build)
+
+
 @rule(CheckId.C5, lang="typescript", name="path-checked-without-realpath")
 def path_checked_without_realpath(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a containment check on a model-supplied path that was never resolved through symlinks (`path.resolve`,
     `path.join` or `normalize`, then `startsWith` / `path.relative` / `includes("..")`). A symlink inside the
     workspace that points outside passes the check and is then followed by the `fs` call."""
-    seen: set[int] = set()
-    for call, _ in _sinks(project, mod):
-        scope = _owner(mod, call)
-        if scope is None or scope.id in seen:
-            continue
-        seen.add(scope.id)
+    for scope in _check_scopes(project, mod):
         for check in _model_checks(project, mod, scope):
             fn = mod.enclosing_function(check.node)
             if _REALPATH.search(mod.derivation_text(fn, check.checked, 4)):
@@ -357,12 +400,7 @@ def path_checked_without_realpath(mod: TsModule, project: TsProject) -> Iterator
 def path_prefix_without_separator(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `real.startsWith(root)` on a realpath'd model path when `root` carries no trailing separator. A string
     prefix is not a path prefix: `/srv/app` admits `/srv/app-secrets/key`."""
-    seen: set[int] = set()
-    for call, _ in _sinks(project, mod):
-        scope = _owner(mod, call)
-        if scope is None or scope.id in seen:
-            continue
-        seen.add(scope.id)
+    for scope in _check_scopes(project, mod):
         for check in _model_checks(project, mod, scope):
             if check.kind != "startsWith" or check.root is None:
                 continue

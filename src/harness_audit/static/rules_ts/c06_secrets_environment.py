@@ -6,12 +6,17 @@ Shapes detected:
   `env: { ...process.env, X }`. Suspected when the command is a `command` parameter not traced to a tool call.
 - `execa-env-merged-with-parent`: `execa(..., { env: {...} })` without `extendEnv: false`: execa adds the whole
   `process.env` to the allow-list it was given.
+- `workspace-program-inherits-env` (suspected): a tool runs `git` / `npm` / `make` / `cargo` / `pytest` with the
+  whole environment: programs the files of their working directory configure, so a model that can write there
+  chooses what they execute.
 - `predictable-tmp-script-path`: a tool writes a script to a fixed `/tmp/...` (or `os.tmpdir()` + literal) path
   and hands that path to a spawned command.
 
 A command is model-chosen when it comes from a tool's arguments (`tool({ execute })`, MCP `server.tool`, a
-`*Tool` class's `this.params`), from a decoded `toolCall.function.arguments`, or from a helper whose caller (one
-hop, same or importing module) passes such a value.
+`*Tool` class's `this.params`, a function registered by reference as a tool: `{ parameters, run: runShell }`), from
+a decoded `toolCall.function.arguments`, or from a helper whose caller (one hop, same or importing module) passes
+such a value. A helper called from a tool with a value the model did not write itself (a runbook step, a config
+entry) is suspected. The finding cites the `env:` option when one is passed, else the spawn.
 """
 
 from __future__ import annotations
@@ -143,8 +148,12 @@ def _command_source(mod: TsModule, project: TsProject, sp: ts.Spawn, parts: list
         return None
     fn, flows = found
     fname = mod.function_name(fn)
+    if 0 in flows and fn.id in ts.registered_tool_functions(mod, project):
+        return _Source(Verdict.CONFIRMED, f"`{fname}` is registered as a tool, so its first parameter "
+                                          f"`{_short(mod, ts.param_pattern(ts.params(fn)[0]), 30)}` is the model's tool arguments")
     fixed_by_callers = True
     found_callers = ts.callers(mod, project, fn)
+    from_tool: tuple[TsModule, Node, Node, Node] | None = None
     for cmod, call in found_callers:
         args = ts.call_args(cmod, call)
         for index in flows:
@@ -154,14 +163,43 @@ def _command_source(mod: TsModule, project: TsProject, sp: ts.Spawn, parts: list
                                f"`{_short(cmod, args[index])}` from the model's tool call")
             if index >= len(args) or ts.string_value(cmod, ts.unwrap(args[index])) is None:
                 fixed_by_callers = False
+                tool = _tool_around(cmod, project, call) if index < len(args) else None
+                if from_tool is None and tool is not None:
+                    from_tool = (cmod, call, args[index], tool)
     if found_callers and fixed_by_callers:
         return None  # every caller passes a literal command: nothing the model chose
+    if from_tool is not None:
+        cmod, call, arg, tool = from_tool
+        tname = cmod.function_name(tool)
+        return _Source(Verdict.SUSPECTED,
+                       f"the tool `{tname}` calls `{fname}` with `{_short(cmod, arg)}` "
+                       f"({cmod.path}:{cmod.line(call)}), so the model decides when it runs",
+                       f"verify whether the model or untrusted people can write or choose the content of "
+                       f"`{_short(cmod, arg)}` that the tool `{tname}` passes to `{fname}` "
+                       f"({cmod.path}:{cmod.line(call)})")
     named = [n for i in flows for n in ts.param_names(mod, fn, i) if _COMMAND_PARAM.match(n)]
     if named and _RUNNER_NAME.search(fname) and not _PROBE_NAME.search(fname) and _TOOL_WORDS.search(mod.text):
         return _Source(Verdict.SUSPECTED, f"`{fname}` runs whatever `{named[0]}` it is given",
                        f"verify whether `{named[0]}` of `{fname}` can carry a command chosen by the model "
                        f"(follow the callers of `{fname}` to a tool call)")
     return None
+
+
+def _tool_around(mod: TsModule, project: TsProject, node: Node) -> Node | None:
+    """The tool implementation `node` runs in: an inline tool (`tool({ execute })`, a registry entry, a `*Tool`
+    class) or a function registered by reference (`{ parameters, run: runShell }`)."""
+    inline = ts.in_tool_function(mod, node)
+    if inline is not None:
+        return inline
+    registered = ts.registered_tool_functions(mod, project)
+    return next((f for f in ts.enclosing_functions(mod, node) if f.id in registered), None) if registered else None
+
+
+def _env_node(mod: TsModule, sp: ts.Spawn) -> Node:
+    """What a finding cites: the `env: ...` option when one is passed, else the spawn call."""
+    env = ts.option(mod, ts.spawn_options(mod, sp), "env")
+    pair = env.parent if env is not None else None
+    return pair if pair is not None and pair.type == "pair" else sp.call
 
 
 @rule(CheckId.C6, lang="typescript", name="model-command-inherits-env")
@@ -179,13 +217,66 @@ def model_command_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hi
             continue
         confirmed = source.verdict is Verdict.CONFIRMED
         yield Hit(
-            node=sp.call, verdict=source.verdict,
+            node=_env_node(mod, sp) if state == "full" else sp.call, verdict=source.verdict,
             claim=f"a {'model-chosen' if confirmed else 'possibly model-chosen'} command runs with the harness's "
                   f"whole environment: {detail}; {source.why}",
             consequence="the model (or a prompt injection it read) can print every API key and token of the "
                         "harness with `env` or `printenv`, and they land in the transcript",
             direction=_DIRECTION,
             confirm_hint=source.hint,
+        )
+
+
+_WORKSPACE_PROGRAMS = re.compile(r"^(git|npm|pnpm|yarn|bun|make|gmake|cargo|go|mvn|gradle|gradlew|pytest|tox|"
+                                 r"rake|bundle|composer|just|task|deno)$")
+"""Programs whose behaviour the files of the directory they run in configure (`.git/config` hooks, fsmonitor,
+diff drivers; `package.json` scripts; `Makefile`; `conftest.py`)."""
+
+
+def _workspace_program(mod: TsModule, sp: ts.Spawn, parts: list[Node]) -> str:
+    """The literal program of the spawn when it is one of `_WORKSPACE_PROGRAMS` (`"git"`, `"npm test"`), else ""."""
+    if not parts:
+        return ""
+    value = ts.string_value(mod, ts.unwrap(parts[0]))
+    if value is None:
+        return ""
+    words = value.split()
+    program = words[0].rsplit("/", 1)[-1] if words else ""
+    if len(words) > 1 and not (sp.api in ts.SHELL_APIS or ts.spawn_is_shell(mod, sp)):
+        return ""
+    return program if _WORKSPACE_PROGRAMS.match(program) else ""
+
+
+@rule(CheckId.C6, lang="typescript", name="workspace-program-inherits-env")
+def workspace_program_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a tool implementation that runs `git`, `npm`, `make`, `cargo`, `pytest` (programs configured by the
+    files of the directory they run in) with no `env` option or the whole `process.env`. The model does not pick
+    the program, but when it can write files there (`.git/config` with `core.fsmonitor` or a diff driver,
+    `package.json` scripts, a `Makefile`), it decides what the program executes, with every secret in reach."""
+    if ts.skipped_module(mod):
+        return
+    for sp in ts.spawns(mod):
+        parts = ts.command_parts(mod, sp)
+        program = _workspace_program(mod, sp, parts)
+        if not program:
+            continue
+        tool = _tool_around(mod, project, sp.call)
+        if tool is None:
+            continue
+        state, detail = _env_state(mod, sp)
+        if state not in ("missing", "full") or _command_source(mod, project, sp, parts) is not None:
+            continue  # `model-command-inherits-env` reports a command the model chose outright
+        tname = mod.function_name(tool)
+        yield Hit(
+            node=_env_node(mod, sp) if state == "full" else sp.call, verdict=Verdict.SUSPECTED,
+            claim=f"the tool `{tname}` runs `{program}` with the harness's whole environment: {detail}",
+            consequence=f"if the model can write files where `{program}` runs, it chooses what `{program}` executes "
+                        "(hooks, `core.fsmonitor`, diff drivers, package scripts), and that code sees every API key "
+                        "of the harness",
+            direction=_DIRECTION,
+            confirm_hint=f"verify whether the model (a file-writing or shell tool) can create or edit the "
+                         f"configuration `{program}` reads in the directory the tool `{tname}` runs it in "
+                         f"(`.git/config`, `.gitattributes`, hooks, `package.json`, `Makefile`)",
         )
 
 
@@ -207,7 +298,7 @@ def execa_env_merged_with_parent(mod: TsModule, project: TsProject) -> Iterator[
         if source is None:
             continue
         yield Hit(
-            node=sp.call, verdict=source.verdict,
+            node=_env_node(mod, sp), verdict=source.verdict,
             claim=f"{detail}: execa adds the whole `process.env` to it by default; {source.why}",
             consequence="the allow-list is decorative: every API key of the harness is still visible to the "
                         "model's command",

@@ -1,43 +1,53 @@
 """C7 · Error taxonomy and retryability — TypeScript/JavaScript rules.
 
-Every rule stays silent in a project that shows an error taxonomy anywhere: an `enum` of error codes / kinds, a
-string-literal union type of error kinds (`type ToolErrorCode = "timeout" | "denied"`), a `retryable` /
-`isRetryable` / `shouldRetry` / `transient` classification, or a family of project error classes (a base extending
-`Error` with at least two subclasses).
+Projects that have a taxonomy still flatten errors at particular sites, so the rules judge the site, not the
+project: a taxonomy somewhere (an `enum` of error codes / kinds, a string-literal union of error kinds, a `retryable`
+/ `shouldRetry` classification, a family of project error classes) only silences a site that uses it or whose
+errors a classifying boundary maps.
 
 Shapes detected:
-- `caught-tool-error-becomes-text`: a `catch` around a tool invocation turns the error into a string
-  (`` `Error: ${e}` ``, `String(err)`, `err.message`) that is pushed or returned as the tool result, with no code.
-- `tool-throws-plain-error`: a tool's `execute`/handler throws `new Error(...)` with runtime details.
-- `provider-error-rethrown-plain`: a `catch` around a model call re-throws `new Error(...)` or returns the error
-  as text, dropping the provider's status and type.
-- `http-status-thrown-as-message`: `if (!res.ok) throw new Error(`… ${res.status}`)` after a request: the status
-  that decides retryability is folded into a message.
+- `caught-tool-error-becomes-text`: a `catch` around a tool invocation (`tools[name](args)`, `tool.run(args)`,
+  `def.run(block.input)`) turns the error into a string (`` `Error: ${e}` ``, `String(err)`, `err.message`, a local
+  holding such text) that is pushed or returned as the tool result, with no code, and classifies nothing on the
+  way (no mapper such as `asToolError(err)`, no `instanceof ToolError`, no value of the project's taxonomy). A
+  re-throw that only runs on abort does not count as re-throwing.
+- `tool-throws-plain-error`: a tool's `execute`/handler throws `new Error(...)` with runtime details (not caught by
+  its own `try`). In a project with a taxonomy only when sibling tools of the module report failures through it
+  and no dispatcher of the project classifies what tools throw.
+- `provider-error-rethrown-plain` (projects without a taxonomy): a `catch` around a model call re-throws
+  `new Error(...)` or returns the error as text, dropping the provider's status and type.
+- `http-status-thrown-as-message` (projects without a taxonomy): `if (!res.ok) throw new Error(`… ${res.status}`)`
+  after a request: the status that decides retryability is folded into a message.
+- `error-mapper-drops-status`: a helper thrown as `throw toError(err)` that inspects a structured HTTP / provider
+  error (`instanceof AxiosError`, `err.response.status`, `instanceof APIError`) and returns a bare `new Error(msg)`
+  without `cause`: the status and the server's code are read and dropped.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from harness_audit.findings import CheckId
-from harness_audit.static.lang.typescript import TsModule, TsProject
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts import _ts_idioms as ts
 
 _TAXONOMY_NAME = re.compile(r"(Error|Failure|Fault|Exception)\w*$|(Code|Codes|Kind|Reason)$")
 _RETRY_WORD = re.compile(r"\b(is)?[Rr]etr[yi]able\b|\bisTransient\b|\btransient\s*:|\bshouldRetry\b|\bRETRYABLE\w*|"
                          r"\bretryable\w*\b")
-_ENUM = re.compile(r"\benum\s+([A-Za-z_$][\w$]*)")
-_UNION_ALIAS = re.compile(r"\btype\s+([A-Za-z_$][\w$]*)\s*=\s*\|?\s*['\"]")
-_CLASS_EXTENDS = re.compile(r"\bclass\s+([A-Za-z_$][\w$]*)(?:<[^>{]*>)?\s+extends\s+([A-Za-z_$][\w$.]*)")
+_ENUM = re.compile(r"enum\s+([A-Za-z_$][\w$]*)")
+_UNION_ALIAS = re.compile(r"type\s+([A-Za-z_$][\w$]*)\s*=\s*\|?\s*['\"]")
+_CLASS_EXTENDS = re.compile(r"class\s+([A-Za-z_$][\w$]*)(?:<[^>{]*>)?\s+extends\s+([A-Za-z_$][\w$.]*)")
 _GENERIC_ERRORS = {"Error", "TypeError", "RangeError"}
 _CODE_KEYS = {"code", "errorCode", "error_code", "kind", "errorKind", "errorType", "error_type", "category",
               "retryable", "isRetryable", "status", "statusCode", "reason"}
 _TOOL_INVOKE = re.compile(r"^(execute|run|call|invoke|handle|dispatch)_?\w*Tool(Call|Use)?s?$|^(callTool|executeTool|"
                           r"runTool|invokeTool)$", re.I)
+_EXEC_NAMES = {"execute", "run", "call", "invoke", "handler", "handle", "fn", "func", "impl", "callback", "exec"}
 _TOOL_RECEIVER = re.compile(r"tool|handler|impl|fn\b", re.I)
 _ERROR_TEXT_CALLS = {"String", "JSON.stringify", "inspect", "util.inspect", "formatError", "toString"}
 _LOGGING = re.compile(r"^(console|logger|log|debugLogger|this\.logger|this\.log)\b")
@@ -57,17 +67,100 @@ def _has_taxonomy(project: TsProject) -> bool:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class _Vocabulary:
+    """The words of the project's error taxonomy, to recognise code that uses it."""
+
+    values: frozenset[str]
+    """String members of error-kind unions and enums (`"timeout"`, `"denied"`)."""
+    enums: frozenset[str]
+    """Names of error-kind enums (`ErrorCode`), used as `ErrorCode.Timeout`."""
+    classes: frozenset[str]
+    """Project error classes (`ToolError extends Error`)."""
+
+
+def _keyword_matches(rx: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`rx.finditer(text)` for a pattern starting with a keyword (`class`, `enum`, `type`), kept only where the
+    keyword starts a word. (A leading `\\b` in the pattern would make every search 30 times slower.)"""
+    for m in rx.finditer(text):
+        start = m.start()
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_$"):
+            yield m
+
+
+_UNION_BODY = re.compile(r"type\s+([A-Za-z_$][\w$]*)\s*=\s*((?:\s*\|?\s*['\"][^'\"\n]{1,40}['\"])+)")
+_ENUM_BODY = re.compile(r"enum\s+([A-Za-z_$][\w$]*)\s*\{([^}]*)\}")
+_VOCAB: dict[int, tuple[TsProject, _Vocabulary]] = {}
+
+
+def _vocabulary(project: TsProject) -> _Vocabulary:
+    hit = _VOCAB.get(id(project))
+    if hit is not None and hit[0] is project:
+        return hit[1]
+    values: set[str] = set()
+    enums: set[str] = set()
+    parent: dict[str, str] = {}
+    for mod in project.modules.values():
+        text = mod.text
+        for m in _keyword_matches(_UNION_BODY, text):
+            if _TAXONOMY_NAME.search(m.group(1)):
+                values.update(re.findall(r"['\"]([^'\"\n]+)['\"]", m.group(2)))
+        for m in _keyword_matches(_ENUM_BODY, text):
+            if _TAXONOMY_NAME.search(m.group(1)):
+                enums.add(m.group(1))
+                values.update(re.findall(r"['\"]([^'\"\n]+)['\"]", m.group(2)))
+        for m in _keyword_matches(_CLASS_EXTENDS, text):
+            parent[m.group(1)] = m.group(2).rsplit(".", 1)[-1]
+
+    def is_error(name: str, depth: int = 0) -> bool:
+        if name in _GENERIC_ERRORS:
+            return True
+        up = parent.get(name)
+        return depth < 6 and up is not None and is_error(up, depth + 1)
+
+    classes = frozenset(n for n in parent if is_error(n))
+    vocab = _Vocabulary(frozenset(values), frozenset(enums), classes)
+    if len(_VOCAB) > 64:
+        _VOCAB.clear()
+    _VOCAB[id(project)] = (project, vocab)
+    return vocab
+
+
+def _uses_vocabulary(mod: TsModule, vocab: _Vocabulary, node: Node, *, into_functions: bool = True) -> bool:
+    """Whether code under `node` builds a classified failure: `new ToolError(…)`, `fail("timeout", …)`,
+    `{ kind: "denied" }`, `ErrorCode.Timeout`."""
+    for sub in [node, *ts.descendants(node)]:
+        if not into_functions and sub is not node and sub.type in FUNCTION_TYPES:
+            continue
+        if sub.type == "new_expression" and ts.last(mod.call_name(sub)) in vocab.classes:
+            return True
+        if sub.type == "call_expression":
+            args = mod.arguments(sub)
+            if args and ts.string_value(mod, ts.unwrap(args[0])) in vocab.values:
+                return True
+        if sub.type == "pair" and _key_name(mod.node_text(sub.child_by_field_name("key"))) in _CODE_KEYS and \
+                ts.string_value(mod, ts.unwrap(sub.child_by_field_name("value"))) in vocab.values:
+            return True
+        if sub.type == "member_expression" and mod.node_text(sub.child_by_field_name("object")) in vocab.enums:
+            return True
+    return False
+
+
+def _key_name(text: str) -> str:
+    return text.strip().strip("'\"")
+
+
 def _find_taxonomy(project: TsProject) -> bool:
     parent: dict[str, str] = {}
     for mod in project.modules.values():
         text = mod.text
-        if _RETRY_WORD.search(text):
+        if ("etr" in text or "ETR" in text or "ransient" in text) and _RETRY_WORD.search(text):
             return True
-        if any(_TAXONOMY_NAME.search(m.group(1)) for m in _ENUM.finditer(text)):
+        if any(_TAXONOMY_NAME.search(m.group(1)) for m in _keyword_matches(_ENUM, text)):
             return True
-        if any(_TAXONOMY_NAME.search(m.group(1)) for m in _UNION_ALIAS.finditer(text)):
+        if any(_TAXONOMY_NAME.search(m.group(1)) for m in _keyword_matches(_UNION_ALIAS, text)):
             return True
-        for m in _CLASS_EXTENDS.finditer(text):
+        for m in _keyword_matches(_CLASS_EXTENDS, text):
             parent[m.group(1)] = m.group(2).rsplit(".", 1)[-1]
 
     def is_error(name: str, depth: int = 0) -> bool:
@@ -125,8 +218,16 @@ def _string_outlets(mod: TsModule, body: Node, err: str) -> list[Node]:
     """Statements in a catch body that hand an error-made string onwards: `return`, an assignment, or a
     `push`/`set`/`send`/`resolve` call (logging excluded)."""
     out: list[Node] = []
+    texts: dict[str, Node] = {}  # `const text = "failed: " + e.message`: locals holding error text
     for stmt in [body, *ts.descendants(body)]:
         value: Node | None = None
+        if stmt.type in ("lexical_declaration", "variable_declaration") and len(stmt.named_children) == 1:
+            decl = stmt.named_children[0]
+            name, init = decl.child_by_field_name("name"), decl.child_by_field_name("value")
+            if name is not None and name.type == "identifier" and init is not None and \
+                    _error_text(mod, init, err) and not _carries_code(mod, init):
+                texts[mod.node_text(name)] = stmt
+            continue
         if stmt.type == "return_statement":
             value = stmt.named_children[0] if stmt.named_children else None
         elif stmt.type == "expression_statement" and stmt.named_children:
@@ -143,15 +244,61 @@ def _string_outlets(mod: TsModule, body: Node, err: str) -> list[Node]:
                 value = expr
         if value is None or mod.enclosing_function(stmt) != mod.enclosing_function(body):
             continue
-        if _error_text(mod, value, err) and not _carries_code(mod, value):
+        if _carries_code(mod, value):
+            continue
+        if _error_text(mod, value, err):
             out.append(stmt)
+        elif texts:
+            held = next((texts[n] for i in ts.idents(value) if (n := mod.node_text(i)) in texts), None)
+            if held is not None and held not in out:
+                out.append(held)
     return out
 
 
-def _rethrows(mod: TsModule, body: Node, err: str) -> bool:
-    """Whether the catch body re-throws the error or throws a project (typed) error."""
+_ABORT_TEST = re.compile(r"\baborted\b|AbortError|\bcancel|\bsignal\b", re.I)
+
+
+def _abort_guarded(mod: TsModule, stmt: Node, body: Node) -> bool:
+    """Whether `stmt` only runs when the run was aborted (`if (signal.aborted) throw err;`): the other failures
+    still take the catch's remaining path."""
+    for anc in mod.ancestors(stmt):
+        if anc == body:
+            return False
+        if anc.type == "if_statement" and _ABORT_TEST.search(mod.node_text(anc.child_by_field_name("condition"))):
+            return True
+    return False
+
+
+_MAPPER_NAME = re.compile(r"classif|categori[sz]|normali[sz]|^(to|as|map|wrap|convert|from|make|build|create)_?\w*"
+                          r"(Error|Failure|Fault|Exception|Result|Outcome|Problem)s?$", re.I)
+
+
+def _classifies(mod: TsModule, vocab: _Vocabulary, body: Node, err: str) -> bool:
+    """Whether a catch body classifies the error instead of only turning it into text: it hands it to a mapper
+    (`asToolError(err)`, `classifyError(e)`), tests it against a project error class (`err instanceof ToolError`),
+    or builds a failure from the project's taxonomy (`fail("timeout", …)`, `new ToolError(…)`)."""
+    if _uses_vocabulary(mod, vocab, body):
+        return True
+    quoted = re.escape(err)
     for sub in ts.descendants(body):
-        if sub.type != "throw_statement" or not sub.named_children:
+        if sub.type == "call_expression":
+            name = mod.call_name(sub)
+            if _MAPPER_NAME.search(ts.last(name)) and not _LOGGING.search(name) and any(
+                    re.fullmatch(rf"\(?\s*{quoted}(\s+as\s+\w+)?\s*\)?", mod.node_text(a)) for a in mod.arguments(sub)):
+                return True
+        elif sub.type == "binary_expression" and "instanceof" in mod.node_text(sub):
+            right = sub.child_by_field_name("right")
+            if right is not None and ts.last(mod.node_text(right)) not in _GENERIC_ERRORS and \
+                    re.match(rf"\(?\s*{quoted}\b", mod.node_text(sub)):
+                return True
+    return False
+
+
+def _rethrows(mod: TsModule, body: Node, err: str) -> bool:
+    """Whether the catch body re-throws the error or throws a project (typed) error (a re-throw that only runs on
+    abort does not count)."""
+    for sub in ts.descendants(body):
+        if sub.type != "throw_statement" or not sub.named_children or _abort_guarded(mod, sub, body):
             continue
         thrown = ts.unwrap(sub.named_children[0])
         if thrown is None:
@@ -178,29 +325,33 @@ def _tool_invocation(mod: TsModule, body: Node) -> Node | None:
         if short in ("execute", "run", "call", "invoke", "handler") and (
                 _TOOL_RECEIVER.search(recv) or "[]" in recv or recv.endswith("()")):
             return call
+        if short in _EXEC_NAMES and any(ts.model_sourced(mod, a) for a in ts.call_args(mod, call)[:1]):
+            return call  # `def.run(block.input, ctx)`, `impl(args)` with args decoded from the tool call
     return None
 
 
 @rule(CheckId.C7, lang="typescript", name="caught-tool-error-becomes-text")
 def caught_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a `catch` around a tool invocation that turns the error into a string (`` `Error: ${e}` ``,
-    `String(err)`, `err.message`) and hands it on as the tool result, in a project with no error codes. The loop
-    and the model see text only, so a timeout, a denial and a bug look alike and nobody can decide whether a retry
-    makes sense."""
-    if ts.skipped_module(mod) or "catch" not in mod.text or _has_taxonomy(project):
+    `String(err)`, `err.message`) and hands it on as the tool result without classifying it (no mapper such as
+    `asToolError(err)`, no `instanceof` of a project error, no code of the project's taxonomy), even where the
+    project has a taxonomy elsewhere. The loop and the model see text only, so a timeout, a denial and a bug look
+    alike and nobody can decide whether a retry makes sense."""
+    if ts.skipped_module(mod) or "catch" not in mod.text:
         return
+    vocab = _vocabulary(project)
     for tr in mod.nodes("try_statement"):
         handler = tr.child_by_field_name("handler")
         body = tr.child_by_field_name("body")
         hbody = handler.child_by_field_name("body") if handler is not None else None
         err = _catch_param(mod, handler) if handler is not None else None
-        if body is None or hbody is None or err is None or _rethrows(mod, hbody, err):
+        if body is None or hbody is None or err is None:
+            continue
+        outlets = _string_outlets(mod, hbody, err)
+        if not outlets or _rethrows(mod, hbody, err) or _classifies(mod, vocab, hbody, err):
             continue
         invoked = _tool_invocation(mod, body)
         if invoked is None:
-            continue
-        outlets = _string_outlets(mod, hbody, err)
-        if not outlets:
             continue
         yield Hit(
             node=outlets[0],
@@ -226,11 +377,23 @@ def _runtime_message(mod: TsModule, new: Node) -> bool:
     return first.type in ("binary_expression", "identifier", "member_expression", "call_expression")
 
 
+def _caught_locally(mod: TsModule, stmt: Node, scope: Node) -> bool:
+    """Whether `stmt` sits in the body of a `try` (inside `scope`) that catches what it throws."""
+    for anc in mod.ancestors(stmt):
+        if anc == scope:
+            return False
+        if anc.type == "statement_block" and anc.parent is not None and anc.parent.type == "try_statement" and \
+                anc.parent.child_by_field_name("body") == anc and anc.parent.child_by_field_name("handler") is not None:
+            return True
+    return False
+
+
 def _plain_throws(mod: TsModule, scope: Node) -> list[Node]:
-    """`throw new Error(<runtime message>)` statements directly in `scope` (not in nested functions)."""
+    """`throw new Error(<runtime message>)` statements directly in `scope` (not in nested functions, not caught by a
+    `try` of `scope` itself)."""
     out: list[Node] = []
     for stmt in mod.inside(mod.nodes("throw_statement"), scope):
-        if mod.enclosing_function(stmt) != scope or not stmt.named_children:
+        if mod.enclosing_function(stmt) != scope or not stmt.named_children or _caught_locally(mod, stmt, scope):
             continue
         thrown = ts.unwrap(stmt.named_children[0])
         if thrown is not None and thrown.type in ("new_expression", "call_expression") and \
@@ -239,17 +402,55 @@ def _plain_throws(mod: TsModule, scope: Node) -> list[Node]:
     return out
 
 
+_DISPATCH: dict[int, tuple[TsProject, bool]] = {}
+
+
+def _classifying_dispatch(project: TsProject) -> bool:
+    """Whether some `catch` of the project around a tool invocation classifies what it catches (`asToolError(err)`,
+    `err instanceof ToolError`): then a tool's plain `Error` is mapped at the boundary."""
+    hit = _DISPATCH.get(id(project))
+    if hit is not None and hit[0] is project:
+        return hit[1]
+    vocab = _vocabulary(project)
+    found = False
+    for mod in project.modules.values():
+        if found or "catch" not in mod.text or ts.skipped_module(mod):
+            continue
+        for tr in mod.nodes("try_statement"):
+            handler = tr.child_by_field_name("handler")
+            body = tr.child_by_field_name("body")
+            hbody = handler.child_by_field_name("body") if handler is not None else None
+            err = _catch_param(mod, handler) if handler is not None else None
+            if body is not None and hbody is not None and err is not None and \
+                    _classifies(mod, vocab, hbody, err) and _tool_invocation(mod, body) is not None:
+                found = True
+                break
+    if len(_DISPATCH) > 64:
+        _DISPATCH.clear()
+    _DISPATCH[id(project)] = (project, found)
+    return found
+
+
 @rule(CheckId.C7, lang="typescript", name="tool-throws-plain-error")
 def tool_throws_plain_error(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a tool implementation (`tool({ execute })`, an MCP tool handler, a `*Tool` class's `execute`) or a tool
     dispatcher (`runTool`, `executeToolCall`) that throws a bare `new Error(...)` with runtime details, in a project
-    with no error codes. Whoever catches it sees
-    only a message, so a permanent failure is retried and a transient one given up on."""
-    if ts.skipped_module(mod) or "Error(" not in mod.text or _has_taxonomy(project):
+    with no error codes, or, in a project with one, where the module's other tools report classified failures and
+    no dispatcher maps what tools throw. Whoever catches it sees only a message, so a permanent failure is retried
+    and a transient one given up on."""
+    if ts.skipped_module(mod) or "Error(" not in mod.text:
         return
     tools = ts.tool_functions(mod)
+    vocab = _vocabulary(project)
+    if _has_taxonomy(project):
+        # the project classifies failures: only a tool that ignores the classification its sibling tools use, and
+        # whose errors no dispatcher of the project maps, still reaches the loop unclassified
+        siblings = [f for f in mod.functions() if f.id in tools and _uses_vocabulary(mod, vocab, f)]
+        if not siblings or _classifying_dispatch(project):
+            return
+        tools = {k: v for k, v in tools.items() if not any(k == f.id for f in siblings)}
     for fn in mod.functions():
-        if fn.id not in tools and not _TOOL_INVOKE.search(mod.function_name(fn)):
+        if fn.id not in tools and (_has_taxonomy(project) or not _TOOL_INVOKE.search(mod.function_name(fn))):
             continue
         throws = _plain_throws(mod, fn)
         if not throws:
@@ -257,7 +458,8 @@ def tool_throws_plain_error(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         yield Hit(
             node=throws[0],
             claim=f"the tool {'implementation' if fn.id in tools else 'dispatcher'} `{mod.function_name(fn)}` fails "
-                  "with a bare `Error` whose only content is its message",
+                  "with a bare `Error` whose only content is its message"
+                  + (" while the project's other tools report classified failures" if _has_taxonomy(project) else ""),
             consequence="the loop and the model cannot tell whether retrying makes sense: a missing file, a denied "
                         "command and a network timeout all look the same",
             direction="throw (or return) a tool error carrying a code from a small union with a `retryable` "
@@ -342,3 +544,77 @@ def http_status_thrown_as_message(mod: TsModule, project: TsProject) -> Iterator
                       "`bad_request` with a `retryable` flag)",
         )
 
+
+
+_ERROR_PARAM = re.compile(r"^(e|er|err|error|ex|exc|exception|cause|reason|failure|caught|raw|original)$", re.I)
+_STRUCTURED_TEST = re.compile(r"\binstanceof\s+[\w$.]*(AxiosError|HTTPError|HttpError|FetchError|APIError|ApiError|"
+                              r"ResponseError|RequestError|ServiceError|GaxiosError|ClientError|ServerError)\b|"
+                              r"\bisAxiosError\s*\(|\bisHttpError\s*\(|\.response\??\.(status|data|body)\b|"
+                              r"\.(status|statusCode)\b|\.error\??\.(type|code)\b")
+
+
+def _mapper_callers(mod: TsModule, project: TsProject, fn: Node) -> list[tuple[TsModule, Node]]:
+    """Calls of `fn` whose result is thrown or rejected (`throw backendError(err)`, `reject(toError(e))`)."""
+    out: list[tuple[TsModule, Node]] = []
+    for cmod, call in ts.callers(mod, project, fn):
+        parent = call.parent
+        while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "await_expression"):
+            parent = parent.parent
+        if parent is None:
+            continue
+        rejected = parent.type == "arguments" and parent.parent is not None and \
+            ts.last(cmod.call_name(parent.parent)) in ("reject", "Promise.reject", "fail", "error")
+        if parent.type == "throw_statement" or rejected:
+            out.append((cmod, call))
+    return out
+
+
+@rule(CheckId.C7, lang="typescript", name="error-mapper-drops-status")
+def error_mapper_drops_status(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an error-mapping helper (`function backendError(err) { … }`, thrown as `throw backendError(err)`) that
+    inspects a structured HTTP or provider error (`err instanceof AxiosError`, `err.response.status`) and returns a
+    bare `new Error(message)`: the status, the server's error code and its retryable flag are read and then thrown
+    away, so every caller gets text only."""
+    text = mod.text
+    if "Error(" not in text or not any(w in text for w in (".status", ".response", "instanceof", "Error(e")) or \
+            ts.skipped_module(mod):
+        return
+    for ret in mod.nodes("return_statement"):
+        value = ts.unwrap(ret.named_children[0]) if ret.named_children else None
+        if value is None or value.type not in ("new_expression", "call_expression") or \
+                mod.call_name(value) not in _GENERIC_ERRORS or not mod.arguments(value) or \
+                ts.string_value(mod, ts.unwrap(mod.arguments(value)[0])) is not None:
+            continue
+        if re.search(r"\bcause\s*[:,}]", mod.node_text(value)):
+            continue
+        fn = mod.enclosing_function(ret)
+        plist = ts.params(fn) if fn is not None else []
+        if fn is None or not plist:
+            continue
+        names = ts.bound_names(mod, ts.param_pattern(plist[0]))
+        err = names[0] if len(names) == 1 else ""
+        ptype = ts.param_type(mod, plist[0])
+        if not err or not (_ERROR_PARAM.match(err) or re.search(r"\b(unknown|\w*Error)\b", ptype)):
+            continue
+        body = mod.node_text(fn.child_by_field_name("body"))
+        quoted = re.escape(err)
+        if not re.search(rf"\b{quoted}\b[^;\n]*?(instanceof|\.response|\.status|\.error)|is\w*Error\s*\(\s*{quoted}\b",
+                         body) or not _STRUCTURED_TEST.search(body):
+            continue
+        # the message comes from the error, directly or through a local (`const detail = err.response?.data`)
+        if not re.search(rf"\b{quoted}\b", mod.node_text(value)) and not any(
+                re.search(rf"\b{quoted}\b", mod.node_text(ts.resolve_value(mod, i))) for i in ts.idents(value)):
+            continue
+        callers = _mapper_callers(mod, project, fn)
+        if not callers:
+            continue
+        cmod, call = callers[0]
+        yield Hit(
+            node=ret,
+            claim=f"`{mod.function_name(fn)}` reads the structured error it is given (status, response body) and "
+                  f"returns a bare `Error` with a message; its callers throw that (e.g. {cmod.path}:{cmod.line(call)})",
+            consequence="the HTTP status, the server's error code and its retryable flag are dropped, so the loop "
+                        "cannot tell a retryable timeout from a rejected request",
+            direction="return a typed error that keeps `status` and the server's `code` / `retryable` (and `cause`), "
+                      "or map them to the project's error codes here",
+        )

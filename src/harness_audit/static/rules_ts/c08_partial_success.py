@@ -7,7 +7,8 @@ Shapes detected:
 - `batch-catch-drops-collected-results`: one `try` around a loop that collects per-item results
   (`results.push(await op(x))`), whose `catch` returns a failure without them.
 
-Both judge what the batch runs: tool calls are confirmed, other requests (fetches, model calls, searches,
+Both judge what the batch runs: tool calls are confirmed, independent components (plugins, servers) loaded by a
+dynamic `import()` are confirmed when the collection names them, other requests (fetches, model calls, searches,
 commands) suspected, and anything else (reads, pure computation, a combinator over the caller's promises) is not
 reported.
 """
@@ -72,6 +73,44 @@ def _result_used(call: Node) -> bool:
     while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression"):
         parent = parent.parent
     return parent is not None and parent.type != "expression_statement"
+
+
+def _filled_collection(mod: TsModule, call: Node, batch: _Batch) -> str | None:
+    """The outer collection the items fill, when the batch's own value is dropped but each item stores its result
+    (`registry[name] = def`, `loaded.push(p)`, `byName.set(k, v)`) into a local the function uses afterwards."""
+    fn = mod.enclosing_function(call)
+    if fn is None:
+        return None
+    stmt = call
+    while stmt.parent is not None and stmt.parent != fn.child_by_field_name("body"):
+        stmt = stmt.parent
+    after = mod.source[stmt.end_byte:fn.end_byte].decode("utf-8", errors="replace")
+    for item in batch.items:
+        cb = ts.unwrap(item)
+        if cb is None or cb.type not in FUNCTION_TYPES:
+            continue
+        own = set(mod.bindings(cb)) | set(mod.params(cb))
+        targets: list[Node] = []
+        for assign in mod.inside(mod.nodes("assignment_expression"), cb):
+            left = assign.child_by_field_name("left")
+            if left is not None and left.type in ("subscript_expression", "member_expression"):
+                targets.append(left)
+        for push in mod.inside(ts.calls_named(mod, "push", "set", "add"), cb):
+            callee = push.child_by_field_name("function")
+            if callee is not None and callee.type == "member_expression":
+                targets.append(callee)
+        for target in targets:
+            root = target
+            while root.type in ("subscript_expression", "member_expression"):
+                inner = root.child_by_field_name("object")
+                if inner is None:
+                    break
+                root = inner
+            name = mod.node_text(root)
+            if root.type == "identifier" and name not in own and \
+                    re.search(rf"(^|[^\w$.]){re.escape(name)}($|[^\w$])", after):
+                return name
+    return None
 
 
 def _handles_own_errors(mod: TsModule, fn: Node) -> bool:
@@ -151,6 +190,32 @@ def _pushed_batch(mod: TsModule, ident: Node) -> _Batch | None:
     return _Batch(items=items, sources=sources) if items else None
 
 
+_LOAD_METHODS = {"setup", "init", "initialize", "activate", "connect", "start", "register", "load"}
+_COMPONENTS = re.compile(r"plugins?|extensions?|servers?|integrations?|addons?|providers?|readdir|glob", re.I)
+
+
+def _loads_component(mod: TsModule, batch: _Batch) -> bool:
+    """Whether each item loads an independent component: a dynamic `import(x)` / `require(x)` of a per-item module,
+    then (typically) its `setup()` / `init()` / `connect()`."""
+    for item in batch.items:
+        cb = ts.unwrap(item)
+        if cb is None or cb.type not in FUNCTION_TYPES:
+            continue
+        for inner in mod.inside(mod.calls(), cb):
+            fn_node = inner.child_by_field_name("function")
+            args = mod.arguments(inner)
+            if fn_node is not None and fn_node.type in ("import", "identifier") and \
+                    mod.node_text(fn_node) in ("import", "require") and args and args[0].type != "string":
+                return True
+    return False
+
+
+def _component_sources(mod: TsModule, call: Node, batch: _Batch) -> bool:
+    """Whether the collection walked names components, or was read from a directory listing."""
+    fn = mod.enclosing_function(call)
+    return any(_COMPONENTS.search(mod.derivation_text(fn, src, 2)) for src in batch.sources)
+
+
 def _call_kind(mod: TsModule, call: Node) -> BatchKind | None:
     """`tool` for a call that runs a model-chosen tool, `io` for another request, else None."""
     name = mod.call_name(call)
@@ -190,8 +255,23 @@ def _judge(mod: TsModule, project: TsProject, batch: _Batch) -> BatchKind | None
         for where, body in scopes:
             for call in where.inside(where.calls(), body):
                 kind = _call_kind(where, call)
+                if kind is None:
+                    kind = _callee_kind(where, project, call)
                 if kind is not None:
                     kinds.add(kind)
+    return "tool" if "tool" in kinds else "io" if kinds else None
+
+
+def _callee_kind(mod: TsModule, project: TsProject, call: Node) -> BatchKind | None:
+    """What the project function a per-item call reaches does (one call deep): `readPageText(u)` whose body
+    fetches is a request."""
+    target = ts.resolve_function(mod, project, call.child_by_field_name("function"), call)
+    if target is None:
+        return None
+    where, fn = target
+    body = fn.child_by_field_name("body")
+    kinds = {k for c in (where.inside(where.calls(), body) if body is not None else [])
+             if (k := _call_kind(where, c)) is not None}
     return "tool" if "tool" in kinds else "io" if kinds else None
 
 
@@ -205,11 +285,28 @@ def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterat
     if ts.skipped_module(mod) or "Promise.all" not in mod.text:
         return
     for call in ts.calls_named(mod, "all"):
-        if mod.call_name(call) != "Promise.all" or not _result_used(call):
+        if mod.call_name(call) != "Promise.all":
             continue
         args = mod.arguments(call)
         batch = _batch_of(mod, args[0]) if args else None
         if batch is None or not batch.items or any(_item_handles(mod, project, i) for i in batch.items):
+            continue
+        if not _result_used(call) and _filled_collection(mod, call, batch) is None:
+            continue
+        if _loads_component(mod, batch):
+            certain = _component_sources(mod, call, batch)
+            yield Hit(
+                node=call, verdict=Verdict.CONFIRMED if certain else Verdict.SUSPECTED,
+                claim=f"`Promise.all({_short(mod, args[0], 40)})` loads independent components and rejects on the "
+                      "first one whose import or setup fails; the items do not catch their own errors",
+                consequence="one broken plugin (or server) fails the whole load: the components that loaded are "
+                            "discarded and the agent starts with none of them",
+                direction="use `Promise.allSettled`, keep the components that loaded and report each failed one by "
+                          "name",
+                confirm_hint="" if certain else
+                f"verify that the items loaded at line {mod.line(call)} are independent of one another, so one "
+                "failure should not discard the others",
+            )
             continue
         kind = _judge(mod, project, batch)
         if kind is None or (kind == "io" and not _independent_items(mod, call, batch)):

@@ -12,9 +12,10 @@ Shapes detected:
 
 Effects are followed into the functions the region calls (two calls deep, same or importing module). A send,
 charge, file append, or POST/PATCH to an endpoint that names its effect is confirmed; a command, a resource
-creation, a tool run by dynamic dispatch or a weakly named POST is suspected. An idempotency or deduplication key
-in the region, or a status query before the effect, clears the finding; GET/PUT/DELETE and model calls are never
-effects.
+creation, a tool run by dynamic dispatch or a weakly named POST is suspected. An MCP `callTool` runs whatever the
+server's tool does: confirmed when the module reads the tools' `readOnlyHint` / `destructiveHint` annotations yet
+the retry does not consult them, suspected otherwise. An idempotency or deduplication key in the region, or a
+status query before the effect, clears the finding; GET/PUT/DELETE and model calls are never effects.
 """
 
 from __future__ import annotations
@@ -174,7 +175,34 @@ def _classify(mod: TsModule, call: Node, spawns: set[int]) -> _Effect | None:
     if fn_node is not None and fn_node.type == "subscript_expression" and re.search(r"tool|handler", mod.node_text(
             fn_node), re.I):
         return _Effect(mod, call, f"the tool `{_short(mod, fn_node, 30)}` (dynamic dispatch)", False)
+    if short in _MCP_CALLS and recv and recv != "this":
+        annotated = bool(_MCP_HINTS.search(mod.text))
+        return _Effect(mod, call, f"the MCP tool call `{_short(mod, call, 40)}`" + (
+            " (the tool annotations that mark read-only tools are known but not consulted)" if annotated else ""),
+            annotated)
     return None
+
+
+_MCP_CALLS = {"callTool", "call_tool"}
+"""MCP client methods that run a server tool chosen at run time: what the tool does is the server's business."""
+_MCP_HINTS = re.compile(r"\b(readOnlyHint|destructiveHint|idempotentHint)\b")
+_HINT_GATE = re.compile(r"readOnly|idempotent|destructive|sideEffects?|side_effects?|mutat|safeToRetry|retryable",
+                        re.I)
+
+
+def _gated(mod: TsModule, call: Node, region: Node) -> bool:
+    """Whether the retry is limited to safe tools: its own options (`shouldRetry`, `retries: ro ? 2 : 0`) or a
+    condition around it (`if (tool.readOnly) return pRetry(...)`) consults a read-only / idempotent mark."""
+    if any(_HINT_GATE.search(mod.node_text(a)) for a in mod.arguments(call) if not mod.within(region, a)):
+        return True
+    for anc in mod.ancestors(call):
+        if anc.type in ("if_statement", "ternary_expression", "while_statement"):
+            cond = anc.child_by_field_name("condition")
+            if cond is not None and _HINT_GATE.search(mod.node_text(cond)):
+                return True
+        if anc.type in ("program", "class_body"):
+            break
+    return False
 
 
 def _region_effects(mod: TsModule, project: TsProject, region: list[Node], depth: int = 2,
@@ -278,6 +306,8 @@ def retry_helper_repeats_side_effect(mod: TsModule, project: TsProject) -> Itera
             continue
         body = fn.child_by_field_name("body")
         effects = _region_effects(mod, project, [body]) if body is not None else []
+        if effects and _gated(mod, call, fn):
+            effects = [e for e in effects if ts.last(e.module.call_name(e.call)) not in _MCP_CALLS]
         if not effects:
             continue
         yield _hit(call, effects, mod, f"`{mod.call_name(call)}` retries a function that performs")

@@ -1,8 +1,11 @@
 """C10 · Cancellation propagation — TypeScript/JavaScript rules.
 
 Shapes detected:
-- `request-ignores-abort-signal`: `fetch` / undici / axios / got / ky or an SDK model call (`openai`,
-  `@anthropic-ai/sdk`, the `ai` package) issued without the `AbortSignal` the surrounding code has.
+- `request-ignores-abort-signal`: `fetch` / undici / axios / got / ky (or a client made with `axios.create`,
+  `got.extend`, `ky.create`) or an SDK model call (`openai`, `@anthropic-ai/sdk`, the `ai` package) issued without
+  the `AbortSignal` the surrounding code has.
+- `timeout-signal-drops-abort-signal`: a request given only `signal: AbortSignal.timeout(ms)` where the run's abort
+  signal is available: the timeout ends it, stop does not.
 - `spawn-ignores-abort-signal`: a child process started where an `AbortSignal` is available, with no `signal`
   option and no abort listener that kills it; or a synchronous `execSync`/`spawnSync` that blocks the abort itself.
 - `abort-kills-only-shell`: a shell child (`exec`, `shell: true`, `bash -c`) stopped by `child.kill()` or the
@@ -13,7 +16,8 @@ Shapes detected:
 - `abort-error-swallowed-in-loop`: a `catch` inside a loop that recognises the abort and `continue`s.
 
 A signal counts as available when a parameter, a destructured option, a local `AbortController`, or a controller
-the class owns provides it; a tool callback of the `ai` package (`execute(args, { abortSignal })`) or of an MCP
+the class owns provides it, or a context parameter carries one (its declared type has a `signal: AbortSignal`
+member, or the module's other functions read `ctx.signal` from the same parameter); a tool callback of the `ai` package (`execute(args, { abortSignal })`) or of an MCP
 server (`(args, extra) => …`) that does not declare the framework's signal is reported as suspected.
 """
 
@@ -28,16 +32,20 @@ from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts import _ts_idioms as ts
+from harness_audit.static.rules_ts import _agent_idioms as ai
+from harness_audit.static.rules_ts._agent_idioms import memo
 
 _ABORT_WIRING = re.compile(r"addEventListener\(\s*['\"]abort|\.onabort\s*=|\.on\(\s*['\"]abort|"
                            r"\b(abortSignal|signal)\s*\)\s*\.then|setMaxListeners")
 _GROUP_KILL = re.compile(r"process\.kill\(\s*-|\bkill\(\s*-\s*[\w.(]|treeKill|tree-kill|killTree|kill-tree|pidtree|"
                          r"ps-tree|taskkill[^\n]{0,80}/[tT]\b|killProcessGroup|killGroup|killProcessTree|terminate-tree")
 _NEGATED_ABORT = re.compile(r"!\s*[\w$.?]*\.aborted\b|!\s*isAbort\w*\([^)]*\)")
-_SIGNAL_WORDS = ("ignal", "AbortController", "'ai'", '"ai"', "modelcontextprotocol")
+_SIGNAL_WORDS = ("ignal", "AbortController", "'ai'", '"ai"', "modelcontextprotocol", "Request", "Config", "Context")
 _REQUEST_SHORTS = ("fetch", "request", "get", "post", "put", "patch", "delete", "head", "options", "axios", "got",
                    "ky", "create", "stream", "parse", "generateContent", "generateContentStream", "generateText", "streamText", "generateObject", "streamObject",
-                   "embed", "embedMany")
+                   "embed", "embedMany", "invoke", "batch", "callTool")
+_LANGCHAIN_CALLS = {"invoke", "stream", "batch"}
+"""LangChain model methods: `llm.invoke(messages, { signal })` takes its call options second."""
 _ABORT_TEST = re.compile(r"AbortError|isAbort|\.aborted\b|APIUserAbortError|ABORT_ERR|['\"]Abort")
 
 
@@ -61,10 +69,55 @@ def _consumed(call: Node) -> bool:
     return not (parent.type == "unary_expression" and parent.text is not None and parent.text.startswith(b"void"))
 
 
+_CLIENT_FACTORIES = {"axios": ("create",), "got": ("extend",), "ky": ("create", "extend")}
+_CLIENT_VERBS = {"get", "post", "put", "patch", "delete", "head", "options", "request", "postForm", "putForm"}
+
+
+def _client_instances(mod: TsModule) -> dict[str, str]:
+    """Names bound to a configured HTTP client (`const api = axios.create(...)`, `got.extend(...)`,
+    `ky.create(...)`, also as `this.api`), mapped to the client package."""
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        if not any(w in mod.text for w in ("axios", "got", "ky")):
+            return out
+        for call in ts.calls_named(mod, "create", "extend"):
+            head, _, tail = mod.call_name(call).partition(".")
+            origin = ts.imported_from(mod, head)
+            if tail not in _CLIENT_FACTORIES.get(origin, ()):
+                continue
+            parent = call.parent
+            while parent is not None and parent.type in ("await_expression", "parenthesized_expression",
+                                                         "as_expression"):
+                parent = parent.parent
+            if parent is None:
+                continue
+            if parent.type == "variable_declarator":
+                target = parent.child_by_field_name("name")
+                if target is not None and target.type == "identifier":
+                    out[mod.node_text(target)] = origin
+            elif parent.type == "assignment_expression":
+                out[mod.dotted(parent.child_by_field_name("left"))] = origin
+            elif parent.type in ("public_field_definition", "field_definition"):
+                field = parent.child_by_field_name("name") or parent.child_by_field_name("property")
+                out[f"this.{mod.node_text(field)}"] = origin
+        return out
+
+    return ts.cached(mod, "c10_clients", build)
+
+
 def _request_kind(mod: TsModule, call: Node) -> tuple[str, int] | None:
     """(`what`, index of the options argument) for an outbound request or model call."""
     client = ts.http_request(mod, call)
     name = mod.call_name(call)
+    if client is None and "." in name:
+        head, verb = name.rsplit(".", 1)
+        instance = _client_instances(mod).get(head)
+        if instance is not None and verb in _CLIENT_VERBS:
+            if instance == "axios":
+                return name, 2 if verb in ("post", "put", "patch", "postForm", "putForm") else (0 if verb == "request"
+                                                                                                else 1)
+            return name, 1
     if client is not None:
         verb = ts.last(name)
         if client == "axios":
@@ -74,7 +127,199 @@ def _request_kind(mod: TsModule, call: Node) -> tuple[str, int] | None:
         return name, 1
     if ts.is_model_call(mod, call):
         return name, 0 if "." not in name else 1
+    tail = ts.last(name)
+    if tail in _LANGCHAIN_CALLS and ai.is_model_call(mod, call):
+        return name, 1
+    if tail == "callTool" and "." in name and "modelcontextprotocol" in mod.text:
+        return name, 2  # MCP `client.callTool(params, resultSchema, { signal })`
     return None
+
+
+def _is_model(mod: TsModule, call: Node) -> bool:
+    return ts.is_model_call(mod, call) or ai.is_model_call(mod, call)
+
+
+_CONTEXT_SIGNAL = re.compile(r"(?:^|[^\w$.])([A-Za-z_$][\w$]*)\??\.(signal|abortSignal|cancelSignal)\b")
+_SIGNAL_MEMBER = re.compile(r"\b(signal|abortSignal|cancelSignal)\??\s*:\s*AbortSignal\b")
+
+
+def _context_reads(mod: TsModule) -> dict[tuple[int, str], str]:
+    """(parameter index, parameter name) → the signal member that some function of the module reads from that
+    parameter (`async function postSlack(args, ctx) { … ctx.signal … }` gives `(1, "ctx") → "signal"`)."""
+
+    def build() -> dict[tuple[int, str], str]:
+        out: dict[tuple[int, str], str] = {}
+        if "ignal" not in mod.text:
+            return out
+        for fn in mod.functions():
+            names = {mod.node_text(ts.param_pattern(p)): i for i, p in enumerate(ts.params(fn))
+                     if ts.param_pattern(p).type == "identifier"}
+            if not names:
+                continue
+            for m in _CONTEXT_SIGNAL.finditer(mod.node_text(fn.child_by_field_name("body"))):
+                if m.group(1) in names:
+                    out.setdefault((names[m.group(1)], m.group(1)), m.group(2))
+        return out
+
+    return ts.cached(mod, "c10_context_reads", build)
+
+
+def _typed_signal(project: TsProject, type_name: str) -> str | None:
+    """The abort-signal member of a project interface or object type (`interface ToolContext { signal:
+    AbortSignal }` → `signal`), looked up by name across the project once."""
+    if not re.fullmatch(r"[A-Z][\w$]*", type_name):
+        return None
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for other in project.modules.values():
+            if "AbortSignal" not in other.text or other.dialect == "javascript":
+                continue
+            for m in re.finditer(r"\b(?:interface\s+([A-Z][\w$]*)[^{]*\{|type\s+([A-Z][\w$]*)\s*=\s*\{)", other.text):
+                start = len(other.text[:m.start()].encode("utf-8"))
+                node = other.tree.root_node.descendant_for_byte_range(start, start + 1)
+                while node is not None and node.type not in ("interface_declaration", "type_alias_declaration"):
+                    node = node.parent
+                found = _SIGNAL_MEMBER.search(other.node_text(node)) if node is not None else None
+                if found is not None:
+                    out.setdefault(m.group(1) or m.group(2), found.group(1))
+        return out
+
+    return memo(project, "c10_typed_signals", build).get(type_name)
+
+
+_FRAMEWORK_SIGNALS = {"RunnableConfig": "signal", "LangGraphRunnableConfig": "signal", "RequestHandlerExtra": "signal",
+                      "ToolCallOptions": "abortSignal", "ToolExecutionOptions": "abortSignal"}
+"""Framework types that carry the run's abort signal: LangChain/LangGraph's config, the MCP handler's `extra`, the
+options the `ai` package hands to a tool's `execute`."""
+_REQUEST_TYPES = {"Request", "NextRequest"}
+"""A Fetch API request: a web route's `req.signal` fires when the client goes away or presses stop."""
+_RUN_CONTEXT = re.compile(r"^RunContext\s*<\s*([A-Z][\w$]*)\s*>$")
+"""`@openai/agents` hands tools a `RunContext<T>` whose `context` is the caller's own object of type `T`."""
+_ROUTE_FILE = re.compile(r"(^|/)route\.(m?[jt]sx?|c[jt]s)$")
+_ROUTE_VERBS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+
+def _bare_type(text: str) -> str:
+    """`: Promise<Ctx | undefined>` → `Ctx`."""
+    text = re.sub(r"^\s*:\s*", "", text).strip()
+    m = re.fullmatch(r"Promise\s*<(.*)>", text)
+    if m is not None:
+        text = m.group(1).strip()
+    return re.sub(r"\s*\|\s*(undefined|null)\s*", "", text).strip()
+
+
+def _type_signal(project: TsProject, type_text: str) -> str | None:
+    """The member path of the abort signal a value of this type carries (`signal`, `context.signal`)."""
+    bare = _bare_type(type_text)
+    if bare in _FRAMEWORK_SIGNALS:
+        return _FRAMEWORK_SIGNALS[bare]
+    m = _RUN_CONTEXT.match(bare)
+    if m is not None:
+        inner = _typed_signal(project, m.group(1))
+        return f"context.{inner}" if inner is not None else None
+    return _typed_signal(project, bare)
+
+
+def _init_signature(mod: TsModule, value: Node | None) -> str:
+    """What a local context object is made by: the callee of its initialiser (`envFor(job)` → `envFor`)."""
+    node = ts.unwrap(value)
+    return mod.call_name(node) if node is not None and node.type == "call_expression" else ""
+
+
+def _local_context_reads(mod: TsModule) -> dict[tuple[str, str], str]:
+    """(local name, initialiser callee) → the signal member some function of the module reads from a local made
+    the same way (`const env = envFor(job); … env.signal`)."""
+
+    def build() -> dict[tuple[str, str], str]:
+        out: dict[tuple[str, str], str] = {}
+        if "ignal" not in mod.text:
+            return out
+        for decl in mod.nodes("variable_declarator"):
+            target = decl.child_by_field_name("name")
+            fn = mod.enclosing_function(decl)
+            signature = _init_signature(mod, decl.child_by_field_name("value"))
+            if target is None or target.type != "identifier" or fn is None or not signature:
+                continue
+            name = mod.node_text(target)
+            for m in _CONTEXT_SIGNAL.finditer(mod.node_text(fn.child_by_field_name("body"))):
+                if m.group(1) == name:
+                    out.setdefault((name, signature), m.group(2))
+                    break
+        return out
+
+    return ts.cached(mod, "c10_local_context_reads", build)
+
+
+def _local_context_signals(mod: TsModule, project: TsProject, fn: Node, node: Node) -> list[ts.SignalRef]:
+    """Signals a context object held in a local of `fn` carries: its declared type has one, the function that
+    made it returns such a type, it is the `context` of a `RunContext<T>`, or the module reads `.signal` from a
+    local made the same way elsewhere."""
+    out: list[ts.SignalRef] = []
+    reads = _local_context_reads(mod)
+    params = {mod.node_text(ts.param_pattern(p)): ts.param_type(mod, p) for p in ts.params(fn)}
+    for decl in mod.inside(mod.nodes("variable_declarator"), fn):
+        target = decl.child_by_field_name("name")
+        if decl.start_byte > node.start_byte or target is None or target.type != "identifier" or \
+                mod.enclosing_function(decl) != fn:
+            continue
+        name = mod.node_text(target)
+        value = ts.unwrap(decl.child_by_field_name("value"))
+        member: str | None = None
+        annotation = decl.child_by_field_name("type")
+        if annotation is not None:
+            member = _type_signal(project, mod.node_text(annotation))
+        elif value is not None and value.type == "call_expression":
+            for ref in ai.resolve_call(mod, project, value):
+                returns = ref.node.child_by_field_name("return_type")
+                member = _type_signal(project, ref.module.node_text(returns)) if returns is not None else None
+                if member is not None:
+                    break
+            member = member or reads.get((name, _init_signature(mod, value)))
+        elif value is not None and value.type == "member_expression" and \
+                mod.node_text(value.child_by_field_name("property")) == "context":
+            owner = re.sub(r"[!?]+$", "", mod.node_text(value.child_by_field_name("object")))
+            inner = _type_signal(project, params.get(owner, ""))
+            member = inner[len("context."):] if inner is not None and inner.startswith("context.") else None
+        if member is not None:
+            out.append(ts.SignalRef(f"{name}.{member}", True))
+    return out
+
+
+def _context_signals(mod: TsModule, project: TsProject, node: Node, *, model: bool = False) -> list[ts.SignalRef]:
+    """Signals a context object of the enclosing functions carries though the function never reads them: a
+    parameter whose declared type has a `signal: AbortSignal` member (or is a framework type that carries one),
+    a parameter from which the module's other functions read `ctx.signal` (the tool dispatcher hands every tool
+    the same context), or a local context object (see `_local_context_signals`). With `model`, a web route's
+    `Request` counts too: stopping a generation is what its signal is for."""
+    out: list[ts.SignalRef] = []
+    reads = _context_reads(mod)
+    for fn in ts.enclosing_functions(mod, node):
+        for index, param in enumerate(ts.params(fn)):
+            pattern = ts.param_pattern(param)
+            if pattern.type != "identifier":
+                continue
+            name = mod.node_text(pattern)
+            ptype = _bare_type(ts.param_type(mod, param))
+            if model and (ptype in _REQUEST_TYPES or (not ptype and index == 0 and _route_handler(mod, fn))):
+                out.append(ts.SignalRef(f"{name}.signal", True))
+                continue
+            member = _type_signal(project, ptype) if ptype else reads.get((index, name))
+            if member is not None:
+                out.append(ts.SignalRef(f"{name}.{member}", True))
+        out.extend(_local_context_signals(mod, project, fn, node))
+    return out
+
+
+def _route_handler(mod: TsModule, fn: Node) -> bool:
+    """An exported `GET`/`POST`/… function of a web framework's `route.ts` file: its first parameter is the
+    Fetch API `Request`."""
+    return bool(_ROUTE_FILE.search(mod.path)) and mod.function_name(fn) in _ROUTE_VERBS and \
+        fn.parent is not None and fn.parent.type == "export_statement"
+
+
+def _available_signals(mod: TsModule, project: TsProject, node: Node, *, model: bool = False) -> list[ts.SignalRef]:
+    return ts.abort_signals(mod, node) or _context_signals(mod, project, node, model=model)
 
 
 def _signal_hit(sig: ts.SignalRef, claim: str, consequence: str, direction: str, node: Node) -> Hit:
@@ -119,7 +364,7 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
         kind = _request_kind(mod, call) if call.type == "call_expression" else None
         if kind is None or not _consumed(call):
             continue
-        signals = ts.abort_signals(mod, call)
+        signals = _available_signals(mod, project, call, model=_is_model(mod, call))
         if not signals or ts.passes_signal(mod, call, kind[1]) or ts.in_abort_handler(mod, call) or \
                 _stream_checks_abort(mod, call):
             continue
@@ -131,6 +376,64 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
                         "the response until it completes on its own",
             direction=f"pass the signal through: `{{ signal: {sig.expr} }}` (`abortSignal` for the `ai` package, "
                       "the request-options argument for the openai/anthropic SDKs)",
+        )
+
+
+def _signal_option(mod: TsModule, call: Node, index: int) -> Node | None:
+    """The `signal:` / `abortSignal:` pair of the call's options object at `index` (a local object followed)."""
+    args = mod.arguments(call)
+    obj = ts.resolve_object(mod, args[index]) if index < len(args) else None
+    if obj is None:
+        return None
+    for child in obj.named_children:
+        if child.type == "pair" and ts.strip_quotes(mod.node_text(child.child_by_field_name("key"))) in \
+                ts.SIGNAL_KEYS:
+            return child
+        if child.type == "shorthand_property_identifier" and mod.node_text(child) in ts.SIGNAL_KEYS:
+            return child
+    return None
+
+
+def _timeout_only(mod: TsModule, value: Node | None) -> str | None:
+    """The local a signal value is kept in (or "") when it is only `AbortSignal.timeout(ms)`; None otherwise."""
+    node = ts.unwrap(value)
+    name = ""
+    if node is not None and node.type in ("identifier", "shorthand_property_identifier"):
+        name = mod.node_text(node)
+        node = ts.unwrap(ts.resolve_value(mod, node))
+    if node is not None and node.type == "call_expression" and mod.call_name(node) == "AbortSignal.timeout":
+        return name
+    return None
+
+
+@rule(CheckId.C10, lang="typescript", name="timeout-signal-drops-abort-signal")
+def timeout_signal_drops_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a request (`fetch`, axios, got, ky, an SDK model call) whose only signal is `AbortSignal.timeout(ms)`
+    where the run's abort signal is available. The timeout bounds the request, but stop does not reach it: the
+    stopped run keeps waiting for the response until the timer fires. `AbortSignal.any([signal,
+    AbortSignal.timeout(ms)])` gives both."""
+    if ts.skipped_module(mod) or "AbortSignal.timeout" not in mod.text:
+        return
+    for call in ts.calls_named(mod, *_REQUEST_SHORTS):
+        kind = _request_kind(mod, call) if call.type == "call_expression" else None
+        if kind is None or not _consumed(call) or ts.in_abort_handler(mod, call):
+            continue
+        pair = _signal_option(mod, call, kind[1])
+        value = pair.child_by_field_name("value") if pair is not None and pair.type == "pair" else pair
+        held = _timeout_only(mod, value)
+        if pair is None or held is None:
+            continue
+        signals = [sig for sig in _available_signals(mod, project, call) if sig.expr != held]
+        if not signals:
+            continue
+        sig = signals[0]
+        yield _signal_hit(
+            sig, node=pair,
+            claim=f"`{kind[0]}(...)` gets only `{_short(mod, value, 50)}`; `{sig.expr}`, "
+                  "the run's abort signal, is available here but not passed",
+            consequence="pressing stop does not cancel this request: the stopped run keeps waiting until the timeout "
+                        "fires",
+            direction=f"combine both: `signal: AbortSignal.any([{sig.expr}, AbortSignal.timeout(ms)])`",
         )
 
 
@@ -169,7 +472,7 @@ def spawn_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hi
     if ts.skipped_module(mod) or not _may_have_signal(mod.text):
         return
     for sp in ts.spawns(mod):
-        signals = ts.abort_signals(mod, sp.call)
+        signals = _available_signals(mod, project, sp.call)
         if not signals or ts.in_abort_handler(mod, sp.call):
             continue
         sig = signals[0]
@@ -266,8 +569,10 @@ _BENIGN_CALLBACK = {"abort", "resolve", "reject", "log", "debug", "warn", "info"
 
 
 def _timer_effect(mod: TsModule, call: Node) -> bool:
-    """Whether firing the timer late does something (kills, retries, emits, writes), beyond aborting a controller
-    or settling a promise nobody waits for any more."""
+    """Whether firing the timer late does something (kills, retries, emits, writes), beyond settling a promise
+    nobody waits for any more or aborting a controller of a short request. Aborting a controller counts when the
+    controller outlives the call (kept in a field or a map of running jobs: the late abort lands on whatever still
+    holds it) or the timer is a long deadline (a minute or more that keeps the process alive after a failure)."""
     if mod.call_name(call).endswith("setInterval"):
         return True
     args = mod.arguments(call)
@@ -277,7 +582,36 @@ def _timer_effect(mod: TsModule, call: Node) -> bool:
     if callback.type not in ("arrow_function", "function_expression"):
         return ts.last(mod.node_text(callback)) not in _BENIGN_CALLBACK
     inner = [c for c in [callback, *ts.descendants(callback)] if c.type == "call_expression"]
-    return any(ts.last(mod.call_name(c)) not in _BENIGN_CALLBACK for c in inner)
+    if any(ts.last(mod.call_name(c)) not in _BENIGN_CALLBACK for c in inner):
+        return True
+    aborted = [ts.receiver(mod.call_name(c)) for c in inner if ts.last(mod.call_name(c)) == "abort"]
+    if not aborted:
+        return False
+    delay = _delay_ms(mod, args[1]) if len(args) > 1 else None
+    if delay is not None and delay >= _LONG_DEADLINE_MS:
+        return True
+    fn = mod.enclosing_function(call)
+    return fn is not None and any(ctrl and "." not in ctrl and _escapes(mod, fn, ctrl) for ctrl in aborted)
+
+
+_LONG_DEADLINE_MS = 60_000
+
+
+def _delay_ms(mod: TsModule, node: Node | None, depth: int = 0) -> float | None:
+    """A timer delay in milliseconds: a number, arithmetic, a module constant, or the fallback of a configurable
+    one (`Number(process.env.X || 45 * 60_000)`)."""
+    value = ai.number_value(mod, node)
+    node = ts.unwrap(node)
+    if value is not None or node is None or depth > 3:
+        return value
+    if node.type == "identifier":
+        return _delay_ms(mod, ai.module_consts(mod).get(mod.node_text(node)), depth + 1)
+    if node.type == "call_expression" and mod.call_name(node) in ("Number", "parseInt", "parseFloat") and \
+            mod.arguments(node):
+        return _delay_ms(mod, mod.arguments(node)[0], depth + 1)
+    if node.type == "binary_expression" and mod.node_text(node.child_by_field_name("operator")) in ("||", "??"):
+        return _delay_ms(mod, node.child_by_field_name("right"), depth + 1)
+    return None
 
 
 def _exits(mod: TsModule, block: Node) -> bool:

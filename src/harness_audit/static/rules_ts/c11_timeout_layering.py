@@ -1,12 +1,14 @@
 """C11 · Timeout layering — TypeScript/JavaScript rules.
 
 Shapes detected:
-- `fetch-without-timeout`: `fetch(url)` / `axios.get(url)` / `got(url)` in tool code with no timeout, no signal and
-  no budget around it (fetch and axios wait indefinitely by default).
+- `fetch-without-timeout`: `fetch(url)` / `axios.get(url)` / `got(url)` in tool code with no timeout and no budget
+  around it: no signal, or only the caller's stop signal where the module shows it carries no deadline (fetch and
+  axios wait indefinitely by default); an `axios.create` client without `timeout` is reported at the client.
 - `exec-without-timeout`: `execSync(cmd)` / `exec(cmd, cb)` / `spawnSync` / `execa(...)` / `spawn` without a kill
   timer, in tool code, with no `timeout` and no budget around it.
-- `inner-timeout-below-tool-budget`: `AbortSignal.timeout(10_000)` or a client/process `timeout: 10_000` inside a
-  tool run under a longer budget (`Promise.race`, `withTimeout(..., 60_000)`), its expiry not mapped.
+- `inner-timeout-below-tool-budget`: `AbortSignal.timeout(10_000)` or a client/process/SDK `timeout: 10_000` inside
+  a tool run under a longer budget (`Promise.race`, `withTimeout(p, 60_000)`, `withDeadline(name, 60_000, fn)`), its
+  expiry not mapped; reported at the budget when the timeout sits in a helper the budget calls.
 - `timeout-abort-reported-as-cancel`: a timeout folded into the cancel signal (`AbortSignal.any([signal,
   AbortSignal.timeout(ms)])`, `setTimeout(() => controller.abort(), ms)`) or a budget around a call, whose expiry a
   catch reports as "cancelled".
@@ -62,10 +64,10 @@ _BOUND_KEYS = {"timeout", "signal", "cancelToken", "abortSignal", "deadline", "t
 _CHILD_PROCESS = ("child_process", "node:child_process")
 _EXEC_FUNCS = {"execSync", "exec", "execFile", "execFileSync", "spawnSync", "spawn"}
 _EXECA_FUNCS = {"execa", "execaSync", "execaCommand", "execaCommandSync", "execaNode"}
-_BUDGET_NAME = re.compile(r"(^|\.)(p?[Tt]imeout|withTimeout|promiseTimeout|raceTimeout|withDeadline|timeoutAfter|"
-                          r"withTimeLimit|timeLimit|raceWithTimeout|runWithTimeout)$")
-_BUDGET_LAST = re.compile(r"^(race|p?[Tt]imeout|withTimeout|promiseTimeout|raceTimeout|withDeadline|timeoutAfter|"
-                          r"withTimeLimit|timeLimit|raceWithTimeout|runWithTimeout)$")
+_BUDGET_NAME = re.compile(r"(^|\.)(p?[Tt]imeout|promiseTimeout|raceTimeout|timeoutAfter|timeLimit|raceWithTimeout|"
+                          r"runWithTimeout|with\w*(Timeout|Deadline|Budget|TimeLimit))$")
+_BUDGET_LAST = re.compile(r"^(race|p?[Tt]imeout|promiseTimeout|raceTimeout|timeoutAfter|timeLimit|raceWithTimeout|"
+                          r"runWithTimeout|with\w*(Timeout|Deadline|Budget|TimeLimit))$")
 _TIMEOUT_HANDLING = re.compile(r"TimeoutError|AbortError|ETIMEDOUT|ECONNABORTED|ESOCKETTIMEDOUT|ETIME\b|timed[ _-]?out|"
                                r"timeout|Timeout|killed|SIGTERM|SIGKILL|isCancel|\.code\b", re.I)
 _DERIVED = re.compile(r"(remaining|deadline|left|budget|elapsed)", re.I)
@@ -148,6 +150,8 @@ class _Budget:
     """Its value in milliseconds when it resolves to a number."""
     setting: str
     """The value as written."""
+    bounded: Node
+    """The argument it bounds (the work: a function, a call, a promise)."""
     roots: tuple[FuncRef, ...]
     """Project functions run under it."""
     covered: frozenset[Key]
@@ -161,9 +165,38 @@ _DYNAMIC_TOOL = re.compile(r"(tools?|handlers?|registry|toolMap|functions|impl|f
                            re.I)
 
 
+def _bounded_arg(mod: TsModule, call: Node) -> Node | None:
+    """The work a budget bounds: the first function or call among its arguments (`withDeadline(name, ms, () =>
+    work())`, `withTimeout(work(), ms)`), else its first argument (`pTimeout(promise, {...})`)."""
+    args = mod.arguments(call)
+    if cname(mod, call) != "Promise.race":
+        for arg in args:
+            inner = unwrap(arg)
+            if inner is not None and (inner.type in FUNCTION_TYPES or inner.type == "call_expression"):
+                return arg
+    return args[0] if args else None
+
+
 def _budget_value(mod: TsModule, call: Node) -> Node | None:
     """The expression that gives a budget its duration."""
     args = mod.arguments(call)
+    if cname(mod, call) != "Promise.race":
+        bounded = _bounded_arg(mod, call)
+        rest: list[Node] = []
+        for arg in args:
+            inner = unwrap(arg)
+            if inner is not None and not same(arg, bounded) and \
+                    inner.type not in ("string", "template_string", *FUNCTION_TYPES):
+                rest.append(arg)
+        numeric = next((a for a in rest if number_value(mod, a) is not None), None)
+        if numeric is not None:
+            return numeric
+        for arg in rest:
+            inner = unwrap(arg)
+            if inner is not None and inner.type == "object":
+                keys = mod.object_keys(inner)
+                return keys.get("milliseconds") or keys.get("ms") or keys.get("timeout") or keys.get("timeoutMs")
+        return next((a for a in rest if not re.search(r"[sS]ignal$", mod.node_text(a))), None)
     if cname(mod, call) == "Promise.race":
         for sub in iter_subtree(call):
             if sub.type == "call_expression":
@@ -195,10 +228,9 @@ def _budgets(project: TsProject) -> list[_Budget]:
             for call in calls_matching(mod, _BUDGET_LAST):
                 if not _budget_call(mod, call):
                     continue
-                args = mod.arguments(call)
-                if not args:
+                bounded = _bounded_arg(mod, call)
+                if bounded is None or _wrapper_body(mod, call, bounded):
                     continue
-                bounded = args[0]
                 value = _budget_value(mod, call)
                 ms = number_value(mod, value) if value is not None else None
                 roots: list[FuncRef] = []
@@ -217,10 +249,25 @@ def _budgets(project: TsProject) -> list[_Budget]:
                     for inner in nodes_in(r.module, r.node, "call_expression"):
                         covered.update(key(t.module, t.node) for t in resolve_call(r.module, project, inner))
                 out.append(_Budget(module=mod, node=call, ms=ms, setting=mod.node_text(value) if value else "",
-                                   roots=tuple(roots), covered=frozenset(covered), dynamic=dynamic))
+                                   bounded=bounded, roots=tuple(roots), covered=frozenset(covered),
+                                   dynamic=dynamic))
         return out
 
     return memo(project, "c11_budgets", build)
+
+
+def _wrapper_body(mod: TsModule, call: Node, bounded: Node) -> bool:
+    """The race inside a budget helper itself (`Promise.race([fn(signal), deadline])` in `withBudget(name, ms,
+    fn)`): the work is the helper's parameter, so the budgets are the helper's calls, not this race."""
+    fn = mod.enclosing_function(call)
+    work = unwrap(bounded)
+    if fn is None or work is None:
+        return False
+    if work.type == "array":
+        work = unwrap(work.named_children[0]) if work.named_children else None
+    if work is not None and work.type == "call_expression":
+        work = work.child_by_field_name("function")
+    return work is not None and work.type == "identifier" and mod.node_text(work) in mod.params(fn)
 
 
 def _bound_from_registry(mod: TsModule, at: Node, ident: Node) -> bool:
@@ -271,41 +318,139 @@ def _axios_instances(mod: TsModule) -> dict[str, bool]:
     return out
 
 
-def _unbounded_request(mod: TsModule, call: Node, instances: dict[str, bool]) -> str | None:
-    """The request a call makes with no timeout or signal, described; None when bounded or unknown."""
+_SIGNAL_OPTION_KEYS = {"signal", "abortSignal", "cancelToken"}
+
+
+def _request_options(mod: TsModule, call: Node, instances: dict[str, bool]) -> tuple[str, Node | None] | None:
+    """(description, options argument) of a fetch, axios or got request that no client default bounds."""
     name = cname(mod, call)
     args = mod.arguments(call)
     imports = imports_of(mod)
     is_fetch = name in _FETCH_NAMES and (name != "fetch" or imports.get("fetch", "fetch").startswith(
         ("fetch", *_FETCH_MODULES)))
     if is_fetch:
-        if not args:
-            return None
-        bound = _options_verdict(mod, args[1] if len(args) > 1 else None, call)
-        return f"`{name}(...)`" if bound is False else None
+        return (f"`{name}(...)`", args[1] if len(args) > 1 else None) if args else None
     tail, recv = last(name), receiver(name)
     axios_like = (recv == "axios" and imports.get("axios", "axios").startswith("axios")) or recv in instances
     if name == "axios" and imports.get("axios", "").startswith("axios"):
         if instances.get("axios") or not args:
             return None
         first = unwrap(args[0])
-        opts = first if first is not None and first.type == "object" else (args[1] if len(args) > 1 else None)
-        return "`axios(...)`" if _options_verdict(mod, opts, call) is False else None
+        return "`axios(...)`", first if first is not None and first.type == "object" else (
+            args[1] if len(args) > 1 else None)
     if axios_like and tail in _AXIOS_VERBS:
         if instances.get(recv):
             return None
         at = 2 if tail in _AXIOS_DATA_VERBS else (0 if tail == "request" else 1)
-        opts = args[at] if len(args) > at else None
-        return f"`{name}(...)`" if _options_verdict(mod, opts, call) is False else None
+        return f"`{name}(...)`", args[at] if len(args) > at else None
     if (name == "got" or (recv == "got" and tail in _AXIOS_VERBS)) and imports.get("got", "").startswith("got"):
-        opts = args[1] if len(args) > 1 else None
-        return f"`{name}(...)`" if _options_verdict(mod, opts, call) is False else None
+        return f"`{name}(...)`", args[1] if len(args) > 1 else None
     return None
+
+
+def _cancel_only(mod: TsModule, opts: Node | None, call: Node) -> str | None:
+    """The signal an options object passes when a signal is all that bounds the request and it comes in as a
+    parameter (`{ signal: ctx.signal }`, `{ signal }`): the caller's stop signal, which ends a hung request only
+    when someone presses stop. None when a timeout, a local signal or anything unknown is there."""
+    node = unwrap(opts)
+    if node is not None and node.type == "identifier":
+        node = _local_value(mod, node, call)
+    if node is None or node.type != "object" or any(c.type == "spread_element" for c in node.named_children):
+        return None
+    keys = mod.object_keys(node)
+    bounding = [k for k in keys if k in _BOUND_KEYS]
+    if not bounding or any(k not in _SIGNAL_OPTION_KEYS for k in bounding):
+        return None
+    value = unwrap(keys[bounding[0]])
+    if value is None or value.type not in ("identifier", "shorthand_property_identifier", "member_expression"):
+        return None
+    root = value
+    while root.type == "member_expression":
+        obj = root.child_by_field_name("object")
+        if obj is None:
+            return None
+        root = obj
+    if root.type not in ("identifier", "shorthand_property_identifier"):
+        return None  # `this.controller.signal`: a controller the object owns may carry a deadline
+    name = mod.node_text(root)
+    fn = mod.enclosing_function(call)
+    if fn is None or _local_value(mod, root, call) is not None:
+        return None
+    if not any(name in mod.params(f) for f in [fn, *(a for a in mod.ancestors(fn) if a.type in FUNCTION_TYPES)]):
+        return None
+    return mod.node_text(value)
+
+
+def _timed_elsewhere(mod: TsModule, signal: str) -> bool:
+    """Whether the module combines this signal with a timeout elsewhere (`AbortSignal.any([ctx.signal,
+    AbortSignal.timeout(ms)])`): its author knows the signal alone carries no deadline."""
+    word = re.compile(rf"(?<![\w$.]){re.escape(signal)}(?![\w$])")
+    for call in calls_named(mod, ("any",)):
+        if cname(mod, call) == "AbortSignal.any":
+            text = mod.node_text(call)
+            if "AbortSignal.timeout" in text and word.search(text):
+                return True
+    return False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Unbounded:
+    """A request in tool code with no timeout and no budget."""
+
+    call: Node
+    """The request."""
+    what: str
+    """How to name it."""
+    tool_fn: Node
+    """The tool code it runs in."""
+    signal: str | None
+    """The caller's stop signal it passes (its only bound), if any."""
+
+
+def _unbounded_requests(mod: TsModule, project: TsProject, instances: dict[str, bool]) -> Iterator[_Unbounded]:
+    for call in calls_named(mod, {"fetch", "axios", "got", *_AXIOS_VERBS}):
+        found = _request_options(mod, call, instances)
+        if found is None:
+            continue
+        what, opts = found
+        bound = _options_verdict(mod, opts, call)
+        signal = _cancel_only(mod, opts, call) if bound else None
+        # a bare `signal` parameter may be the dispatcher's deadline (`AbortSignal.timeout(budget)`): it counts as
+        # no timeout only where the module itself adds a timeout to that same signal elsewhere
+        if bound is not False and (signal is None or not _timed_elsewhere(mod, signal)):
+            continue
+        tool_fn = in_tool_code(mod, project, call)
+        if tool_fn is None or _under_budget(mod, call) or _tool_budgeted(mod, project, tool_fn) or \
+                _caller_budgeted(mod, project, tool_fn):
+            continue
+        yield _Unbounded(call=call, what=what, tool_fn=tool_fn, signal=signal)
+
+
+def _instance_calls(mod: TsModule) -> dict[str, Node]:
+    """`axios.create(...)` calls of the module by the name their client is kept in."""
+    out: dict[str, Node] = {}
+    for call in calls_named(mod, ("create",)):
+        if cname(mod, call) != "axios.create":
+            continue
+        parent = call.parent
+        while parent is not None and parent.type in ("await_expression", "parenthesized_expression"):
+            parent = parent.parent
+        if parent is not None and parent.type == "variable_declarator":
+            out[mod.node_text(parent.child_by_field_name("name"))] = call
+        elif parent is not None and parent.type == "assignment_expression":
+            out[mod.dotted(parent.child_by_field_name("left"))] = call
+        elif parent is not None and parent.type in ("public_field_definition", "field_definition"):
+            name = parent.child_by_field_name("name") or parent.child_by_field_name("property")
+            out[f"this.{mod.node_text(name)}"] = call
+    return out
 
 
 @rule(CheckId.C11, lang="typescript", name="fetch-without-timeout")
 def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags `fetch(url)`, an axios or got request in tool code with no timeout, no signal and no budget around it.
+    """Flags `fetch(url)`, an axios or got request in tool code with no timeout and no budget around it: no signal,
+    or only the caller's stop signal where the module shows that signal carries no deadline (it adds
+    `AbortSignal.timeout` to it elsewhere). Requests sent through an `axios.create(...)` client without a `timeout`
+    are reported once, at the client.
 
     `fetch` and axios wait indefinitely by default (axios `timeout: 0`): a server that stops answering holds
     the tool, and the whole turn, forever, and no layer ever reports which tool hung.
@@ -314,22 +459,34 @@ def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     if is_test_module(mod) or ("fetch" not in text and "axios" not in text and "got" not in text):
         return
     instances = _axios_instances(mod)
-    for call in calls_named(mod, {"fetch", "axios", "got", *_AXIOS_VERBS}):
-        what = _unbounded_request(mod, call, instances)
-        if what is None:
+    created = _instance_calls(mod) if instances else {}
+    by_client: dict[str, list[_Unbounded]] = {}
+    for req in _unbounded_requests(mod, project, instances):
+        client = receiver(cname(mod, req.call))
+        if client in created and instances.get(client) is False:
+            by_client.setdefault(client, []).append(req)
             continue
-        tool_fn = in_tool_code(mod, project, call)
-        if tool_fn is None or _under_budget(mod, call) or _tool_budgeted(mod, project, tool_fn) or \
-                _caller_budgeted(mod, project, tool_fn):
-            continue
+        bound = f"only the caller's stop signal `{req.signal}`" if req.signal else "no abort signal"
         yield Hit(
-            node=call,
-            claim=f"{what} in tool code `{fn_label(mod, tool_fn)}` has no timeout, no abort signal and no budget "
+            node=req.call,
+            claim=f"{req.what} in tool code `{fn_label(mod, req.tool_fn)}` has no timeout, {bound} and no budget "
                   "around it; fetch and axios wait indefinitely by default",
             consequence="a server that stops responding hangs the tool call and the agent turn indefinitely, with no "
                         "error naming the tool",
             direction="pass `signal: AbortSignal.timeout(ms)` (or axios `timeout`) shorter than the tool's budget and "
                       "map its `TimeoutError` to the tool's classified timeout",
+        )
+    for client, reqs in by_client.items():
+        tools = ", ".join(dict.fromkeys(f"`{fn_label(mod, r.tool_fn)}`" for r in reqs))
+        yield Hit(
+            node=created[client],
+            claim=f"the axios client `{client}` is created without a `timeout` (axios waits forever by default), "
+                  f"and tool code {tools} sends requests through it with no timeout and no budget around them "
+                  f"(line {', '.join(str(mod.line(r.call)) for r in reqs)})",
+            consequence="a backend that stops responding hangs the tool call and the agent turn indefinitely, with no "
+                        "error naming the tool",
+            direction=f"give `{client}` a `timeout` shorter than the tool's budget (or pass one per request) and map "
+                      "its `ECONNABORTED` to the tool's classified timeout",
         )
 
 
@@ -439,7 +596,7 @@ def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 _caller_budgeted(mod, project, tool_fn):
             continue
         fn = mod.enclosing_function(call)
-        if kind == "spawn" and fn is not None and _kill_timer(mod, fn):
+        if not kind.endswith("Sync") and fn is not None and _kill_timer(mod, fn):
             continue
         yield Hit(
             node=call,
@@ -481,7 +638,9 @@ def _inner_timeouts(mod: TsModule, fn: Node, aliases: dict[str, str]) -> list[_I
                                                                   mod.node_text(args[0])):
             inner = _Inner(node=call, ms=number_value(mod, args[1]), setting=mod.node_text(args[1]),
                            what=f"the abort timer `setTimeout(..., {mod.node_text(args[1])})`")
-        elif _exec_kind(mod, call, aliases) is not None or last(name) in _AXIOS_VERBS | {"axios", "got"}:
+        elif name != "setTimeout" and not _budget_call(mod, call):
+            # a client or process option (`exec`, axios, got, an SDK request such as MCP `callTool(..., {
+            # timeout })`): any call of the bounded work that carries its own `timeout`
             for arg in args:
                 obj = unwrap(arg)
                 if obj is None or obj.type != "object":
@@ -499,9 +658,11 @@ def _inner_timeouts(mod: TsModule, fn: Node, aliases: dict[str, str]) -> list[_I
 
 
 def _handled_here(mod: TsModule, node: Node) -> bool:
-    """Whether a catch around `node` (in its function) classifies a timeout."""
+    """Whether a catch around `node` (in its function) classifies a timeout, or absorbs every error into a fallback
+    (no `throw`, the error itself never passed on): either way the inner expiry never reaches the loop as a raw
+    client error."""
     for clause in [*catch_clauses_around(mod, node), *promise_catch_around(mod, node)]:
-        if _TIMEOUT_HANDLING.search(code_text(mod, clause)):
+        if _TIMEOUT_HANDLING.search(code_text(mod, clause)) or _absorbs(mod, clause):
             return True
     fn = mod.enclosing_function(node)
     if fn is not None:
@@ -510,6 +671,21 @@ def _handled_here(mod: TsModule, node: Node) -> bool:
                     _TIMEOUT_HANDLING.search(code_text(mod, call.child_by_field_name("arguments"))):
                 return True
     return False
+
+
+def _absorbs(mod: TsModule, handler: Node) -> bool:
+    """A `catch` clause (or `.catch` callback) that neither throws nor uses the error: it falls back to a value."""
+    if any(n.type == "throw_statement" for n in iter_subtree(handler, into_functions=False)):
+        return False
+    param = handler.child_by_field_name("parameter") if handler.type == "catch_clause" else None
+    if handler.type != "catch_clause":
+        params = mod.params(handler)
+        return not params
+    if param is None:
+        return True
+    name = mod.node_text(param)
+    body = handler.child_by_field_name("body")
+    return not re.search(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", code_text(mod, body))
 
 
 def _compare(inner: _Inner, budget: _Budget) -> Verdict | None:
@@ -540,27 +716,41 @@ def inner_timeout_below_tool_budget(mod: TsModule, project: TsProject) -> Iterat
     seen: set[Key] = set()
     for fn in mod.functions():
         k = key(mod, fn)
-        covering = [b for b in budgets if (b.dynamic and k in tools) or k in b.covered]
+        covering = [b for b in budgets if (b.dynamic and k in tools) or k in b.covered or
+                    (b.module is mod and mod.within(fn, b.bounded))]
         if not covering:
             continue
         for inner in _inner_timeouts(mod, fn, aliases):
             if key(mod, inner.node) in seen:
                 continue
-            verdicts = [(v, b) for b in covering if (v := _compare(inner, b)) is not None]
-            if not verdicts or len(verdicts) < len(covering):
+            around = covering + [b for b in budgets if b.module is mod and mod.within(inner.node, b.bounded)
+                                 and not any(same(b.node, c.node) for c in covering)]
+            verdicts = [(v, b) for b in around if (v := _compare(inner, b)) is not None]
+            if not verdicts or len(verdicts) < len(around):
                 continue  # a backstop longer than some budget around it
-            verdict, budget = min(verdicts, key=lambda vb: vb[0] is Verdict.CONFIRMED)
+            # the confirmed comparison first, then the budget written for this code over a dispatcher's
+            verdict, budget = min(verdicts, key=lambda vb: (vb[0] is not Verdict.CONFIRMED, vb[1].dynamic))
             seen.add(key(mod, inner.node))
             line = budget.module.line(budget.node)
             where = "" if budget.module is mod else f" of {budget.module.path}"
             shown = f"{budget.ms / 1000:g} s" if budget.ms is not None else f"`{budget.setting}`"
             inner_shown = f"{inner.ms / 1000:g} s" if inner.ms is not None else f"`{inner.setting}`"
+            # a helper the budget calls may run elsewhere with no budget: the layering is wrong at the budget
+            at_budget = not budget.dynamic and not (budget.module is mod and mod.within(inner.node, budget.bounded))
+            if at_budget and key(budget.module, budget.node) in seen:
+                continue
+            seen.add(key(budget.module, budget.node))
+            claim = (f"the {shown} budget around `{fn_label(mod, fn)}` is longer than {inner.what} ({inner_shown}, "
+                     f"line {mod.line(inner.node)}{'' if budget.module is mod else f' of {mod.path}'}) inside it, and "
+                     "the inner expiry is not mapped to the tool's timeout") if at_budget else (
+                f"{inner.what} ({inner_shown}) in `{fn_label(mod, fn)}` "
+                f"{'fires' if verdict is Verdict.CONFIRMED else 'may fire'} before the {shown} tool budget at "
+                f"line {line}{where}, and its expiry is not mapped to the tool's timeout")
             yield Hit(
-                node=inner.node,
+                node=budget.node if at_budget else inner.node,
+                module=budget.module if at_budget and budget.module is not mod else None,
                 verdict=verdict,
-                claim=f"{inner.what} ({inner_shown}) in `{fn_label(mod, fn)}` "
-                      f"{'fires' if verdict is Verdict.CONFIRMED else 'may fire'} before the {shown} tool budget at "
-                      f"line {line}{where}, and its expiry is not mapped to the tool's timeout",
+                claim=claim,
                 consequence="an ordinary slow call surfaces as a raw TimeoutError/ECONNABORTED instead of \"tool "
                             "timed out after N s\", so nobody can tell which tool was slow",
                 direction="make the inner timeout a backstop longer than the budget (or clamp it to the remaining "

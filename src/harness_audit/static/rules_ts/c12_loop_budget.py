@@ -1,12 +1,15 @@
 """C12 · Loop and budget limits — TypeScript/JavaScript rules.
 
 Shapes detected:
-- `agent-loop-without-ceiling`: `while (true)` / `for (;;)` / `while (!done)` / `do { … } while (toolCalls.length)`
-  around a model call (direct or through project functions) with no turn, tool-call, time or budget ceiling.
+- `agent-loop-without-ceiling`: `while (true)` / `for (;;)` / `while (!done)` / `while (!this.stopped)` /
+  `do { … } while (toolCalls.length)` around a model call (direct, through project functions, or in a callback
+  handed to a retry wrapper) with no turn, tool-call, time or budget ceiling.
 - `turn-limit-break-returns-as-done`: `if (turn >= maxTurns) break;` out of the agent loop into the same
   `return` a finished run takes.
 - `turn-cap-exhaustion-returns-as-done`: `for (let turn = 0; turn < maxTurns; turn++)` whose exhaustion falls
   through to an ordinary `return` of the last answer.
+- `sdk-step-cap-returns-as-done`: `generateText({ tools, maxSteps })` (or `stopWhen`) of the `ai` package whose
+  text is taken as the answer without reading the finish reason or the step count.
 - `subagent-recursion-without-depth`: an agent function that delegates to itself (`this.run(subtask)`) with no
   depth limit compared anywhere.
 """
@@ -23,16 +26,21 @@ from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsM
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import (
     Drive,
+    FuncRef,
     Key,
+    calls_named,
     cname,
     code_text,
+    imports_of,
     is_test_module,
     iter_subtree,
     key,
     last,
     later_statements,
+    memo,
     model_index,
     nodes_in,
+    receiver,
     resolve_call,
     same,
     string_value,
@@ -79,9 +87,37 @@ def _forever(mod: TsModule, loop: Node) -> bool:
     return inner is not None and mod.node_text(inner) in ("true", "1", "!0", "!false")
 
 
+def _loop_flag(mod: TsModule, loop: Node) -> str | None:
+    """The flag a `while (!flag)` loop waits for: a local the body sets (`done = true`), a field some method sets
+    (`this.stopped`, set by `stop()`), or a signal's `aborted`. None when the condition is not such a flag, or
+    names a budget or a clock itself (`while (!this.budgetExhausted)`)."""
+    if loop.type not in ("while_statement", "do_statement"):
+        return None
+    flag = unwrap(loop.child_by_field_name("condition"))
+    while flag is not None and flag.type == "unary_expression":
+        flag = unwrap(flag.named_children[0] if flag.named_children else None)
+    if flag is None or flag.type not in ("identifier", "member_expression"):
+        return None
+    name = mod.dotted(flag)
+    body = loop.child_by_field_name("body")
+    if body is None or not name or _counter_like(mod, flag):
+        return None
+    if name.startswith("this.") and name.count(".") == 1:
+        return name
+    if last(name) == "aborted":
+        fn = mod.enclosing_function(loop)
+        # a signal that can time out is a wall-clock ceiling, not only the user's stop
+        return None if fn is None or re.search(r"timeout|deadline", code_text(mod, fn), re.I) else name
+    for node in nodes_in(mod, body, "assignment_expression"):
+        if mod.dotted(node.child_by_field_name("left")) == name:
+            return name
+    return None
+
+
 def _flag_test(mod: TsModule, loop: Node) -> bool:
-    """`while (!done)` with `done` set in the body, or a condition only on the model's wish to call tools
-    (`while (toolCalls.length > 0)`, `while (res.stop_reason === "tool_use")`)."""
+    """`while (!done)` with `done` set in the body (or `while (!this.stopped)` set by another method), or a
+    condition only on the model's wish to call tools (`while (toolCalls.length > 0)`,
+    `while (res.stop_reason === "tool_use")`)."""
     if loop.type not in ("while_statement", "do_statement"):
         return False
     cond = unwrap(loop.child_by_field_name("condition"))
@@ -90,35 +126,34 @@ def _flag_test(mod: TsModule, loop: Node) -> bool:
     text = code_text(mod, cond)
     if _TOOL_WORDS.search(text) and not _counter_compare(mod, cond):
         return True
-    flag = cond
-    while flag is not None and flag.type == "unary_expression":
-        flag = flag.named_children[0] if flag.named_children else None
-    flag = unwrap(flag)
-    if flag is None or flag.type not in ("identifier", "member_expression"):
-        return False
-    name = mod.dotted(flag)
-    body = loop.child_by_field_name("body")
-    if body is None or not name:
-        return False
-    for node in nodes_in(mod, body, "assignment_expression"):
-        if mod.dotted(node.child_by_field_name("left")) == name:
-            return True
-    return False
+    return _loop_flag(mod, loop) is not None
 
 
 def _counter_like(mod: TsModule, expr: Node) -> bool:
-    for sub in iter_subtree(expr, into_functions=False):
-        if sub.type in ("identifier", "property_identifier", "shorthand_property_identifier"):
-            text = mod.node_text(sub)
-            if _COUNTER.search(text) and text != "length":
-                return True
-        elif sub.type == "member_expression" and mod.node_text(sub.child_by_field_name("property")) == "length":
-            if _HISTORY.search(mod.dotted(sub.child_by_field_name("object"))):
-                return True
-        elif sub.type == "call_expression":
-            name = cname(mod, sub)
-            if name in _TIME_CALLS or _LIMIT_CALL.search(last(name)):
-                return True
+    """Whether an operand of a comparison is a count, a size, a clock or a budget. A member is judged by its own
+    name (`turn.toolCalls.length` is the size of a tool-call list, not a turn counter, though its object is
+    called `turn`); `x.length` counts only for a history, or for a list named like a counter."""
+    node = unwrap(expr)
+    if node is None:
+        return False
+    kind = node.type
+    if kind in ("identifier", "property_identifier", "shorthand_property_identifier"):
+        text = mod.node_text(node)
+        return bool(_COUNTER.search(text)) and text != "length"
+    if kind == "member_expression":
+        prop = mod.node_text(node.child_by_field_name("property"))
+        if prop in ("length", "size"):
+            owner = last(mod.dotted(node.child_by_field_name("object")))
+            return bool(_HISTORY.search(owner) or (owner and _COUNTER.search(owner)))
+        return bool(_COUNTER.search(prop))
+    if kind == "call_expression":
+        name = cname(mod, node)
+        if name in _TIME_CALLS or _LIMIT_CALL.search(last(name)) or _COUNTER.search(last(name)):
+            return True
+        return any(_counter_like(mod, a) for a in mod.arguments(node))
+    if kind in ("binary_expression", "unary_expression", "update_expression", "ternary_expression",
+                "subscript_expression"):
+        return any(_counter_like(mod, c) for c in node.named_children)
     return False
 
 
@@ -159,11 +194,19 @@ def _loop_nodes(mod: TsModule, loop: Node) -> Iterator[Node]:
         stack.extend(reversed(cur.named_children))
 
 
-def _is_ceiling(mod: TsModule, node: Node) -> bool:
+def _sets_flag(mod: TsModule, node: Node | None, flag: str | None) -> bool:
+    """Whether `node` sets the loop's flag (`done = true`), which ends a `while (!done)` loop."""
+    return node is not None and flag is not None and any(
+        n.type == "assignment_expression" and mod.dotted(n.child_by_field_name("left")) == flag
+        for n in iter_subtree(node, into_functions=False))
+
+
+def _is_ceiling(mod: TsModule, node: Node, flag: str | None = None) -> bool:
     if node.type == "if_statement":
         cond = node.child_by_field_name("condition")
+        then = node.child_by_field_name("consequence")
         return (_counter_compare(mod, cond) or bool(_REPEAT_TEST.search(code_text(mod, cond)))) and \
-            _exits(mod, node.child_by_field_name("consequence"))
+            (_exits(mod, then) or _sets_flag(mod, then, flag))
     if node.type == "call_expression":
         if _LIMIT_CALL.search(last(cname(mod, node))):
             return True
@@ -187,9 +230,10 @@ def _body_nodes(mod: TsModule, fn: Node) -> Iterator[Node]:
 def _has_ceiling(mod: TsModule, loop: Node, drive: Drive) -> bool:
     if loop.type != "for_in_statement" and _counter_compare(mod, loop.child_by_field_name("condition")):
         return True
-    if any(_is_ceiling(mod, n) for n in _loop_nodes(mod, loop)):
+    flag = _loop_flag(mod, loop)
+    if any(_is_ceiling(mod, n, flag) for n in _loop_nodes(mod, loop)):
         return True
-    return any(_is_ceiling(ref.module, n) for ref in drive.helpers for n in _body_nodes(ref.module, ref.node))
+    return any(_is_ceiling(ref.module, n, flag) for ref in drive.helpers for n in _body_nodes(ref.module, ref.node))
 
 
 def _turn_like(mod: TsModule, loop: Node, drive: Drive, *, tools_only: bool = False) -> bool:
@@ -216,10 +260,63 @@ def _human_driven(mod: TsModule, loop: Node) -> bool:
     return False
 
 
+def _named_owner(mod: TsModule, fn: Node) -> Node | None:
+    """The named function an anonymous callback belongs to, when it is handed to a wrapper
+    (`withRetry(() => client.messages.create(...))`, `pRetry(async () => ...)`): calling the named function runs
+    the callback, so it reaches the model."""
+    cur: Node | None = fn
+    while cur is not None and mod.function_name(cur) == "<anonymous>":
+        parent = cur.parent
+        if parent is None or parent.type != "arguments":
+            return None
+        cur = mod.enclosing_function(parent)
+    return cur
+
+
+def _drives(project: TsProject) -> dict[str, list[Drive]]:
+    """`model_index(project).drivers`, plus the calls of functions whose model call sits in a callback handed
+    to a retry or backoff wrapper (up to two project functions deep, like the index)."""
+
+    def build() -> dict[str, list[Drive]]:
+        index = model_index(project)
+        out = {path: list(drives) for path, drives in index.drivers.items()}
+        frontier: dict[Key, tuple[FuncRef, ...]] = {}
+        for ref in index.direct.values():
+            if ref.name != "<anonymous>":
+                continue
+            owner = _named_owner(ref.module, ref.node)
+            if owner is None or key(ref.module, owner) in index.reaching:
+                continue
+            named = FuncRef(ref.module, owner, ref.module.function_name(owner))
+            frontier[key(ref.module, owner)] = (named, ref)
+        seen = set(frontier)
+        for _ in range(2):
+            names = {chain[0].name for chain in frontier.values()}
+            if not names:
+                break
+            nxt: dict[Key, tuple[FuncRef, ...]] = {}
+            for other in project.modules.values():
+                for call in calls_named(other, names):
+                    for target in resolve_call(other, project, call):
+                        chain = frontier.get(key(target.module, target.node))
+                        if chain is None:
+                            continue
+                        out.setdefault(other.path, []).append(Drive(call, chain))
+                        fn = other.enclosing_function(call)
+                        if fn is not None and key(other, fn) not in seen and key(other, fn) not in index.reaching:
+                            seen.add(key(other, fn))
+                            nxt[key(other, fn)] = (FuncRef(other, fn, other.function_name(fn)), *chain)
+                        break
+            frontier = {k: v for k, v in nxt.items() if v[0].name != "<anonymous>"}
+        return out
+
+    return memo(project, "c12_drives", build)
+
+
 def _driven_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, Drive]]:
     """Loops of `mod` whose own body reaches the model (a nested `while` counts for itself, not its parents)."""
     out: dict[Key, tuple[Node, Drive]] = {}
-    for drive in model_index(project).drivers.get(mod.path, []):
+    for drive in _drives(project).get(mod.path, []):
         for anc in mod.ancestors(drive.call):
             if anc.type in FUNCTION_TYPES:
                 break
@@ -231,6 +328,11 @@ def _driven_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, Drive]]
             if anc.type in ("while_statement", "do_statement") or _forever(mod, anc):
                 break
     return sorted(out.values(), key=lambda pair: pair[0].start_byte)
+
+
+def _or_flag(mod: TsModule, loop: Node) -> str:
+    flag = _loop_flag(mod, loop)
+    return f" or `{flag}` is set (a stop, not a budget)" if flag is not None and flag.startswith("this.") else ""
 
 
 def _head(mod: TsModule, loop: Node) -> str:
@@ -259,28 +361,54 @@ def agent_loop_without_ceiling(mod: TsModule, project: TsProject) -> Iterator[Hi
         yield Hit(
             node=loop,
             claim=f"the agent loop `{_head(mod, loop)}` calls the model{via} with no ceiling on turns, tool calls or "
-                  "time: it ends only when the model stops calling tools",
+                  f"time: it ends only when the model stops calling tools{_or_flag(mod, loop)}",
             consequence="a model that keeps calling tools runs forever and cost climbs until someone notices",
             direction="bound the loop (`for (let turn = 0; turn < maxTurns; turn++)`) and end it with an explicit "
                       "budget-exhausted status (throw `MaxTurnsExceeded` or return `status: \"max_turns\"`)",
         )
 
 
-def _marks_status(mod: TsModule, stmts: list[Node]) -> bool:
-    """Whether statements make the ceiling visible: a throw, a status or flag named for it, a message saying so."""
+_STATUS_KEYS = frozenset({"status", "state", "outcome", "reason", "stopReason", "stop_reason", "finishReason",
+                          "finish_reason", "kind", "type", "result"})
+"""Keys whose value, not their name, says how a run ended (`status: "done"` is the success status)."""
+
+
+def _success_strings(mod: TsModule, loop: Node) -> set[str]:
+    """String values the loop's own early `return`s carry (`{ status: "done" }`): the finished-run result."""
+    out: set[str] = set()
+    for node in _loop_nodes(mod, loop):
+        if node.type == "return_statement":
+            out.update(v for n in iter_subtree(node, into_functions=False)
+                       if (v := string_value(mod, n)) is not None)
+    return out
+
+
+def _marks_status(mod: TsModule, stmts: list[Node], success: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether statements make the ceiling visible: a throw, a status or flag named for it, a message saying so.
+    A status key is judged by its value: `status: "done"` when a finished run also returns `"done"` says
+    nothing."""
     for stmt in stmts:
         for node in iter_subtree(stmt, into_functions=False):
             if node.type == "throw_statement":
                 return True
             value = string_value(mod, node)
-            if value is not None and _STATUS_WORDS.search(value):
+            if value is not None and value not in success and _STATUS_WORDS.search(value):
                 return True
             if node.type in ("identifier", "property_identifier", "shorthand_property_identifier") and \
-                    _STATUS_WORDS.search(mod.node_text(node)):
+                    _STATUS_WORDS.search(mod.node_text(node)) and not _status_key(mod, node, success):
                 return True
             if node.type == "if_statement" and _counter_compare(mod, node.child_by_field_name("condition")):
                 return True
     return False
+
+
+def _status_key(mod: TsModule, node: Node, success: frozenset[str] | set[str]) -> bool:
+    """`status` as the key of `status: "done"` whose value is a success value (the key itself says nothing)."""
+    parent = node.parent
+    if parent is None or parent.type != "pair" or not same(parent.child_by_field_name("key"), node) or \
+            mod.node_text(node) not in _STATUS_KEYS:
+        return False
+    return string_value(mod, parent.child_by_field_name("value")) in success
 
 
 def _success_return(mod: TsModule, stmts: list[Node]) -> Node | None:
@@ -337,7 +465,7 @@ def turn_limit_break_returns_as_done(mod: TsModule, project: TsProject) -> Itera
             continue
         after = later_statements(mod, loop)
         ret = _success_return(mod, after)
-        if ret is None or _marks_status(mod, after):
+        if ret is None or _marks_status(mod, after, _success_strings(mod, loop)):
             continue
         for node in _loop_nodes(mod, loop):
             if node.type != "if_statement" or node.child_by_field_name("alternative") is not None:
@@ -351,7 +479,7 @@ def turn_limit_break_returns_as_done(mod: TsModule, project: TsProject) -> Itera
             yield Hit(
                 node=node,
                 claim=f"hitting the ceiling `{mod.node_text(node.child_by_field_name('condition'))}` breaks out of "
-                      f"the agent loop into the normal `{_result_text(mod, ret)}` with no status",
+                      f"the agent loop into the normal `{_result_text(mod, ret)}`, the result a finished run returns",
                 consequence="a run cut off by the budget is reported as a finished answer; callers and users take a "
                             "partial result for a complete one",
                 direction="throw `MaxTurnsExceeded` (or return an explicit `status: \"max_turns\"`) when the ceiling "
@@ -382,7 +510,7 @@ def turn_cap_exhaustion_returns_as_done(mod: TsModule, project: TsProject) -> It
             continue  # an explicit in-loop ceiling is judged by `turn-limit-break-returns-as-done`
         after = later_statements(mod, loop)
         ret = _success_return(mod, after)
-        if ret is None or _marks_status(mod, after):
+        if ret is None or _marks_status(mod, after, _success_strings(mod, loop)):
             continue
         yield Hit(
             node=loop,
@@ -400,6 +528,76 @@ def _params(mod: TsModule, fn: Node) -> set[str]:
         return set()
     return {mod.node_text(n) for n in iter_subtree(params) if n.type in ("identifier",
                                                                        "shorthand_property_identifier_pattern")}
+
+
+_STEP_CAPS = ("maxSteps", "stopWhen", "maxToolRoundtrips")
+"""Options of the `ai` package that cap the tool-call steps of one `generateText` call."""
+_CAP_CHECK = re.compile(r"\bfinishReason\b|\bfinish_reason\b|\bsteps\s*\.\s*length\s*(?:[<>=!]=?|===)|"
+                        r"(?:[<>=!]=?|===)\s*[\w.]*steps\s*\.\s*length\b")
+
+
+def _result_escapes(mod: TsModule, call: Node) -> bool:
+    """Whether the whole result of the call leaves the function (returned or handed on), so a caller can read its
+    finish reason."""
+    node = call
+    parent = node.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression",
+                                                 "satisfies_expression", "non_null_expression"):
+        node, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type in ("return_statement", "arguments", "array", "pair", "spread_element") or \
+            (parent.type == "arrow_function" and same(parent.child_by_field_name("body"), node)):
+        return True
+    if parent.type == "variable_declarator":
+        target = parent.child_by_field_name("name")
+        fn = mod.enclosing_function(call)
+        if target is not None and target.type == "identifier" and fn is not None:
+            name = re.escape(mod.node_text(target))
+            return bool(re.search(rf"return\s+{name}\s*[;}}\n]|[(,\[]\s*{name}\s*[,)\]]|\.\.\.{name}\b",
+                                  code_text(mod, fn)))
+    return False
+
+
+@rule(CheckId.C12, lang="typescript", name="sdk-step-cap-returns-as-done")
+def sdk_step_cap_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags `generateText({ tools, maxSteps: N })` (or `stopWhen`) of the `ai` package whose caller takes the
+    text as the answer without looking at the finish reason or the step count. When the cap is reached the SDK
+    returns normally (finish reason `tool-calls`, often with empty text): a run cut off by its step budget is
+    handed on as a finished answer.
+    """
+    del project
+    if is_test_module(mod) or "generateText" not in mod.text:
+        return
+    imports = imports_of(mod)
+    for call in calls_named(mod, ("generateText",)):
+        name = cname(mod, call)
+        origin = imports.get(name if "." not in name else receiver(name), "").split("#")[0]
+        if origin != "ai":
+            continue
+        args = mod.arguments(call)
+        opts = unwrap(args[0]) if args else None
+        if opts is None or opts.type != "object":
+            continue
+        keys = mod.object_keys(opts)
+        cap_key = next((k for k in _STEP_CAPS if k in keys), None)
+        fn = mod.enclosing_function(call)
+        if "tools" not in keys or cap_key is None or fn is None:
+            continue
+        if _CAP_CHECK.search(code_text(mod, fn)) or _result_escapes(mod, call):
+            continue
+        cap = keys[cap_key]
+        pair = cap.parent if cap.parent is not None and cap.parent.type == "pair" else call
+        yield Hit(
+            node=pair,
+            claim=f"`{name}` stops after `{' '.join(mod.node_text(pair).split())}` and returns normally; "
+                  f"`{mod.function_name(fn)}` never reads `finishReason` or compares the step count, so hitting the "
+                  "cap is taken for an answer",
+            consequence="a worker that ran out of steps mid-task (finish reason `tool-calls`, often empty text) is "
+                        "reported as a finished answer",
+            direction="check `finishReason === \"tool-calls\"` (or `steps.length` against the cap) after the call and "
+                      "report an explicit step-limit status or error",
+        )
 
 
 @rule(CheckId.C12, lang="typescript", name="subagent-recursion-without-depth")

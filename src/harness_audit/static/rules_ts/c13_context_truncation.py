@@ -2,7 +2,8 @@
 
 Shapes detected:
 - `window-cut-orphans-tool-result`: the history cut by count alone (`messages.slice(-N)`, `history.shift()` until
-  it fits, `messages.splice(1, k)`) with no check that a tool result keeps its call.
+  it fits, also on a copy such as `const [first, ...rest] = history`, `messages.splice(1, k)`) with no check that
+  a tool result keeps its call.
 - `single-compaction-then-send`: `if (countTokens(messages) > limit) messages = await summarize(messages)`, then
   the request goes out without measuring again.
 - `tool-output-appended-unbounded`: a tool result message (`{ role: "tool", content: output }`,
@@ -21,6 +22,7 @@ from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsPro
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import (
     Key,
+    callers_of,
     calls_matching,
     calls_named,
     cname,
@@ -47,7 +49,8 @@ _HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs|chatHisto
                       re.I)
 _PAIR_TOKENS = re.compile(r"[\"'](tool|tool_result|tool_use|tool-result|tool-call|function_call_output|"
                           r"function_call|function)[\"']|tool_call_id|tool_calls|toolCallId|toolCalls|tool_use_id|"
-                          r"toolUseId|toolInvocations|toolResult|call_id|callId")
+                          r"toolUseId|toolInvocations|toolResult|call_id|callId|functionCall|functionResponse|"
+                          r"FunctionCall|FunctionResponse|function_response")
 _USER_BOUNDARY = re.compile(r"role\s*[!=]==?\s*[\"']user[\"']")
 """Searching for a user turn to cut at: a cut there keeps every call with its results."""
 _PAIR_NAME = re.compile(r"(pair|orphan|boundary|dangling|unanswered|safe_?cut|safe_?split|toolcall|tool_?result|"
@@ -59,8 +62,9 @@ _KEEP_NAME = re.compile(r"(trimmed|window|recent|kept|truncated|context|tail|las
 _KEEP_KEYS = {"messages", "history", "input", "contents", "conversation", "chatHistory", "chat_history", "prompt"}
 _SEND_NAME = re.compile(r"(chat|complet|generat|invoke|request|create|send|ask|query|run|step|llm|model|respond|"
                         r"predict|call|stream)", re.I)
-_BUILDER_FN = re.compile(r"((get|build|prepare|load|fetch|make|assemble|compose|select)\w*(messages|history|context|"
-                         r"prompt|conversation|input|window)|trim|truncat|window|compact|prune|fit|shrink|evict)", re.I)
+_BUILDER_FN = re.compile(r"((get|build|prepare|load|fetch|make|assemble|compose|select|recent|latest|keep)\w*"
+                         r"(messages|history|context|prompt|conversation|input|window|turns)|trim|truncat|window|"
+                         r"compact|prune|fit|shrink|evict)", re.I)
 _SIZE_NAME = re.compile(r"(token|limit|max|size|length|budget|window|capacity|context)", re.I)
 _CHAIN_KEEPS = {"concat", "filter", "map", "flat", "flatMap", "toReversed", "slice"}
 
@@ -188,6 +192,89 @@ def _size_guarded(mod: TsModule, node: Node) -> bool:
     return False
 
 
+def _history_copy(mod: TsModule, obj: Node | None) -> bool:
+    """Whether a local holds a copy of the history that is cut instead of the history itself: `const [first,
+    ...rest] = history`, `const kept = [...messages]`, `history.slice(1)`, `Array.from(history)`."""
+    obj = unwrap(obj)
+    if obj is None or obj.type != "identifier":
+        return False
+    for value in mod.bindings(mod.enclosing_function(obj)).get(mod.node_text(obj), []):
+        value = unwrap(value)
+        if value is None:
+            continue
+        if value.type == "array":
+            spreads = [c for c in value.named_children if c.type == "spread_element"]
+            if any(c.named_children and _is_history(mod, c.named_children[0]) for c in spreads):
+                return True
+            continue
+        if value.type == "call_expression":
+            callee = value.child_by_field_name("function")
+            if callee is not None and callee.type == "member_expression" and \
+                    mod.node_text(callee.child_by_field_name("property")) in ("slice", "concat"):
+                value = callee.child_by_field_name("object")
+            elif cname(mod, value) == "Array.from" and mod.arguments(value):
+                value = mod.arguments(value)[0]
+        if _is_history(mod, value):
+            return True
+    return False
+
+
+_MESSAGE_KEYS = {"role", "content", "parts", "type", "message", "messages"}
+
+
+def _holds_records(mod: TsModule, base: str) -> bool:
+    """Whether every push onto `base` in the module is a plain record that is no message (`{timestamp, toolName,
+    output}` in a tool-call log): cutting such a list cannot orphan a tool result."""
+    pushed: list[Node] = []
+    scalars = 0
+    for call in calls_named(mod, ("push",)):
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression" or \
+                mod.dotted(callee.child_by_field_name("object")) != base:
+            continue
+        for arg in mod.arguments(call):
+            arg = unwrap(arg)
+            if arg is not None and arg.type == "identifier":
+                values = mod.bindings(mod.enclosing_function(call)).get(mod.node_text(arg), [])
+                if len(values) != 1:
+                    return False
+                arg = unwrap(values[0])
+            if arg is not None and _scalar_entry(mod, arg):
+                scalars += 1
+                continue
+            if arg is None or arg.type != "object":
+                return False
+            pushed.append(arg)
+    return bool(pushed or scalars) and not any(set(mod.object_keys(o)) & _MESSAGE_KEYS for o in pushed)
+
+
+_KEY_CALL = re.compile(r"(Key|Hash|Id|Signature|Fingerprint|Digest)$")
+
+
+def _scalar_entry(mod: TsModule, value: Node) -> bool:
+    """A string, number or computed key (`this.getToolCallKey(call)`, `hash(args)`): an entry that is no message."""
+    if value.type in ("string", "template_string", "number"):
+        return True
+    return value.type == "call_expression" and bool(_KEY_CALL.search(last(cname(mod, value))))
+
+
+def _size_loop(mod: TsModule, node: Node) -> bool:
+    """`while (total > budget) total -= tokens(rest.shift())`: a head removal inside a loop that runs while the
+    history is over a size limit (the removed message feeds the running total, so the call is no statement)."""
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES:
+            return False
+        if anc.type in ("while_statement", "do_statement", "for_statement"):
+            cond = code_text(mod, anc.child_by_field_name("condition"))
+            if re.search(r"[<>]", cond) and _LOOP_MEASURE.search(cond):
+                return True
+    return False
+
+
+_LOOP_MEASURE = re.compile(r"(token|budget|limit|max|total|used|chars|bytes|size|estimate|capacity|context)", re.I)
+"""A size measure in a loop condition (a bare `.length > 0` drains a queue instead)."""
+
+
 def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
     """Every count-only cut of a history list: (node, its text, the cut list's name)."""
     for call in calls_named(mod, ("slice", "shift", "splice")):
@@ -196,7 +283,9 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
             continue
         method = mod.node_text(fn_node.child_by_field_name("property"))
         obj = fn_node.child_by_field_name("object")
-        if method not in ("slice", "shift", "splice") or not _is_history(mod, obj):
+        if method not in ("slice", "shift", "splice"):
+            continue
+        if not _is_history(mod, obj) and (method == "slice" or not _history_copy(mod, obj)):
             continue
         base = mod.dotted(unwrap(obj))
         text = " ".join(code_text(mod, call).split())
@@ -208,7 +297,8 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
                 yield call, text, base
         elif method == "shift":
             parent = call.parent
-            if parent is not None and parent.type == "expression_statement" and _size_guarded(mod, call):
+            if parent is not None and parent.type == "expression_statement" and _size_guarded(mod, call) or \
+                    _size_loop(mod, call):
                 yield call, text, base
         else:
             args = mod.arguments(call)
@@ -275,7 +365,47 @@ def _handles_pairs(mod: TsModule, project: TsProject, node: Node) -> bool:
     region = [stmt, *later_statements(mod, stmt)]
     region.extend(c for a in mod.ancestors(node) if a.type in ("if_statement", "while_statement", "do_statement")
                   for c in [a.child_by_field_name("condition")] if c is not None)
+    cut = unwrap(_receiver(node))
+    if cut is not None and cut.type == "identifier":
+        # `const clean = turns.filter((t) => !isFunctionCall(t)); clean.slice(-n)`: tool turns are gone before the cut
+        region.extend(mod.bindings(mod.enclosing_function(node)).get(mod.node_text(cut), []))
     return _pair_handled_in(mod, project, region)
+
+
+_LLM_PACKAGE = re.compile(r"^(ai|openai|@anthropic-ai/[\w-]+|@ai-sdk/[\w-]+|@google/(genai|generative-ai)|"
+                          r"@langchain/[\w-]+|@mistralai/[\w-]+|groq-sdk|ollama|@openai/agents[\w-]*)(/|#|$)")
+
+
+def _sdk_typed(mod: TsModule, fn: Node | None) -> bool:
+    """Whether the cutting function takes or returns a provider SDK's message type (`CoreMessage[]`,
+    `ChatCompletionMessageParam[]`, `Anthropic.MessageParam[]`): the list is model history, which holds tool calls."""
+    if fn is None:
+        return False
+    params = fn.child_by_field_name("parameters")
+    ret = fn.child_by_field_name("return_type")
+    text = " ".join(mod.node_text(n) for n in (params, ret) if n is not None)
+    if "Message" not in text and "Content" not in text:
+        return False
+    imports = mod.imports()
+    for name in set(re.findall(r"\b([A-Z]\w*)(?:\.\w+)?\s*(?:\[\]|>)", text)):
+        source = imports.get(name, "")
+        if source and _LLM_PACKAGE.match(source):
+            return True
+    return False
+
+
+def _feeds_model(mod: TsModule, project: TsProject, fn: Node | None) -> bool:
+    """Whether a caller hands the cutting function's result straight to a model request (`messages:
+    compact(history)` inside `client.messages.create({...})`)."""
+    if fn is None:
+        return False
+    for other, call in callers_of(project, mod, fn):
+        for anc in other.ancestors(call):
+            if anc.type in FUNCTION_TYPES or anc.type.endswith("_statement"):
+                break
+            if anc.type == "call_expression" and is_model_call(other, anc):
+                return True
+    return False
 
 
 def _project_uses_tools(project: TsProject) -> bool:
@@ -296,10 +426,10 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
     for node, text, base in _cut_sites(mod):
         fn = mod.enclosing_function(node)
         marker = (key(mod, fn) if fn is not None else None, base)
-        if marker in seen or _handles_pairs(mod, project, node):
+        if marker in seen or _holds_records(mod, base) or _handles_pairs(mod, project, node):
             continue
         seen.add(marker)
-        speaks = module_speaks_llm(mod, project)
+        speaks = module_speaks_llm(mod, project) or _sdk_typed(mod, fn) or _feeds_model(mod, project, fn)
         if not speaks and not _project_uses_tools(project):
             continue  # no sign that this list is a model history that can hold tool calls
         yield Hit(

@@ -4,9 +4,10 @@ Shapes detected:
 - `volatile-value-in-system-prompt`: `new Date()`, `Date.now()`, `crypto.randomUUID()`, `Math.random()`,
   `process.pid`, `os.hostname()` or a listing of the cwd flows into the system prompt or the tool definitions
   (followed through locals, module constants, `this` fields, array parts and helper returns, three hops at most).
-- `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `for (… of registry)`
-  feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry is filled in
-  discovery or completion order (`readdir`/`glob` loops, `Promise.all` of dynamic imports, MCP `listTools`).
+- `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `{ ...registry }` /
+  `for (… of registry)` feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry
+  is filled in discovery or completion order (`readdir`/`glob` loops, `Promise.all` of dynamic imports, MCP
+  `listTools`), directly, through a registry class's `register(tool)` method, or returned by a loader.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from harness_audit.findings import CheckId, Verdict
+from harness_audit.findings import CheckId, Verdict, evidence_is_thin
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import (
@@ -83,6 +84,9 @@ _VOLATILE_MODULES = {"randomUUID": ("crypto", "node:crypto"), "hostname": ("os",
 _VOLATILE_LASTS = frozenset({s.rsplit(".", 1)[-1] for s in _VOLATILE_CALLS} | {"readdirSync", "readdir", "opendir",
                                                                                  "opendirSync"})
 _PER_PROCESS = {"the host name", "the process id"}
+_VOLATILE_WORDS = ("Date", "random", "uuid", "UUID", "hostname", "pid", "nanoid", "readdir", "uptime", "hrtime", "ulid",
+                   "cuid", "createId", "freemem", "loadavg")
+"""Words a module with a volatile source contains (substring tests: a regex alternation over a large file is slow)."""
 _LISTING_CALLS = {"readdirSync", "readdir", "fs.readdirSync", "fs.readdir", "fs.promises.readdir", "fsp.readdir",
                   "opendir", "opendirSync"}
 _DISCOVERY = re.compile(r"\b(readdirSync|readdir|opendir|opendirSync|globSync|glob|fg|fastGlob|fastglob|globby|"
@@ -426,8 +430,7 @@ def volatile_value_in_system_prompt(mod: TsModule, project: TsProject) -> Iterat
     flows into the system prompt or the tool definitions: every request (or every process) then starts with
     different bytes and the provider's prefix cache never hits.
     """
-    if is_test_module(mod) or not re.search(r"Date|random|uuid|UUID|hostname|pid|nanoid|readdir|uptime|hrtime|"
-                                            r"ulid|cuid|createId|freemem|loadavg", mod.text):
+    if is_test_module(mod) or not any(w in mod.text for w in _VOLATILE_WORDS):
         return
     found: dict[Key, tuple[Node, str, _Sink]] = {}
     for node, what in _volatile_sources(mod):
@@ -527,6 +530,8 @@ def _registries(project: TsProject) -> dict[tuple[str, str], str]:
                 why = _fill_order(mod, fill)
                 if why is not None:
                     out.setdefault((mod.path, _fill_target(mod, fill)), why)
+                    for owner, field_name in _filled_fields(mod, project, fill):
+                        out.setdefault((owner.path, field_name), why)
             plugin_order = plugin_order or _self_registering_plugins(mod)
         if plugin_order is not None:
             # plugins that register themselves when imported fill the registry in the order they are imported
@@ -543,6 +548,21 @@ def _registries(project: TsProject) -> dict[tuple[str, str], str]:
 
 
 _REGISTER_FN = re.compile(r"^_?(register|add|use|install|define|load)\w*", re.I)
+
+
+def _filled_fields(mod: TsModule, project: TsProject, fill: Node) -> Iterator[tuple[TsModule, str]]:
+    """The fields a registry method fills when `fill` calls it (`registry.register(tool)` runs
+    `this.tools.set(tool.name, tool)` in the `ToolRegistry` class): the order of the calls is the fields' order."""
+    if fill.type != "call_expression" or receiver(cname(mod, fill)) in ("", "this"):
+        return
+    for target in resolve_call(mod, project, fill):
+        if target.node.type != "method_definition":
+            continue
+        for inner in [*nodes_in(target.module, target.node, "call_expression"),
+                      *nodes_in(target.module, target.node, "assignment_expression")]:
+            name = _fill_target(target.module, inner)
+            if name.startswith("this.") and name.count(".") == 1:
+                yield target.module, name
 
 
 def _fills(mod: TsModule) -> list[Node]:
@@ -594,20 +614,53 @@ def _fill_order(mod: TsModule, fill: Node) -> str | None:
     return None
 
 
-def _registry_of(mod: TsModule, project: TsProject, name: str) -> str | None:
-    """Why the registry `name` (as written in `mod`) is filled in a non-deterministic order, or None."""
+def _registry_of(mod: TsModule, project: TsProject, name: str, at: Node | None = None) -> str | None:
+    """Why the registry `name` (as written in `mod`) is filled in a non-deterministic order, or None. With `at`,
+    a local kept from a call of a project function that returns such a registry counts too
+    (`const found = await loadPlugins()`)."""
     registries = _registries(project)
     why = registries.get((mod.path, name))
     if why is not None:
         return why
     if "." in name:
         return None
+    if at is not None:
+        why = _returned_registry(mod, project, name, at)
+        if why is not None:
+            return why
     target = imports_of(mod).get(name, "")
     spec, _, export = target.partition("#")
     other = project.resolve_import(mod, spec) if spec.startswith(".") else None
     if other is None:
         return None
     return registries.get((other.path, export or name))
+
+
+def _returned_registry(mod: TsModule, project: TsProject, name: str, at: Node) -> str | None:
+    """`const name = await f()` before `at` in its function, where `f` returns a registry filled in a
+    non-deterministic order."""
+    fn = mod.enclosing_function(at)
+    decls = nodes_in(mod, fn, "variable_declarator") if fn is not None else mod.nodes("variable_declarator")
+    value: Node | None = None
+    for decl in decls:
+        if decl.start_byte > at.start_byte:
+            break
+        if mod.node_text(decl.child_by_field_name("name")) == name:
+            value = unwrap(decl.child_by_field_name("value"))
+    if value is None or value.type != "call_expression":
+        return None
+    registries = _registries(project)
+    for target in resolve_call(mod, project, value):
+        for ret in nodes_in(target.module, target.node, "return_statement"):
+            if target.module.enclosing_function(ret) is None or not same(target.module.enclosing_function(ret),
+                                                                         target.node):
+                continue
+            returned = unwrap(ret.named_children[0] if ret.named_children else None)
+            if returned is not None and returned.type == "identifier":
+                why = registries.get((target.module.path, target.module.node_text(returned)))
+                if why is not None:
+                    return why
+    return None
 
 
 def _strip_view(name: str) -> str:
@@ -642,14 +695,15 @@ def _iteration_sources(mod: TsModule, project: TsProject) -> Iterator[tuple[Node
             yield call, target, why
     for arr in mod.nodes("spread_element"):
         inner = unwrap(arr.named_children[0] if arr.named_children else None)
-        if inner is None:
+        if inner is None or arr.parent is None or arr.parent.type not in ("array", "object"):
             continue
         target = _strip_view(mod.dotted(inner))
         if not target or "()" in target or "?" in target:
             continue
-        why = _registry_of(mod, project, target)
-        if why is not None and arr.parent is not None and arr.parent.type == "array":
-            yield arr.parent, target, why
+        why = _registry_of(mod, project, target, arr)
+        if why is not None:
+            # `[...registry.values()]` lists the entries in fill order; `{ ...registry, x }` keeps its key order
+            yield (arr.parent if arr.parent.type == "array" else arr), target, why
     for loop in mod.nodes("for_in_statement"):
         right = unwrap(loop.child_by_field_name("right"))
         if right is None:
@@ -683,7 +737,7 @@ def unsorted_tool_registry_in_request(mod: TsModule, project: TsProject) -> Iter
         sinks.add(key(mod, sink.node))
         shown = " ".join(code_text(mod, node).split("{")[0].split())[:60]
         yield Hit(
-            node=node,
+            node=_citable(mod, node),
             claim=f"{'tool definitions' if sink.kind == 'tools' else 'the system prompt'} are built from `{shown}` "
                   f"without sorting; `{target}` is filled in {why}, and that order reaches {sink.what}",
             consequence="the tool order differs between processes, so the serialised prefix differs and the "
@@ -691,6 +745,20 @@ def unsorted_tool_registry_in_request(mod: TsModule, project: TsProject) -> Iter
             direction="sort the tools by name before building the definitions (`[...registry.values()].sort((a, b) "
                       "=> a.name.localeCompare(b.name))`), or fill the registry in a fixed order",
         )
+
+
+def _citable(mod: TsModule, node: Node) -> Node:
+    """`node`, or the nearest enclosing expression whose first lines quote real code: a lone `...registry,` line
+    of an object literal is too thin to stand as evidence, the `tools = {` it opens is not."""
+    cur: Node | None = node
+    for _ in range(4):
+        if cur is None or cur.type in FUNCTION_TYPES:
+            break
+        line = mod.line(cur)
+        if not evidence_is_thin(mod.excerpt(line, min(mod.end_line(cur), line + 2)).splitlines()):
+            return cur
+        cur = cur.parent
+    return node
 
 
 def _trace_loop(tracer: _Tracer, mod: TsModule, loop: Node) -> _Sink | None:

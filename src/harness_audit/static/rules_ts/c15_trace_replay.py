@@ -9,7 +9,9 @@ Shapes detected:
   generateText(...)`) while no module of the project ever reads token usage.
 - `response-usage-ignored`: one response used only for its content in a module that accounts usage elsewhere.
 - `stream-usage-never-requested`: `chat.completions.create({ stream: true })` without
-  `stream_options: { include_usage: true }`, so the stream never carries usage.
+  `stream_options: { include_usage: true }`, so the stream never carries usage; also a raw HTTP request to a
+  `/chat/completions` endpoint (`fetch` with `body: JSON.stringify({ stream: true, messages })`, `axios.post`) in a
+  project that never reads usage.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts import _ts_idioms as ts
 from harness_audit.static.rules_ts._agent_idioms import (
     AI_SDK_FUNCS,
     Key,
@@ -39,7 +42,9 @@ from harness_audit.static.rules_ts._agent_idioms import (
     last,
     memo,
     mod_memo,
+    nodes_in,
     receiver,
+    resolve_call,
     same,
     string_value,
     unwrap,
@@ -84,6 +89,9 @@ _USAGE_LIST = ("usage", "usageMetadata", "totalUsage", "input_tokens", "prompt_t
 _CONTENT_ATTRS = {"choices", "content", "output_text", "outputText", "text", "message", "output", "candidates",
                   "tool_calls", "toolCalls", "stop_reason", "stopReason", "finish_reason", "finishReason", "object",
                   "textStream", "partialObjectStream", "reasoning", "parsed", "output_parsed", "role", "type"}
+_META_ATTRS = frozenset({"id", "model", "created", "system_fingerprint", "service_tier", "stop_sequence",
+                         "response_id", "responseId", "modelId"})
+"""Response metadata a harness may record without its usage: reading them does not make the response escape."""
 _CALLS_ITER = re.compile(r"(tool_?calls?|function_?calls?|tool_?uses?|tool_?requests?|^calls|Calls|uses)$", re.I)
 _TOOL_FUNC = re.compile(r"((execute|run|call|invoke|dispatch|handle|process)_?\w*tool|tool_?\w*(call|exec|run))", re.I)
 
@@ -202,19 +210,109 @@ def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
     return None
 
 
+def _idless_tool_events(mod: TsModule) -> list[tuple[Node, tuple[str, str | None]]]:
+    """Tool events of the module recorded without a call id: (the object, how it is recorded)."""
+
+    def build() -> list[tuple[Node, tuple[str, str | None]]]:
+        if is_test_module(mod) or ("tool" not in mod.text and "Tool" not in mod.text and "unction" not in mod.text):
+            return []
+        recorders = [*calls_named(mod, _RECORD_LASTS), *calls_matching(mod, _EMIT_FUNC)]
+        objects = {key(mod, a): a for call in recorders for arg in mod.arguments(call) for a in _object_args(arg)}
+        out: list[tuple[Node, tuple[str, str | None]]] = []
+        for obj in sorted(objects.values(), key=lambda n: n.start_byte):
+            sink = _event_sink(mod, obj)
+            if sink is not None and _tool_event(mod, obj, sink[1]) and not _has_id(mod, obj):
+                out.append((obj, sink))
+        return out
+
+    return mod_memo(mod, "c15_idless_events", build)
+
+
+def _forwarded_from_params(mod: TsModule, fn: Node, obj: Node) -> bool:
+    """Whether the event's tool fields are the recording function's parameters (`tool(session, name, ok, ms) {
+    this.emit({ kind: "tool", session, tool: name, ok, ms }) }`): its callers decide what the event carries."""
+    names = {n for p in ts.params(fn) for n in ts.bound_names(mod, ts.param_pattern(p))}
+    if not names:
+        return False
+    used = {mod.node_text(n) for n in iter_subtree(obj, into_functions=False)
+            if n.type in ("identifier", "shorthand_property_identifier")}
+    return len(used & names) >= 2
+
+
+_CALL_ID_ARG = re.compile(r"\b(tool_call_id|toolCallId|tool_use_id|toolUseId|call_id|callId)\b|"
+                          r"\b(call|tc|toolCall|tool_call|toolUse|tool_use|fc|functionCall|block|part|use|"
+                          r"invocation)\??\.id\b")
+
+
+@dataclass(frozen=True, slots=True)
+class _Forward:
+    """A call into a tool-event recorder that records no call id, made where the call id is at hand."""
+
+    call: Node
+    """The call in the caller."""
+    recorder: str
+    """The recorder's name and place."""
+
+
+def _forwards(project: TsProject) -> tuple[dict[str, list[_Forward]], set[Key]]:
+    """(calls that should pass a call id to a recorder, by module path; recorder events reported at those calls)."""
+
+    def build() -> tuple[dict[str, list[_Forward]], set[Key]]:
+        recorders: dict[str, list[tuple[TsModule, Node, Node]]] = {}
+        for mod in project.modules.values():
+            for obj, _sink in _idless_tool_events(mod):
+                fn = mod.enclosing_function(obj)
+                if fn is not None and mod.function_name(fn) not in ("<anonymous>", "constructor") and \
+                        _forwarded_from_params(mod, fn, obj):
+                    recorders.setdefault(mod.function_name(fn), []).append((mod, fn, obj))
+        by_path: dict[str, list[_Forward]] = {}
+        moved: set[Key] = set()
+        if not recorders:
+            return by_path, moved
+        for other in project.modules.values():
+            if is_test_module(other):
+                continue
+            for call in calls_named(other, recorders.keys()):
+                name = cname(other, call)
+                targets = recorders.get(last(name), [])
+                resolved = [(m, f, o) for m, f, o in targets if any(
+                    t.module is m and same(t.node, f) for t in resolve_call(other, project, call))]
+                if not resolved and len(targets) == 1 and receiver(name) and receiver(name) != "this" and \
+                        targets[0][1].type == "method_definition":
+                    resolved = targets  # `this.trace.tool(...)`: the only recorder method of that name
+                caller = other.enclosing_function(call)
+                if not resolved or caller is None or not _call_id_at_hand(other, caller) or \
+                        _CALL_ID_ARG.search(" ".join(code_text(other, a) for a in other.arguments(call))):
+                    continue
+                m, f, o = resolved[0]
+                by_path.setdefault(other.path, []).append(
+                    _Forward(call, f"`{fn_label(m, f)}` ({m.path}:{m.line(o)})"))
+                moved.add(key(m, o))
+        return by_path, moved
+
+    return memo(project, "c15_forwards", build)
+
+
 @rule(CheckId.C15, lang="typescript", name="tool-event-missing-call-id")
 def tool_event_missing_call_id(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a tool call or tool result event recorded as an object (pushed to an event list, emitted, logged by a
-    structured logger, or written as a JSON line) that carries no call id. Calls and results in the record then
-    cannot be joined, so a failed run cannot be reconstructed call by call."""
-    del project
-    if is_test_module(mod) or ("tool" not in mod.text and "Tool" not in mod.text and "unction" not in mod.text):
-        return
-    recorders = [*calls_named(mod, _RECORD_LASTS), *calls_matching(mod, _EMIT_FUNC)]
-    objects = {key(mod, a): a for call in recorders for arg in mod.arguments(call) for a in _object_args(arg)}
-    for obj in sorted(objects.values(), key=lambda n: n.start_byte):
-        sink = _event_sink(mod, obj)
-        if sink is None or not _tool_event(mod, obj, sink[1]) or _has_id(mod, obj):
+    structured logger, or written as a JSON line) that carries no call id. When the event is built from the
+    parameters of a recording helper (`trace.tool(session, name, ok, ms)`), the finding cites the calls of that
+    helper made where the call id is at hand but not passed. Calls and results in the record then cannot be
+    joined, so a failed run cannot be reconstructed call by call."""
+    forwards, moved = _forwards(project)
+    for fwd in forwards.get(mod.path, []):
+        yield Hit(
+            node=fwd.call,
+            claim=f"the tool event is recorded through {fwd.recorder}, which takes no call id, although the call's "
+                  "id is at hand here",
+            consequence="tool calls and their results in the trace cannot be correlated, so what happened in a failed "
+                        "run (which result answered which call, which retry belonged to which) is lost",
+            direction="give the recorder a call-id parameter and pass the provider's tool-call id (`tool_call_id` / "
+                      "`toolCallId` / `tool_use_id`) with every call and result event",
+        )
+    for obj, sink in _idless_tool_events(mod):
+        if key(mod, obj) in moved:
             continue
         how, _kind = sink
         at_hand = _call_id_at_hand(mod, mod.enclosing_function(obj))
@@ -305,7 +403,7 @@ def tool_call_logged_without_id(mod: TsModule, project: TsProject) -> Iterator[H
         fn = mod.enclosing_function(call)
         if fn is None or key(mod, fn) in seen:
             continue
-        where = _tool_context(mod, call)
+        where = _tool_context(mod, call) or _result_tool_calls(mod, call, fn)
         if where is None or _mentions_id(mod, fn):
             continue
         seen.add(key(mod, fn))
@@ -320,6 +418,21 @@ def tool_call_logged_without_id(mod: TsModule, project: TsProject) -> Iterator[H
             confirm_hint=f"verify that no other record (persisted history, trace spans) keys the calls made in "
                          f"`{fn_label(mod, fn)}` by their id",
         )
+
+
+_RESULT_CALLS = re.compile(r"\.(toolCalls|tool_calls|toolResults|steps)\b")
+
+
+def _result_tool_calls(mod: TsModule, log: Node, fn: Node) -> str | None:
+    """The log lists the tool calls of a model result made in the same function (`steps.flatMap((s) =>
+    s.toolCalls.map((c) => c.toolName))` after `generateText({ tools, maxSteps })`): described, else None."""
+    if not any(_RESULT_CALLS.search(code_text(mod, a)) for a in mod.arguments(log)):
+        return None
+    model = next((c for c in nodes_in(mod, fn, "call_expression") if c.start_byte < log.start_byte and
+                  _is_sdk_call(mod, c) and is_model_call(mod, c)), None)
+    if model is None or not re.search(r"\btools\b", code_text(mod, model)):
+        return None
+    return f"the result of `{cname(mod, model)}`"
 
 
 def _mentions_id(mod: TsModule, fn: Node) -> bool:
@@ -381,7 +494,7 @@ def _uses_dropped(mod: TsModule, fn: Node, name: str, after: int) -> bool:
         if parent.type in ("assignment_expression",) and same(parent.child_by_field_name("left"), node):
             break  # rebound: later uses are another value
         if parent.type == "member_expression" and same(parent.child_by_field_name("object"), node):
-            if mod.node_text(parent.child_by_field_name("property")) not in _CONTENT_ATTRS:
+            if mod.node_text(parent.child_by_field_name("property")) not in _CONTENT_ATTRS | _META_ATTRS:
                 return False
             top = parent
             while top.parent is not None and top.parent.type in ("member_expression", "subscript_expression") and \
@@ -411,6 +524,8 @@ class _Dropped:
     """The function it is in."""
     shown: str
     """How to name the response."""
+    name: str = ""
+    """The local the response is bound to, when there is one."""
 
 
 def _dropped_responses(mod: TsModule) -> Iterator[_Dropped]:
@@ -433,7 +548,30 @@ def _dropped_responses(mod: TsModule) -> Iterator[_Dropped]:
                 continue
             yield _Dropped(call, fn, f"`{' '.join(mod.node_text(target).split())}`")
         elif target.type == "identifier" and _uses_dropped(mod, fn, mod.node_text(target), holder.end_byte):
-            yield _Dropped(call, fn, f"`{mod.node_text(target)}`")
+            yield _Dropped(call, fn, f"`{mod.node_text(target)}`", mod.node_text(target))
+
+
+def _response_record(mod: TsModule, dropped: _Dropped) -> Node | None:
+    """The event record (`events.emit({...})`, `trace.push({...})`, a structured log) that records something of the
+    response (`responseId: resp.id`, its finish reason) after the call: where usage was left out."""
+    if not dropped.name:
+        return None
+    pattern = re.compile(rf"\b{re.escape(dropped.name)}\b")
+    aliases = {dropped.name}
+    for decl in nodes_in(mod, dropped.fn, "variable_declarator"):
+        value, target = decl.child_by_field_name("value"), decl.child_by_field_name("name")
+        if value is not None and target is not None and target.type == "identifier" and \
+                decl.start_byte > dropped.call.end_byte and pattern.search(code_text(mod, value)):
+            aliases.add(mod.node_text(target))  # `const choice = resp.choices[0]`
+    alias = re.compile(r"\b(" + "|".join(re.escape(a) for a in aliases) + r")\b")
+    for call in nodes_in(mod, dropped.fn, "call_expression"):
+        if call.start_byte < dropped.call.end_byte or mod.enclosing_function(call) != dropped.fn:
+            continue
+        for arg in mod.arguments(call):
+            for obj in _object_args(arg):
+                if _event_sink(mod, obj) is not None and alias.search(code_text(mod, obj)):
+                    return call
+    return None
 
 
 @rule(CheckId.C15, lang="typescript", name="usage-never-read")
@@ -450,10 +588,13 @@ def usage_never_read(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     for dropped in _dropped_responses(mod):
         hint = f"verify that the `{facts.tracing}` integration records token usage for this call" \
             if facts.tracing else ""
+        record = _response_record(mod, dropped)
         yield Hit(
-            node=dropped.call,
+            node=record if record is not None else dropped.call,
             verdict=Verdict.SUSPECTED if hint else Verdict.CONFIRMED,
-            claim=f"`{fn_label(mod, dropped.fn)}` keeps only the content of {dropped.shown} and no module of the "
+            claim=f"`{fn_label(mod, dropped.fn)}` records {dropped.shown} in an event without its token usage, and "
+                  "no module of the project ever reads usage" if record is not None else
+                  f"`{fn_label(mod, dropped.fn)}` keeps only the content of {dropped.shown} and no module of the "
                   "project ever reads token usage",
             consequence="no record says what a run cost or how close it came to the context limit, and cache "
                         "reads/writes cannot be checked",
@@ -517,3 +658,51 @@ def stream_usage_never_requested(mod: TsModule, project: TsProject) -> Iterator[
             direction="pass `stream_options: { include_usage: true }` and record the usage of the final chunk with "
                       "each turn's event",
         )
+    if never:
+        for body, url in _raw_stream_requests(mod):
+            fn = mod.enclosing_function(body)
+            yield Hit(
+                node=body,
+                claim=f"{'`' + fn_label(mod, fn) + '`' if fn is not None else 'the module'} streams a chat completion "
+                      f"over HTTP ({url}) without `stream_options: {{ include_usage: true }}` and no module of the "
+                      "project ever reads token usage",
+                consequence="streamed turns carry no token usage, so the run's cost and context growth go unrecorded",
+                direction="send `stream_options: { include_usage: true }` and record the usage of the final chunk "
+                          "with each turn's event",
+            )
+
+
+_HTTP_CALLS = re.compile(r"^(fetch|globalThis\.fetch|undici\.(fetch|request)|request|(axios|got|ky|\w*[cC]lient|"
+                         r"http|api)\.(post|request))$|^axios$")
+
+
+def _raw_stream_requests(mod: TsModule) -> Iterator[tuple[Node, str]]:
+    """Chat-completions requests made over raw HTTP with `stream: true` and no `stream_options`: (the request
+    body, the URL text). The body is a `JSON.stringify({...})` or an object handed to `axios.post`."""
+    if "completions" not in mod.text or "stream" not in mod.text:
+        return
+    for obj in mod.nodes("object"):
+        keys = mod.object_keys(obj)
+        if "messages" not in keys or mod.node_text(keys.get("stream")) != "true" or "stream_options" in keys or \
+                any(c.type == "spread_element" for c in obj.named_children):
+            continue
+        body: Node = obj
+        holder = obj.parent
+        if holder is not None and holder.type == "arguments" and holder.parent is not None and \
+                cname(mod, holder.parent) == "JSON.stringify":
+            body = holder.parent
+            holder = body.parent
+            if holder is not None and holder.type == "pair":
+                holder = holder.parent.parent if holder.parent is not None else None  # `{ body: … }` → arguments
+        if holder is None or holder.type != "arguments" or holder.parent is None:
+            continue
+        request = holder.parent
+        if request.type != "call_expression" or not _HTTP_CALLS.search(cname(mod, request)):
+            continue
+        args = mod.arguments(request)
+        url = unwrap(args[0]) if args else None
+        text = code_text(mod, url)
+        if url is not None and url.type == "identifier":
+            text += code_text(mod, ts.resolve_value(mod, url))
+        if "completions" in text:
+            yield body, " ".join(text.split())[:60]
