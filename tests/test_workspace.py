@@ -31,6 +31,15 @@ def test_discovery_scope(make_tree: MakeTree) -> None:
                                                       ("big.py", "too-large")}
 
 
+def test_minified_js_is_skipped_and_listed_but_long_written_code_is_not(make_tree: MakeTree) -> None:
+    bundle = "var a=" + ";".join(f"function f{i}(x){{return x+{i}}}" for i in range(4000)) + "\n"
+    written = "".join(f"export const value{i} = compute({i}, 'a longer argument string');\n" for i in range(800))
+    root = make_tree({"public/app.min.js": bundle, "src/values.ts": written, "src/tiny.js": "let x=1;" * 40})
+    d = Workspace.open(root).discover()
+    assert [f.path for f in d.files] == ["src/tiny.js", "src/values.ts"]
+    assert [(s.path, s.reason) for s in d.skipped] == [("public/app.min.js", "minified")]
+
+
 def test_empty_excludes_audit_vendored_code(make_tree: MakeTree) -> None:
     root = make_tree({"site-packages/lib.py": "x = 1\n"})
     assert [f.path for f in Workspace.open(root, excludes=()).discover().files] == ["site-packages/lib.py"]

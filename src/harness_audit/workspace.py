@@ -42,7 +42,13 @@ LANGUAGE_BY_SUFFIX: dict[str, Language] = {
     ".cjs": "javascript",
 }
 
-SkipReason = Literal["binary", "too-large", "undecodable", "unreadable", "outside-workspace", "excluded-target"]
+SkipReason = Literal["binary", "too-large", "undecodable", "unreadable", "outside-workspace", "excluded-target",
+                     "minified"]
+
+MINIFIED_MIN_BYTES = 20_000
+MINIFIED_MEAN_LINE = 400
+"""A TS/JS file of at least this many characters whose lines average more than this many characters is a minified or bundled
+build output, not first-party source (written code averages 30–50): it is skipped and listed, as semgrep does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +193,7 @@ class Workspace:
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if self._ignored(rel, ignore_stack):
                     continue
-                reason = self._file_problem(rel, Path(dirpath) / name)
+                reason = self._file_problem(rel, Path(dirpath) / name, lang)
                 if reason is None:
                     files.append(SourceFile(rel, lang))
                 else:
@@ -216,7 +222,7 @@ class Workspace:
                 return bool(result.include)
         return False
 
-    def _file_problem(self, rel: str, path: Path) -> SkipReason | None:
+    def _file_problem(self, rel: str, path: Path, lang: Language) -> SkipReason | None:
         if path.is_symlink():
             resolved = self.resolve(rel)
             if resolved.status == "outside":
@@ -235,6 +241,9 @@ class Workspace:
             if data is None:
                 return "unreadable"
             return "binary" if b"\0" in data[:8192] else "undecodable"
+        if lang in ("typescript", "javascript") and len(text) >= MINIFIED_MIN_BYTES \
+                and len(text) > MINIFIED_MEAN_LINE * (text.count("\n") + 1):
+            return "minified"
         return None
 
     # ---------------------------------------------------------------- resolution
