@@ -76,6 +76,30 @@ import OpenAI from "openai";
 const client = new OpenAI();
 const runner = client.beta.chat.completions.runTools({ model: "gpt-4o", messages, tools }); // <-
 """),
+    ("loop-langgraph-conditional-edges", "graph.ts", K.AGENT_LOOP, """\
+import { END, START, StateGraph, MessagesAnnotation } from "@langchain/langgraph";
+export const app = new StateGraph(MessagesAnnotation) // <-
+  .addNode("agent", callModel)
+  .addNode("tools", toolNode)
+  .addEdge(START, "agent")
+  .addConditionalEdges("agent", shouldContinue, ["tools", END])
+  .addEdge("tools", "agent")
+  .compile();
+"""),
+    ("loop-ai-agent-class", "agent.ts", K.AGENT_LOOP, """\
+import { Experimental_Agent as Agent, stepCountIs } from "ai";
+export const helper = new Agent({ model, tools, stopWhen: stepCountIs(10) }); // <-
+"""),
+    ("loop-claude-agent-sdk", "run.ts", K.AGENT_LOOP, """\
+import { query } from "@anthropic-ai/claude-agent-sdk";
+for await (const message of query({ prompt, options: { maxTurns: 8 } })) { // <-
+  console.log(message);
+}
+"""),
+    ("loop-langgraph-prebuilt", "agent.ts", K.AGENT_LOOP, """\
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+export const agent = createReactAgent({ llm, tools }); // <-
+"""),
     # ---------------------------------------------------------------- request-assembly
     ("openai-chat", "a.ts", K.REQUEST_ASSEMBLY, """\
 import OpenAI from "openai";
@@ -390,6 +414,15 @@ for (const line of text.split("\\n")) {
   emit(JSON.parse(line.slice(6)));
 }
 """),
+    ("stream-reply-json", "classify.ts", K.STREAM_PARSE, """\
+import { run } from "@openai/agents";
+const result = await run(classifier, text);
+const parsed = JSON.parse(String(result.finalOutput)); // <-
+"""),
+    ("stream-reply-json-chat", "title.js", K.STREAM_PARSE, """\
+const res = await openai.chat.completions.create({ model, messages });
+return JSON.parse(res.choices[0].message.content); // <-
+"""),
     ("stream-true", "s.ts", K.STREAM_PARSE, """\
 import OpenAI from "openai";
 const client = new OpenAI();
@@ -473,6 +506,15 @@ export function compactHistory(messages: Msg[], budget: number) { // <-
 const kept = await trimMessages(messages, { maxTokens: 4000 }); // <-
 """),
     # ---------------------------------------------------------------- process-spawn
+    ("spawn-mcp-stdio", "mcp.ts", K.PROCESS_SPAWN, """\
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+const transport = new StdioClientTransport({ command: "npx", args: ["-y", "server-git"] }); // <-
+"""),
+    ("history-ui-stream-original-messages", "route.ts", K.HISTORY_APPEND, """\
+import { streamText } from "ai";
+const result = streamText({ model, messages: convertToModelMessages(messages), tools });
+return result.toUIMessageStreamResponse({ originalMessages: messages, onFinish: save }); // <-
+"""),
     ("spawn-cp", "p.ts", K.PROCESS_SPAWN, """\
 import { spawn } from "node:child_process";
 const child = spawn("bash", ["-c", cmd], { cwd }); // <-
@@ -548,6 +590,11 @@ class Completions {
 
 # (id, file name, kind, source): the kind must NOT be reported anywhere (no landmark at all when kind is None)
 NEGATIVE: list[tuple[str, str, K | None, str]] = [
+    ("http-body-json-is-not-stream-parse", "h.ts", K.STREAM_PARSE, """\
+const res = await fetch(url);
+const data = JSON.parse(await res.text());
+const config = JSON.parse(fs.readFileSync(file, "utf8"));
+"""),
     ("numeric-for-is-not-agent-loop", "n.ts", K.AGENT_LOOP, """\
 let sum = 0;
 for (let i = 0; i < 10; i++) {

@@ -4,7 +4,9 @@ Idioms per kind (confidence: high = the idiom is unambiguous, medium/low = a nam
 
 - agent-loop: a loop whose body calls a model directly (high) or through a function of the same module or one
   it imports from the project (medium); SDK-run loops: `generateText`/`streamText` with `maxSteps`/`stopWhen`,
-  `runTools`, `@openai/agents` `run()` / `runner.run()` (medium).
+  `runTools`, `@openai/agents` `run()` / `runner.run()`, LangGraph `addConditionalEdges()` / `createReactAgent()`,
+  langchain `createAgent()` / `AgentExecutor`, the `ai` package's and Mastra's `Agent` classes, the Claude Agent SDK's
+  `query()` (medium).
 - request-assembly: model calls — `openai` (`chat.completions.create`, `responses.create`,
   `beta.chat.completions.stream/runTools`), `@anthropic-ai/sdk` (`messages.create/stream`), `ai`
   (`generateText`, `streamText`, `generateObject`, `streamObject`), Gemini `generateContent`, LangChain /
@@ -86,6 +88,11 @@ _MODEL_RECEIVER = re.compile(r"(llm|model|chat|chain|anthropic|openai|gemini|cla
 _LLM_MODULES = ("openai", "@anthropic-ai/", "ai", "@ai-sdk/", "@langchain/", "langchain", "@google/genai",
                 "@google/generative-ai", "ollama", "@mistralai/", "groq-sdk", "@openai/agents", "cohere-ai")
 _AGENTS_MODULES = ("@openai/agents", "@openai/agents-core")
+_LANGGRAPH_MODULES = ("@langchain/langgraph",)
+_LOOP_AGENT_CLASSES = frozenset({"Agent", "Experimental_Agent", "ToolLoopAgent", "AgentExecutor"})
+_LOOP_AGENT_MODULES = ("@mastra/core", "langchain/agents")
+"""Agent classes whose `generate()`/`stream()`/`invoke()` run the tool loop: the `ai` package's agents (module `ai`
+itself), Mastra's, LangChain's `AgentExecutor`."""
 _MODEL_URL = re.compile(
     r"/v1/(chat/completions|completions|messages|responses)|chat/completions|['\"`]/(responses|completions)['\"`?]"
     r"|:(stream)?generateContent|/api/(chat|generate)\b|api\.openai\.com|api\.anthropic\.com"
@@ -151,10 +158,17 @@ _NOT_HISTORY_WORDS = frozenset({
     "intl", "form", "field", "window", "compile", "compiler", "parse", "parser", "schema", "zod",
 })
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_STDIO_SERVER_CTORS = frozenset({"StdioClientTransport", "Experimental_StdioMCPTransport", "StdioMCPTransport",
+                                 "MCPServerStdio"})
+"""MCP stdio transports: constructing one starts the server as a child process."""
+_UI_STREAM_APPENDERS = frozenset({"toUIMessageStreamResponse", "createUIMessageStream",
+                                  "pipeUIMessageStreamToResponse", "toUIMessageStream"})
+"""`ai` v5: given `originalMessages`, the response messages are appended to the chat (`onFinish({ messages })`)."""
 _HISTORY_SETTERS = re.compile(r"^set(Messages|History|ChatHistory|Conversation|Transcript|ChatMessages)$")
 _HISTORY_ADDERS = frozenset({"addMessage", "addMessages", "appendMessage", "appendMessages", "pushMessage",
                              "addToHistory", "appendToHistory", "addChatMessage", "saveMessage", "saveMessages",
-                             "addUserMessage", "addAIMessage", "addAIChatMessage", "addToolMessage"})
+                             "addUserMessage", "addAIMessage", "addAIChatMessage", "addToolMessage",
+                             "appendResponseMessages", "appendClientMessage"})
 _FS_WRITES = frozenset({"writeFile", "writeFileSync", "appendFile", "appendFileSync", "write", "outputFile",
                         "outputJson", "writeJson", "writeJSON", "writeJsonSync"})
 _FS_MODULES = frozenset({"fs", "fs/promises", "fs-extra", "graceful-fs"})
@@ -178,6 +192,9 @@ _STREAM_ITER = re.compile(r"(stream|Stream|chunks?|Chunks?|events?|Events?|respo
 _ARGS_TEXT = re.compile(r"\.(arguments|args|input|partial_json|partialJson|argumentsText)\b|\[['\"](arguments|input|"
                         r"args)['\"]\]|\b(partialJson|partial_json|argsText|toolArgs|tool_args|rawArgs|rawArguments|"
                         r"accumulatedJson|argumentsJson|jsonBuffer|argsBuffer|argumentsBuffer)\b")
+_REPLY_TEXT = re.compile(r"\b(finalOutput|final_output|output_text|outputText|choices\s*\[\s*0\s*\]|completion|"
+                         r"(result|response|res|reply|answer|generation|msg|message)\.(text|content)\b(?!\s*\())")
+"""The text of a model reply (`result.finalOutput`, `res.choices[0].message.content`, `response.text`), not a call."""
 _JSON_PARSERS = frozenset({"JSON.parse", "parseJSON", "parseJson", "safeParseJSON", "safeParseJson", "secureJsonParse",
                            "jsonrepair", "partialParse", "parsePartialJson", "JSON5.parse"})
 _PARTIAL_PARSERS = frozenset({"parsePartialJson", "parsePartialJSON", "parseToolCall", "parseToolCalls"})
@@ -502,6 +519,19 @@ class _ModuleRecon:
                 self.registry_holder(self.mod.dotted(func.child_by_field_name("object"))):
             self.add(K.TOOL_EXECUTION, call)
 
+    def on_graph_loop(self, call: Node, name: str, last: str) -> None:
+        """LangGraph/LangChain agent loops: a graph whose conditional edges route back to the model node
+        (`new StateGraph(...).addConditionalEdges(...)`), `createReactAgent()`, langchain's `createAgent()`."""
+        module, _ = _module_of(self.imports.get(name.split(".", 1)[0], ""))
+        if last == "query":
+            # the Claude Agent SDK's `query({ prompt, options })` runs the whole tool loop
+            if "." not in name and module.startswith("@anthropic-ai/claude-agent-sdk"):
+                self.add(K.AGENT_LOOP, call, "medium")
+            return
+        if last == "addConditionalEdges" and "." in name and \
+                any(m.startswith(_LANGGRAPH_MODULES) for m in self.imports.values()) or "." not in name and module.startswith(("@langchain/langgraph", "langchain")):
+            self.add(K.AGENT_LOOP, call, "medium")
+
     def on_call_tool(self, call: Node, name: str, last: str) -> None:
         self.add(K.TOOL_EXECUTION, call)
 
@@ -541,6 +571,8 @@ class _ModuleRecon:
         args = self.mod.arguments(call)
         if name in _JSON_PARSERS and args and _ARGS_TEXT.search(self.text(args[0])):
             self.add(K.STREAM_PARSE, call)
+        elif name in _JSON_PARSERS and args and _REPLY_TEXT.search(self.text(args[0])):
+            self.add(K.STREAM_PARSE, call, "medium")  # a model reply decoded (CRITERIA: wherever output is decoded)
         elif last in _PARTIAL_PARSERS:
             self.add(K.STREAM_PARSE, call, "medium")
 
@@ -557,6 +589,9 @@ class _ModuleRecon:
         """History setters/adders, truncation helpers and token counters, by name."""
         if _HISTORY_SETTERS.match(last) or last in _HISTORY_ADDERS:
             self.add(K.HISTORY_APPEND, call, "medium")
+        elif last in _UI_STREAM_APPENDERS and any(
+                a.type == "object" and "originalMessages" in self.mod.object_keys(a) for a in self.mod.arguments(call)):
+            self.add(K.HISTORY_APPEND, call, "medium")  # `ai` appends the response to `originalMessages`
         if last not in _STRING_TRIMS and _TRUNC_NAME.search(last) and not last.startswith(("limitTo", "fitTo")) and (
                 _CONTEXTUAL.search(last) or any(self.is_history(a) for a in self.mod.arguments(call))):
             self.add(K.TRUNCATION, call, "medium")
@@ -587,7 +622,7 @@ class _ModuleRecon:
                 self.add(K.SYSTEM_PROMPT_BUILD, new)
             elif last == "ToolMessage":
                 self.add(K.HISTORY_APPEND, new, "low")
-            elif name in ("Deno.Command", "Deno.run"):
+            elif name in ("Deno.Command", "Deno.run") or last in _STDIO_SERVER_CTORS:
                 self.add(K.PROCESS_SPAWN, new)
             elif last == "EventSource":
                 self.add(K.HTTP_CALL, new, "medium")
@@ -598,6 +633,9 @@ class _ModuleRecon:
                     self.add(K.SYSTEM_PROMPT_BUILD, _entry(keys["instructions"]), "medium")
                 if "tools" in keys:
                     self.add(K.TOOL_REGISTRY, _entry(keys["tools"]))
+            origin = _module_of(self.imports.get(name.split(".", 1)[0], ""))[0] if last in _LOOP_AGENT_CLASSES else ""
+            if origin == "ai" or origin.startswith(_LOOP_AGENT_MODULES):
+                self.add(K.AGENT_LOOP, new, "medium")
 
     # ------------------------------------------------------------------ loops
     def scan_loops(self) -> None:
@@ -897,6 +935,7 @@ _CALL_HANDLERS: dict[str, _CallHandler] = {
     **dict.fromkeys(("set", "add", "register"), _ModuleRecon.on_register),
     **dict.fromkeys(_TOOL_INVOKE, _ModuleRecon.on_invoke),
     "callTool": _ModuleRecon.on_call_tool,
+    **dict.fromkeys(("addConditionalEdges", "createReactAgent", "createAgent", "query"), _ModuleRecon.on_graph_loop),
     "setRequestHandler": _ModuleRecon.on_request_handler,
     **dict.fromkeys(("all", "allSettled", "race", "any"), _ModuleRecon.on_fanout),
     **dict.fromkeys(("bindTools", "tool", "registerTool", *_TOOL_REG_CALLS), _ModuleRecon.on_tool_def),

@@ -160,12 +160,16 @@ class TsModule:
         """Indexed nodes of these types, in source order per type."""
         if len(types) == 1:
             return self._index.get(types[0], [])
+        return list(self._merged_nodes(types))  # a copy: callers may extend or re-sort what they get
+
+    def _merged_nodes(self, types: tuple[str, ...]) -> list[Node]:
+        """`nodes(*types)` for several types, sorted once and kept (never hand this list itself to a caller)."""
         merged = self._merged.get(types)
         if merged is None:
             merged = [n for t in types for n in self._index.get(t, [])]
             merged.sort(key=lambda n: n.start_byte)
             self._merged[types] = merged
-        return list(merged)  # a copy: callers may extend or re-sort what they get
+        return merged
 
     def calls(self) -> list[Node]:
         """Every call expression."""
@@ -328,7 +332,7 @@ class TsModule:
             return None
         hit = self._starts.get(id(nodes))
         if hit is None:
-            if not any(nodes is lst for lst in self._index.values()):
+            if not any(nodes is lst for lst in (*self._index.values(), *self._merged.values())):
                 return None
             starts = [n.start_byte for n in nodes]
             ordered = starts == sorted(starts)
@@ -411,21 +415,25 @@ class TsModule:
             return hit
         out: dict[str, list[Node]] = {}
         scope = fn if fn is not None else self.tree.root_node
-        stack = [scope]
-        while stack:
-            node = stack.pop()
-            kind = node.type
-            if kind in FUNCTION_TYPES and node != scope:
-                continue
-            if kind in ("variable_declarator", "assignment_expression"):
-                if kind == "variable_declarator":
-                    target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-                else:
-                    target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
-                if target is not None and value is not None:
-                    for ident in self.pattern_names(target) if target.type != "identifier" else [target]:
-                        out.setdefault(self.node_text(ident), []).append(value)
-            stack.extend(reversed(node.named_children))
+        scope_id = scope.id
+        # the indexed declarators and assignments inside `scope`, in tree order (an enclosing node first), kept where
+        # no nested function lies between them and `scope`: what a walk of the subtree stopping at functions finds
+        found = self.inside(self._merged_nodes(("variable_declarator", "assignment_expression")), scope)
+        found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        for node in found:
+            if node.id != scope_id:
+                anc = node.parent
+                while anc is not None and anc.id != scope_id and anc.type not in FUNCTION_TYPES:
+                    anc = anc.parent
+                if anc is None or anc.id != scope_id:
+                    continue
+            if node.type == "variable_declarator":
+                target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            else:
+                target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if target is not None and value is not None:
+                for ident in self.pattern_names(target) if target.type != "identifier" else [target]:
+                    out.setdefault(self.node_text(ident), []).append(value)
         self._bindings[key] = out
         return out
 
@@ -763,19 +771,21 @@ class TsProject:
         return found
 
     def _resolve_import(self, mod: TsModule, spec: str) -> TsModule | None:
-        base = PurePosixPath(mod.path).parent
-        stem = PurePosixPath(*(base / spec).parts)
-        raw = str(stem)
-        # normalise `a/./b` and `a/../b` without touching the file system
+        # `mod`'s directory joined with `spec`, `a/./b` and `a/../b` normalised without touching the file system
+        # (string work: `pathlib` costs more than the lookups themselves)
         parts: list[str] = []
-        for part in raw.split("/"):
+        directory = [p for p in mod.path.split("/") if p not in (".", "")][:-1]
+        for part in [*directory, *spec.split("/")]:
             if part == "..":
                 if parts:
                     parts.pop()
             elif part not in (".", ""):
                 parts.append(part)
         target = "/".join(parts)
-        no_ext = target.rsplit(".", 1)[0] if PurePosixPath(target).suffix in DIALECT_BY_SUFFIX else target
+        name = target[target.rfind("/") + 1:]
+        dot = name.rfind(".")
+        suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # `PurePosixPath(target).suffix`
+        no_ext = target.rsplit(".", 1)[0] if suffix in DIALECT_BY_SUFFIX else target
         for candidate in (target, *(no_ext + s for s in DIALECT_BY_SUFFIX), *(f"{target}/index{s}" for s in
                                                                              DIALECT_BY_SUFFIX)):
             if candidate in self.modules:

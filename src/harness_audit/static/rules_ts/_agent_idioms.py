@@ -546,14 +546,19 @@ def model_index(project: TsProject) -> ModelIndex:
     return memo(project, "model_index", build)
 
 
+_LLM_FIELD_WORDS = ("tool_calls", "tool_call_id", "tool_use_id", "toolCallId", "toolCalls", '"tool_use"', "'tool_use'",
+                    "function_call_output")
+_LLM_ROLE = re.compile(r"role:\s*[\"'](tool|assistant)[\"']")
+
+
 def module_speaks_llm(mod: TsModule, project: TsProject) -> bool:
     """Whether the module handles model messages itself: tool-call fields, a `tool`/`assistant` role, a model call."""
 
     def build() -> bool:
         if mod.path in model_index(project).drivers:
             return True
-        return bool(re.search(r"tool_calls|tool_call_id|tool_use_id|toolCallId|toolCalls|\"tool_use\"|'tool_use'|"
-                              r"role:\s*[\"'](tool|assistant)[\"']|function_call_output", mod.text))
+        # the literal alternatives as substring tests, the one pattern with a literal prefix as a regex
+        return any(w in mod.text for w in _LLM_FIELD_WORDS) or _LLM_ROLE.search(mod.text) is not None
 
     return mod_memo(mod, "speaks_llm", build)
 

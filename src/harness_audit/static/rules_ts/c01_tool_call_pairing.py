@@ -6,17 +6,26 @@ Shapes detected:
 - `catch-swallows-tool-result`: in a loop over tool calls, the result is pushed only inside the `try`, and the
   `catch` (often an empty `catch {}`) neither pushes one nor re-throws.
 - `guard-exit-skips-result`: in a loop over tool calls, a denial / unknown-tool / validation check
-  (`if (!allowed) continue`, `if (!tool) return`, `if (!ok) continue` where `ok = await approve(...)`) that leaves
-  before the result is pushed (also when the push happens in a project helper handed the call).
+  (`if (!allowed) continue`, `if (!tool) return`, `if (!ok) continue` where `ok = await approve(...)`, a `default:`
+  of a `switch` on the tool name that `continue`s) that leaves before the result is pushed (also when the push
+  happens in a project helper handed the call).
 - `abort-exit-skips-results`: in a loop over tool calls, an abort / budget check (`if (signal.aborted) break`) that
   leaves the loop with the remaining calls unanswered and nothing after the loop answering them.
 - `promise-all-tool-batch`: tool calls run with `Promise.all` when the per-call function can throw (including a
   `catch` that re-throws once the run is aborted); the first rejection discards every other call's result.
-- `denied-call-returns-no-result`: a per-call function that records the call's result but returns nothing on a
-  denial / unknown-tool / validation check.
+- `denied-call-returns-no-result`: a per-call function (a `useChat` `onToolCall({ toolCall })` handler, a `.map`
+  callback over the calls whose return value is the result) that records the call's result but returns nothing on
+  a denial / unknown-tool / validation check (`if (!window.confirm(...)) return;`, `if (!handler) return null`).
 - `filtered-calls-never-answered`: tool calls filtered down to the known / allowed ones
   (`toolCalls.filter((c) => registry.has(c.function.name))`) before the kept ones are run and answered; the dropped
   ones never get a result.
+- `interrupted-run-saves-open-calls`: a `catch` that swallows an interruption or a turn budget
+  (`GraphRecursionError`, an abort, max turns) and then saves the latest snapshot of a graph/agent stream, or a
+  history that got the assistant message before its calls ran, with nothing closing the open calls (suspected).
+
+Loops over tool calls are recognised by the collection's name, by the lists derived from it in the same function
+(`const serial = parsed.filter(...)` where `const parsed = toolCalls.map(...)`), and by what they record (a push of
+a result object or of a result maker such as `toolMessage(call, out)` / `new ToolMessage(...)`).
 """
 
 from __future__ import annotations
@@ -160,6 +169,10 @@ def _loop_shape(mod: TsModule, loop: Node) -> tuple[str, bool, str | None] | Non
     tail = dotted.rsplit(".", 1)[-1] if dotted else ""
     if tail and "?" not in tail and _CALLS_ITER.search(tail):
         return dotted, True, target
+    source = _derived_calls(mod, mod.enclosing_function(loop), base)
+    if source is not None:
+        # `const serial = parsed.filter(...)` where `const parsed = toolCalls.map((call) => ({call, args}))`
+        return dotted, True, target
     if _CALLS_FILTER.search(iter_text):
         return dotted or iter_text[:60], True, target
     if target is not None and not _awaits_stream(mod, loop) and _selects_calls(mod, loop, target):
@@ -167,6 +180,39 @@ def _loop_shape(mod: TsModule, loop: Node) -> tuple[str, bool, str | None] | Non
         return dotted or iter_text[:60], True, target
     if target is not None and _CALL_TARGET.match(target):
         return dotted or iter_text[:60], False, target
+    return None
+
+
+_DERIVING = _PASS_THROUGH | {"map", "flatMap"}
+_CALLS_WORDS = re.compile(rb"[cC]alls\b|tool_?[uU]ses?\b|tool_?[rR]equests\b|[iI]nvocations\b|tool_?[uU]se_?[bB]locks")
+
+
+def _derived_calls(mod: TsModule, fn: Node | None, base: Node, depth: int = 0) -> str | None:
+    """The tool-call collection a local array was derived from, one item per call, through up to three local
+    bindings (`.filter`, `.map`, `.slice`, spreads): `const serial = parsed.filter(isSerial)` where `const parsed =
+    calls.map((call) => ({ call, args }))`."""
+    if base.type != "identifier" or depth > 2:
+        return None
+    if depth == 0:
+        scope = fn if fn is not None else mod.tree.root_node
+        if not _CALLS_WORDS.search(mod.source, scope.start_byte, scope.end_byte):
+            return None  # no collection of calls is named in the function
+    for value in mod.bindings(fn).get(mod.node_text(base), []):
+        cur = _iter_base(mod, value)
+        for _ in range(4):  # `.map(...)` is not a pass-through of `_iter_base`: look through it here
+            fnode = cur.child_by_field_name("function") if cur.type == "call_expression" else None
+            if fnode is None or fnode.type != "member_expression" or \
+                    mod.node_text(fnode.child_by_field_name("property")) not in _DERIVING:
+                break
+            cur = _iter_base(mod, fnode.child_by_field_name("object") or cur)
+        dotted = mod.dotted(cur)
+        tail = dotted.rsplit(".", 1)[-1] if dotted else ""
+        if tail and "?" not in tail and _CALLS_ITER.search(tail):
+            return dotted
+        if cur.type == "identifier" and cur != base:
+            found = _derived_calls(mod, fn, cur, depth + 1)
+            if found is not None:
+                return found
     return None
 
 
@@ -222,9 +268,23 @@ def _is_record(mod: TsModule, node: Node) -> bool:
         args = mod.arguments(node)
         if _SINK.search(receiver.rsplit(".", 1)[-1]):
             return not (method == "push" and args and _builds_call_object(mod, args[0]))
-        # `answers.push({type: "tool-result", toolCallId: call.toolCallId, ...})`: the pushed object says it
-        return method in ("push", "unshift") and bool(args) and _result_object(mod, args[0])
+        # `answers.push({type: "tool-result", toolCallId: call.toolCallId, ...})`: the pushed object says it;
+        # `pending.push(toolMessage(p.call, out))`, `batch.push(new ToolMessage({...}))`: so does its maker
+        return method in ("push", "unshift") and bool(args) and (
+            _result_object(mod, args[0]) or _result_maker(mod, args[0]))
     return bool(_RECORD_FUNC.match(method or name))
+
+
+_RESULT_MAKER = re.compile(r"(tool_?(result|message|output|response|reply|answer)|function_?(result|output|response|"
+                           r"message)|ToolMessage|FunctionMessage|ToolResult)\w*$", re.I)
+"""A constructor or helper that builds one tool result (`toolMessage(call, out)`, `new ToolMessage({...})`,
+`makeToolResult(...)`), not a call (`toolCall(...)`)."""
+
+
+def _result_maker(mod: TsModule, node: Node) -> bool:
+    if node.type not in ("call_expression", "new_expression"):
+        return False
+    return bool(_RESULT_MAKER.search(mod.call_name(node).rsplit(".", 1)[-1]))
 
 
 def _tool_loops(mod: TsModule, project: TsProject) -> list[_ToolLoop]:
@@ -575,15 +635,44 @@ def _exit_ifs(mod: TsModule, project: TsProject, tl: _ToolLoop) -> Iterator[tupl
         yield node, exit_stmt
 
 
+def _default_exits(mod: TsModule, project: TsProject, tl: _ToolLoop) -> Iterator[tuple[Node, Node]]:
+    """(`default:` clause, exit) of a `switch` on the tool name in the loop that `continue`s or `return`s without a
+    result while the loop records one after the `switch` (a `break` there only leaves the `switch`)."""
+    normal = [r for r in tl.records if not any(p == "handler" for _, p in mod.enclosing_trys(r))]
+    for switch in mod.inside(mod.nodes("switch_statement"), tl.loop):
+        if not _own_loop(mod, switch, tl.loop) or any(p == "handler" for _, p in mod.enclosing_trys(switch)):
+            continue
+        if not any(r.start_byte > switch.end_byte for r in normal):
+            continue
+        value = switch.child_by_field_name("value")
+        if value is None or not re.search(r"name|tool|kind|type", mod.node_text(value), re.I):
+            continue
+        body = switch.child_by_field_name("body")
+        default = next((c for c in body.named_children if c.type == "switch_default"), None) \
+            if body is not None else None
+        if default is None:
+            continue
+        stmts = [c for c in default.named_children if c.type != "comment"]
+        if len(stmts) == 1 and stmts[0].type == "statement_block":
+            stmts = list(stmts[0].named_children)
+        exit_stmt = next((st for st in stmts if st.type in ("continue_statement", "return_statement")), None)
+        if exit_stmt is None or _throws(default) or _block_records(mod, project, default):
+            continue
+        yield default, exit_stmt
+
+
 @rule(CheckId.C1, lang="typescript", name="guard-exit-skips-result")
 def guard_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a denial, unknown-tool or validation check inside a loop over tool calls that `continue`s, `break`s
     or `return`s before the loop pushes a result (`if (!allowed) continue`, `if (!tool) return`). That call (and,
     for `break`/`return`, every later call of the batch) is left unanswered before the next model request."""
     for tl in _tool_loops(mod, project):
-        for node, exit_stmt in _exit_ifs(mod, project, tl):
-            cond = node.child_by_field_name("condition")
-            reason = _skip_reason(mod, cond) or _flag_reason(mod, cond)
+        for node, exit_stmt in [*_exit_ifs(mod, project, tl), *_default_exits(mod, project, tl)]:
+            if node.type == "switch_default":
+                reason: str | None = "unknown tool"  # no case matched the tool's name
+            else:
+                cond = node.child_by_field_name("condition")
+                reason = _skip_reason(mod, cond) or _flag_reason(mod, cond)
             if reason is None:
                 continue
             if exit_stmt.type != "continue_statement" and tl.loop.type not in FUNCTION_TYPES and \
@@ -946,45 +1035,130 @@ def _records_result(mod: TsModule, fn: Node) -> Node | None:
     return None
 
 
+_CONDITIONAL = ("if_statement", "switch_case", "switch_default", "ternary_expression", "catch_clause", "else_clause")
+
+
+def _on_path_before(mod: TsModule, record: Node, guard: Node, fn: Node) -> bool:
+    """Whether `record` runs unconditionally before `guard`: none of its enclosing branches (up to `fn`) leaves out
+    the guard. A record in an earlier `if (name === "copy") {...; return}` block is another path."""
+    if record.start_byte >= guard.start_byte:
+        return False
+    for anc in mod.ancestors(record):
+        if anc == fn:
+            return True
+        if anc.type in _CONDITIONAL and not mod.within(guard, anc):
+            return False
+        if anc.type in FUNCTION_TYPES:
+            return False
+    return True
+
+
+def _per_call_records(mod: TsModule, fn: Node, mapped: bool) -> list[Node]:
+    """Every place `fn` records the call's result: a recording call that names the call's id, a returned result
+    object, and (for a `.map` callback over the calls, whose return value is the result) a returned result."""
+    out: list[Node] = []
+    for node in _walk(fn):
+        if node.type == "call_expression" and _is_record(mod, node) and any(
+                k in mod.node_text(node) for k in _RESULT_KEYS):
+            out.append(node)
+        elif node.type == "return_statement" and node.named_children:
+            value = node.named_children[0]
+            while value.type in ("await_expression", "parenthesized_expression", "as_expression",
+                                 "satisfies_expression") and value.named_children:
+                value = value.named_children[0]
+            if value.type == "object" and set(mod.object_keys(value)) & _RESULT_KEYS or \
+                    mapped and (_result_object(mod, value) or _result_maker(mod, value)):
+                out.append(node)
+    return out
+
+
+_EMPTY_RETURN = {"null", "undefined", "[]", "false"}
+
+
+def _mapped_over_calls(mod: TsModule, fn: Node) -> str | None:
+    """`toolUses.map(async (tu) => {...})`: the collection when `fn` is a `.map`/`.flatMap` callback over tool calls
+    (its return value is that call's result)."""
+    parent = fn.parent
+    call = parent.parent if parent is not None and parent.type == "arguments" else None
+    callee = call.child_by_field_name("function") if call is not None else None
+    if callee is None or callee.type != "member_expression" or \
+            mod.node_text(callee.child_by_field_name("property")) not in ("map", "flatMap"):
+        return None
+    receiver = callee.child_by_field_name("object")
+    if receiver is None:
+        return None
+    base = _iter_base(mod, receiver)
+    dotted = mod.dotted(base)
+    tail = dotted.rsplit(".", 1)[-1] if dotted else ""
+    if tail and "?" not in tail and _CALLS_ITER.search(tail) or _CALLS_FILTER.search(mod.node_text(receiver)):
+        return dotted or mod.node_text(receiver)[:60]
+    return _derived_calls(mod, mod.enclosing_function(call), base)
+
+
 @rule(CheckId.C1, lang="typescript", name="denied-call-returns-no-result")
 def denied_call_returns_no_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a per-call function (its parameter is one tool call) that records the call's result but returns
-    nothing on a denial, unknown-tool or validation check (`if (!allowed) return;`). The caller has no result for
-    that call, so its id is left unanswered."""
+    """Flags a per-call function (its parameter is one tool call, e.g. a `useChat` `onToolCall({ toolCall })`
+    handler, or a `.map` callback over the calls) that records the call's result but returns nothing on a denial,
+    unknown-tool or validation check (`if (!allowed) return;`, `if (!window.confirm(...)) return;`, `if (!tool)
+    return null`). That call is left unanswered."""
     reported: set[int] = set()
+    per_call: dict[int, tuple[bool, str | None]] = {}
     for node in mod.nodes("if_statement"):
         branch = node.child_by_field_name("consequence")
         exit_stmt = _exit_of(mod, branch)
         if exit_stmt is None or exit_stmt.type != "return_statement":
             continue
         value = exit_stmt.named_children[0] if exit_stmt.named_children else None
-        if value is not None and mod.node_text(value) not in ("null", "undefined"):
-            continue
-        reason = _skip_reason(mod, node.child_by_field_name("condition"))
-        if reason is None or _throws(branch) or mod.enclosing_loops(node):
+        if value is not None and mod.node_text(value).replace(" ", "") not in _EMPTY_RETURN:
             continue
         fn = mod.enclosing_function(node)
-        if fn is None or fn.id in reported or not any(_CALL_TARGET.match(p) for p in mod.params(fn)):
+        if fn is None or fn.id in reported or mod.enclosing_loops(node):
             continue
-        if mod.iteration_callback(fn):
-            continue  # a `forEach` callback is a loop body: judged by the loop rules
-        first_record = _records_result(mod, fn)
-        if first_record is None or node.end_byte > first_record.start_byte or _block_records(mod, project, branch):
+        if fn.id not in per_call:
+            mapped_over = _mapped_over_calls(mod, fn)
+            # a `forEach` callback is a loop body: judged by the loop rules
+            per_call[fn.id] = (mapped_over is not None or any(_CALL_TARGET.match(p) for p in mod.params(fn)) and
+                               not mod.iteration_callback(fn), mapped_over)
+        eligible, mapped = per_call[fn.id]
+        if not eligible:
+            continue
+        cond = node.child_by_field_name("condition")
+        reason = _skip_reason(mod, cond) or _flag_reason(mod, cond)
+        if reason is None or _throws(branch):
+            continue
+        records = _per_call_records(mod, fn, mapped is not None)
+        later = [r for r in records if r.start_byte > node.end_byte]
+        if not later or any(_on_path_before(mod, r, node, fn) for r in records) or \
+                _block_records(mod, project, branch):
             continue
         reported.add(fn.id)
         fname = mod.function_name(fn)
+        sdk_handler = _sdk_tool_handler(mod, fn)
+        where = f"the `.map` callback over `{mapped}`" if mapped is not None else f"`{fname}`"
         yield Hit(
             node=node,
-            verdict=Verdict.SUSPECTED,
-            claim=f"`{fname}` records the call's result (line {mod.line(first_record)}) but returns nothing on "
-                  f"the {reason} check",
+            verdict=Verdict.CONFIRMED if sdk_handler or mapped is not None else Verdict.SUSPECTED,
+            claim=f"{where} records the call's result (line {mod.line(later[0])}) but returns "
+                  f"{'nothing' if value is None else mod.node_text(value)} on the {reason} check",
             consequence="the call id is left unanswered in history; the next request is rejected by the provider "
                         "(HTTP 400) and the model is never told the tool did not run",
             direction="record an error result (\"denied\", \"unknown tool\", \"invalid arguments\") for the call "
                       "before returning",
-            confirm_hint=f"verify that the caller of `{fname}` records nothing else for the call when it returns "
-                         "early",
+            confirm_hint="" if sdk_handler or mapped is not None else
+            f"verify that the caller of `{fname}` records nothing else for the call when it returns early",
         )
+
+
+def _sdk_tool_handler(mod: TsModule, fn: Node) -> bool:
+    """`useChat({ onToolCall({ toolCall }) {...} })`: a client-side tool handler whose caller is the SDK, which
+    records nothing for a call the handler leaves unanswered."""
+    parent = fn.parent
+    if fn.type == "method_definition":
+        name = fn.child_by_field_name("name")
+        return name is not None and mod.node_text(name) == "onToolCall"
+    if parent is not None and parent.type == "pair":
+        return mod.node_text(parent.child_by_field_name("key")).strip("'\"") == "onToolCall"
+    return False
 
 
 # ---------------------------------------------------------------- rules: calls filtered out before dispatch
@@ -1100,3 +1274,146 @@ def _answering_bodies(mod: TsModule, scope: Node, call: Node, kept: str | None) 
         args = mod.arguments(other)
         if args and args[0].type in FUNCTION_TYPES:
             yield args[0]
+
+
+# ---------------------------------------------------------------- interrupted runs persisted with open calls
+_INTERRUPT = re.compile(r"(Recursion|MaxTurns|max_?turns|TurnLimit|StepLimit|StepCount|Budget|Limit\w*(Error|Exceeded)|"
+                        r"Exceeded|Abort|abort|Cancel|cancel|Interrupt|interrupt|Timeout|TimedOut)")
+"""What an interrupted or budget-stopped run throws, or how a handler tests for it."""
+_SAVES = re.compile(r"^#?(save|persist|checkpoint|store|write|flush|put|upsert|commit|snapshot)\w*$|"
+                    r"\w(Save|Persist|Checkpoint|Store)(\w*)$")
+"""A call that persists state (`saveThread`, `this.persist()`, `store.put(...)`, `sessionStore.save(...)`)."""
+_REPAIR = re.compile(r"tool_calls|toolCalls|tool_use|tool_call_id|toolCallId|tool_use_id|ToolMessage|function_call|"
+                     r"dangling|orphan|unanswered|pending|cancelled|canceled|repair|synthetic", re.I)
+"""Text that shows the handler looks at (or answers) the open calls before saving."""
+_RUNS_TOOLS = re.compile(r"^#?(run|execute|exec|invoke|dispatch|handle|process|perform|call)\w*(tools?|calls?|"
+                         r"functions?|actions?|uses?)$", re.I)
+_HISTORY_WORD = re.compile(r"(messages|history|conversation|transcript|msgs|turns|items)$", re.I)
+_STREAM_CALLS = {"stream", "streamEvents", "run", "runStream", "invoke", "streamRun"}
+
+
+def _swallows(mod: TsModule, handler: Node) -> bool:
+    """A `catch` that keeps some error (no unconditional `throw`) and names an interruption or a turn budget."""
+    body = handler.child_by_field_name("body")
+    if body is None or any(s.type == "throw_statement" for s in body.named_children):
+        return False
+    return bool(_INTERRUPT.search(mod.node_text(handler)[:1500]))
+
+
+def _snapshot_names(mod: TsModule, body: Node) -> tuple[set[str], str] | None:
+    """`for await (const snap of graph.stream(...)) latest = snap`: the names that keep the latest snapshot of an
+    agent or graph stream, and the stream call."""
+    for loop in mod.inside(mod.nodes("for_in_statement"), body):
+        if not _awaits_stream(mod, loop):
+            continue
+        right = loop.child_by_field_name("right")
+        left = loop.child_by_field_name("left")
+        if right is None or left is None:
+            continue
+        source = _iter_base(mod, right)
+        if source.type == "identifier":
+            values = mod.bindings(mod.enclosing_function(loop)).get(mod.node_text(source), [])
+            source = _iter_base(mod, values[-1]) if values else source
+        if source.type != "call_expression" or mod.call_name(source).rsplit(".", 1)[-1] not in _STREAM_CALLS:
+            continue
+        item = {mod.node_text(n) for n in (mod.pattern_names(left) if left.type != "identifier" else [left])}
+        names: set[str] = set()
+        for node in _walk(loop):
+            if node.type == "assignment_expression":
+                target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+                if target is not None and target.type == "identifier" and value is not None and \
+                        item & {mod.node_text(i) for i in mod.identifiers(value)}:
+                    names.add(mod.node_text(target))
+        if names:
+            return names, mod.call_name(source)
+    return None
+
+
+def _assistant_then_tools(mod: TsModule, body: Node) -> tuple[set[str], str] | None:
+    """`history.push(reply)` (the assistant message) followed in the same `try` by a call that runs its tool calls:
+    the history names, and the tool-running call."""
+    pushed: dict[str, int] = {}
+    for node in _walk(body):
+        if node.type != "call_expression":
+            continue
+        name = mod.call_name(node)
+        receiver, _, method = name.rpartition(".")
+        if method in ("push", "unshift") and receiver and _HISTORY_WORD.search(receiver.rsplit(".", 1)[-1]):
+            args = mod.arguments(node)
+            if args and not _result_object(mod, args[0]) and not _result_maker(mod, args[0]):
+                pushed.setdefault(receiver, node.start_byte)
+        elif pushed and (_RUNS_TOOLS.match(method or name) or _runs_tool(mod, node)):
+            later = {h for h, at in pushed.items() if at < node.start_byte}
+            if later:
+                return later | {h.rsplit(".", 1)[-1] for h in later}, name
+    return None
+
+
+def _save_after(mod: TsModule, tr: Node, handler: Node) -> Iterator[Node]:
+    """Persisting calls in the handler and in the statements after the `try` in its block."""
+    parent = tr.parent
+    after = [s for s in parent.named_children if s.start_byte > tr.end_byte] if parent is not None else []
+    for block in [handler, *after]:
+        for node in _walk(block):
+            if node.type == "call_expression" and _SAVES.search(mod.call_name(node).rsplit(".", 1)[-1]) and \
+                    not _is_log_call(mod, node):
+                yield node
+
+
+@rule(CheckId.C1, lang="typescript", name="interrupted-run-saves-open-calls")
+def interrupted_run_saves_open_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a `catch` that swallows an interruption or a turn budget (`GraphRecursionError`, an abort, a max-turns
+    error) around an agent run, when the run's state is then saved without looking at the open tool calls: the
+    latest snapshot of a graph/agent stream, or a history that got the assistant message before its tool calls
+    ran. The saved conversation can end in unanswered calls, and resuming it is rejected by the provider."""
+    if "catch" not in mod.text or not any(w in mod.text for w in ("save", "Save", "persist", "Persist", "checkpoint",
+                                                                  "Checkpoint", "store", "Store", "write", "flush")):
+        return
+    for tr in mod.nodes("try_statement"):
+        handler = tr.child_by_field_name("handler")
+        body = tr.child_by_field_name("body")
+        if handler is None or body is None or not _swallows(mod, handler):
+            continue
+        final = tr.child_by_field_name("finalizer")
+        if final is not None and _REPAIR.search(mod.node_text(final)):
+            continue
+        found = _snapshot_names(mod, body)
+        kind = "snapshot"
+        if found is None:
+            found = _assistant_then_tools(mod, body)
+            kind = "history"
+        if found is None:
+            continue
+        names, what = found
+        fn = mod.enclosing_function(tr)
+        if kind == "snapshot":  # `const final = latest!`: names bound to the snapshot after the `try`
+            for name, values in mod.bindings(fn).items():
+                if any(names & {mod.node_text(i) for i in mod.identifiers(v)} for v in values):
+                    names = names | {name}
+        for save in _save_after(mod, tr, handler):
+            handed = {mod.dotted(n) for a in mod.arguments(save) for n in _walk(a)
+                      if n.type in ("identifier", "member_expression")}
+            if not handed & names and not (kind == "history" and not mod.arguments(save) and
+                                           mod.call_name(save).startswith("this.") and
+                                           any(n.startswith("this.") for n in names)):
+                continue
+            between = mod.source[handler.start_byte:save.start_byte].decode("utf-8", errors="replace")
+            if _REPAIR.search(between):
+                break
+            subject = (f"the latest snapshot of `{what}`" if kind == "snapshot" else
+                       "the history, which got the assistant message before its tool calls ran in "
+                       f"`{what}`,")
+            yield Hit(
+                node=save,
+                verdict=Verdict.SUSPECTED,
+                claim=f"{_caught(mod, handler)} swallows an interrupted or budget-stopped run and {subject} is "
+                      f"saved by `{mod.call_name(save)}` with nothing closing its open tool calls",
+                consequence="the saved conversation can end in an assistant message whose tool calls have no "
+                            "results; the resumed run sends it and the provider rejects the request (HTTP 400)",
+                direction="before saving, answer every call of the last assistant message that has no result with a "
+                          "synthetic 'cancelled' result (or drop that message)",
+                confirm_hint=f"verify that the run can stop between the assistant message and its tool results "
+                             f"(e.g. the limit trips right after the model step) and that `{mod.call_name(save)}` "
+                             "persists what the next run resumes from",
+            )
+            break

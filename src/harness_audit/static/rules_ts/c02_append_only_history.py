@@ -13,6 +13,15 @@ Shapes detected:
   through a shallow copy (`[...this.messages]`) that shares the message objects.
 - `pushed-message-mutated`: a message object written after it was pushed to history in the same function (streaming
   back-fill: `this.messages.push(msg)` then `msg.content += delta`).
+- `history-entry-replaced`: a message already in history replaced by a modified copy: built with its id (`new
+  AIMessage({ id: last.id, ... })`, `{ ...last, content }`) and returned into the messages reducer or handed to
+  `updateState`/`upsert…`, or the history re-assigned to a map of itself returning edited copies
+  (`this.history = this.history.map(...)`, `setMessages((prev) => prev.map(...))`).
+
+Writes reach a message also through its parts (`for (const part of last.content) part.text = ...`, `msg.parts
+.forEach((p) => Object.assign(p, ...))`); a helper's parameter is live history when a caller hands it an array that
+grows turn by turn (passed on every loop iteration to a helper that pushes to it), and any array is the stored
+conversation when the function saves it after the write (`saveChat({ messages })`, not a deep copy).
 """
 
 from __future__ import annotations
@@ -103,11 +112,22 @@ def _history_name(mod: TsModule, expr: Node) -> str | None:
     dotted = mod.dotted(expr)
     if not dotted or "()" in dotted or "?" in dotted or "[]" in dotted:
         return None
-    return dotted if _is_history_word(dotted.rsplit(".", 1)[-1]) else None
+    if _is_history_word(dotted.rsplit(".", 1)[-1]):
+        return dotted
+    return dotted if _stored_payload_word(mod, expr, dotted) else None
 
 
 def _is_history_word(word: str) -> bool:
     return bool(_HISTORY.match(word) or _HISTORY_CAMEL.match(word)) and not _PAYLOAD.match(word)
+
+
+def _stored_payload_word(mod: TsModule, expr: Node, dotted: str) -> bool:
+    """`finalMessages` / `updatedHistory` (a name that usually means a request payload) that the function stores
+    as the conversation (`saveChat({ messages: finalMessages })`): it is the history after all."""
+    word = dotted.rsplit(".", 1)[-1]
+    if not (_HISTORY.match(word) or _HISTORY_CAMEL.match(word)) or "." in dotted:
+        return False
+    return _persisted(mod, mod.enclosing_function(expr), dotted) is not None
 
 
 def _root(node: Node) -> Node:
@@ -211,21 +231,44 @@ def _live_caller(project: TsProject, mod: TsModule, fn: Node, param: str) -> str
         place = _place(other, caller, arg)
         if place is not None and place.origin is _Origin.LIVE:
             return f"{other.path}:{other.line(call)} passes `{place.name}`"
-        if arg.type == "identifier" and caller is not None and _conversation(other, caller, other.node_text(arg)):
+        if arg.type == "identifier" and caller is not None and _conversation(other, caller, other.node_text(arg),
+                                                                             project):
             return f"{other.path}:{other.line(call)} passes `{other.node_text(arg)}`, the conversation " \
                    f"`{other.function_name(caller)}` grows"
     return None
 
 
-def _conversation(mod: TsModule, fn: Node, name: str) -> bool:
+def _conversation(mod: TsModule, fn: Node, name: str, project: TsProject | None = None) -> bool:
     """Whether `fn` grows the array `name` turn by turn: it pushes to it and requests the model, or pushes an
-    assistant message to it."""
+    assistant message to it, or (with `project`) hands it on every turn of a loop to a helper that pushes to it."""
     text = mod.node_text(fn)
     if f"{name}.push(" not in text:
-        return False
+        return project is not None and _grown_in_loop(project, mod, fn, name)
     if _MODEL_CALL.search(text):
         return True
     return bool(re.search(rf"{re.escape(name)}\.push\(\s*\{{[^}}]*role:\s*['\"`]assistant", text))
+
+
+def _grown_in_loop(project: TsProject, mod: TsModule, fn: Node, name: str) -> bool:
+    """`while (true) { ...; await runStep(messages, ...) }` where `runStep` pushes to its parameter: the array
+    outlives each turn and collects them, i.e. it is the conversation."""
+    for call in mod.inside(mod.calls(), fn):
+        loops = mod.enclosing_loops(call)
+        if not loops or not mod.within(loops[0], fn) or mod.enclosing_function(call) != fn:
+            continue
+        args = mod.arguments(call)
+        index = next((i for i, a in enumerate(args) if a.type == "identifier" and mod.node_text(a) == name), None)
+        if index is None:
+            continue
+        for other, callee in project.resolve_call(mod, call):
+            params = callee.child_by_field_name("parameters")
+            positions = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+            if index >= len(positions):
+                continue
+            names = [other.node_text(n) for n in other.pattern_names(positions[index])]
+            if names and f"{names[0]}.push(" in other.node_text(callee):
+                return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +283,60 @@ class _Judged:
     """What a human must verify, for suspected findings."""
 
 
-def _judge(project: TsProject, mod: TsModule, fn: Node | None, place: _Place, *, element: bool) -> _Judged | None:
+_SAVES = re.compile(r"^#?(save|persist|store|upsert|insert|write|commit)\w*$|\w(Save|Persist|Store)\w*$")
+"""A call that stores data (`saveChat`, `db.insert`, `writeFile`, `sessionStore.save`)."""
+
+
+def _persisted(mod: TsModule, fn: Node | None, name: str, after: Node | None = None) -> Node | None:
+    """The first call in `fn` (after `after`) that stores `name`: handed to it directly, inside an object
+    (`saveChat({ id, messages: finalMessages })`) or serialised (`writeFile(p, JSON.stringify(history))`)."""
+    if fn is None or name not in mod.node_text(fn):
+        return None
+    for call in mod.inside(mod.calls(), fn):
+        if after is not None and call.start_byte < after.end_byte:
+            continue
+        if not _SAVES.search(mod.call_name(call).rsplit(".", 1)[-1]):
+            continue
+        args = call.child_by_field_name("arguments")
+        if args is not None and any(mod.dotted(n) == name for n in _subtree(args)
+                                    if n.type in ("identifier", "member_expression",
+                                                  "shorthand_property_identifier")):
+            return call
+    return None
+
+
+_DEEP_COPY = re.compile(r"structuredClone|cloneDeep|JSON\.parse\(\s*JSON\.stringify|\.map\(|klona|rfdc|deepCopy|"
+                        r"deepClone")
+
+
+def _owner_fn(mod: TsModule, fn: Node | None, name: str) -> Node | None:
+    """The function (`fn` or one it is nested in) that binds `name` as a parameter or a local: a write in a nested
+    callback (`msgs.forEach((m) => ...)`) is stored by the code of the function that owns the array."""
+    cur = fn
+    while cur is not None:
+        if name in mod.params(cur) or name in mod.bindings(cur):
+            return cur
+        cur = mod.enclosing_function(cur)
+    return fn
+
+
+def _deep_copy(mod: TsModule, fn: Node | None, name: str) -> bool:
+    """`const stored = structuredClone(messages)`: a local array of new message objects (editing it before storing
+    leaves the conversation itself as it was)."""
+    return fn is not None and any(_DEEP_COPY.search(mod.node_text(v)[:300])
+                                  for v in mod.bindings(fn).get(name, []))
+
+
+def _subtree(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(cur.named_children)
+
+
+def _judge(project: TsProject, mod: TsModule, fn: Node | None, place: _Place, *, element: bool,
+           node: Node | None = None) -> _Judged | None:
     """None when the write cannot touch live history (a local payload, or an array rewrite on a copy)."""
     if place.origin is _Origin.LIVE:
         where = f"`{place.name}`" + (f" (an alias of `{place.via}`)" if place.via else "")
@@ -266,6 +362,14 @@ def _judge(project: TsProject, mod: TsModule, fn: Node | None, place: _Place, *,
             return _Judged(Verdict.SUSPECTED, f"`{place.name}` (a `{typed}` handed in by the caller)",
                            f"verify that the callers of `{fname}` pass the stored conversation (not a copy made for "
                            "one request) and keep using it afterwards")
+    owner = _owner_fn(mod, fn, place.name)
+    if place.origin in (_Origin.PARAM, _Origin.LOCAL) and element and node is not None and \
+            not _deep_copy(mod, owner, place.name):
+        saved = _persisted(mod, owner, place.name, node)
+        if saved is not None:
+            # the conversation as stored is the one edited here, not the one the model produced
+            return _Judged(Verdict.CONFIRMED, f"`{place.name}`, the conversation stored by "
+                                              f"`{mod.call_name(saved)}` (line {mod.line(saved)})", "")
     return None
 
 
@@ -409,7 +513,7 @@ def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `messages.splice(...)`, `unshift`, `shift`, `sort`, `reverse`, `messages[i] = ...` and `delete
     messages[i]` on live history outside a compaction function. History must only grow at its end; anything else
     rewrites a past the provider already saw and breaks prompt caching from that point."""
-    if not _mentions_history(mod):
+    if not _mentions_history(mod, project):
         return
     found: list[tuple[tuple[int, str], Hit]] = []
     for call in _method_calls(mod, _ARRAY_METHOD_BYTES):
@@ -513,6 +617,7 @@ def _element_names(mod: TsModule, project: TsProject) -> set[str]:
     one), so that writes through other names are skipped before any scope lookup."""
     def build() -> set[str]:
         names = {name for _, loop_names, _ in _history_loops(mod, project) for name in loop_names}
+        names.update(name for _, loop_names, _ in _part_loops(mod, project) for name in loop_names)
         for at in _element_byte_offsets(mod.source):
             node = mod.tree.root_node.descendant_for_byte_range(at, at + 1)
             for _ in range(6):  # up from `messages` in `const last = this.messages[i]` to its declarator
@@ -608,13 +713,70 @@ def _loop_element(mod: TsModule, project: TsProject, ident: str, node: Node) -> 
     return base, "`{name}`, a message of {where} being iterated"
 
 
+_PART_PROPS = {"content", "parts", "blocks", "tool_calls", "toolCalls", "toolInvocations", "contents",
+               "tool_results", "toolResults", "output", "items"}
+"""Properties of one message that hold its parts (content blocks, UI parts, tool calls)."""
+
+
+def _part_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, set[str], Node]]:
+    """(scope, loop variables, owner) for every loop over the parts of one object (`for (const part of
+    msg.parts)`, `last.content.forEach((b) => ...)`), whose owner `msg` may be a message of history; computed once
+    per module."""
+    def build() -> list[tuple[Node, set[str], Node]]:
+        out: list[tuple[Node, set[str], Node]] = []
+
+        def owner_of(expr: Node) -> Node | None:
+            expr = _unwrap(expr)
+            if expr.type != "member_expression":
+                return None
+            prop = mod.node_text(expr.child_by_field_name("property"))
+            obj = expr.child_by_field_name("object")
+            if prop not in _PART_PROPS or obj is None or _unwrap(obj).type != "identifier":
+                return None
+            return _unwrap(obj)
+
+        for loop in mod.nodes("for_in_statement"):
+            left, right = loop.child_by_field_name("left"), loop.child_by_field_name("right")
+            owner = owner_of(right) if right is not None and left is not None else None
+            if owner is not None and left is not None:
+                names = {mod.node_text(n) for n in (mod.pattern_names(left) if left.type != "identifier" else [left])}
+                out.append((loop, names, owner))
+        for call in _method_calls(mod, _ITERATORS):
+            callee = call.child_by_field_name("function")
+            base = callee.child_by_field_name("object") if callee is not None else None
+            args = mod.arguments(call)
+            owner = owner_of(base) if base is not None else None
+            if owner is not None and args and args[0].type in FUNCTION_TYPES:
+                out.append((args[0], set(mod.params(args[0])), owner))
+        return out
+
+    return project.memo("c02.part_loops", mod, build)
+
+
+def _part_element(mod: TsModule, project: TsProject, aliases: dict[str, tuple[Node, str]], ident: str,
+                  node: Node) -> tuple[Node, str] | None:
+    """The history array when `ident` iterates the parts of a message of it around `node`: `const last =
+    history.at(-1); for (const part of last.content) part.text = ...`, or `for (const m of messages) for (const p of
+    m.parts) p.output = ...`."""
+    found = [(scope, owner) for scope, names, owner in _part_loops(mod, project)
+             if ident in names and mod.within(node, scope)]
+    if not found:
+        return None
+    scope, owner = max(found, key=lambda f: f[0].start_byte)
+    name = mod.node_text(owner)
+    message = aliases.get(name) or _loop_element(mod, project, name, scope)
+    if message is None:
+        return None
+    return message[0], f"`{{name}}`, a part of `{name}`, a message of {{where}}"
+
+
 @rule(CheckId.C2, lang="typescript", name="history-entry-mutated")
 def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags writes into a message that is already in history: `messages[messages.length - 1].content += delta`,
     `this.history.at(-1)!.content = ...`, an alias of an element (`const last = messages[i]`), the variable of a
     loop over history, or a shallow copy's elements. Outside one compaction step such a write makes replays lie and
     invalidates every cached prefix after it."""
-    if not _mentions_history(mod):
+    if not _mentions_history(mod, project):
         return
     found: list[tuple[tuple[int, str], Hit]] = []
     aliases: dict[int, dict[str, tuple[Node, str]]] = {}
@@ -643,7 +805,8 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 # only a function that names a history array can bind an element of one
                 scope_text = mod.node_text(fn) if fn is not None else mod.text
                 aliases[key] = _element_aliases(mod, fn) if _takes_element(scope_text) else {}
-            alias = aliases[key].get(ident) or _loop_element(mod, project, ident, node)
+            alias = aliases[key].get(ident) or _loop_element(mod, project, ident, node) or \
+                _part_element(mod, project, aliases[key], ident, node)
             if alias is None:
                 continue
             base, how = alias[0], alias[1].replace("{name}", ident) if "{name}" in alias[1] else \
@@ -651,7 +814,7 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if _compaction(mod, fn):
             continue
         place = _place(mod, fn, base)
-        judged = _judge(project, mod, fn, place, element=True) if place is not None else None
+        judged = _judge(project, mod, fn, place, element=True, node=node) if place is not None else None
         if place is None or judged is None:
             continue
         action = f"`.{method}(...)` on" if method and method != "Object.assign" else \
@@ -674,7 +837,7 @@ def pushed_message_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a message object that is written after it was pushed to history in the same function (streaming
     back-fill: push an empty assistant message, then `msg.content += delta`). The history entry changes after the
     fact, so what was recorded and what was sent disagree."""
-    if ".push(" not in mod.text or not _mentions_history(mod):
+    if ".push(" not in mod.text or not _mentions_history(mod, project):
         return
     for call in mod.calls():
         callee = call.child_by_field_name("function")
@@ -765,6 +928,198 @@ def _element_byte_offsets(source: bytes) -> Iterator[int]:
             at = source.find(raw, at + len(raw))
 
 
-def _mentions_history(mod: TsModule) -> bool:
-    """A cheap test that the module names a history array at all."""
-    return any(w in mod.text for w in _WORDS)
+def _mentions_history(mod: TsModule, project: TsProject) -> bool:
+    """A cheap test that the module names a history array at all (once per module)."""
+    return project.memo("c02.mentions", mod, lambda: any(w in mod.text for w in _WORDS))
+
+
+# ---------------------------------------------------------------- replacing a message by a modified copy
+_REPLACING_CALL = re.compile(r"^#?(update|upsert|replace|edit|patch|overwrite)\w*$|^updateState$")
+"""Calls that store a message in place of the one with the same id (`graph.updateState(...)`, `upsertMessage`)."""
+_SETTER = re.compile(r"^set\w*(Messages|History|Conversation|Transcript|Turns)$")
+"""A UI state setter that holds the conversation (`setMessages` from `useChat` or `useState`)."""
+
+
+def _message_owner(mod: TsModule, project: TsProject, fn: Node | None, expr: Node) -> Node | None:
+    """The history array when `expr` is one of its messages: an element access (`state.messages.at(-1)`), an alias
+    of one (`const last = H[H.length - 1]`) or the variable of a loop over it."""
+    expr = _unwrap(expr)
+    element = _element_in_chain(mod, expr, itself=True)
+    if element is not None and _history_name(mod, element.base):
+        return element.base
+    if expr.type != "identifier":
+        return None
+    name = mod.node_text(expr)
+    alias = _element_aliases(mod, fn).get(name) or _loop_element(mod, project, name, expr)
+    return alias[0] if alias is not None else None
+
+
+def _copied_message(mod: TsModule, project: TsProject, fn: Node | None, obj: Node) -> Node | None:
+    """For a message built as a modified copy of one already in history — `{ ...last, content }`, `new
+    AIMessage({ id: last.id, content: last.content + note })` — the history array; None otherwise."""
+    if obj.type == "new_expression":
+        args = mod.arguments(obj)
+        obj = args[0] if args and args[0].type == "object" else obj
+    if obj.type != "object":
+        return None
+    keys = mod.object_keys(obj)
+    source: Node | None = None
+    ident = keys.get("id")
+    value = _unwrap(ident) if ident is not None else None
+    if value is not None and value.type == "member_expression" and \
+            mod.node_text(value.child_by_field_name("property")) == "id":
+        source = value.child_by_field_name("object")
+    if source is None:
+        spread = next((c for c in obj.named_children if c.type == "spread_element" and c.named_children), None)
+        source = spread.named_children[0] if spread is not None else None
+    if source is None or not (set(keys) - {"id"}):
+        return None
+    return _message_owner(mod, project, fn, source)
+
+
+def _update_destination(mod: TsModule, node: Node) -> str | None:
+    """Where a built message goes when it replaces the one with its id: the `messages` key of a returned state
+    update (LangGraph's messages reducer replaces by id) or a replacing call."""
+    cur = node
+    for _ in range(6):
+        parent = cur.parent
+        if parent is None:
+            return None
+        if parent.type == "pair":
+            if mod.node_text(parent.child_by_field_name("key")).strip("'\"") != "messages":
+                return None
+            holder = parent.parent
+            outer = holder.parent if holder is not None else None
+            while outer is not None and outer.type in ("parenthesized_expression", "as_expression",
+                                                       "satisfies_expression"):
+                outer = outer.parent
+            if outer is not None and outer.type in ("return_statement", "arrow_function"):
+                return "the `messages` update it returns (the messages reducer replaces the message with that id)"
+            if outer is not None and outer.type == "arguments" and outer.parent is not None and \
+                    _REPLACING_CALL.match(mod.call_name(outer.parent).rsplit(".", 1)[-1]):
+                return f"`{mod.call_name(outer.parent)}`"
+            return None
+        if parent.type == "arguments" and parent.parent is not None:
+            name = mod.call_name(parent.parent)
+            return f"`{name}`" if _REPLACING_CALL.match(name.rsplit(".", 1)[-1]) else None
+        if parent.type not in ("array", "parenthesized_expression", "as_expression", "satisfies_expression"):
+            return None
+        cur = parent
+    return None
+
+
+def _maps_to_copies(mod: TsModule, call: Node) -> bool:
+    """`H.map((m) => m.id === id ? { ...m, content } : m)` / `.map((m) => ({ ...m, content: trim(m.content) }))`:
+    the callback returns modified copies of the elements."""
+    args = mod.arguments(call)
+    if not args or args[0].type not in FUNCTION_TYPES:
+        return False
+    params = list(mod.params(args[0]))
+    if not params:
+        return False
+    first = re.escape(params[0])
+    return bool(re.search(rf"\{{\s*\.\.\.{first}\b", mod.node_text(args[0])))
+
+
+@rule(CheckId.C2, lang="typescript", name="history-entry-replaced")
+def history_entry_replaced(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a message already in history replaced by a modified copy outside a compaction step: a message built
+    with the id of an existing one (`new AIMessage({ id: last.id, content: last.content + footer })`) returned into
+    the messages reducer or handed to `updateState`/`upsertMessage`, and the history re-assigned to a map of itself
+    that returns edited copies (`this.history = this.history.map((m) => m.id === id ? { ...m, content } : m)`,
+    `setMessages((prev) => prev.map(...))`). The conversation the model produced is rewritten."""
+    if not _mentions_history(mod, project):
+        return
+    found: list[tuple[tuple[int, str], Hit]] = []
+    text = mod.text
+    replacing = "messages" in text or any(w in text for w in ("update", "upsert", "replace", "edit", "patch",
+                                                               "overwrite"))
+    src = mod.source
+    for obj in mod.nodes("object", "new_expression") if replacing else ():
+        chunk = src[obj.start_byte:obj.end_byte]
+        if b".id" not in chunk and b"..." not in chunk:
+            continue  # neither `id: x.id` nor a spread copy
+        if obj.type == "object" and obj.parent is not None and obj.parent.type == "arguments" and \
+                obj.parent.parent is not None and obj.parent.parent.type == "new_expression":
+            continue  # judged as the `new` expression
+        start = obj.parent if obj.type == "object" and obj.parent is not None and \
+            obj.parent.type == "arguments" else obj
+        where = _update_destination(mod, obj if obj.type == "new_expression" else start)
+        if where is None:
+            continue
+        fn = mod.enclosing_function(obj)
+        base = _copied_message(mod, project, fn, obj)
+        if base is None or _compaction(mod, fn):
+            continue
+        place = _place(mod, fn, base)
+        judged = _judge(project, mod, fn, place, element=True) if place is not None else None
+        if place is None or judged is None:
+            continue
+        found.append(((fn.id if fn is not None else 0, place.name), Hit(
+            node=obj,
+            verdict=judged.verdict,
+            claim=f"a modified copy of a message of {judged.where} keeps its id and goes to {where}: the message "
+                  "already in history is replaced in place",
+            consequence="the stored conversation no longer matches what the model produced; replays diverge and the "
+                        "cached prompt prefix is invalidated from that message on",
+            direction="append a new message (with a new id) instead of replacing an existing one; keep any rewrite "
+                      "of history inside one explicit compaction step",
+            confirm_hint=judged.hint,
+        )))
+    for call in _method_calls(mod, (b"map",)):
+        if not _maps_to_copies(mod, call):
+            continue
+        callee = call.child_by_field_name("function")
+        source = callee.child_by_field_name("object") if callee is not None else None
+        if source is None:
+            continue
+        fn = mod.enclosing_function(call)
+        parent = call.parent
+        while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "await_expression"):
+            parent = parent.parent
+        hit: Hit | None = None
+        if parent is not None and parent.type == "assignment_expression" and \
+                mod.dotted(parent.child_by_field_name("left")) == mod.dotted(source) and \
+                _history_name(mod, source) is not None:
+            if _compaction(mod, fn):
+                continue
+            place = _place(mod, fn, source)
+            judged = _judge(project, mod, fn, place, element=True) if place is not None else None
+            if place is None or judged is None:
+                continue
+            hit = Hit(
+                node=parent,
+                verdict=judged.verdict,
+                claim=f"{judged.where} is re-assigned to a map of itself that returns edited copies of its "
+                      "messages: history is rewritten, not appended to",
+                consequence="earlier messages change after the model saw them; replays diverge and the cached "
+                            "prompt prefix is invalidated from the first edited message on",
+                direction="append new messages only; move any deliberate rewrite into the one compaction function",
+                confirm_hint=judged.hint,
+            )
+            key = (fn.id if fn is not None else 0, place.name)
+        elif fn is not None and fn.type in FUNCTION_TYPES and source.type == "identifier" and \
+                mod.node_text(source) in mod.params(fn) and fn.parent is not None and \
+                fn.parent.type == "arguments" and fn.parent.parent is not None and \
+                _SETTER.match(mod.call_name(fn.parent.parent)) and \
+                mod.enclosing_function(call) == fn:
+            setter = mod.call_name(fn.parent.parent)
+            outer = mod.enclosing_function(fn)
+            if _compaction(mod, outer):
+                continue
+            hit = Hit(
+                node=fn.parent.parent,
+                verdict=Verdict.SUSPECTED,
+                claim=f"`{setter}` replaces the conversation with a map of it that returns edited copies of its "
+                      "messages: a message already sent is rewritten in place",
+                consequence="the next request carries a history the model never produced; replays diverge and the "
+                            "cached prompt prefix is invalidated from the edited message on",
+                direction="append a new message for the change (or fork the conversation) instead of editing one "
+                          "in place",
+                confirm_hint=f"verify that `{setter}` holds the conversation that is sent to the model (e.g. "
+                             "`useChat`'s messages) rather than a view-only list",
+            )
+            key = (outer.id if outer is not None else 0, setter)
+        if hit is not None:
+            found.append((key, hit))
+    yield from _first_per_function(found)

@@ -5,11 +5,17 @@ Shapes detected:
   (`fs.writeFileSync(path, ...)`, `await writeFile(path, ...)`, `fse.writeJson`, `Bun.write`) with no temp file and
   `rename` in the writing function; a generic `saveJson(path, data)` helper doing so is cited where it is called
   with a state path. A transcript / chat file is confirmed when the module reads the same path back with one
-  `JSON.parse`.
+  `JSON.parse`. When neither the path nor the writer names the file, the keys of the object written say what it
+  holds (`JSON.stringify({ version, jobs })`).
 - `jsonl-torn-line-unhandled`: a JSONL session / transcript read back with `JSON.parse(line)` per line (`split("\\n")`,
   `readline`) and no `try`, so the torn last line a crash leaves makes recovery fail.
 - `resume-replays-pending-calls`: a resume / restore function that re-executes the tool calls found without a
   recorded result, although a call's completion is recorded only after it runs.
+- `interrupted-work-restarted`: recovery that re-queues work whose status says it was running and discards its
+  recorded progress (`if (job.status === "running") { job.status = "queued"; job.messages = undefined }`), so the
+  job re-runs from the start and repeats its side effects.
+- `done-marks-saved-after-loop`: a loop that performs an outside side effect per item and marks it done only in
+  memory, while the state is saved once after the loop (suspected).
 """
 
 from __future__ import annotations
@@ -128,6 +134,27 @@ class _Judged:
     """For suspected findings."""
 
 
+_KEY = re.compile(r"(?:[{,]|^)\s*(?:\.\.\.)?([A-Za-z_$][\w$]*)\s*(?=[:,}]|$)", re.M)
+_WORK = re.compile(r"^(jobs?|queue|queued|tasks?|runs?|steps?|pending|in_?flight|inFlight|in_?progress|"
+                   r"inProgress|turns|calls|toolCalls|tool_calls|results|outbox|attempts)$", re.I)
+"""Keys of a written object that make it a runner's work state (`{ version, jobs: [...] }`)."""
+
+
+def _data_vocabulary(mod: TsModule, fn: Node | None, data: Node | None) -> tuple[str, bool] | None:
+    """A weak state word taken from the keys of the object a write serialises (`JSON.stringify({ jobs, messages
+    })`, `const data = { version: 3, jobs }`): what the file holds, when neither its path nor the writer names it."""
+    if data is None:
+        return None
+    text = mod.derivation_text(fn, data, 2)[:1500]
+    for key in _KEY.findall(text):
+        if _WORK.match(key):
+            return key.lower(), False
+        found = _vocabulary(key)
+        if found is not None:
+            return found[0], False
+    return None
+
+
 def _judge_write(mod: TsModule, fn: Node | None, path: Node, node: Node) -> _Judged | None:
     """None when the write is not run state, is atomic, or writes a fresh file or an export."""
     fname = mod.function_name(fn) if fn is not None else ""
@@ -141,6 +168,11 @@ def _judge_write(mod: TsModule, fn: Node | None, path: Node, node: Node) -> _Jud
         # (`getHistoryDir()`) says nothing about this file
         strong = _vocabulary(built)
         found = strong if strong is not None and strong[1] else found
+    if found is None and node.type == "call_expression":
+        args = mod.arguments(node)
+        found = _data_vocabulary(mod, fn, args[1] if len(args) > 1 else None)
+        if found is not None and not (_module_reads(mod) and _read_back(mod, path)):
+            return None  # only what is written says "state": count it when the module reads that file back whole
     if found is None:
         return None
     word, strong = found
@@ -433,3 +465,184 @@ def resume_replays_pending_calls(mod: TsModule, project: TsProject) -> Iterator[
                              "checks whether they already ran",
             )
             break
+
+
+# ---------------------------------------------------------------- interrupted work re-run from the start
+_RUNNING = re.compile(r"""['"`](running|in_progress|in-progress|inprogress|active|processing|started|executing|"""
+                      r"""working|busy)['"`]""", re.I)
+"""Statuses of work that was under way when the process died."""
+_REQUEUED = re.compile(r"""^['"`](queued|pending|ready|new|waiting|todo|scheduled|created)['"`]$""", re.I)
+_PROGRESS = re.compile(r"^(messages|history|transcript|conversation|steps|progress|step|cursor|results|checkpoint|"
+                       r"outputs|completed|done|log|events|turns|toolResults|tool_results|state|items|partial)$",
+                       re.I)
+"""Fields that record how far a job got."""
+_EMPTY = {"undefined", "null", "[]", "{}", "0", "''", '""', "``", "new Map()", "new Set()"}
+
+
+def _value_text(mod: TsModule, node: Node | None) -> str:
+    """A value's text without `as const` / `satisfies T` / parentheses."""
+    while node is not None and node.type in ("as_expression", "satisfies_expression", "parenthesized_expression") \
+            and node.named_children:
+        node = node.named_children[0]
+    return " ".join(mod.node_text(node).split()) if node is not None else ""
+
+
+def _status_write(mod: TsModule, node: Node) -> bool:
+    """`job.status = "queued"` / `Object.assign(job, { status: "pending" })` / `{ ...job, state: "queued" }`."""
+    if node.type == "assignment_expression":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        return left is not None and right is not None and bool(re.search(r"(status|state|phase)$", mod.node_text(
+            left), re.I)) and bool(_REQUEUED.match(_value_text(mod, right)))
+    if node.type == "pair":
+        key = mod.node_text(node.child_by_field_name("key")).strip("'\"")
+        value = node.child_by_field_name("value")
+        return key in ("status", "state", "phase") and value is not None and bool(
+            _REQUEUED.match(_value_text(mod, value)))
+    return False
+
+
+def _discards_progress(mod: TsModule, branch: Node) -> Node | None:
+    """`job.messages = undefined`, `run.steps = []`, `delete job.transcript`, `{ ...job, history: [] }`."""
+    stack = [branch]
+    while stack:
+        node = stack.pop()
+        if node.type in FUNCTION_TYPES:
+            continue
+        stack.extend(node.named_children)
+        if node.type == "assignment_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and right is not None and left.type == "member_expression" and \
+                    _PROGRESS.match(mod.node_text(left.child_by_field_name("property"))) and \
+                    _value_text(mod, right) in _EMPTY:
+                return node
+        elif node.type == "pair":
+            key = mod.node_text(node.child_by_field_name("key")).strip("'\"")
+            value = node.child_by_field_name("value")
+            if _PROGRESS.match(key) and value is not None and _value_text(mod, value) in _EMPTY:
+                return node
+        elif node.type == "unary_expression" and mod.node_text(node).startswith("delete "):
+            arg = node.child_by_field_name("argument")
+            if arg is not None and arg.type == "member_expression" and \
+                    _PROGRESS.match(mod.node_text(arg.child_by_field_name("property"))):
+                return node
+    return None
+
+
+@rule(CheckId.C3, lang="typescript", name="interrupted-work-restarted")
+def interrupted_work_restarted(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags recovery code that puts work found "running" (the process died during it) back in the queue with
+    its recorded progress thrown away (`if (job.status === "running") { job.status = "queued"; job.messages =
+    undefined }`). The job is run again from the start, so every side effect it already performed (commands,
+    writes, notifications) happens a second time."""
+    if _is_test(mod) or not _RUNNING.search(mod.text):
+        return
+    for node in mod.nodes("if_statement"):
+        cond = node.child_by_field_name("condition")
+        branch = node.child_by_field_name("consequence")
+        if cond is None or branch is None or not _RUNNING.search(mod.node_text(cond)) or \
+                not re.search(r"(status|state|phase)", mod.node_text(cond), re.I):
+            continue
+        requeue = next((n for n in _branch_nodes(branch) if _status_write(mod, n)), None)
+        if requeue is None:
+            continue
+        dropped = _discards_progress(mod, branch)
+        if dropped is None:
+            continue
+        yield Hit(
+            node=node,
+            claim=f"work whose status says it was running (interrupted) is re-queued (`{_first_line(mod, requeue)}`) and its progress "
+                  f"is discarded (`{_first_line(mod, dropped)}`): it is re-run from the start",
+            consequence="everything the interrupted job already did before the crash (commands run, files written, "
+                        "messages sent) is done again on restart",
+            direction="resume from the recorded progress (the transcript / completed steps), and record each side "
+                      "effect's completion (or an idempotency key) before moving on, so recovery can skip it; or "
+                      "mark the job failed/interrupted for a person to decide",
+        )
+
+
+def _branch_nodes(branch: Node) -> Iterator[Node]:
+    stack = [branch]
+    while stack:
+        node = stack.pop()
+        if node.type in FUNCTION_TYPES:
+            continue
+        yield node
+        stack.extend(node.named_children)
+
+
+def _first_line(mod: TsModule, node: Node) -> str:
+    return mod.node_text(node).splitlines()[0][:60] if mod.node_text(node) else ""
+
+
+# ---------------------------------------------------------------- done marks saved only after the whole loop
+_SIDE_EFFECT = re.compile(r"^#?(send|deliver|post|publish|charge|pay|transfer|notify|email|sms|page|refund|submit|"
+                          r"dispatch|enqueue|execute|exec|spawn|create[A-Z_]|delete[A-Z_]|file[A-Z_]|open[A-Z_]\w*"
+                          r"(Issue|Ticket|Pr|PullRequest)|comment|merge|deploy|upload|write[A-Z_]|run[A-Z_]\w*Tool)"
+                          r"\w*$")
+"""Last names of calls that act on the outside world (repeating them repeats the effect)."""
+_DONE_KEY = re.compile(r"^(status|state|done|sent|delivered|processed|completed|finished|handled|acked|applied)$",
+                       re.I)
+_DONE_VALUE = re.compile(r"""^(true|['"`](sent|done|delivered|processed|completed|complete|finished|handled|acked|"""
+                         r"""ok|applied|success|succeeded)['"`])$""", re.I)
+_SAVE_STATE = re.compile(r"^#?(save|persist|checkpoint|flush|commit|store|write(State|Progress|Checkpoint|File|"
+                         r"FileSync|Json|JSON))\w*$")
+
+
+def _marks_done(mod: TsModule, node: Node, target: str) -> bool:
+    """`item.status = "sent"` / `item.done = true` on the loop variable."""
+    if node.type != "assignment_expression":
+        return False
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if left is None or right is None or left.type != "member_expression":
+        return False
+    obj = left.child_by_field_name("object")
+    if obj is None or mod.node_text(obj) != target:
+        return False
+    return bool(_DONE_KEY.match(mod.node_text(left.child_by_field_name("property")))) and \
+        bool(_DONE_VALUE.match(_value_text(mod, right)))
+
+
+@rule(CheckId.C3, lang="typescript", name="done-marks-saved-after-loop")
+def done_marks_saved_after_loop(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a loop that performs an outside side effect per item (send, post, charge, file an issue) and marks the
+    item done only in memory, while the state is saved once after the loop. A crash part-way through loses every
+    "done" mark, and the next run repeats the side effects that already happened."""
+    if _is_test(mod) or not any(w in mod.text for w in ("status", "done", "state", "sent", "processed", "completed")):
+        return
+    for loop in mod.nodes("for_in_statement"):
+        left = loop.child_by_field_name("left")
+        body = loop.child_by_field_name("body")
+        if left is None or body is None:
+            continue
+        names = mod.pattern_names(left) if left.type != "identifier" else [left]
+        if len(names) != 1:
+            continue
+        target = mod.node_text(names[0])
+        nodes = list(_branch_nodes(body))
+        marks = [n for n in nodes if _marks_done(mod, n, target)]
+        if not marks:
+            continue
+        calls = [n for n in nodes if n.type == "call_expression"]
+        effects = [c for c in calls if c.start_byte < marks[0].start_byte
+                   and _SIDE_EFFECT.match(mod.call_name(c).rsplit(".", 1)[-1])]
+        if not effects or any(_SAVE_STATE.match(mod.call_name(c).rsplit(".", 1)[-1]) for c in calls):
+            continue
+        parent = loop.parent
+        after = [s for s in parent.named_children if s.start_byte > loop.end_byte] if parent is not None else []
+        saves = [n for s in after for n in _branch_nodes(s) if n.type == "call_expression"
+                 and _SAVE_STATE.match(mod.call_name(n).rsplit(".", 1)[-1])]
+        if not saves:
+            continue
+        effect = mod.call_name(effects[0])
+        yield Hit(
+            node=loop,
+            verdict=Verdict.SUSPECTED,
+            claim=f"each `{target}` is marked done only in memory after `{effect}(...)`; the state is saved once "
+                  f"after the loop (`{mod.call_name(saves[0])}`, line {mod.line(saves[0])})",
+            consequence="a crash part-way through the loop loses the marks of items already handled, and the next "
+                        "run repeats their side effects (duplicate messages, charges, issues)",
+            direction="save the state right after each item is marked done (or record an intent before the side "
+                      "effect and make it idempotent by item id)",
+            confirm_hint=f"verify that `{effect}` has an external effect that must not repeat and that the saved "
+                         "state is what the next run reads to decide what is still pending",
+        )

@@ -1,8 +1,14 @@
 """C4 · Model output parsing — TypeScript/JavaScript rules.
 
 Shapes detected:
-- `tool-arguments-parse-unguarded`: `JSON.parse` of a tool call's arguments (or of the model's JSON reply) that no
-  `try`/`.catch` on the path catches, in its function or in a caller up to two hops.
+- `tool-arguments-parse-unguarded`: `JSON.parse` of model-produced JSON that no `try`/`.catch` on the path catches,
+  in its function or in a caller up to two hops (a `catch` above the function that runs the turn does not count:
+  the turn is already lost). Model JSON is a tool call's arguments, whole or accumulated from stream fragments
+  (`block.json += delta.partial_json`, `buf += ...`, `pending.get(i)`), or the text of a model reply however it was
+  reshaped (`String(x)`, `.trim()`, `.replace(fence)`, `?? "{}"`, `stripFences(x)`) and whichever SDK produced it
+  (`generateText` / `streamText` `.text`, `@openai/agents` `run().finalOutput`, `messages.create().content[0].text`,
+  `choices[0].message.content`, LangChain `invoke().content`, Gemini `response.text()`, Ollama, Claude Agent SDK
+  `query()` results), here or handed to a helper by its callers.
 - `stream-end-commits-partial-calls`: streamed tool-call argument fragments are accumulated and nothing in the
   project compares `finish_reason` / `stop_reason` / `finishReason` with `length` / `max_tokens` (or with the
   tool-call stop value), so a stream cut off by the token limit yields "complete" calls.
@@ -29,6 +35,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._ts_idioms import cached
 
 _PARSE_BYTES = {b"JSON.parse", b"JSON5.parse", b"json5.parse", b"secureJsonParse", b"sjson.parse"}
 _MODEL_JSON = re.compile(
@@ -66,7 +73,11 @@ _CALL_ARGS = re.compile(r"^\(?\s*(\w*[cC]all|tc|fc|\w*[tT]oolUse|block)\.(args|a
 is never handed to `JSON.parse`)."""
 
 
-def _is_model_json(mod: TsModule, fn: Node | None, arg: Node) -> bool:
+def _is_model_json(mod: TsModule, fn: Node | None, arg: Node, project: TsProject | None = None) -> bool:
+    """Whether a parser's argument is the model's own JSON: tool-call arguments (whole or accumulated from stream
+    fragments) or the text of a model reply, reshaped or not, here or (one hop) in the callers of a helper."""
+    if arg.type == "call_expression" and mod.call_name(arg) == "JSON.stringify":
+        return False  # a round trip of a value already decoded
     if arg.type == "identifier" and fn is not None and mod.node_text(arg) in mod.params(fn) \
             and _MODEL_JSON_PARAMS.match(mod.node_text(arg)):
         return True
@@ -76,14 +87,317 @@ def _is_model_json(mod: TsModule, fn: Node | None, arg: Node) -> bool:
     if _MODEL_JSON.search(derivation):
         return True
     # `const { text } = await generateText(...)`, `(await llm.invoke(p)).content`: the reply of a model request
-    if not _MODEL_REPLY.search(derivation):
+    if _MODEL_REPLY.search(derivation):
+        arg_text = _norm(mod.node_text(arg)).strip()
+        if _REPLY_TEXT.search(arg_text) or _REPLY_NAME.fullmatch(arg_text):
+            return True
+    core = _reply_core(mod, fn, arg)
+    if core is None:
         return False
-    arg_text = _norm(mod.node_text(arg)).strip()
-    return bool(_REPLY_TEXT.search(arg_text) or _REPLY_NAME.fullmatch(arg_text))
+    return _accumulated_fragment(mod, fn, core) or _model_reply_value(mod, fn, core, 3) or \
+        _param_fed_reply(project, mod, fn, core)
+
+
+# ---------------------------------------------------------------- what a model reply looks like on its way to a parser
+_TEXT_METHODS = {"trim", "trimStart", "trimEnd", "replace", "replaceAll", "slice", "substring", "substr", "toString",
+                 "normalize", "at"}
+"""String methods that reshape text without making it valid JSON (`reply.trim()`, `text.replace(fence, "")`)."""
+_CLEANER_NAME = re.compile(r"strip|clean|fence|extract|sanitiz|unwrap|trim|repair|json|first|between|code_?block",
+                           re.I)
+"""A local helper that peels the JSON out of a reply (`stripFences(text)`, `extractJson(raw)`)."""
+
+
+def _reply_core(mod: TsModule, fn: Node | None, arg: Node) -> Node | None:
+    """The value a parser's argument reshapes: `String(x)`, `x.trim()`, `x.replace(..)`, `x ?? "{}"`, `x as string`,
+    `` `${x}` ``, `stripFences(x)`, `c ? x : ""` all come down to `x`. None for `JSON.stringify(...)` (a round trip of
+    a value already decoded cannot fail) and for anything that is not an expression over one value."""
+    cur: Node | None = arg
+    for _ in range(8):
+        if cur is None:
+            return None
+        kind = cur.type
+        if kind in ("parenthesized_expression", "non_null_expression", "as_expression", "satisfies_expression",
+                    "type_assertion", "await_expression"):
+            cur = next((c for c in cur.named_children if c.type not in ("type_annotation", "type_identifier",
+                                                                       "predefined_type", "generic_type",
+                                                                       "object_type", "type_arguments")), None)
+            continue
+        if kind == "binary_expression":
+            op = cur.child_by_field_name("operator")
+            if op is None or mod.node_text(op) not in ("??", "||"):
+                return cur
+            cur = cur.child_by_field_name("left")
+            continue
+        if kind == "ternary_expression":
+            branches = [cur.child_by_field_name("consequence"), cur.child_by_field_name("alternative")]
+            live = [b for b in branches if b is not None and b.type not in ("string", "template_string", "null",
+                                                                               "undefined", "object", "array")]
+            if len(live) != 1:
+                return cur
+            cur = live[0]
+            continue
+        if kind == "template_string":
+            subs = [c for c in cur.named_children if c.type == "template_substitution"]
+            if len(subs) != 1 or not subs[0].named_children:
+                return cur
+            cur = subs[0].named_children[0]
+            continue
+        if kind == "call_expression":
+            callee = cur.child_by_field_name("function")
+            args = mod.arguments(cur)
+            name = mod.node_text(callee) if callee is not None else ""
+            if name == "JSON.stringify":
+                return None
+            if callee is not None and callee.type == "member_expression":
+                prop = mod.node_text(callee.child_by_field_name("property"))
+                if prop in _TEXT_METHODS:
+                    cur = callee.child_by_field_name("object")
+                    continue
+                return cur
+            if callee is not None and callee.type == "identifier" and len(args) >= 1 and (
+                    name == "String" or _CLEANER_NAME.search(name)):
+                cur = args[0]
+                continue
+            return cur
+        return cur
+    return cur
+
+
+_REPLY_PROPS = {"text", "content", "finalOutput", "final_output", "output_text", "outputText", "output", "response",
+                "completion", "message", "result", "answer", "reply", "generated_text", "generatedText"}
+"""Where an SDK's reply keeps the model's text (`generateText().text`, `run().finalOutput`, `invoke().content`,
+`ollama.generate().response`, `choices[0].message.content`, `content[0].text`)."""
+_MODEL_REQUEST = re.compile(
+    r"chat\.completions\.(create|parse|stream)\b|\bmessages\.(create|stream)\s*\(|\bresponses\.(create|parse)\s*\(|"
+    r"\b(generateText|streamText)\s*\(|\bollama\.(chat|generate)\s*\(|\.generateContent\s*\(|"
+    r"\.sendMessage\s*\(\s*\{?\s*(message|parts|content)\b|"
+    r"\b\w*(llm|model|agent|chain|runner|chat)\w*\.(invoke|generate|complete|run|call|predict|chat)\s*\(",
+    re.I)
+"""A request to a model in a value's text: an SDK call, a Vercel `ai` call, a LangChain/Mastra/agents `invoke` /
+`generate` / `run` on an llm, model, agent, chain or runner."""
+
+
+def _agent_runners(mod: TsModule) -> re.Pattern[str] | None:
+    """`run(agent, input)` of `@openai/agents` (and the like), under whatever local name it was imported."""
+    def build() -> re.Pattern[str] | None:
+        names = [local for local, origin in mod.imports().items()
+                 if re.match(r"@openai/agents|@mastra/|llamaindex|@langchain/|@anthropic-ai/claude-(agent-sdk|code)",
+                             origin)
+                 and origin.rsplit("#", 1)[-1] in ("run", "invoke", "generate", "query")]
+        return re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\s*\(") if names else None
+    return cached(mod, "c04-agent-runners", build)
+
+
+def _requests_model(mod: TsModule, node: Node) -> bool:
+    text = _norm(mod.node_text(node))[:600]
+    if _MODEL_REQUEST.search(text):
+        return True
+    runners = _agent_runners(mod)
+    return runners is not None and bool(runners.search(text))
+
+
+def _model_reply_value(mod: TsModule, fn: Node | None, expr: Node, depth: int) -> bool:
+    """Whether `expr` is the text of a model's reply: a reply field (`.text`, `.content`, `.finalOutput`,
+    `choices[0].message.content`, ...) of a value that comes from a model request, or a name bound to one
+    (`const { text } = await generateText(...)`), following local bindings `depth` hops."""
+    if depth <= 0:
+        return False
+    expr = _reply_core(mod, fn, expr) or expr
+    if expr.type == "call_expression" and not mod.arguments(expr):
+        callee = expr.child_by_field_name("function")
+        if callee is not None and callee.type == "member_expression" and \
+                mod.node_text(callee.child_by_field_name("property")) == "text":
+            expr = callee  # Gemini's `result.response.text()`: the reply text behind an accessor
+    if expr.type in ("member_expression", "subscript_expression"):
+        obj = expr.child_by_field_name("object")
+        prop = expr.child_by_field_name("property") if expr.type == "member_expression" else None
+        if prop is None or mod.node_text(prop) not in _REPLY_PROPS or obj is None:
+            return False
+        # walk to the root of `res.choices[0].message` / `(await llm.invoke(p))` and ask whether it is a reply
+        root: Node | None = obj
+        while root is not None and root.type in ("member_expression", "subscript_expression"):
+            root = root.child_by_field_name("object")
+        root = _reply_core(mod, fn, root) if root is not None else None
+        if root is None:
+            return False
+        if root.type == "call_expression":
+            return _requests_model(mod, root)
+        if root.type == "identifier":
+            return any(_requests_model(mod, v) or _model_reply_object(mod, fn, v, depth - 1)
+                       for v in _values_of(mod, fn, root))
+        return False
+    if expr.type == "identifier":
+        name = mod.node_text(expr)
+        for value in _values_of(mod, fn, expr):
+            core = _reply_core(mod, fn, value) or value
+            if core.type == "call_expression" and _requests_model(mod, core):
+                # `const { text } = await generateText(...)`: the name is the reply field
+                if _destructured_key(mod, value, name) in _REPLY_PROPS:
+                    return True
+                continue
+            if _model_reply_value(mod, fn, core, depth - 1):
+                return True
+    return False
+
+
+def _values_of(mod: TsModule, fn: Node | None, ident: Node) -> list[Node]:
+    """The values a name is bound to, looking out from `fn` through the functions around it (a `.then` or `map`
+    callback reads its outer function's locals), or the iterable of a `for (const x of ...)` that declares it."""
+    name = mod.node_text(ident)
+    scope = fn
+    for _ in range(6):
+        values = mod.bindings(scope).get(name)
+        if values:
+            return values
+        if scope is None:
+            break
+        scope = mod.enclosing_function(scope)
+    for anc in mod.ancestors(ident):
+        if anc.type == "for_in_statement":
+            left, right = anc.child_by_field_name("left"), anc.child_by_field_name("right")
+            if left is not None and right is not None and \
+                    any(mod.node_text(n) == name for n in ([left] if left.type == "identifier"
+                                                            else mod.pattern_names(left))):
+                return [right]
+    return []
+
+
+def _destructured_key(mod: TsModule, value: Node, name: str) -> str | None:
+    """The property `name` is destructured from when a pattern binds it to `value` (`const { text: reply } = ...`
+    -> "text"); None when `name` is not bound by an object pattern over `value`."""
+    decl = value.parent
+    target = decl.child_by_field_name("name") if decl is not None and decl.type == "variable_declarator" else None
+    if target is None or target.type != "object_pattern":
+        return None
+    for part in target.named_children:
+        if part.type == "shorthand_property_identifier_pattern" and mod.node_text(part) == name:
+            return name
+        if part.type == "pair_pattern":
+            key, val = part.child_by_field_name("key"), part.child_by_field_name("value")
+            if val is not None and any(mod.node_text(n) == name for n in mod.pattern_names(val)):
+                return mod.node_text(key) if key is not None else None
+        if part.type == "object_assignment_pattern":
+            left = part.child_by_field_name("left")
+            if left is not None and mod.node_text(left) == name:
+                return name
+    return None
+
+
+def _model_reply_object(mod: TsModule, fn: Node | None, value: Node, depth: int) -> bool:
+    """`const msg = res.choices[0].message`, `const block = reply.content[0]`: a part of a model reply kept in a
+    local (its `.content` / `.text` is the reply text)."""
+    if depth <= 0:
+        return False
+    core = _reply_core(mod, fn, value) or value
+    root: Node | None = core
+    while root is not None and root.type in ("member_expression", "subscript_expression"):
+        root = root.child_by_field_name("object")
+    if root is None or root is core:
+        return False
+    root = _reply_core(mod, fn, root) or root
+    if root.type == "call_expression":
+        return _requests_model(mod, root)
+    if root.type == "identifier":
+        return any(_requests_model(mod, v) for v in _values_of(mod, fn, root))
+    return False
+
+
+def _fragment_targets(mod: TsModule) -> tuple[frozenset[str], frozenset[tuple[int, str]]]:
+    """Where streamed tool-call argument fragments are accumulated: property names (`block.json +=
+    event.delta.partial_json`, `acc["args"] += ...`) and (function, local) pairs (`buf += delta.partial_json`,
+    `pending.set(i, (pending.get(i) ?? "") + tc.function.arguments)`)."""
+    def build() -> tuple[frozenset[str], frozenset[tuple[int, str]]]:
+        props: set[str] = set()
+        locals_: set[tuple[int, str]] = set()
+        for site, target in _fragment_sites(mod):
+            if target.type == "member_expression":
+                props.add(mod.node_text(target.child_by_field_name("property")))
+            elif target.type == "subscript_expression":
+                index = target.child_by_field_name("index")
+                value = mod.string_value(index) if index is not None else None
+                if value:
+                    props.add(value)
+                obj = target.child_by_field_name("object")
+                if obj is not None and obj.type == "identifier":  # `parts[i] += ...`: the container holds them
+                    fn = mod.enclosing_function(site)
+                    locals_.add((fn.id if fn is not None else 0, mod.node_text(obj)))
+                elif obj is not None and obj.type == "member_expression":  # `this.buffers[i] += ...`
+                    props.add(mod.node_text(obj.child_by_field_name("property")))
+            elif target.type == "identifier":
+                fn = mod.enclosing_function(site)
+                locals_.add((fn.id if fn is not None else 0, mod.node_text(target)))
+        return frozenset(props), frozenset(locals_)
+    if not _has_fragments(mod):
+        return frozenset(), frozenset()
+    return cached(mod, "c04-fragment-targets", build)
+
+
+def _accumulated_fragment(mod: TsModule, fn: Node | None, core: Node) -> bool:
+    """`JSON.parse(b.json)`, `JSON.parse(buf)`, `JSON.parse(parts[i])`, `JSON.parse(pending.get(i))` where the
+    module accumulates streamed tool-call argument fragments into `.json`, `buf`, `parts` or `pending`."""
+    props, locals_ = _fragment_targets(mod)
+    if not props and not locals_:
+        return False
+    if core.type == "member_expression":
+        return mod.node_text(core.child_by_field_name("property")) in props
+    if core.type == "subscript_expression":
+        obj = core.child_by_field_name("object")
+        if obj is not None and obj.type == "member_expression" and \
+                mod.node_text(obj.child_by_field_name("property")) in props:
+            return True
+    holder: Node | None = None
+    if core.type == "identifier":
+        holder = core
+    elif core.type == "subscript_expression":
+        holder = core.child_by_field_name("object")
+    elif core.type == "call_expression":
+        callee = core.child_by_field_name("function")
+        if callee is not None and callee.type == "member_expression" and \
+                mod.node_text(callee.child_by_field_name("property")) == "get":
+            holder = callee.child_by_field_name("object")
+    if holder is None or holder.type != "identifier":
+        return False
+    scope = fn
+    while scope is not None and mod.iteration_callback(scope):
+        scope = mod.enclosing_function(scope)
+    return (scope.id if scope is not None else 0, mod.node_text(holder)) in locals_ or \
+        (fn.id if fn is not None else 0, mod.node_text(holder)) in locals_
+
+
+_HELPER_LINES = 40
+"""A parsing helper is small; a long function's parameter is its own business."""
+
+
+def _param_fed_reply(project: TsProject | None, mod: TsModule, fn: Node | None, core: Node) -> bool:
+    """`function extractJson(raw) { return JSON.parse(raw.slice(...)) }` whose callers hand it a model reply or
+    tool-call arguments (one hop: the callers' own arguments are judged by the local rules only)."""
+    if project is None or fn is None or core.type != "identifier" or mod.end_line(fn) - mod.line(fn) > _HELPER_LINES:
+        return False
+    name = mod.node_text(core)
+    params = list(mod.params(fn))
+    if name not in params or mod.bindings(fn).get(name):
+        return False
+    index = params.index(name)
+    for cmod, call in project.callers_of(mod, fn):
+        args = cmod.arguments(call)
+        if len(args) > index and args[index].type != "spread_element" and \
+                _is_model_json(cmod, cmod.enclosing_function(call), args[index]):
+            return True
+    return False
 
 
 def _drives_tool_calls(mod: TsModule, fn: Node | None) -> bool:
     return fn is None or bool(_DRIVES.search(mod.node_text(fn)))
+
+
+def _part_of_turn(mod: TsModule, fn: Node) -> bool:
+    """Whether `fn` is (part of) the turn: it drives the tool calls or itself requests a model (`run(agent, ...)`,
+    `llm.invoke`, `models.generateContent`). An error escaping it ends the user's turn."""
+    text = mod.node_text(fn)
+    if _DRIVES.search(text) or _MODEL_REQUEST.search(_norm(text)):
+        return True
+    runners = _agent_runners(mod)
+    return runners is not None and bool(runners.search(text))
 
 
 def _caller_handles(project: TsProject, mod: TsModule, fn: Node, depth: int = 2) -> bool | None:
@@ -98,6 +412,10 @@ def _caller_handles(project: TsProject, mod: TsModule, fn: Node, depth: int = 2)
             return True
         cfn = cmod.enclosing_function(call)
         if cfn is None:
+            continue
+        if _part_of_turn(cmod, cfn) and not cmod.iteration_callback(cfn):
+            # the error leaves the turn itself here: a `catch` further up (the request handler, the REPL) only
+            # learns that the whole turn failed
             continue
         if depth > 1:
             upper = _caller_handles(project, cmod, cfn, depth - 1)
@@ -126,7 +444,7 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
         if not args:
             continue
         fn = mod.enclosing_function(call)
-        if not _is_model_json(mod, fn, args[0]) or mod.guarded(call):
+        if not _is_model_json(mod, fn, args[0], project) or mod.guarded(call):
             continue
         while fn is not None and mod.iteration_callback(fn):
             fn = mod.enclosing_function(fn)  # a `calls.map((c) => JSON.parse(...))` callback fails its caller
@@ -134,27 +452,46 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
         handled = _caller_handles(project, mod, fn) if fn is not None else None
         if handled:
             continue
+        reply = _is_reply_text(mod, mod.enclosing_function(call), args[0])
+        if reply:
+            what = "the model's reply"
+            bad = "a reply that is not clean JSON (prose, a ```json fence, a cut-off object)"
+            fix = ("wrap the parse in `try/catch` (or use a schema-validated structured output) and handle an "
+                   "unreadable reply: retry the request, fall back, or report it")
+        else:
+            what = "a tool call's arguments"
+            bad = "a tool call with malformed or truncated JSON arguments"
+            fix = ("wrap the parse in `try/catch` and answer the call with an error tool result (\"invalid JSON "
+                   "arguments: ...\") so the model can retry")
         if handled is None and not _drives_tool_calls(mod, fn):
             assert fn is not None  # module level drives the calls
             fname = mod.function_name(fn)
             yield Hit(
                 node=call, verdict=Verdict.SUSPECTED,
-                claim=f"`JSON.parse({decoded})` decodes model output with no `try` in `{fname}`",
-                consequence="a tool call with malformed JSON arguments throws out of the tool path unless a caller "
-                            "catches it",
-                direction="wrap the parse in `try/catch` and answer the call with an error tool result "
-                          "(\"invalid JSON arguments: ...\") so the model can retry",
+                claim=f"`JSON.parse({decoded})` decodes {what} with no `try` in `{fname}`",
+                consequence=f"{bad} throws out of `{fname}` unless a caller catches it",
+                direction=fix,
                 confirm_hint=f"verify that every caller of `{fname}` catches the `SyntaxError` around the call",
             )
             continue
         yield Hit(
             node=call,
-            claim=f"`JSON.parse({decoded})` decodes model output and no `try`/`.catch` on the path catches "
-                  "a `SyntaxError`",
-            consequence="one tool call with malformed or truncated JSON arguments crashes the agent loop",
-            direction="wrap the parse in `try/catch` and answer the call with an error tool result so the model "
-                      "can retry",
+            claim=f"`JSON.parse({decoded})` decodes {what} and no `try`/`.catch` on the path catches a `SyntaxError`",
+            consequence=f"{bad} throws out of the turn: the agent loop (or the user's request) fails instead of "
+                        "handling it",
+            direction=fix,
         )
+
+
+def _is_reply_text(mod: TsModule, fn: Node | None, arg: Node) -> bool:
+    """Whether the parsed value is a model's text reply (not tool-call arguments)."""
+    if _MODEL_JSON.search(_norm(mod.node_text(arg))) and not re.search(r"message\.content|output_?text|outputText|"
+                                                                       r"content\[\d+\]\.text", mod.node_text(arg)):
+        return False
+    core = _reply_core(mod, fn, arg)
+    if core is None or _accumulated_fragment(mod, fn, core):
+        return False
+    return _model_reply_value(mod, fn, core, 3) or bool(_MODEL_REPLY.search(_norm(mod.derivation_text(fn, arg))))
 
 
 def _parse_calls(mod: TsModule) -> Iterator[Node]:
@@ -270,15 +607,30 @@ def _compares_ending(mod: TsModule, literal: Node) -> bool:
     if parent is None:
         return False
     if parent.type == "binary_expression" and re.search(r"[=!]=", mod.node_text(parent)):
-        return bool(_FINISH_TEXT.search(mod.node_text(parent)))
+        if _FINISH_TEXT.search(mod.node_text(parent)):
+            return True
+        other = parent.child_by_field_name("left")
+        if other is not None and other.id == literal.id:
+            other = parent.child_by_field_name("right")
+        return other is not None and _holds_reason(mod, other)
     if parent.type == "switch_case":
         switch = next((a for a in mod.ancestors(parent) if a.type == "switch_statement"), None)
         value = switch.child_by_field_name("value") if switch is not None else None
-        return value is not None and bool(_FINISH_TEXT.search(mod.node_text(value)))
+        if value is not None and value.type == "parenthesized_expression" and value.named_children:
+            value = value.named_children[0]
+        return value is not None and (bool(_FINISH_TEXT.search(mod.node_text(value))) or _holds_reason(mod, value))
     if parent.type == "array":
         stmt = parent.parent
         return stmt is not None and bool(_FINISH_TEXT.search(mod.node_text(stmt)))
     return False
+
+
+def _holds_reason(mod: TsModule, node: Node) -> bool:
+    """A local (`finish`, `why`, `ending`) bound to a finish / stop reason (`finish = choice.finish_reason`)."""
+    if node.type != "identifier":
+        return False
+    values = mod.bindings(mod.enclosing_function(node)).get(mod.node_text(node), [])
+    return any(_FINISH_TEXT.search(mod.node_text(v)) for v in values)
 
 
 def _root_name(mod: TsModule, node: Node) -> str | None:
@@ -300,7 +652,7 @@ _FRAGMENT_WORDS = (".arguments", "'arguments'", '"arguments"', "partial_json", "
 
 
 def _has_fragments(mod: TsModule) -> bool:
-    return any(word in mod.text for word in _FRAGMENT_WORDS)
+    return cached(mod, "c04-has-fragments", lambda: any(word in mod.text for word in _FRAGMENT_WORDS))
 
 
 def _fragment_offsets(mod: TsModule) -> list[tuple[int, int]]:

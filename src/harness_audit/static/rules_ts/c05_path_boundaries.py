@@ -1,9 +1,12 @@
 """C5 · Path and sandbox boundaries — TypeScript/JavaScript rules.
 
 Shapes detected:
-- `tool-path-unconfined`: a model-supplied path (a tool handler's argument, a decoded tool call's arguments) reaches
-  an `fs` call (`readFile`, `writeFileSync`, `rm`, `createReadStream`, `Bun.file`, ...) with no containment check in
-  the function.
+- `tool-path-unconfined`: a model-supplied path (a tool handler's argument — inline, a class tool, or a function
+  registered by reference in a tool table — or a decoded tool call's arguments) reaches an `fs` call (`readFile`,
+  `writeFileSync`, `rm`, `createReadStream`, `Bun.file`, ...) with no containment check in the function; lexical
+  clean-ups (`normalize`, stripping `../`) are named as such. A project helper on the way counts as a check only
+  if it may confine: one handed only the run's context (`ctxOf(runContext)`, `jobDir(ctx)`) or one that only joins
+  does not. One finding per tool and opened value.
 - `path-checked-without-realpath`: a containment check (`startsWith(root)`, `path.relative(root, p)`, `includes("..")`)
   on a model-supplied path that was never resolved through symlinks (`path.resolve` / `path.join` / `normalize`
   only, no `fs.realpath`).
@@ -27,7 +30,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
-from harness_audit.static.rules_ts._ts_idioms import in_tool_function, model_sourced
+from harness_audit.static.rules_ts._ts_idioms import in_tool_function, model_sourced, registered_tool_functions
 from harness_audit.static.rules_ts.c03_crash_checkpoint import fs_call
 
 _ONE_PATH = {
@@ -246,7 +249,8 @@ def _model_path(project: TsProject, mod: TsModule, fn: Node | None, expr: Node, 
         key = (fn.id, index)
         if key not in memo:
             memo[key] = False  # recursion guard
-            found = index == 0 and (_tool_method(mod, fn) or _registered_as_tool(project, mod, fn)) or \
+            found = index == 0 and (_tool_method(mod, fn) or _registered_as_tool(project, mod, fn) or
+                                    fn.id in registered_tool_functions(mod, project)) or \
                 _EXECUTOR.match(mod.function_name(fn)) is not None and not names & _NOT_ARGS
             if not found:
                 for other, call in project.callers_of(mod, fn):
@@ -285,7 +289,7 @@ def _helper_validates(project: TsProject, mod: TsModule, fn: Node, expr: Node) -
             node = stack.pop()
             if node.type == "call_expression":
                 last = mod.call_name(node).rsplit(".", 1)[-1]
-                if _VALIDATING.search(last) or project.resolve_call(mod, node):
+                if _VALIDATING.search(last) or _confining_call(project, mod, fn, node):
                     return True
             elif node.type == "identifier" and mod.node_text(node) not in seen:
                 seen.add(mod.node_text(node))
@@ -293,6 +297,45 @@ def _helper_validates(project: TsProject, mod: TsModule, fn: Node, expr: Node) -
             if node.type not in FUNCTION_TYPES:
                 stack.extend(node.named_children)
     return False
+
+
+_CONFINES = re.compile(r"\.startsWith\(|\bpath\.relative\(|\brelative\(|real_?path|\.includes\(\s*['\"`]\.\.|"
+                       r"\bisAbsolute\(|\bthrow\b", re.I)
+"""What a project helper does when it confines a path: a containment test, a realpath, a refusal."""
+
+
+_CONTEXT_ARG = re.compile(r"^(ctx|context|runContext|run_context|env|environment|config|cfg|conf|options|opts|settings|"
+                          r"job|state|session|self|this|req|request|signal|deps|services|app|agent|runtime|"
+                          r"workspace|ws|project|user|tenant)$", re.I)
+"""Arguments that carry the run's context, not the model's path (`ctxOf(runContext)`, `jobDir(ctx)`)."""
+
+
+def _context_arg(mod: TsModule, arg: Node) -> bool:
+    node = arg
+    while node.type in ("member_expression", "non_null_expression", "parenthesized_expression"):
+        inner = node.child_by_field_name("object") if node.type == "member_expression" else \
+            (node.named_children[0] if node.named_children else None)
+        if inner is None:
+            return False
+        node = inner
+    return node.type == "this" or node.type == "identifier" and bool(_CONTEXT_ARG.match(mod.node_text(node)))
+
+
+def _confining_call(project: TsProject, mod: TsModule, fn: Node, call: Node) -> bool:
+    """A call of a project function that may confine the value it is part of. A helper handed only the run's
+    context (`ctxOf(runContext)`, `jobDir(ctx)`) produces the root, and one handed the model's path that neither
+    tests, resolves nor refuses (`joinUnder(root, args.file)`) only joins: neither is a check. Any other project
+    call is given the benefit of the doubt."""
+    targets = project.resolve_call(mod, call)
+    if not targets:
+        return False
+    args = [a for a in mod.arguments(call) if a.type != "spread_element"]
+    if not args or all(_context_arg(mod, a) for a in args):
+        return False
+    if not any(_model_path(project, mod, fn, a, 1) for a in args):
+        return True
+    return any(_CONFINES.search(tmod.node_text(tfn)) or _VALIDATING.search(tmod.function_name(tfn)) or
+               _CONFINES.search(tmod.function_name(tfn)) for tmod, tfn in targets)
 
 
 def _owner(mod: TsModule, node: Node) -> Node | None:
@@ -306,28 +349,48 @@ def tool_path_unconfined(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a model-supplied path (a tool handler's argument or a decoded tool call's arguments) that reaches an
     `fs` call with no containment check in the function. `../../.ssh/id_rsa` or an absolute path is then read,
     written or deleted wherever it points."""
+    reported: set[int] = set()
     for call, paths in _sinks(project, mod):
         fn = mod.enclosing_function(call)
         if fn is None:
             continue
         scope = _owner(mod, call) or fn
         for path in paths:
+            slot = _sink_slot(mod, scope, call, path)
+            if slot in reported:
+                break  # the same value already reported for this tool (`mkdir(dirname(p))` then `writeFile(p)`)
             if not _model_path(project, mod, fn, path) or _helper_validates(project, mod, fn, path):
                 continue
+            derivation = mod.derivation_text(fn, path, 4)
             if _TEMP_NAME.search(mod.derivation_text(fn, path, 2)):
                 continue
             if _model_checks(project, mod, scope):
                 break
+            reported.add(slot)
+            lexical = " (only cleaned lexically, never resolved and contained)" if _LEXICAL.search(derivation) else ""
             yield Hit(
                 node=call,
                 claim=f"the model-supplied path `{mod.node_text(path)[:80]}` reaches `{mod.call_name(call)}` with no "
-                      "containment check",
+                      f"containment check{lexical}",
                 consequence="a tool call with `../` segments, an absolute path or a symlink reads, writes or deletes "
                             "files outside the workspace",
                 direction="resolve first (`const real = await fs.realpath(path.resolve(root, p))`), require "
                           "`path.relative(rootReal, real)` not to start with `..` nor be absolute, then open `real`",
             )
             break
+
+
+def _sink_slot(mod: TsModule, scope: Node, call: Node, path: Node) -> tuple[int, int, str]:
+    """(tool, switch case, opened value without `dirname(...)`): file calls on the same value in one tool are one
+    defect; the cases of a dispatcher's `switch` are different tools."""
+    case = next((a for a in mod.ancestors(call) if a.type == "switch_case" or a.id == scope.id), None)
+    text = mod.node_text(path)
+    m = re.fullmatch(r"(?:path\.)?dirname\((.*)\)", text, re.S)
+    return scope.id, case.id if case is not None and case.type == "switch_case" else 0, (m.group(1) if m else text)
+
+
+_LEXICAL = re.compile(r"\bnormalize\(|\.replace(All)?\([^)]*\\\.\\\.|\.replace(All)?\(\s*['\"`]\.\.")
+"""A lexical clean-up of a path (`path.normalize(p)`, `p.replace(/\\.\\.\\//g, "")`): no symlink is resolved."""
 
 
 _HELPER_LINES = 60

@@ -11,6 +11,11 @@ Shapes detected:
   chooses what they execute.
 - `predictable-tmp-script-path`: a tool writes a script to a fixed `/tmp/...` (or `os.tmpdir()` + literal) path
   and hands that path to a spawned command.
+- `mcp-server-given-full-env` (suspected): a stdio MCP server (or another tool server the model drives) is launched
+  with `env: process.env` / `{ ...process.env, ...cfg.env }`: `new StdioClientTransport({...})`, the `ai` package's
+  `Experimental_StdioMCPTransport`, `@openai/agents` `MCPServerStdio`, a `mcpServers: { name: { command, env } }`
+  config (LangChain `MultiServerMCPClient`, Claude Agent SDK, Mastra). The SDKs pass only a safe subset (`PATH`,
+  `HOME`, ...) when `env` is left out, so this widens it to every secret of the host.
 
 A command is model-chosen when it comes from a tool's arguments (`tool({ execute })`, MCP `server.tool`, a
 `*Tool` class's `this.params`, a function registered by reference as a tool: `{ parameters, run: runShell }`), from
@@ -50,6 +55,40 @@ class _Source:
     hint: str = ""
 
 
+def _spawns(mod: TsModule) -> list[ts.Spawn]:
+    """`ts.spawns(mod)` plus the drop-in libraries with `child_process` semantics: `cross-spawn` (`spawn(cmd, args,
+    opts)`, `spawn.sync`) and `shelljs` (`shell.exec(cmd, opts)`), which inherit `process.env` the same way."""
+    found = ts.spawns(mod)
+    if "cross-spawn" not in mod.text and "shelljs" not in mod.text:
+        return found
+
+    def build() -> list[ts.Spawn]:
+        extra: list[ts.Spawn] = []
+        imports = ts.imports_of(mod)
+        for call in ts.calls_named(mod, "spawn", "sync", "exec", *(n for n, t in imports.items()
+                                                                    if t.startswith(("cross-spawn", "shelljs")))):
+            fn = ts.unwrap(call.child_by_field_name("function"))
+            if fn is None or call.type != "call_expression":
+                continue
+            if fn.type == "identifier":
+                target = imports.get(mod.node_text(fn), "")
+            elif fn.type == "member_expression" and (obj := fn.child_by_field_name("object")) is not None and \
+                    obj.type == "identifier":
+                target = f"{imports.get(mod.node_text(obj), '')}#{mod.node_text(fn.child_by_field_name('property'))}"
+            else:
+                continue
+            module, _, export = target.partition("#")
+            if module == "cross-spawn" and export in ("", "default", "spawn"):
+                extra.append(ts.Spawn(call, "spawn", "child_process"))
+            elif module == "cross-spawn" and export == "sync":
+                extra.append(ts.Spawn(call, "spawnSync", "child_process"))
+            elif module == "shelljs" and export == "exec":
+                extra.append(ts.Spawn(call, "exec", "child_process"))
+        return [*found, *extra]
+
+    return ts.cached(mod, "c6_spawns", build)
+
+
 def _is_full_env(mod: TsModule, node: Node | None, depth: int = 2) -> bool:
     """`process.env`, `{ ...process.env, X }`, `Object.assign({}, process.env, …)`, `structuredClone(process.env)`,
     or a local declared with one of those."""
@@ -66,11 +105,29 @@ def _is_full_env(mod: TsModule, node: Node | None, depth: int = 2) -> bool:
         name = mod.call_name(node)
         if name in ("Object.assign", "structuredClone", "_.clone", "lodash.clone", "cloneDeep"):
             return any(mod.node_text(ts.unwrap(a)).strip() == "process.env" for a in mod.arguments(node))
+        if depth > 0 and not mod.arguments(node):
+            return _returns_full_env(mod, node, depth - 1)
     if node.type == "identifier" and depth > 0:
         if _reassigned(mod, node):
             return False  # `let env = process.env; if (sandbox) env = prepared.env`: which one runs is unknown
         return _is_full_env(mod, ts.resolve_value(mod, node), depth - 1)
     return False
+
+
+def _returns_full_env(mod: TsModule, call: Node, depth: int) -> bool:
+    """`env: childEnv()` where this module's `childEnv` returns `{ ...process.env, TERM: "dumb" }` on every path."""
+    found = ts.resolve_function(mod, None, call.child_by_field_name("function"), call)
+    if found is None:
+        return False
+    _, fn = found
+    body = fn.child_by_field_name("body")
+    if body is None:
+        return False
+    if body.type != "statement_block":
+        return _is_full_env(mod, body, depth)
+    values = [r.named_children[0] if r.named_children else None for r in mod.inside(mod.nodes("return_statement"), fn)
+              if mod.enclosing_function(r) == fn]
+    return bool(values) and all(v is not None and _is_full_env(mod, v, depth) for v in values)
 
 
 def _reassigned(mod: TsModule, ident: Node) -> bool:
@@ -207,7 +264,7 @@ def model_command_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hi
     """Flags a spawn (`exec`, `spawn`, `execFile`, `execa`, `Bun.spawn`, `node-pty`) of a model-chosen command that
     passes no `env` option, `env: process.env`, or `env: { ...process.env, ... }`. The child then sees every API
     key and token of the harness, one `env` or `printenv` away from the transcript."""
-    for sp in ts.spawns(mod):
+    for sp in _spawns(mod):
         state, detail = _env_state(mod, sp)
         if state not in ("missing", "full"):
             continue
@@ -255,7 +312,7 @@ def workspace_program_inherits_env(mod: TsModule, project: TsProject) -> Iterato
     `package.json` scripts, a `Makefile`), it decides what the program executes, with every secret in reach."""
     if ts.skipped_module(mod):
         return
-    for sp in ts.spawns(mod):
+    for sp in _spawns(mod):
         parts = ts.command_parts(mod, sp)
         program = _workspace_program(mod, sp, parts)
         if not program:
@@ -287,7 +344,7 @@ def execa_env_merged_with_parent(mod: TsModule, project: TsProject) -> Iterator[
     the harness still reaches the command."""
     if "execa" not in mod.text:
         return
-    for sp in ts.spawns(mod):
+    for sp in _spawns(mod):
         if sp.family != "execa":
             continue
         state, detail = _env_state(mod, sp)
@@ -355,7 +412,7 @@ def predictable_tmp_script_path(mod: TsModule, project: TsProject) -> Iterator[H
     local user can pre-create or symlink that path, so the harness runs or overwrites content it does not control."""
     if "tmp" not in mod.text:
         return
-    for sp in ts.spawns(mod):
+    for sp in _spawns(mod):
         fn = mod.enclosing_function(sp.call)
         if fn is None or (ts.in_tool_function(mod, sp.call) is None and not _TOOL_WORDS.search(mod.text)):
             continue
@@ -387,3 +444,72 @@ def predictable_tmp_script_path(mod: TsModule, project: TsProject) -> Iterator[H
                           "and write the script there",
             )
             break
+
+
+_MCP_CALLEE = re.compile(r"(Stdio|MCP|Mcp|mcp)")
+_MCP_CONFIG_KEY = re.compile(r"^(mcpServers|mcp_servers|mcpServer|servers|mcp)$")
+_COMMAND_KEYS = ("command", "fullCommand", "cmd")
+
+
+def _mcp_server_config(mod: TsModule, obj: Node) -> str:
+    """How an object literal with `command` and `env` is an MCP (stdio) server launch, described, or ""."""
+    keys = mod.object_keys(obj)
+    transport = ts.string_value(mod, ts.unwrap(keys.get("transport"))) or ts.string_value(
+        mod, ts.unwrap(keys.get("type")))
+    if transport == "stdio":
+        return "a stdio MCP server config"
+    holder = obj.parent
+    while holder is not None and holder.type in ("parenthesized_expression", "as_expression", "satisfies_expression"):
+        holder = holder.parent
+    if holder is not None and holder.type == "arguments" and holder.parent is not None:
+        callee = mod.call_name(holder.parent)
+        if _MCP_CALLEE.search(callee):
+            return f"`{'new ' if holder.parent.type == 'new_expression' else ''}{callee}(...)`"
+        return ""
+    if holder is not None and holder.type == "pair" and holder.parent is not None:
+        outer = holder.parent.parent  # the pair's object -> what holds that object
+        if outer is not None and outer.type == "pair" and _MCP_CONFIG_KEY.match(
+                ts.strip_quotes(mod.node_text(outer.child_by_field_name("key")))):
+            return f"the `{ts.strip_quotes(mod.node_text(outer.child_by_field_name('key')))}` entry " \
+                   f"`{ts.strip_quotes(mod.node_text(holder.child_by_field_name('key')))}`"
+    return ""
+
+
+@rule(CheckId.C6, lang="typescript", name="mcp-server-given-full-env")
+def mcp_server_given_full_env(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a stdio MCP server launched with the harness's whole environment (`env: process.env`,
+    `env: { ...process.env, ...cfg.env }`): `new StdioClientTransport({...})`, `Experimental_StdioMCPTransport`,
+    `MCPServerStdio`, or a `mcpServers: { name: { command, args, env } }` config. Left out, the MCP SDKs give the
+    server only a safe subset (`PATH`, `HOME`, `USER`, ...); spreading `process.env` hands every API key of the host
+    to a process whose tools the model calls with arguments it chose."""
+    if "process.env" not in mod.text or ts.skipped_module(mod) or not re.search(r"mcp|MCP|Mcp|Stdio", mod.text):
+        return
+    for obj in mod.nodes("object"):
+        keys = mod.object_keys(obj)
+        env = keys.get("env")
+        if env is None or not any(k in keys for k in _COMMAND_KEYS):
+            continue
+        value = ts.resolve_value(mod, env) if env.type == "shorthand_property_identifier" else env
+        if not _is_full_env(mod, value):
+            continue
+        how = _mcp_server_config(mod, obj)
+        if not how:
+            continue
+        cited = env.parent if env.parent is not None and env.parent.type == "pair" else None
+        if cited is None:  # shorthand `env,`: cite the launch call, or where the environment was built
+            launch = obj.parent.parent if obj.parent is not None and obj.parent.type == "arguments" else None
+            cited = launch if launch is not None else (value.parent if value is not None and value.parent is not None
+                                                       else obj)
+        yield Hit(
+            node=cited, verdict=Verdict.SUSPECTED,
+            claim=f"{how} launches an MCP server with the harness's whole environment "
+                  f"(`env: {_short(mod, value if value is not None else env)}`), not the SDK's safe default subset",
+            consequence="every API key and token of the host is visible to the server process; a server tool that "
+                        "runs commands, fetches URLs with headers from the environment, or reports its environment "
+                        "puts them one model tool call away from the transcript",
+            direction="leave `env` out (the SDK passes `getDefaultEnvironment()`), or pass "
+                      "`{ ...getDefaultEnvironment(), ...serverSpecificVars }` with only what that server needs",
+            confirm_hint="verify whether any configured server can run model-supplied commands, fetch model-chosen "
+                         "URLs with environment credentials, or echo its environment (for the servers in the MCP "
+                         "config: what their tools expose)",
+        )

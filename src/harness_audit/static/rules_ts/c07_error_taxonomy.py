@@ -18,6 +18,11 @@ Shapes detected:
   `new Error(...)` or returns the error as text, dropping the provider's status and type.
 - `http-status-thrown-as-message` (projects without a taxonomy): `if (!res.ok) throw new Error(`… ${res.status}`)`
   after a request: the status that decides retryability is folded into a message.
+- `tool-returns-failure-as-text`: a tool implementation catches its own failure and returns it as an ordinary
+  result: text built from the error (`` return `Error: could not write ${p}: ${err.message}` ``), a failure
+  message (`return "Failed to fetch the page"`), or an object carrying only such text (`{ content: [{ type: "text",
+  text: `Error: ${e}` }] }` with no `isError` / `ok: false` / code); also `.catch((e) => `Error: ${e}`)` on the
+  value the tool returns. The dispatcher sees a success, in a project with a taxonomy too.
 - `error-mapper-drops-status`: a helper thrown as `throw toError(err)` that inspects a structured HTTP / provider
   error (`instanceof AxiosError`, `err.response.status`, `instanceof APIError`) and returns a bare `new Error(msg)`
   without `cause`: the status and the server's code are read and dropped.
@@ -618,3 +623,138 @@ def error_mapper_drops_status(mod: TsModule, project: TsProject) -> Iterator[Hit
             direction="return a typed error that keeps `status` and the server's `code` / `retryable` (and `cause`), "
                       "or map them to the project's error codes here",
         )
+
+
+_FAILURE_TEXT = re.compile(r"^\W{0,3}(error|failed|failure|could ?n[o']t|cannot|can't|unable|exception)\b", re.I)
+_FAILURE_MARKERS = {"isError", "is_error", "error", "errors", "ok", "success", "failed", "failure", "status",
+                    "statusCode", "code", "errorCode", "error_code", "kind", "errorKind", "errorType", "error_type",
+                    "retryable", "isRetryable", "outcome", "result_type"}
+
+
+def _failure_text(mod: TsModule, node: Node | None, err: str | None) -> bool:
+    """Whether `node` is text reporting a failure: built from the caught error (`` `Error: ${e}` ``, `err.message`)
+    or a string that starts like one (`"Error: …"`, `` `Failed to … ${p}` ``)."""
+    node = ts.unwrap(node)
+    if node is None:
+        return False
+    if err is not None and _error_text(mod, node, err):
+        return True
+    if node.type in ("string", "template_string"):
+        return bool(_FAILURE_TEXT.search(mod.node_text(node)[1:]))
+    if node.type == "binary_expression":
+        left = ts.unwrap(node.child_by_field_name("left"))
+        return left is not None and left.type in ("string", "template_string") and _failure_text(mod, left, None)
+    return False
+
+
+def _failure_as_success(mod: TsModule, value: Node | None, err: str | None) -> bool:
+    """A returned value that carries a failure only as text: the text itself, or an object (`{ content: [{ type:
+    "text", text }] }`, `{ output }`) with such text and no failure marker (`isError`, `ok`, `code`, …)."""
+    value = ts.unwrap(value)
+    if value is None:
+        return False
+    if value.type != "object":
+        return _failure_text(mod, value, err)
+    found = False
+    for sub in [value, *ts.descendants(value)]:
+        if sub.type in FUNCTION_TYPES:
+            return False
+        if sub.type == "object" and mod.object_keys(sub).keys() & _FAILURE_MARKERS:
+            return False
+        if sub.type == "spread_element":
+            return False
+        if sub.type == "pair" and _failure_text(mod, sub.child_by_field_name("value"), err):
+            found = True
+    return found
+
+
+def _tool_impl(mod: TsModule, project: TsProject, node: Node) -> Node | None:
+    """The tool implementation whose own body `node` is in (not a callback nested in it)."""
+    fn = mod.enclosing_function(node)
+    if fn is None:
+        return None
+    if ts.is_tool_function(mod, fn) or fn.id in ts.registered_tool_functions(mod, project):
+        return fn
+    return None
+
+
+def _returned_by_tool(mod: TsModule, project: TsProject, call: Node) -> Node | None:
+    """The tool whose result `call` is: `return <call>` or the arrow body of the tool itself."""
+    parent = call.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        parent = parent.parent
+    if parent is None:
+        return None
+    if parent.type == "return_statement" or (parent.type in FUNCTION_TYPES and
+                                             _same(ts.unwrap(parent.child_by_field_name("body")), call)):
+        return _tool_impl(mod, project, call)
+    return None
+
+
+def _same(a: Node | None, b: Node | None) -> bool:
+    return a is not None and b is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte
+
+
+@rule(CheckId.C7, lang="typescript", name="tool-returns-failure-as-text")
+def tool_returns_failure_as_text(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a tool implementation that catches its own failure and returns it as an ordinary result: text built
+    from the error (`` return `Error: could not write ${p}: ${err.message}` ``), a failure message, or an object
+    holding only such text (no `isError`, `ok: false` or code), in a `catch` or a `.catch((e) => …)` on the
+    returned promise. The dispatcher records a success, so nothing marks the result as failed and nobody can tell
+    a retryable failure from a permanent one, even in a project whose other tools use error codes."""
+    if ts.skipped_module(mod) or "catch" not in mod.text:
+        return
+    vocab = _vocabulary(project)
+    for tr in mod.nodes("try_statement"):
+        handler = tr.child_by_field_name("handler")
+        body = tr.child_by_field_name("body")
+        hbody = handler.child_by_field_name("body") if handler is not None else None
+        if body is None or hbody is None:
+            continue
+        err = _catch_param(mod, handler) if handler is not None else None
+        owner = mod.enclosing_function(tr)
+        ret = next((r for r in mod.inside(mod.nodes("return_statement"), hbody)
+                    if mod.enclosing_function(r) == owner and r.named_children and not _abort_guarded(mod, r, hbody)
+                    and _failure_as_success(mod, r.named_children[0], err)), None)
+        if ret is None:
+            continue
+        tool = _tool_impl(mod, project, tr)
+        if tool is None or _tool_invocation(mod, body) is not None:
+            continue  # a dispatcher's catch: `caught-tool-error-becomes-text`
+        if (err is not None and (_rethrows(mod, hbody, err) or _classifies(mod, vocab, hbody, err))) or \
+                _uses_vocabulary(mod, vocab, hbody):
+            continue
+        yield _returns_failure_hit(mod, tool, ret, err)
+    for call in ts.calls_named(mod, "catch"):
+        args = mod.arguments(call)
+        cb = ts.unwrap(args[0]) if args else None
+        if cb is None or cb.type not in ("arrow_function", "function_expression", "function"):
+            continue
+        cb_params = ts.params(cb)
+        names = ts.bound_names(mod, ts.param_pattern(cb_params[0])) if cb_params else []
+        err = names[0] if names else None
+        cb_body = cb.child_by_field_name("body")
+        if cb_body is None:
+            continue
+        if cb_body.type == "statement_block":
+            cited = next((r for r in mod.inside(mod.nodes("return_statement"), cb_body) if mod.enclosing_function(r) == cb
+                          and r.named_children and _failure_as_success(mod, r.named_children[0], err)), None)
+        else:
+            cited = call if _failure_as_success(mod, cb_body, err) else None
+        tool = _returned_by_tool(mod, project, call) if cited is not None else None
+        if tool is not None and cited is not None and not _uses_vocabulary(mod, vocab, cb):
+            yield _returns_failure_hit(mod, tool, cited, err)
+
+
+def _returns_failure_hit(mod: TsModule, tool: Node, node: Node, err: str | None) -> Hit:
+    source = f"built from `{err}`" if err else "describing the failure"
+    return Hit(
+        node=node,
+        claim=f"the tool `{mod.function_name(tool)}` catches its own failure and returns text {source} as an ordinary "
+              "result, with no error flag or code",
+        consequence="the dispatcher and the loop record a success; nothing marks the result as failed, and nobody "
+                    "can tell whether a retry makes sense (a missing file, a denial and a timeout read alike)",
+        direction="throw (or return) the project's tool error with a code and a `retryable` flag, or at least a "
+                  "result that marks failure (`isError: true` / `ok: false`) with a code, and let the dispatcher "
+                  "report it as an error",
+    )

@@ -2,15 +2,18 @@
 
 Shapes detected:
 - `promise-all-rejects-whole-batch`: `const results = await Promise.all(calls.map(run))` (or over an array of
-  promises built in a loop) whose items do not catch their own errors: the first rejection throws away every
-  other result.
+  promises built in a loop; or `p-map` / `p-all` / Bluebird `map`) whose items do not catch their own errors: the
+  first rejection throws away every other result. Also when the batch's value is dropped but its items deliver
+  to independent destinations (POST / send / notify: which ones were delivered is lost) or bring up independent
+  components (`connect`, `init`, `createMCPClient` over servers or plugins).
 - `batch-catch-drops-collected-results`: one `try` around a loop that collects per-item results
   (`results.push(await op(x))`), whose `catch` returns a failure without them.
 
 Both judge what the batch runs: tool calls are confirmed, independent components (plugins, servers) loaded by a
-dynamic `import()` are confirmed when the collection names them, other requests (fetches, model calls, searches,
-commands) suspected, and anything else (reads, pure computation, a combinator over the caller's promises) is not
-reported.
+dynamic `import()` or started (`connect`/`init`/`setup`) are confirmed when the collection names them, other
+requests (fetches, model calls, searches, commands) suspected when they run in a tool (inline or registered by
+reference) or walk independent things (urls, sources, channels, services, ...), and anything else (reads, pure
+computation, a combinator over the caller's promises) is not reported.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ _TOOL_CALLEE = re.compile(r"^_?(execute|run|call|invoke|handle|dispatch|perform)
                           r"^_?(callTool|executeTool|runTool|invokeTool|dispatchTool)$", re.I)
 _INDEPENDENT = re.compile(r"(urls?|links|quer(y|ies)|questions|tasks|jobs|agents|subagents?|searches|sites|targets|"
                           r"hosts|recipients|notifications|webhooks|repos|repositories|issues|tickets|documents|docs|"
-                          r"pages|files|paths|items)\b", re.I)
+                          r"pages|files|paths|items|sources|channels|services|endpoints|feeds|providers|backends|"
+                          r"servers|regions|accounts|mirrors|indexes|indices|engines|destinations|subscribers|"
+                          r"listeners|clusters|nodes|peers|devices|monitors|checks)\b", re.I)
 _TOOL_RECEIVER = re.compile(r"tool|handler", re.I)
 _IO_NAME = re.compile(r"(fetch|download|upload|request|send|post|embed|search|query|invoke|execute|complete|generate|"
                       r"scrape|crawl|browse|callApi|subagent|subAgent|runAgent|spawn|exec)", re.I)
@@ -58,13 +63,38 @@ def _short(mod: TsModule, node: Node | None, limit: int = 50) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _independent_items(mod: TsModule, call: Node, batch: _Batch) -> bool:
+def _independent_items(mod: TsModule, project: TsProject, call: Node, batch: _Batch) -> bool:
     """Whether a batch of plain requests looks like independent work whose outcomes are reported one by one: it runs
     in a tool, or walks a collection of independent things (urls, files, tasks). Batches of chunks or parts of one
     result (embeddings, image batches) fail together by design."""
-    if ts.in_tool_function(mod, call) is not None:
+    if _in_tool(mod, project, call):
         return True
-    return any(_INDEPENDENT.search(mod.node_text(s)) for s in batch.sources)
+    fn = mod.enclosing_function(call)
+    return any(_INDEPENDENT.search(mod.node_text(s)) or _INDEPENDENT.search(_source_origin(mod, fn, s))
+               for s in batch.sources)
+
+
+def _source_origin(mod: TsModule, fn: Node | None, source: Node) -> str:
+    """What a walked local was computed from (`const list = Object.keys(config.webhooks)` -> that text), skipping
+    literal arrays and objects (their contents, comments included, say nothing about the collection)."""
+    node = ts.unwrap(source)
+    if node is None or node.type != "identifier":
+        return ""
+    parts: list[str] = []
+    for value in mod.bindings(fn).get(mod.node_text(node), [])[:2]:
+        value = ts.unwrap(value) or value
+        if value.type not in ("array", "object"):
+            parts.append(mod.node_text(value)[:200])
+    return "\n".join(parts)
+
+
+def _in_tool(mod: TsModule, project: TsProject | None, node: Node) -> bool:
+    """Whether `node` runs inside a tool's implementation: an inline one (`execute: async (...) => ...`) or a
+    function registered by reference (`const TOOL_IMPLS = { search_kb: searchKb }`)."""
+    if ts.in_tool_function(mod, node) is not None:
+        return True
+    registered = ts.registered_tool_functions(mod, project)
+    return bool(registered) and any(f.id in registered for f in ts.enclosing_functions(mod, node))
 
 
 def _result_used(call: Node) -> bool:
@@ -275,30 +305,118 @@ def _callee_kind(mod: TsModule, project: TsProject, call: Node) -> BatchKind | N
     return "tool" if "tool" in kinds else "io" if kinds else None
 
 
+_STARTS = {"connect", "initialize", "init", "setup", "activate", "start", "launch", "load", "register", "listen",
+           "createMCPClient", "experimental_createMCPClient", "createClient", "spawnServer", "startServer"}
+"""What bringing up one component looks like: `client.connect(transport)`, `plugin.init()`, `createMCPClient(...)`."""
+_MUTATING_VERBS = {"post", "put", "patch", "delete", "del"}
+_SENDS = re.compile(r"^_?(send|post|notify|publish|deliver|upload|charge|email|sms|page|alert|announce|broadcast|"
+                    r"enqueue|submit)", re.I)
+_METHOD_OPTION = re.compile(r"\bmethod\s*:\s*['\"`](POST|PUT|PATCH|DELETE)['\"`]", re.I)
+
+
+def _item_scopes(mod: TsModule, project: TsProject, item: Node) -> list[tuple[TsModule, Node]]:
+    """Where one item's code lives: its callback, and the project function it (or its callback) calls first."""
+    node = ts.unwrap(item)
+    if node is None:
+        return []
+    out: list[tuple[TsModule, Node]] = []
+    if node.type in FUNCTION_TYPES:
+        out.append((mod, node))
+        calls = mod.inside(mod.calls(), node)[:4]
+    elif node.type == "call_expression":
+        out.append((mod, node))
+        calls = [node]
+    else:
+        calls = []
+        target = ts.resolve_function(mod, project, node, node)
+        if target is not None:
+            out.append(target)
+    for call in calls:
+        target = ts.resolve_function(mod, project, call.child_by_field_name("function"), call)
+        if target is not None and target[1] not in [o[1] for o in out]:
+            out.append(target)
+    return out
+
+
+def _item_calls(mod: TsModule, project: TsProject, batch: _Batch) -> Iterator[tuple[TsModule, Node]]:
+    for item in batch.items:
+        for where, scope in _item_scopes(mod, project, item):
+            if scope.type == "call_expression":
+                yield where, scope
+            yield from ((where, c) for c in where.inside(where.calls(), scope))
+
+
+def _starts_component(mod: TsModule, project: TsProject, batch: _Batch) -> bool:
+    """Whether each item brings up a component (`connect(name, cfg)` whose body runs `client.connect(transport)`)."""
+    return any(ts.last(where.call_name(c)) in _STARTS for where, c in _item_calls(mod, project, batch))
+
+
+def _sends(mod: TsModule, project: TsProject, batch: _Batch) -> bool:
+    """Whether the items change something outside: a POST/PUT/PATCH/DELETE, or a send/notify/publish call."""
+    for where, c in _item_calls(mod, project, batch):
+        name = where.call_name(c)
+        short = ts.last(name)
+        if ts.http_request(where, c):
+            if short in _MUTATING_VERBS or _METHOD_OPTION.search(where.node_text(c)):
+                return True
+            continue
+        if _SENDS.search(short) and short not in ("sendStatus",):
+            return True
+    return False
+
+
+_ALL_OR_NOTHING = {"Promise.all", "pMap", "Promise.map", "Bluebird.map", "bluebird.map", "pAll"}
+"""Combinators that reject when an item fails (`p-map`, `p-all`, Bluebird's `map`) and return no partial results."""
+
+
+def _batches(mod: TsModule) -> Iterator[tuple[Node, str, _Batch]]:
+    """(call, combinator, what it runs) for each all-or-nothing combinator of the module."""
+    for call in ts.calls_named(mod, "all", "map", "pMap", "pAll"):
+        name = mod.call_name(call)
+        if name not in _ALL_OR_NOTHING:
+            continue
+        args = mod.arguments(call)
+        if not args:
+            continue
+        if name == "Promise.all" or name == "pAll":
+            batch = _batch_of(mod, args[0])
+            if batch is not None and name == "pAll":
+                batch = _Batch(items=[c for i in batch.items if (c := ts.unwrap(i)) is not None], sources=batch.sources)
+        else:
+            if name == "pMap" and not mod.imports().get("pMap", "").startswith("p-map"):
+                continue
+            if len(args) < 2:
+                continue  # (`stopOnError: false` only defers the rejection: an AggregateError still drops them all)
+            batch = _Batch(items=[args[1]], sources=[args[0]])
+        if batch is not None and batch.items:
+            yield call, name, batch
+
+
 @rule(CheckId.C8, lang="typescript", name="promise-all-rejects-whole-batch")
 def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags `await Promise.all(...)` over tool calls or requests whose items do not catch their own errors.
+    """Flags `await Promise.all(...)` (or `p-map` / Bluebird `map`) over tool calls, requests or components whose
+    items do not catch their own errors.
 
     `Promise.all` rejects as soon as one item rejects: the values of the items that succeeded are never
     returned, so one failure discards the whole batch. `Promise.allSettled` keeps every outcome.
     """
-    if ts.skipped_module(mod) or "Promise.all" not in mod.text:
+    if ts.skipped_module(mod) or not any(w in mod.text for w in ("Promise.all", "pMap", ".map(", "pAll")):
         return
-    for call in ts.calls_named(mod, "all"):
-        if mod.call_name(call) != "Promise.all":
-            continue
+    for call, combinator, batch in _batches(mod):
         args = mod.arguments(call)
-        batch = _batch_of(mod, args[0]) if args else None
-        if batch is None or not batch.items or any(_item_handles(mod, project, i) for i in batch.items):
+        if any(_item_handles(mod, project, i) for i in batch.items):
             continue
-        if not _result_used(call) and _filled_collection(mod, call, batch) is None:
-            continue
-        if _loads_component(mod, batch):
+        used = _result_used(call) or _filled_collection(mod, call, batch) is not None
+        shown = f"{combinator}({_short(mod, args[0], 40)})"
+        if _loads_component(mod, batch) or _starts_component(mod, project, batch) and \
+                _component_sources(mod, call, batch):
             certain = _component_sources(mod, call, batch)
+            if not used and not certain:
+                continue
             yield Hit(
                 node=call, verdict=Verdict.CONFIRMED if certain else Verdict.SUSPECTED,
-                claim=f"`Promise.all({_short(mod, args[0], 40)})` loads independent components and rejects on the "
-                      "first one whose import or setup fails; the items do not catch their own errors",
+                claim=f"`{shown}` loads independent components and rejects on the first one whose import, start "
+                      "or connection fails; the items do not catch their own errors",
                 consequence="one broken plugin (or server) fails the whole load: the components that loaded are "
                             "discarded and the agent starts with none of them",
                 direction="use `Promise.allSettled`, keep the components that loaded and report each failed one by "
@@ -309,13 +427,28 @@ def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterat
             )
             continue
         kind = _judge(mod, project, batch)
-        if kind is None or (kind == "io" and not _independent_items(mod, call, batch)):
+        if kind is None or (kind == "io" and not _independent_items(mod, project, call, batch)):
+            continue
+        if not used:
+            if not _sends(mod, project, batch):
+                continue
+            yield Hit(
+                node=call, verdict=Verdict.SUSPECTED,
+                claim=f"`{shown}` sends to several independent destinations and rejects on the first failure; "
+                      "which ones were delivered is never recorded",
+                consequence="one failing destination makes the whole operation report failure although the others "
+                            "were delivered, and a retry sends those again",
+                direction="use `Promise.allSettled` and report each destination's outcome (delivered / failed with "
+                          "its error)",
+                confirm_hint=f"verify that the destinations of the batch at line {mod.line(call)} are independent "
+                             "(one failing should not make the delivered ones count as failed)",
+            )
             continue
         what = "tool call" if kind == "tool" else "item"
         yield Hit(
             node=call, verdict=Verdict.CONFIRMED if kind == "tool" else Verdict.SUSPECTED,
-            claim=f"`Promise.all({_short(mod, args[0], 40)})` rejects on the first failing {what}; the items do "
-                  "not catch their own errors, so the results of the others are lost",
+            claim=f"`{shown}` rejects on the first failing {what}; the items do not catch their own errors, so the "
+                  "results of the others are lost",
             consequence=_CONSEQUENCE,
             direction="use `Promise.allSettled` and turn each rejected item into its own error result (or catch "
                       "inside each item)",

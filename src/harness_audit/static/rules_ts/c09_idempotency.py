@@ -11,8 +11,10 @@ Shapes detected:
   itself to idempotent requests, or a got/ky/undici retry policy whose `methods` include POST.
 
 Effects are followed into the functions the region calls (two calls deep, same or importing module). A send,
-charge, file append, or POST/PATCH to an endpoint that names its effect is confirmed; a command, a resource
-creation, a tool run by dynamic dispatch or a weakly named POST is suspected. An MCP `callTool` runs whatever the
+charge, file append, a POST/PATCH to an endpoint that names its effect, or an SDK command that sends or publishes
+(`client.send(new SendMessageCommand(...))`) is confirmed; a command, a resource creation, or the model's tools
+run inside the retried step (dynamic dispatch `registry[name](...)`, `tool.run(...)` on a looked-up tool, a
+dispatcher such as `executeToolCalls(message.tool_calls)`) or a weakly named POST is suspected. An MCP `callTool` runs whatever the
 server's tool does: confirmed when the module reads the tools' `readOnlyHint` / `destructiveHint` annotations yet
 the retry does not consult them, suspected otherwise. An idempotency or deduplication key in the region, or a
 status query before the effect, clears the finding; GET/PUT/DELETE and model calls are never effects.
@@ -168,6 +170,8 @@ def _classify(mod: TsModule, call: Node, spawns: set[int]) -> _Effect | None:
         return _Effect(mod, call, what, True)
     if short in ("create", "send", "publish") and _EFFECT_WORDS.search(recv) and not _MODEL_URL.search(recv):
         return _Effect(mod, call, f"`{name}(...)`", True)
+    if short == "send" and (command := _sdk_command(mod, call)) is not None:
+        return command
     if _WEAK_NAME.match(short) and not _NOT_EFFECT.search(short) and not _BUILT_OBJECT.search(short) and \
             _awaited(call):
         return _Effect(mod, call, f"`{name}(...)`", False)
@@ -175,12 +179,73 @@ def _classify(mod: TsModule, call: Node, spawns: set[int]) -> _Effect | None:
     if fn_node is not None and fn_node.type == "subscript_expression" and re.search(r"tool|handler", mod.node_text(
             fn_node), re.I):
         return _Effect(mod, call, f"the tool `{_short(mod, fn_node, 30)}` (dynamic dispatch)", False)
+    if fn_node is not None and fn_node.type == "member_expression" and short in _TOOL_RUN_METHODS and \
+            _looked_up_tool(mod, fn_node.child_by_field_name("object")):
+        return _Effect(mod, call, f"the tool `{_short(mod, fn_node, 30)}` (looked up by the model's call name)", False)
     if short in _MCP_CALLS and recv and recv != "this":
         annotated = bool(_MCP_HINTS.search(mod.text))
         return _Effect(mod, call, f"the MCP tool call `{_short(mod, call, 40)}`" + (
             " (the tool annotations that mark read-only tools are known but not consulted)" if annotated else ""),
             annotated)
     return None
+
+
+_TOOL_RUN_METHODS = {"run", "execute", "call", "invoke", "handler", "handle", "fn", "func", "impl", "_call", "_run"}
+_TOOL_TABLE = re.compile(r"(tool|handler|registry|impl|command|action|function)s?\w*\s*(\?\.)?(\[|\.get\(|\.find\()",
+                         re.I)
+"""A lookup of the tool the model named: `registry[name]`, `tools.get(call.name)`, `TOOLS.find((t) => ...)`."""
+_DISPATCH_NAME = re.compile(r"(execute|run|call|invoke|dispatch|handle|process|perform)_?(tool|function)(s|_?calls?|"
+                            r"_?uses?|_?requests?)?$|^_?(tool|function)_?(call|exec|dispatch|handler|runner)", re.I)
+"""A function that runs whatever tools the model asked for (`executeToolCalls(msg.tool_calls)`, `runTools`)."""
+_TOOL_CALLS_ARG = re.compile(r"tool_?calls|toolCalls|tool_?uses|toolUses|function_?calls|functionCalls")
+
+
+def _looked_up_tool(mod: TsModule, obj: Node | None) -> bool:
+    """`registry[name].run(...)` or `tool.run(...)` where `tool` was bound to such a lookup (in this function or
+    one around it)."""
+    obj = ts.unwrap(obj)
+    if obj is None:
+        return False
+    if obj.type in ("subscript_expression", "call_expression"):
+        return bool(_TOOL_TABLE.search(mod.node_text(obj)))
+    if obj.type != "identifier":
+        return False
+    name = mod.node_text(obj)
+    for scope in ts.enclosing_functions(mod, obj):
+        values = mod.bindings(scope).get(name)
+        if values:
+            return any(_TOOL_TABLE.search(mod.node_text(v)[:200]) for v in values)
+    return False
+
+
+def _runs_model_tools(mod: TsModule, call: Node) -> bool:
+    """A call that runs the model's tool calls: a dispatcher by name, or an execute/run/handle function handed
+    `message.tool_calls`."""
+    short = ts.last(mod.call_name(call))
+    if short in _MCP_CALLS:
+        return False
+    if _DISPATCH_NAME.search(short):
+        return True
+    return bool(re.match(r"_?(execute|run|call|invoke|dispatch|handle|process|perform)", short)) and \
+        any(_TOOL_CALLS_ARG.search(mod.node_text(a)) for a in mod.arguments(call))
+
+
+_SDK_COMMAND = re.compile(r"^(Send|Publish|Create|Invoke|Start|Put(Events|Record|Records)|Add|Transact\w*Write|"
+                          r"BatchWrite|Charge|Post)\w*Command$")
+_SURE_COMMAND = re.compile(r"^(Send|Publish|Put(Events|Record|Records)|Charge|Post)")
+
+
+def _sdk_command(mod: TsModule, call: Node) -> _Effect | None:
+    """`client.send(new SendMessageCommand(...))` (AWS SDK v3 style): the command names the effect."""
+    args = mod.arguments(call)
+    first = ts.unwrap(args[0]) if args else None
+    if first is None or first.type != "new_expression":
+        return None
+    ctor = first.child_by_field_name("constructor")
+    name = mod.node_text(ctor).rsplit(".", 1)[-1] if ctor is not None else ""
+    if not _SDK_COMMAND.match(name):
+        return None
+    return _Effect(mod, call, f"`{name}` sent by `{mod.call_name(call)}`", bool(_SURE_COMMAND.match(name)))
 
 
 _MCP_CALLS = {"callTool", "call_tool"}
@@ -228,15 +293,21 @@ def _region_effects(mod: TsModule, project: TsProject, region: list[Node], depth
         if depth <= 0 or ts.is_model_call(mod, call) or ts.http_request(mod, call):
             continue
         target = ts.resolve_function(mod, project, call.child_by_field_name("function"), call)
+        dispatches = _runs_model_tools(mod, call)
         if target is None or target[1].id in seen:
+            if dispatches and target is None:
+                out.append(_Effect(mod, call, f"the model's tool calls (`{_short(mod, call, 40)}`)", False))
             continue
         seen.add(target[1].id)
         tmod, fn = target
         if _KEY_TEXT.search(tmod.node_text(fn)):
             continue
         body = fn.child_by_field_name("body")
-        if body is not None:
-            out.extend(_region_effects(tmod, project, [body], depth - 1, seen))
+        found = _region_effects(tmod, project, [body], depth - 1, seen) if body is not None else []
+        if not found and dispatches:
+            # the tools are looked up at run time: whatever they do is repeated with the step
+            found = [_Effect(mod, call, f"the model's tool calls (`{_short(mod, call, 40)}`)", False)]
+        out.extend(found)
     return out
 
 

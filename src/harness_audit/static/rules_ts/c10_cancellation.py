@@ -14,11 +14,16 @@ Shapes detected:
 - `race-timeout-never-cleared`: `Promise.race([work, new Promise((_, r) => setTimeout(r, ms))])` whose timer
   nothing can clear.
 - `abort-error-swallowed-in-loop`: a `catch` inside a loop that recognises the abort and `continue`s.
+- `backoff-sleep-ignores-abort-signal`: a retry or polling loop whose wait (`await sleep(ms)`, a `setTimeout` promise)
+  does not get the available signal, in a loop that never checks it.
 
 A signal counts as available when a parameter, a destructured option, a local `AbortController`, or a controller
-the class owns provides it, or a context parameter carries one (its declared type has a `signal: AbortSignal`
-member, or the module's other functions read `ctx.signal` from the same parameter); a tool callback of the `ai` package (`execute(args, { abortSignal })`) or of an MCP
-server (`(args, extra) => …`) that does not declare the framework's signal is reported as suspected.
+(or a signal field) the class owns provides it, or a context object carries one: a parameter or local whose declared
+type has a `signal: AbortSignal` member (also `RunContext<T>` of `@openai/agents`, LangChain's `RunnableConfig`, MCP's
+`RequestHandlerExtra`), a local made by a function returning such a type, or a parameter or local from which the
+module's other functions read `ctx.signal`; for model calls, a web route's `Request` too. A tool callback of the `ai`
+package (`execute(args, { abortSignal })`) or of an MCP server (`(args, extra) => …`) that does not take the
+framework's signal is reported as suspected.
 """
 
 from __future__ import annotations
@@ -31,8 +36,8 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
-from harness_audit.static.rules_ts import _ts_idioms as ts
 from harness_audit.static.rules_ts import _agent_idioms as ai
+from harness_audit.static.rules_ts import _ts_idioms as ts
 from harness_audit.static.rules_ts._agent_idioms import memo
 
 _ABORT_WIRING = re.compile(r"addEventListener\(\s*['\"]abort|\.onabort\s*=|\.on\(\s*['\"]abort|"
@@ -221,10 +226,19 @@ def _type_signal(project: TsProject, type_text: str) -> str | None:
     return _typed_signal(project, bare)
 
 
+_PROCESS_RESULTS = re.compile(r"(^|\.)(spawn|spawnSync|exec|execSync|execFile|execFileSync|execa|execaSync|fork|\$)$")
+"""Calls whose result has a `signal` member that is the name of the signal that killed a process, not an abort
+signal."""
+
+
 def _init_signature(mod: TsModule, value: Node | None) -> str:
-    """What a local context object is made by: the callee of its initialiser (`envFor(job)` → `envFor`)."""
+    """What a local context object is made by: the callee of its initialiser (`envFor(job)` → `envFor`); "" for
+    anything else, and for process results (`spawnSync(...).signal` is a kill signal's name)."""
     node = ts.unwrap(value)
-    return mod.call_name(node) if node is not None and node.type == "call_expression" else ""
+    if node is None or node.type != "call_expression":
+        return ""
+    name = mod.call_name(node)
+    return "" if _PROCESS_RESULTS.search(name) else name
 
 
 def _local_context_reads(mod: TsModule) -> dict[tuple[str, str], str]:
@@ -260,7 +274,7 @@ def _local_context_signals(mod: TsModule, project: TsProject, fn: Node, node: No
     params = {mod.node_text(ts.param_pattern(p)): ts.param_type(mod, p) for p in ts.params(fn)}
     for decl in mod.inside(mod.nodes("variable_declarator"), fn):
         target = decl.child_by_field_name("name")
-        if decl.start_byte > node.start_byte or target is None or target.type != "identifier" or \
+        if decl.end_byte > node.start_byte or target is None or target.type != "identifier" or \
                 mod.enclosing_function(decl) != fn:
             continue
         name = mod.node_text(target)
@@ -308,7 +322,56 @@ def _context_signals(mod: TsModule, project: TsProject, node: Node, *, model: bo
             if member is not None:
                 out.append(ts.SignalRef(f"{name}.{member}", True))
         out.extend(_local_context_signals(mod, project, fn, node))
+        out.extend(_ai_options_signal(mod, fn))
+    out.extend(_class_field_signal(mod, node))
     return out
+
+
+def _ai_options_signal(mod: TsModule, fn: Node) -> list[ts.SignalRef]:
+    """The `ai` package's tool `execute(input, options)` that declares its options (`options`, `{ toolCallId }`)
+    but never takes `abortSignal` from them: the signal is there when the caller passes one to the run."""
+    params = ts.params(fn)
+    holder = fn.parent
+    if len(params) < 2 or holder is None or holder.type not in ("pair", "object") and fn.type != "method_definition":
+        return []
+    if fn.type == "method_definition":
+        if mod.function_name(fn) != "execute":
+            return []
+        obj = fn.parent
+    else:
+        if holder.type != "pair" or ts.strip_quotes(mod.node_text(holder.child_by_field_name("key"))) != "execute":
+            return []
+        obj = holder.parent
+    args = obj.parent if obj is not None and obj.type == "object" else None
+    factory = args.parent if args is not None and args.type == "arguments" else None
+    if factory is None or factory.type != "call_expression" or mod.call_name(factory) != "tool" or \
+            ts.imported_from(mod, "tool") != "ai":
+        return []
+    pattern = ts.param_pattern(params[1])
+    if pattern.type == "identifier":
+        return [ts.SignalRef(f"{mod.node_text(pattern)}.abortSignal", False)]
+    if pattern.type == "object_pattern" and "abortSignal" not in ts.bound_names(mod, pattern):
+        return [ts.SignalRef("abortSignal", False)]
+    return []
+
+
+_SIGNAL_FIELD = re.compile(r"(?:\bthis\.|(?:private|protected|public|readonly)\s+(?:readonly\s+)?)"
+                           r"((?:abort)?[sS]ignal|[a-z]\w*Signal)\??\s*(?::\s*AbortSignal\b|=\s*[\w$.]*[sS]ignal\b)")
+
+
+def _class_field_signal(mod: TsModule, node: Node) -> list[ts.SignalRef]:
+    """An abort signal the enclosing class keeps (`constructor(private readonly signal: AbortSignal)`,
+    `this.signal = opts.signal`), reachable as `this.signal` in its methods."""
+    method = next((f for f in ts.enclosing_functions(mod, node) if f.type == "method_definition"), None)
+    if method is None or mod.function_name(method) == "constructor" or mod.node_text(method).startswith("static"):
+        return []
+    cls = method.parent.parent if method.parent is not None else None
+    if cls is None or cls.type not in ("class_declaration", "class", "abstract_class_declaration"):
+        return []
+    found = _SIGNAL_FIELD.search(mod.node_text(cls))
+    if found is None or found.group(1) in ("killSignal",):
+        return []
+    return [ts.SignalRef(f"this.{found.group(1)}", True)]
 
 
 def _route_handler(mod: TsModule, fn: Node) -> bool:
@@ -330,6 +393,17 @@ def _signal_hit(sig: ts.SignalRef, claim: str, consequence: str, direction: str,
         confirm_hint=f"verify that the caller of this tool passes an abort signal to the run (the framework then "
                      f"hands it over as `{sig.expr}`), so that stop could reach this call",
     )
+
+
+def _raced_against_abort(mod: TsModule, call: Node) -> bool:
+    """Whether the request's promise is raced against the abort where it is made: its function registers an abort
+    listener that rejects (`new Promise((resolve, reject) => { signal.addEventListener("abort", () => reject(…));
+    request.then(resolve) })`, or a `Promise.race` with an abort promise). Stop then ends the wait at once."""
+    fn = mod.enclosing_function(call)
+    if fn is None:
+        return False
+    text = mod.node_text(fn)
+    return bool(_ABORT_WIRING.search(text)) and ("reject(" in text or "Promise.race" in text)
 
 
 def _stream_checks_abort(mod: TsModule, call: Node) -> bool:
@@ -366,6 +440,7 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
             continue
         signals = _available_signals(mod, project, call, model=_is_model(mod, call))
         if not signals or ts.passes_signal(mod, call, kind[1]) or ts.in_abort_handler(mod, call) or \
+                _raced_against_abort(mod, call) or \
                 _stream_checks_abort(mod, call):
             continue
         sig = signals[0]
@@ -584,7 +659,7 @@ def _timer_effect(mod: TsModule, call: Node) -> bool:
     inner = [c for c in [callback, *ts.descendants(callback)] if c.type == "call_expression"]
     if any(ts.last(mod.call_name(c)) not in _BENIGN_CALLBACK for c in inner):
         return True
-    aborted = [ts.receiver(mod.call_name(c)) for c in inner if ts.last(mod.call_name(c)) == "abort"]
+    aborted = [ai.receiver(mod.call_name(c)) for c in inner if ts.last(mod.call_name(c)) == "abort"]
     if not aborted:
         return False
     delay = _delay_ms(mod, args[1]) if len(args) > 1 else None
@@ -766,10 +841,18 @@ def _loop_of(mod: TsModule, node: Node, fn: Node | None) -> Node | None:
     return None
 
 
+_HUMAN_TURN = re.compile(r"\b(rl|readline|prompt|inquirer|enquirer|terminal|term|cli|ui)\.(question|prompt|input|"
+                         r"readLine|nextLine)\s*\(|\b(question|askUser|getUserInput|readInput|waitForInput|"
+                         r"waitForUser|nextMessage|waitForMessage)\s*\(|process\.stdin")
+"""The loop waits for the next message of a person (a chat REPL): stop ends the turn, and going back to the prompt
+is the right reaction."""
+
+
 @rule(CheckId.C10, lang="typescript", name="abort-error-swallowed-in-loop")
 def abort_error_swallowed_in_loop(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a `catch` inside a loop that recognises the abort (`AbortError`, `signal.aborted`) and `continue`s,
-    in a loop that never checks the signal itself. The stop is taken for one failed iteration: the loop starts
+    in a loop that never checks the signal itself and does not wait for a person's next message (a chat REPL that
+    returns to its prompt after a stop is correct). The stop is taken for one failed iteration: the loop starts
     the next request or tool call as if nothing had been asked of it."""
     if ts.skipped_module(mod) or "bort" not in mod.text or "continue" not in mod.text or \
             not _ABORT_TEST.search(mod.text):
@@ -790,7 +873,8 @@ def abort_error_swallowed_in_loop(mod: TsModule, project: TsProject) -> Iterator
                 continue
             loop_body = loop.child_by_field_name("body")
             guard_text = mod.node_text(loop).replace(mod.node_text(clause), "")
-            if re.search(r"\.aborted\b|throwIfAborted", guard_text) or loop_body is None:
+            if re.search(r"\.aborted\b|throwIfAborted", guard_text) or loop_body is None or \
+                    _HUMAN_TURN.search(guard_text):
                 continue
             yield Hit(
                 node=stmt,
@@ -802,3 +886,83 @@ def abort_error_swallowed_in_loop(mod: TsModule, project: TsProject) -> Iterator
                           "errors that are not cancellation",
             )
             break
+
+
+# ---------------------------------------------------------------- waits that ignore the signal
+_SLEEP_NAMES = {"sleep", "delay", "wait", "pause", "backoff", "snooze", "waitFor", "sleepMs", "delayMs"}
+_TIMER_PROMISES = ("timers/promises", "node:timers/promises")
+
+
+def _sleep_delay(mod: TsModule, awaited: Node) -> tuple[str, Node | None] | None:
+    """(how the wait is written, its delay) when an awaited expression only waits: `sleep(ms)`, `delay(ms)`,
+    `setTimeout(ms)` of `timers/promises`, `new Promise((r) => setTimeout(r, ms))`; None otherwise or when it is
+    handed a signal."""
+    node = ts.unwrap(awaited)
+    if node is None:
+        return None
+    if node.type == "call_expression":
+        name = mod.call_name(node)
+        tail = ts.last(name)
+        args = mod.arguments(node)
+        timers = tail == "setTimeout" and ts.imported_from(mod, name.split(".")[0]) in _TIMER_PROMISES
+        if not (tail in _SLEEP_NAMES or timers) or ts.passes_signal(mod, node, 2 if timers else None):
+            return None
+        return f"{name}(...)", args[0] if args else None
+    if node.type == "new_expression" and mod.call_name(node) == "Promise":
+        text = mod.node_text(node)
+        timers = [c for c in ts.descendants(node) if c.type == "call_expression" and mod.call_name(c) == "setTimeout"]
+        if len(timers) != 1 or re.search(r"[sS]ignal|abort|reject", text):
+            return None
+        args = mod.arguments(timers[0])
+        return "new Promise(... setTimeout ...)", args[1] if len(args) > 1 else None
+    return None
+
+
+def _local_controller(mod: TsModule, fn: Node | None, expr: str) -> bool:
+    """`ctrl.signal` of a `const ctrl = new AbortController()` made in `fn` itself."""
+    root = expr.split(".", 1)[0]
+    if fn is None or not expr.endswith(".signal") or "." in expr[len(root) + 1:-len(".signal")]:
+        return False
+    return bool(re.search(rf"\b{re.escape(root)}\s*=\s*new\s+AbortController\b", mod.node_text(fn)))
+
+
+@rule(CheckId.C10, lang="typescript", name="backoff-sleep-ignores-abort-signal")
+def backoff_sleep_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a wait inside a retry or polling loop (`await sleep(backoff)`, `await new Promise((r) =>
+    setTimeout(r, ms))`, `timers/promises` `setTimeout(ms)`) that is not given the `AbortSignal` available there,
+    in a loop that never checks the signal. Stop has to wait out the whole backoff, and then the loop goes round
+    again and starts the next attempt as if nothing had been asked of it."""
+    if ts.skipped_module(mod) or not _may_have_signal(mod.text) or "await" not in mod.text:
+        return
+    for aw in mod.nodes("await_expression"):
+        inner = aw.named_children[0] if aw.named_children else None
+        found = _sleep_delay(mod, inner) if inner is not None else None
+        if found is None:
+            continue
+        what, delay = found
+        ms = _delay_ms(mod, delay) if delay is not None else None
+        named = ts.unwrap(delay)
+        if ms is None and named is not None and named.type == "identifier":
+            ms = _delay_ms(mod, ts.resolve_value(mod, named))  # a local `const retryDelay = 500`
+        if delay is None or (ms is not None and ms < 1000):
+            continue  # a short pause: stop is late by a moment at most
+        fn = mod.enclosing_function(aw)
+        loop = _loop_of(mod, aw, fn)
+        if loop is None or re.search(r"\.aborted\b|throwIfAborted|[sS]ignal\)", mod.node_text(loop)):
+            continue
+        if loop.type == "for_in_statement" and not ts.in_clause(mod, aw, "catch_clause", loop):
+            continue  # a pause between the items of a list, not a retry or polling wait
+        # the run's stop signal, not a controller this function makes for its own timeout
+        signals = [sig for sig in _available_signals(mod, project, aw) if not _local_controller(mod, fn, sig.expr)]
+        if not signals or ts.in_abort_handler(mod, aw):
+            continue
+        sig = signals[0]
+        yield _signal_hit(
+            sig, node=aw,
+            claim=f"the wait `{what}` in this loop ignores `{sig.expr}`, and the loop never checks it",
+            consequence="pressing stop waits out the whole backoff, then the loop starts the next attempt as if no "
+                        "stop had been asked for",
+            direction=f"make the wait abortable (`setTimeout(ms, undefined, {{ signal: {sig.expr} }})` from "
+                      f"`timers/promises`, or a sleep that rejects on abort) and check `{sig.expr}.aborted` in the "
+                      "loop",
+        )

@@ -2,16 +2,20 @@
 
 Shapes detected:
 - `fetch-without-timeout`: `fetch(url)` / `axios.get(url)` / `got(url)` in tool code with no timeout and no budget
-  around it: no signal, or only the caller's stop signal where the module shows it carries no deadline (fetch and
-  axios wait indefinitely by default); an `axios.create` client without `timeout` is reported at the client.
+  around it: no signal, or only the caller's stop signal where the module shows it carries no deadline, or the `ai`
+  package's tool `abortSignal` where no model run of the project gives it one (fetch and axios wait indefinitely by
+  default); an `axios.create` client without `timeout` is reported at the client.
 - `exec-without-timeout`: `execSync(cmd)` / `exec(cmd, cb)` / `spawnSync` / `execa(...)` / `spawn` without a kill
   timer, in tool code, with no `timeout` and no budget around it.
-- `inner-timeout-below-tool-budget`: `AbortSignal.timeout(10_000)` or a client/process/SDK `timeout: 10_000` inside
-  a tool run under a longer budget (`Promise.race`, `withTimeout(p, 60_000)`, `withDeadline(name, 60_000, fn)`), its
-  expiry not mapped; reported at the budget when the timeout sits in a helper the budget calls.
+- `inner-timeout-below-tool-budget`: `AbortSignal.timeout(10_000)`, a kill/abort timer, or a client/process/SDK
+  timeout option (`timeout`, undici's `headersTimeout`/`bodyTimeout`, got's `timeout: { request }`) inside a tool run
+  under a longer budget (`Promise.race`, `withTimeout(p, 60_000)`, `withDeadline(name, 60_000, fn)`, or any helper
+  that runs the work it is given under its own timer, with the duration from an argument or from the tool's registry
+  entry and a default, `spec.budgetMs ?? 60_000`), its expiry not mapped and not retried by the client; reported at the
+  budget when the timeout sits in a helper the budget calls.
 - `timeout-abort-reported-as-cancel`: a timeout folded into the cancel signal (`AbortSignal.any([signal,
-  AbortSignal.timeout(ms)])`, `setTimeout(() => controller.abort(), ms)`) or a budget around a call, whose expiry a
-  catch reports as "cancelled".
+  AbortSignal.timeout(ms)])`, `setTimeout(() => controller.abort(), ms)`, and the signals merged from them) or a
+  budget around a call, whose expiry a catch reports as "cancelled".
 
 Tool code is a function registered as a tool (`tool({ execute })`, `{ name, description, execute }`, a tools
 map, `registry.set(name, fn)`), a `*Tool` class method, a tool dispatcher, or a function those call.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
@@ -55,6 +59,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     tool_functions,
     unwrap,
 )
+from harness_audit.static.rules_ts._ts_idioms import in_abort_handler
 
 _FETCH_NAMES = {"fetch", "globalThis.fetch", "window.fetch", "undici.fetch", "self.fetch"}
 _FETCH_MODULES = ("node-fetch", "undici", "cross-fetch", "isomorphic-fetch", "isomorphic-unfetch")
@@ -158,6 +163,10 @@ class _Budget:
     """The roots and the project functions they call directly."""
     dynamic: bool
     """Whether it bounds a tool picked at run time (then it bounds every tool)."""
+    helpers: frozenset[Key] = frozenset()
+    """The project functions that implement the budget (`withBudget` itself): their timer is the budget."""
+    per_tool: str = ""
+    """The key of a registry entry that overrides the value for one tool (`tool.budgetMs ?? 60_000`)."""
 
 
 _DYNAMIC_TOOL = re.compile(r"(tools?|handlers?|registry|toolMap|functions|impl|fn|func|handler|tool)"
@@ -198,7 +207,15 @@ def _budget_value(mod: TsModule, call: Node) -> Node | None:
                 return keys.get("milliseconds") or keys.get("ms") or keys.get("timeout") or keys.get("timeoutMs")
         return next((a for a in rest if not re.search(r"[sS]ignal$", mod.node_text(a))), None)
     if cname(mod, call) == "Promise.race":
-        for sub in iter_subtree(call):
+        parts: list[Node] = [call]
+        items = unwrap(args[0]) if args else None
+        for element in items.named_children if items is not None and items.type == "array" else []:
+            inner = unwrap(element)
+            if inner is not None and inner.type == "identifier":
+                held = _local_value(mod, inner, call)  # `const expired = new Promise(… setTimeout(…, ms))`
+                if held is not None:
+                    parts.append(held)
+        for sub in (n for part in parts for n in iter_subtree(part)):
             if sub.type == "call_expression":
                 name = last(cname(mod, sub))
                 sub_args = mod.arguments(sub)
@@ -222,17 +239,29 @@ def _budgets(project: TsProject) -> list[_Budget]:
 
     def build() -> list[_Budget]:
         out: list[_Budget] = []
+        structural = _structural_helpers(project)
+        helper_names = {ref.name for ref in structural.values()}
         for mod in project.modules.values():
-            if is_test_module(mod) or ("race" not in mod.text and "imeout" not in mod.text):
+            if is_test_module(mod):
                 continue
-            for call in calls_matching(mod, _BUDGET_LAST):
-                if not _budget_call(mod, call):
+            named = calls_matching(mod, _BUDGET_LAST) if "race" in mod.text or "imeout" in mod.text else []
+            by_shape = [c for c in calls_named(mod, helper_names) if not _budget_call(mod, c) and any(
+                key(r.module, r.node) in structural for r in resolve_call(mod, project, c))] if helper_names else []
+            for call in sorted({*named, *by_shape}, key=lambda n: n.start_byte):
+                if call in named and not _budget_call(mod, call):
                     continue
                 bounded = _bounded_arg(mod, call)
                 if bounded is None or _wrapper_body(mod, call, bounded):
                     continue
                 value = _budget_value(mod, call)
                 ms = number_value(mod, value) if value is not None else None
+                setting = mod.node_text(value) if value is not None else ""
+                helpers = resolve_call(mod, project, call) if cname(mod, call) != "Promise.race" else []
+                per_tool = ""
+                if ms is None and helpers:
+                    # the duration is set inside the helper: from one of its parameters, or from the tool's
+                    # registry entry with a default (`const ms = tool.budgetMs ?? 60_000`)
+                    ms, setting, per_tool = _helper_budget(mod, call, helpers)
                 roots: list[FuncRef] = []
                 dynamic = False
                 for sub in iter_subtree(bounded):
@@ -242,18 +271,136 @@ def _budgets(project: TsProject) -> list[_Budget]:
                         dynamic = True
                     roots.extend(resolve_call(mod, project, sub))
                     fn_node = sub.child_by_field_name("function")
-                    if fn_node is not None and fn_node.type == "identifier" and not resolve_call(mod, project, sub):
-                        dynamic = dynamic or _bound_from_registry(mod, sub, fn_node)
+                    if fn_node is not None and not resolve_call(mod, project, sub):
+                        if fn_node.type == "member_expression":
+                            fn_node = fn_node.child_by_field_name("object")  # `spec.run(args)`
+                        if fn_node is not None and fn_node.type == "identifier":
+                            dynamic = dynamic or _bound_from_registry(mod, sub, fn_node)
                 covered = {key(r.module, r.node) for r in roots}
                 for r in roots:
                     for inner in nodes_in(r.module, r.node, "call_expression"):
                         covered.update(key(t.module, t.node) for t in resolve_call(r.module, project, inner))
-                out.append(_Budget(module=mod, node=call, ms=ms, setting=mod.node_text(value) if value else "",
-                                   bounded=bounded, roots=tuple(roots), covered=frozenset(covered),
-                                   dynamic=dynamic))
+                out.append(_Budget(module=mod, node=call, ms=ms, setting=setting, bounded=bounded,
+                                   roots=tuple(roots), covered=frozenset(covered), dynamic=dynamic,
+                                   helpers=frozenset(key(h.module, h.node) for h in helpers), per_tool=per_tool))
         return out
 
     return memo(project, "c11_budgets", build)
+
+
+def _structural_helpers(project: TsProject) -> dict[Key, FuncRef]:
+    """Project functions that run a function (or promise) they are given under a timer of their own, whatever
+    their name (`runBudgeted(name, spec, ctx, fn)`): a parameter that is called, awaited or raced, and a
+    `setTimeout` that aborts or rejects, or an `AbortSignal.timeout`, in the same body."""
+
+    def build() -> dict[Key, FuncRef]:
+        out: dict[Key, FuncRef] = {}
+        for mod in project.modules.values():
+            if is_test_module(mod) or "imeout" not in mod.text:
+                continue
+            for fn in mod.functions():
+                name = mod.function_name(fn)
+                if name == "<anonymous>" or fn.type == "arrow_function" and fn.parent is not None and \
+                        fn.parent.type == "arguments":
+                    continue
+                body = code_text(mod, fn.child_by_field_name("body"))
+                if not re.search(r"setTimeout\s*\([\s\S]*?(\.abort\s*\(|reject\s*\()|AbortSignal\.timeout\s*\(", body):
+                    continue
+                work = [mod.node_text(p) for p in _param_nodes(fn) if p.type == "identifier"]
+                if any(re.search(rf"(?<![\w$.]){re.escape(w)}\s*\(|await\s+{re.escape(w)}\b|"
+                                 rf"Promise\.race\(\s*\[[^\]]*(?<![\w$.]){re.escape(w)}\b", body) for w in work):
+                    out[key(mod, fn)] = FuncRef(mod, fn, name)
+        return out
+
+    return memo(project, "c11_structural_helpers", build)
+
+
+def _helper_budget(mod: TsModule, call: Node, helpers: list[FuncRef]) -> tuple[float | None, str, str]:
+    """(ms, setting, per-tool key) of a budget whose helper sets the timer: `setTimeout(abort, ms)` or
+    `AbortSignal.timeout(ms)` in the helper, with `ms` one of its parameters (the call's argument gives it) or a
+    local `const ms = tool.budgetMs ?? 60_000` (a per-tool registry value with a default). Unknown: (None, "", "")."""
+    args = mod.arguments(call)
+    for ref in helpers:
+        hm, fn = ref.module, ref.node
+        names = [hm.node_text(p) for p in _param_nodes(fn)]
+        for sub in nodes_in(hm, fn, "call_expression"):
+            name = cname(hm, sub)
+            sub_args = hm.arguments(sub)
+            if name == "setTimeout" and len(sub_args) > 1:
+                delay = unwrap(sub_args[1])
+            elif name == "AbortSignal.timeout" and sub_args:
+                delay = unwrap(sub_args[0])
+            else:
+                continue
+            if delay is None:
+                continue
+            ms = number_value(hm, delay)
+            if ms is not None:
+                return ms, hm.node_text(delay), ""
+            if delay.type != "identifier":
+                return None, "", ""
+            if hm.node_text(delay) in names:
+                index = names.index(hm.node_text(delay))
+                if index < len(args):
+                    return number_value(mod, args[index]), mod.node_text(args[index]), ""
+                return None, "", ""
+            held = _local_value(hm, delay, sub)
+            if held is not None and held.type == "binary_expression" and \
+                    hm.node_text(held.child_by_field_name("operator")) in ("??", "||"):
+                left = unwrap(held.child_by_field_name("left"))
+                default = number_value(hm, held.child_by_field_name("right"))
+                if left is not None and left.type == "member_expression" and default is not None:
+                    return default, hm.node_text(held.child_by_field_name("right")), \
+                        hm.node_text(left.child_by_field_name("property"))
+            return None, "", ""
+    return None, "", ""
+
+
+def _param_nodes(fn: Node) -> list[Node]:
+    """The parameters of a function in order (the pattern of each; `x => …` has one)."""
+    params = fn.child_by_field_name("parameters")
+    if params is None:
+        single = fn.child_by_field_name("parameter")
+        return [single] if single is not None else []
+    out: list[Node] = []
+    for item in params.named_children:
+        if item.type in ("required_parameter", "optional_parameter"):
+            item = item.child_by_field_name("pattern") or item
+        if item.type == "assignment_pattern":
+            item = item.child_by_field_name("left") or item
+        out.append(item)
+    return out
+
+
+def _entry_budget(mod: TsModule, fn: Node, budget: _Budget) -> _Budget:
+    """The budget as it applies to one tool: its registry entry's own value for `budget.per_tool` when it has one
+    (`{ run: fetchJson, budgetMs: 20_000 }`), the helper's default otherwise."""
+    if not budget.per_tool:
+        return budget
+    entry = _entry_object(mod, fn)
+    value = mod.object_keys(entry).get(budget.per_tool) if entry is not None else None
+    if value is None:
+        return budget
+    return replace(budget, ms=number_value(mod, value), setting=mod.node_text(value))
+
+
+def _entry_object(mod: TsModule, fn: Node) -> Node | None:
+    """The object literal that registers `fn` as a tool: it defines it (`{ async run() {} }`, `{ run: async () =>
+    … }`) or names it (`{ run: fetchJson }`)."""
+    parent = fn.parent
+    if parent is not None and parent.type == "pair":
+        parent = parent.parent
+    if parent is not None and parent.type == "object":
+        return parent
+    name = mod.function_name(fn)
+    if name == "<anonymous>":
+        return None
+    for pair in mod.nodes("pair"):
+        value = unwrap(pair.child_by_field_name("value"))
+        if value is not None and value.type == "identifier" and mod.node_text(value) == name and \
+                pair.parent is not None and pair.parent.type == "object":
+            return pair.parent
+    return None
 
 
 def _wrapper_body(mod: TsModule, call: Node, bounded: Node) -> bool:
@@ -271,8 +418,13 @@ def _wrapper_body(mod: TsModule, call: Node, bounded: Node) -> bool:
 
 
 def _bound_from_registry(mod: TsModule, at: Node, ident: Node) -> bool:
-    """`const handler = tools[name]` / `registry.get(name)` before `handler(args)`."""
+    """`const handler = tools[name]` / `registry.get(name)` before `handler(args)` (in the function or one that
+    encloses the callback the budget runs)."""
     value = _local_value(mod, ident, at)
+    scope: Node | None = mod.enclosing_function(at)
+    while value is None and scope is not None:
+        value = _local_value(mod, ident, scope)
+        scope = mod.enclosing_function(scope)
     if value is None:
         return False
     return bool(re.search(r"(tools?|handlers?|registry|toolMap|functions)\b\s*(\[|\.get\()", mod.node_text(value),
@@ -393,6 +545,78 @@ def _timed_elsewhere(mod: TsModule, signal: str) -> bool:
     return False
 
 
+_AI_RUNS = {"generateText", "streamText", "generateObject", "streamObject"}
+
+
+def _ai_tool_signal(mod: TsModule, call: Node, signal: str) -> bool:
+    """Whether `signal` is the abort signal the `ai` package hands a tool's `execute(input, { abortSignal })`."""
+    root = re.split(r"[.?!]", signal, maxsplit=1)[0]
+    for fn in (a for a in mod.ancestors(call) if a.type in FUNCTION_TYPES):
+        params = _param_nodes(fn)
+        if len(params) < 2 or not any(root == mod.node_text(n) for p in params[1:] for n in iter_subtree(p)
+                                      if n.type in ("identifier", "shorthand_property_identifier_pattern")):
+            continue
+        holder = fn.parent if fn.type != "method_definition" else fn
+        if holder is not None and holder.type == "pair":
+            if mod.node_text(holder.child_by_field_name("key")) != "execute":
+                return False
+            holder = holder.parent
+        elif fn.type == "method_definition":
+            if mod.function_name(fn) != "execute":
+                return False
+            holder = fn.parent
+        args = holder.parent if holder is not None and holder.type == "object" else None
+        factory = args.parent if args is not None and args.type == "arguments" else None
+        return factory is not None and factory.type == "call_expression" and cname(mod, factory) == "tool" and \
+            imports_of(mod).get("tool", "").split("#")[0] == "ai"
+    return False
+
+
+def _run_deadline(mod: TsModule, call: Node) -> bool | None:
+    """Whether an `ai` model call gives its run (and so every tool's `abortSignal`) a deadline: True for a timeout
+    in its `abortSignal`, False for none or only a web request's signal (the client's stop), None when unknown."""
+    args = mod.arguments(call)
+    opts = unwrap(args[0]) if args else None
+    if opts is None or opts.type != "object" or any(c.type == "spread_element" for c in opts.named_children):
+        return None
+    keys = mod.object_keys(opts)
+    if "tools" not in keys:
+        return None
+    value = unwrap(keys.get("abortSignal"))
+    if value is None:
+        return False
+    text = code_text(mod, value)
+    if re.search(r"timeout|Timeout|deadline|Deadline", text):
+        return True
+    if re.fullmatch(r"(req|request)\??\.signal", text):
+        return False
+    return None
+
+
+def _framework_deadline(mod: TsModule, project: TsProject, call: Node, signal: str) -> bool | None:
+    """For the `ai` package's tool signal: whether the project's model runs give it a deadline (True), none of them
+    does (False), or it cannot be told (None; also for any other signal)."""
+    if not _ai_tool_signal(mod, call, signal):
+        return None
+
+    def build() -> bool | None:
+        verdicts: list[bool | None] = []
+        for other in project.modules.values():
+            if is_test_module(other) or not any(f in other.text for f in _AI_RUNS):
+                continue
+            for run in calls_named(other, _AI_RUNS):
+                args = other.arguments(run)
+                if imports_of(other).get(cname(other, run), "").split("#")[0] == "ai" and args and \
+                        re.search(r"\btools\b", other.node_text(args[0])):
+                    verdicts.append(_run_deadline(other, run))
+        known = [v for v in verdicts if v is not None]
+        if not known or True in known:
+            return True if True in known else None
+        return None if None in verdicts else False
+
+    return memo(project, "c11_ai_run_deadline", build)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Unbounded:
     """A request in tool code with no timeout and no budget."""
@@ -416,9 +640,14 @@ def _unbounded_requests(mod: TsModule, project: TsProject, instances: dict[str, 
         bound = _options_verdict(mod, opts, call)
         signal = _cancel_only(mod, opts, call) if bound else None
         # a bare `signal` parameter may be the dispatcher's deadline (`AbortSignal.timeout(budget)`): it counts as
-        # no timeout only where the module itself adds a timeout to that same signal elsewhere
-        if bound is not False and (signal is None or not _timed_elsewhere(mod, signal)):
-            continue
+        # no timeout only where the module itself adds a timeout to that same signal elsewhere, or where it is the
+        # `ai` package's tool signal and no model call of the project gives the run a deadline
+        if bound is not False:
+            if signal is None:
+                continue
+            deadline = _framework_deadline(mod, project, call, signal)
+            if deadline or (deadline is None and not _timed_elsewhere(mod, signal)):
+                continue
         tool_fn = in_tool_code(mod, project, call)
         if tool_fn is None or _under_budget(mod, call) or _tool_budgeted(mod, project, tool_fn) or \
                 _caller_budgeted(mod, project, tool_fn):
@@ -587,7 +816,7 @@ def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if kind is None:
             continue
         opts = _exec_options(mod, call)
-        if opts is False:
+        if isinstance(opts, bool):
             continue
         if opts is not None and _options_verdict(mod, opts, call) is not False:
             continue
@@ -638,23 +867,92 @@ def _inner_timeouts(mod: TsModule, fn: Node, aliases: dict[str, str]) -> list[_I
                                                                   mod.node_text(args[0])):
             inner = _Inner(node=call, ms=number_value(mod, args[1]), setting=mod.node_text(args[1]),
                            what=f"the abort timer `setTimeout(..., {mod.node_text(args[1])})`")
+            if _expiry_classified(mod, call) or in_abort_handler(mod, call):
+                continue  # classified where it fires, or a grace period that starts only after an abort
         elif name != "setTimeout" and not _budget_call(mod, call):
-            # a client or process option (`exec`, axios, got, an SDK request such as MCP `callTool(..., {
-            # timeout })`): any call of the bounded work that carries its own `timeout`
+            # a client or process option (`exec`, axios, got, ky, undici's `headersTimeout`, an SDK request such
+            # as MCP `callTool(..., { timeout })`): any call of the bounded work that carries its own timeout
             for arg in args:
                 obj = unwrap(arg)
                 if obj is None or obj.type != "object":
                     continue
-                value = mod.object_keys(obj).get("timeout")
-                if value is None or unwrap(value) is None or unwrap(value).type == "object":  # type: ignore[union-attr]
-                    continue
+                found = _client_timeout(mod, obj)
+                if found is None or _retried_attempts(mod, obj):
+                    continue  # none, or a per-attempt timeout the client retries: its expiry starts another try
+                option, value = found
                 pair = value.parent if value.parent is not None and value.parent.type == "pair" else value
                 inner = _Inner(node=pair, ms=number_value(mod, value), setting=mod.node_text(value),
-                               what=f"`{name}` (`timeout: {mod.node_text(value)}`)")
+                               what=f"`{name}` (`{option}: {mod.node_text(value)}`)")
+                break
         if inner is None or _handled_here(mod, call):
             continue
         out.append(inner)
     return out
+
+
+_CLIENT_TIMEOUT_KEYS = ("timeout", "headersTimeout", "bodyTimeout", "connectTimeout", "requestTimeout",
+                        "responseTimeout", "readTimeout", "socketTimeout")
+"""Options that end a client request or a process on their own: axios/got/ky/exec `timeout`, undici's
+`headersTimeout`/`bodyTimeout`/`connectTimeout`, and the like."""
+_GOT_PHASES = ("request", "response", "read", "send", "socket", "connect", "lookup", "secureConnect")
+
+
+def _client_timeout(mod: TsModule, obj: Node) -> tuple[str, Node] | None:
+    """(option, value) of the earliest timeout an options object sets (got's `timeout: { request: 5_000 }`
+    phases included); None when it sets none."""
+    keys = mod.object_keys(obj)
+    best: tuple[str, Node] | None = None
+    best_ms: float | None = None
+    for option in _CLIENT_TIMEOUT_KEYS:
+        value = keys.get(option)
+        inner = unwrap(value)
+        if value is None or inner is None:
+            continue
+        candidates = [(option, value)]
+        if inner.type == "object":
+            phases = mod.object_keys(inner)
+            candidates = [(f"{option}.{p}", phases[p]) for p in _GOT_PHASES if p in phases]
+        for label, node in candidates:
+            ms = number_value(mod, node)
+            if best is None or (ms is not None and (best_ms is None or ms < best_ms)):
+                best, best_ms = (label, node), ms
+    return best
+
+
+def _retried_attempts(mod: TsModule, obj: Node) -> bool:
+    """Whether the same options make the client retry (`maxRetries: 5`, got's `retry: { limit: 2 }`)."""
+    keys = mod.object_keys(obj)
+    for option in ("maxRetries", "retries", "retry"):
+        value = unwrap(keys.get(option))
+        if value is None:
+            continue
+        if value.type == "object":
+            value = unwrap(mod.object_keys(value).get("limit"))
+        count = number_value(mod, value) if value is not None else None
+        if count is None or count > 0:
+            return True
+    return False
+
+
+_CLASSIFIED_EXPIRY = re.compile(r"TimeoutError|[A-Z]\w*Timeout\w*\(|['\"`][^'\"`\n]*\btime(d)?[ _-]?out\b", re.I)
+
+
+def _expiry_classified(mod: TsModule, timer: Node) -> bool:
+    """Whether a kill or abort timer's expiry is classified as a timeout where it is raised: the abort reason is a
+    timeout error (`ac.abort(new ToolError("timeout", …))`), or the function rejects or throws a timeout when the
+    process dies of the timer's kill (`if (signal === "SIGKILL") reject(new ToolError("timeout", …))`)."""
+    args = mod.arguments(timer)
+    if args and _CLASSIFIED_EXPIRY.search(code_text(mod, args[0])):
+        return True
+    fn = mod.enclosing_function(timer)
+    if fn is None:
+        return False
+    for node in nodes_in(mod, fn, "throw_statement", "call_expression"):
+        if node.type == "call_expression" and last(cname(mod, node)) not in ("reject", "resolve", "finish", "fail"):
+            continue
+        if _CLASSIFIED_EXPIRY.search(code_text(mod, node)):
+            return True
+    return False
 
 
 def _handled_here(mod: TsModule, node: Node) -> bool:
@@ -714,17 +1012,25 @@ def inner_timeout_below_tool_budget(mod: TsModule, project: TsProject) -> Iterat
     tools = tool_functions(project)
     aliases = _promisified(mod)
     seen: set[Key] = set()
+    helpers = {h for b in budgets for h in b.helpers}
     for fn in mod.functions():
         k = key(mod, fn)
-        covering = [b for b in budgets if (b.dynamic and k in tools) or k in b.covered or
+        if k in helpers:
+            continue  # the helper's own timer is the budget
+        covering = [_entry_budget(mod, fn, b) for b in budgets if (b.dynamic and k in tools) or k in b.covered or
                     (b.module is mod and mod.within(fn, b.bounded))]
-        if not covering:
+        # a budget written in this function bounds the calls inside its own argument
+        local = [b for b in budgets if b.module is mod and mod.within(b.node, fn) and
+                 mod.enclosing_function(b.node) == fn]
+        if not covering and not local:
             continue
         for inner in _inner_timeouts(mod, fn, aliases):
             if key(mod, inner.node) in seen:
                 continue
             around = covering + [b for b in budgets if b.module is mod and mod.within(inner.node, b.bounded)
                                  and not any(same(b.node, c.node) for c in covering)]
+            if not around:
+                continue
             verdicts = [(v, b) for b in around if (v := _compare(inner, b)) is not None]
             if not verdicts or len(verdicts) < len(around):
                 continue  # a backstop longer than some budget around it
@@ -834,6 +1140,26 @@ def _folds(mod: TsModule) -> Iterator[_Fold]:
             yield _Fold(node=call, fn=fn, shared=frozenset(), kind="budget")
 
 
+def _merged_names(mod: TsModule, fold: _Fold) -> frozenset[str]:
+    """Locals of the fold's function made from its signal (`const signal = user ? AbortSignal.any([user,
+    budget.signal]) : budget.signal`, `const combined = AbortSignal.any([stop, deadline])`): an abort of any of
+    them may be the timeout."""
+    if not fold.shared:
+        return frozenset()
+    words = re.compile(r"(?<![\w$.])(" + "|".join(re.escape(n) for n in sorted(fold.shared, key=len, reverse=True))
+                       + r")(?![\w$])")
+    out: set[str] = set()
+    for decl in nodes_in(mod, fold.fn, "variable_declarator"):
+        target = decl.child_by_field_name("name")
+        value = decl.child_by_field_name("value")
+        if target is None or target.type != "identifier" or value is None or \
+                not same(mod.enclosing_function(decl), fold.fn):
+            continue
+        if words.search(code_text(mod, value)) and re.search(r"[sS]ignal", code_text(mod, value)):
+            out.add(mod.node_text(target))
+    return frozenset(out)
+
+
 def _cancel_report(mod: TsModule, clause: Node) -> Node | None:
     """The statement in a catch that reports a cancellation."""
     for node in iter_subtree(clause, into_functions=False):
@@ -884,7 +1210,8 @@ def timeout_abort_reported_as_cancel(mod: TsModule, project: TsProject) -> Itera
     if is_test_module(mod) or ("ancel" not in mod.text and "bort" not in mod.text):
         return
     seen: set[Key] = set()
-    for fold in _folds(mod):
+    for found in _folds(mod):
+        fold = replace(found, shared=found.shared | _merged_names(mod, found))
         clauses: list[Node] = []
         if fold.kind == "budget":
             clauses = catch_clauses_around(mod, fold.node)

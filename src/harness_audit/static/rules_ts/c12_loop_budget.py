@@ -2,16 +2,23 @@
 
 Shapes detected:
 - `agent-loop-without-ceiling`: `while (true)` / `for (;;)` / `while (!done)` / `while (!this.stopped)` /
-  `do { … } while (toolCalls.length)` around a model call (direct, through project functions, or in a callback
-  handed to a retry wrapper) with no turn, tool-call, time or budget ceiling.
+  `do { … } while (toolCalls.length)` around a model call (direct, through up to three project functions, in a
+  callback handed to a retry wrapper, or a hand-written client's POST to a model path) with no turn, tool-call, time
+  or budget ceiling.
 - `turn-limit-break-returns-as-done`: `if (turn >= maxTurns) break;` out of the agent loop into the same
   `return` a finished run takes.
 - `turn-cap-exhaustion-returns-as-done`: `for (let turn = 0; turn < maxTurns; turn++)` whose exhaustion falls
   through to an ordinary `return` of the last answer.
-- `sdk-step-cap-returns-as-done`: `generateText({ tools, maxSteps })` (or `stopWhen`) of the `ai` package whose
-  text is taken as the answer without reading the finish reason or the step count.
+- `sdk-step-cap-returns-as-done`: `generateText({ tools, maxSteps })` (or `stopWhen` with a step count) of the `ai`
+  package whose text is taken as the answer without reading the finish reason or the step count.
+- `sdk-loop-without-step-cap`: an SDK tool loop that stops only on the model's choice (`stopWhen:
+  hasToolCall("finish")` without `stepCountIs(n)`), or a turn cap set to `Infinity` (`maxTurns`, `recursionLimit`).
+- `limit-error-caught-as-done`: a `catch` that recognises the turn-limit error (`MaxTurnsExceededError`,
+  `GraphRecursionError`, …) and returns, or falls through to, an ordinary answer.
 - `subagent-recursion-without-depth`: an agent function that delegates to itself (`this.run(subtask)`) with no
   depth limit compared anywhere.
+- `subagent-fanout-without-cap`: a tool that runs a model call or sub-agent per item of a model-supplied list
+  (`Promise.all(tasks.map(runWorker))`, a `for … of` over it) with no cap on the list's length.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from harness_audit.static.rules_ts._agent_idioms import (
     cname,
     code_text,
     imports_of,
+    in_tool_code,
+    is_model_call,
     is_test_module,
     iter_subtree,
     key,
@@ -39,6 +48,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     later_statements,
     memo,
     model_index,
+    module_consts,
     nodes_in,
     receiver,
     resolve_call,
@@ -233,7 +243,13 @@ def _has_ceiling(mod: TsModule, loop: Node, drive: Drive) -> bool:
     flag = _loop_flag(mod, loop)
     if any(_is_ceiling(mod, n, flag) for n in _loop_nodes(mod, loop)):
         return True
-    return any(_is_ceiling(ref.module, n, flag) for ref in drive.helpers for n in _body_nodes(ref.module, ref.node))
+    # a retry cap in a helper (`if (attempt >= 4) throw err`) bounds one request, not the turns
+    return any(_is_ceiling(ref.module, n, flag) and not _RETRY_CAP.search(code_text(ref.module, n.child_by_field_name(
+        "condition") if n.type == "if_statement" else n)) for ref in drive.helpers
+        for n in _body_nodes(ref.module, ref.node))
+
+
+_RETRY_CAP = re.compile(r"\b\w*(attempt|retr(y|ies)|tries)\w*\b", re.I)
 
 
 def _turn_like(mod: TsModule, loop: Node, drive: Drive, *, tools_only: bool = False) -> bool:
@@ -273,9 +289,35 @@ def _named_owner(mod: TsModule, fn: Node) -> Node | None:
     return cur
 
 
+_MODEL_PATH = re.compile(r"/chat/completions|/v1/messages\b|/v1/responses\b|/api/chat\b|/api/generate\b|"
+                         r":generateContent|/completions\b")
+"""The path of a model endpoint: a hand-written client posts there (`http.post("/chat/completions", body)`)."""
+_MAX_CHAIN = 3
+"""A loop may reach the model through up to three project functions (`loop → step → complete → post`)."""
+
+
+def _http_model_call(mod: TsModule, call: Node) -> bool:
+    """`client.post("/chat/completions", body)` / `http.request({ url: `${base}/v1/messages` })` on any HTTP
+    client (a configured axios/got instance, a wrapper): the path says it is a model request."""
+    name = cname(mod, call)
+    if last(name) not in ("post", "request", "stream") or not receiver(name):
+        return False
+    args = mod.arguments(call)
+    first = unwrap(args[0]) if args else None
+    if first is None:
+        return False
+    if first.type == "object":
+        first = unwrap(mod.object_keys(first).get("url"))
+    if first is not None and first.type == "identifier":
+        first = unwrap(module_consts(mod).get(mod.node_text(first)))
+    return first is not None and first.type in ("string", "template_string", "binary_expression") and \
+        bool(_MODEL_PATH.search(mod.node_text(first)))
+
+
 def _drives(project: TsProject) -> dict[str, list[Drive]]:
     """`model_index(project).drivers`, plus the calls of functions whose model call sits in a callback handed
-    to a retry or backoff wrapper (up to two project functions deep, like the index)."""
+    to a retry or backoff wrapper, whose model request is a POST of a hand-written HTTP client to a model path,
+    or that are one level beyond the index: loops may reach the model through up to `_MAX_CHAIN` functions."""
 
     def build() -> dict[str, list[Drive]]:
         index = model_index(project)
@@ -289,8 +331,21 @@ def _drives(project: TsProject) -> dict[str, list[Drive]]:
                 continue
             named = FuncRef(ref.module, owner, ref.module.function_name(owner))
             frontier[key(ref.module, owner)] = (named, ref)
+        for mod in project.modules.values():
+            if is_test_module(mod) or not _MODEL_PATH.search(mod.text):
+                continue
+            for call in calls_named(mod, ("post", "request", "stream")):
+                if not _http_model_call(mod, call) or is_model_call(mod, call):
+                    continue
+                out.setdefault(mod.path, []).append(Drive(call, ()))
+                fn = mod.enclosing_function(call)
+                if fn is not None and key(mod, fn) not in index.reaching and mod.function_name(fn) != "<anonymous>":
+                    frontier[key(mod, fn)] = (FuncRef(mod, fn, mod.function_name(fn)),)
+        for k, chain in index.reaching.items():
+            if len(chain) == _MAX_CHAIN and chain[0].name != "<anonymous>":
+                frontier.setdefault(k, chain)
         seen = set(frontier)
-        for _ in range(2):
+        for _ in range(_MAX_CHAIN):
             names = {chain[0].name for chain in frontier.values()}
             if not names:
                 break
@@ -303,7 +358,8 @@ def _drives(project: TsProject) -> dict[str, list[Drive]]:
                             continue
                         out.setdefault(other.path, []).append(Drive(call, chain))
                         fn = other.enclosing_function(call)
-                        if fn is not None and key(other, fn) not in seen and key(other, fn) not in index.reaching:
+                        if fn is not None and key(other, fn) not in seen and key(other, fn) not in index.reaching \
+                                and len(chain) < _MAX_CHAIN:
                             seen.add(key(other, fn))
                             nxt[key(other, fn)] = (FuncRef(other, fn, other.function_name(fn)), *chain)
                         break
@@ -584,6 +640,8 @@ def sdk_step_cap_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[
         fn = mod.enclosing_function(call)
         if "tools" not in keys or cap_key is None or fn is None:
             continue
+        if cap_key == "stopWhen" and _step_cap(mod, keys[cap_key]) is False:
+            continue  # no step cap at all: `sdk-loop-without-step-cap`
         if _CAP_CHECK.search(code_text(mod, fn)) or _result_escapes(mod, call):
             continue
         cap = keys[cap_key]
@@ -653,3 +711,317 @@ def _self_call(mod: TsModule, project: TsProject, fn: Node) -> Node | None:
                 if any(t.module is mod and same(t.node, fn) for t in resolve_call(target.module, project, inner)):
                     return call
     return None
+
+
+# ---------------------------------------------------------------- SDK loops
+_AI_LOOPS = ("generateText", "streamText", "generateObject", "streamObject")
+_AI_AGENTS = ("Agent", "Experimental_Agent", "ToolLoopAgent")
+_CAP_NAME = re.compile(r"step|turn|count|budget|limit|max", re.I)
+_STEP_COUNT = re.compile(r"\bsteps\s*\.\s*length\s*(>=?|===?)|(<=?|===?)\s*steps\s*\.\s*length\b|"
+                         r"\bstep(Number|Count|Index)\s*(>=?|===?|<=?)|(>=?|===?|<=?)\s*step(Number|Count|Index)\b")
+_INFINITE = re.compile(r"^(Infinity|Number\.POSITIVE_INFINITY|Number\.MAX_SAFE_INTEGER|Number\.MAX_VALUE|1e\d{2,})$")
+_CAP_KEYS = ("maxSteps", "maxTurns", "recursionLimit", "maxIterations", "max_turns", "max_steps")
+
+
+def _step_cap(mod: TsModule, value: Node | None, depth: int = 0) -> bool | None:
+    """Whether an `ai` stop condition bounds the number of steps: `stepCountIs(n)` (alone or in the array), a
+    predicate comparing `steps.length`, a helper named for a count or budget. False for conditions on the model's
+    choices only (`hasToolCall("finish")`), None when it cannot be told."""
+    node = unwrap(value)
+    if node is None or depth > 3:
+        return None
+    if node.type == "array":
+        verdicts = [_step_cap(mod, item, depth + 1) for item in node.named_children]
+        if any(verdicts):
+            return True
+        return None if None in verdicts else False
+    if node.type == "call_expression":
+        return bool(_CAP_NAME.search(last(cname(mod, node))))
+    if node.type in FUNCTION_TYPES:
+        return bool(_STEP_COUNT.search(code_text(mod, node)))
+    if node.type == "identifier":
+        held = _local_value(mod, node) or unwrap(module_consts(mod).get(mod.node_text(node)))
+        return _step_cap(mod, held, depth + 1) if held is not None and not same(held, node) else None
+    return None
+
+
+def _local_value(mod: TsModule, ident: Node) -> Node | None:
+    """The initialiser of the nearest earlier `const name = …` in the function of `ident`."""
+    fn = mod.enclosing_function(ident)
+    if fn is None:
+        return None
+    found: Node | None = None
+    for decl in nodes_in(mod, fn, "variable_declarator"):
+        if decl.start_byte > ident.start_byte:
+            break
+        if mod.node_text(decl.child_by_field_name("name")) == mod.node_text(ident):
+            found = decl.child_by_field_name("value")
+    return unwrap(found)
+
+
+def _ai_options(mod: TsModule) -> Iterator[tuple[Node, str]]:
+    """The options objects of the `ai` package's tool loops: `generateText({...})` and the like, `new Agent({...})`."""
+    imports = imports_of(mod)
+    for call in calls_named(mod, _AI_LOOPS):
+        name = cname(mod, call)
+        if imports.get(name if "." not in name else receiver(name), "").split("#")[0] != "ai":
+            continue
+        args = mod.arguments(call)
+        opts = unwrap(args[0]) if args else None
+        if opts is not None and opts.type == "object":
+            yield opts, name
+    for new in mod.nodes("new_expression"):
+        name = cname(mod, new)
+        if name not in _AI_AGENTS or imports.get(name, "").split("#")[0] != "ai":
+            continue
+        args = mod.arguments(new)
+        opts = unwrap(args[0]) if args else None
+        if opts is not None and opts.type == "object":
+            yield opts, f"new {name}"
+
+
+@rule(CheckId.C12, lang="typescript", name="sdk-loop-without-step-cap")
+def sdk_loop_without_step_cap(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an SDK tool loop whose only stop conditions are the model's own choices: `stopWhen:
+    hasToolCall("finish")` (or an array, or a predicate, without `stepCountIs(n)` or a `steps.length` test) in
+    the `ai` package, and a turn or step cap set to `Infinity` (`maxTurns`, `maxSteps`, `recursionLimit`).
+
+    The loop then ends only when the model decides to stop; a model that keeps calling tools runs until the
+    platform kills the request, and cost climbs with every step.
+    """
+    del project
+    if is_test_module(mod) or not any(w in mod.text for w in ("stopWhen", "Infinity", "MAX_SAFE_INTEGER", "MAX_VALUE",
+                                                               "1e")):
+        return
+    for opts, name in _ai_options(mod) if "stopWhen" in mod.text else ():
+        keys = mod.object_keys(opts)
+        stop = keys.get("stopWhen")
+        if "tools" not in keys or stop is None or _step_cap(mod, stop) is not False:
+            continue
+        pair = stop.parent if stop.parent is not None and stop.parent.type == "pair" else opts
+        yield Hit(
+            node=pair,
+            claim=f"`{name}` stops only on `{' '.join(code_text(mod, stop).split())[:60]}`, a choice of the model; "
+                  "no `stepCountIs(n)` caps the tool-call steps",
+            consequence="a model that never makes that call keeps calling tools step after step until the request "
+                        "is killed, and cost climbs with every step",
+            direction="add a step ceiling to the stop conditions (`stopWhen: [stepCountIs(20), hasToolCall(...)]`) "
+                      "and report hitting it as a distinct status",
+        )
+    for pair in mod.nodes("pair"):
+        k = mod.node_text(pair.child_by_field_name("key")).strip("'\"")
+        value = unwrap(pair.child_by_field_name("value"))
+        if k not in _CAP_KEYS or value is None or not _INFINITE.match(mod.node_text(value)):
+            continue
+        yield Hit(
+            node=pair,
+            claim=f"`{k}` is set to `{mod.node_text(value)}`: the agent loop has no turn ceiling",
+            consequence="a model that keeps calling tools runs forever and cost climbs until someone notices",
+            direction=f"set `{k}` to a finite budget and handle the limit error as an explicit budget-exhausted status",
+        )
+
+
+# ---------------------------------------------------------------- limit errors swallowed
+_LIMIT_ERROR = re.compile(r"\b(MaxTurns\w*|MaxSteps\w*|MaxIterations\w*|GraphRecursionError|RecursionLimit\w*|"
+                          r"TurnLimit\w*|StepLimit\w*|IterationLimit\w*|\w*LimitExceeded\w*|\w*LimitReached\w*|"
+                          r"\w*Budget(Exceeded|Exhausted)\w*|TooMany(Turns|Steps|Iterations)\w*)\b|"
+                          r"['\"](max_turns|max_steps|recursion_limit|MAX_TURNS|MAX_STEPS)['\"]")
+"""The error an SDK (or the harness) raises when the turn or step budget is spent: `@openai/agents`'
+`MaxTurnsExceededError`, LangGraph's `GraphRecursionError`, a harness's own `MaxStepsExceeded`."""
+_LIMIT_WORDS = ("MaxTurns", "MaxSteps", "MaxIterations", "GraphRecursionError", "RecursionLimit", "TurnLimit",
+                "StepLimit", "IterationLimit", "LimitExceeded", "LimitReached", "BudgetExceeded", "BudgetExhausted",
+                "TooManyTurns", "TooManySteps", "TooManyIterations", "max_turns", "max_steps", "recursion_limit",
+                "MAX_TURNS", "MAX_STEPS")
+"""A word every match of `_LIMIT_ERROR` contains (keep the two together): a module with none is skipped with `in`
+tests, since the regex's `\\w*` prefixes make a search of a whole file slow."""
+
+
+def _negated_limit(text: str, name: str) -> bool:
+    quoted = re.escape(name)
+    return bool(re.search(rf"!\s*\(\s*[^()]*?\binstanceof\s+{quoted}\b|!==?\s*['\"]{quoted}['\"]|['\"]{quoted}['\"]\s*"
+                          rf"!==?|!\s*is{quoted}\b", text))
+
+
+def _visible_marks(mod: TsModule, stmts: list[Node]) -> bool:
+    """`_marks_status` for what a caller sees: a log line saying the limit was hit changes no result."""
+    return _marks_status(mod, [s for s in stmts if not _log_statement(mod, s)])
+
+
+def _log_statement(mod: TsModule, stmt: Node) -> bool:
+    expr = unwrap(stmt.named_children[0]) if stmt.type == "expression_statement" and stmt.named_children else None
+    return expr is not None and expr.type == "call_expression" and bool(_LOG_CALL.match(cname(mod, expr)))
+
+
+def _handlers(mod: TsModule) -> Iterator[tuple[Node, Node | None]]:
+    """(handler block, the try statement it belongs to) for each `catch` clause and `.catch(err => { … })`."""
+    for clause in mod.nodes("catch_clause"):
+        body = clause.child_by_field_name("body")
+        if body is not None:
+            yield body, clause.parent
+    for call in calls_named(mod, ("catch",)):
+        args = mod.arguments(call)
+        fn = unwrap(args[0]) if args else None
+        body = fn.child_by_field_name("body") if fn is not None and fn.type in FUNCTION_TYPES else None
+        if body is not None and body.type == "statement_block":
+            yield body, None
+
+
+def _returns_plain(mod: TsModule, stmts: list[Node]) -> bool:
+    """Whether the statements return a value that says nothing about the limit."""
+    ret = _success_return(mod, stmts)
+    return ret is not None and not _visible_marks(mod, [ret])
+
+
+@rule(CheckId.C12, lang="typescript", name="limit-error-caught-as-done")
+def limit_error_caught_as_done(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a `catch` that recognises the turn-limit error of an agent run (`MaxTurnsExceededError`,
+    `GraphRecursionError`, a `*LimitExceeded` error) and turns it into an ordinary answer: it returns a plain value,
+    or falls through to the function's normal `return`, with no status, flag or error that says the budget ran out.
+
+    The ceiling exists, but hitting it is indistinguishable from finishing: the caller saves and shows a partial
+    run as a complete answer.
+    """
+    del project
+    if is_test_module(mod) or not any(w in mod.text for w in _LIMIT_WORDS) or not _LIMIT_ERROR.search(mod.text):
+        return
+    for block, try_stmt in _handlers(mod):
+        stmts = [c for c in block.named_children if c.type != "comment"]
+        for index, stmt in enumerate(stmts):
+            if stmt.type != "if_statement":
+                continue
+            cond_text = code_text(mod, stmt.child_by_field_name("condition"))
+            m = _LIMIT_ERROR.search(cond_text)
+            if m is None:
+                continue
+            name = m.group(1) or m.group(4) or ""
+            then = stmt.child_by_field_name("consequence")
+            if _negated_limit(cond_text, name):
+                # `if (!(err instanceof Limit)) throw err;` — the limit error goes on below the `if`
+                if then is None or not _throws(mod, then):
+                    continue
+                branch = stmts[index + 1:]
+            else:
+                if then is None or _throws(mod, then):
+                    continue
+                branch = [then]
+            if any(_throws(mod, b) for b in branch) or _visible_marks(mod, branch):
+                continue
+            if not _returns_plain(mod, [n for b in branch for n in _statements(b)]):
+                if any(n.type == "return_statement" for b in branch for n in iter_subtree(b, into_functions=False)):
+                    continue
+                after = later_statements(mod, try_stmt) if try_stmt is not None else []
+                if not _returns_plain(mod, after) or _visible_marks(mod, after):
+                    continue
+            yield Hit(
+                node=stmt,
+                claim=f"this `catch` recognises `{name}`, the turn-limit error of the agent run, and carries on as if "
+                      "the run had finished: no status, flag or error tells the caller the budget ran out",
+                consequence="a run cut off by its turn budget is saved and returned as a finished answer; callers and "
+                            "logs cannot tell it from a completed one",
+                direction="re-throw it as the harness's own budget error, or return an explicit `status: "
+                          "\"max_turns\"` (and keep the partial state marked incomplete)",
+            )
+            break
+
+
+def _throws(mod: TsModule, node: Node) -> bool:
+    return any(n.type == "throw_statement" for n in iter_subtree(node, into_functions=False))
+
+
+def _statements(node: Node) -> list[Node]:
+    if node.type == "statement_block":
+        return [c for c in node.named_children if c.type != "comment"]
+    return [node]
+
+
+# ---------------------------------------------------------------- sub-agent fan-out
+def _runs_agent(mod: TsModule, project: TsProject, node: Node) -> str | None:
+    """The name of what `node` (a callback or loop body) runs that calls the model: a model call itself, or a
+    project function that reaches one."""
+    reaching = model_index(project).reaching
+    for call in nodes_in(mod, node, "call_expression"):
+        if is_model_call(mod, call):
+            return cname(mod, call)
+        for target in resolve_call(mod, project, call):
+            if key(target.module, target.node) in reaching:
+                return target.name
+    return None
+
+
+def _model_list(mod: TsModule, tool_fn: Node, expr: Node | None) -> str | None:
+    """The tool argument a list comes from (`tasks`, `args.questions`): a name bound by the tool function's first
+    parameter, or a member of it. None for anything else."""
+    node = unwrap(expr)
+    if node is None or node.type not in ("identifier", "member_expression"):
+        return None
+    dotted = mod.dotted(node)
+    first = _first_param(mod, tool_fn)
+    if first is None or not dotted:
+        return None
+    names = {mod.node_text(n) for n in iter_subtree(first) if n.type in ("identifier",
+                                                                         "shorthand_property_identifier_pattern")}
+    return dotted if dotted.split(".", 1)[0] in names else None
+
+
+def _first_param(mod: TsModule, fn: Node) -> Node | None:
+    single = fn.child_by_field_name("parameter")
+    if single is not None:
+        return single
+    params = fn.child_by_field_name("parameters")
+    items = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+    return items[0] if items else None
+
+
+def _list_capped(mod: TsModule, tool_fn: Node, name: str) -> bool:
+    """Whether the tool caps the list: a length test or a slice in its body, or a `.max(n)` / `maxItems` in the
+    schema of the tool definition around it."""
+    body = code_text(mod, tool_fn)
+    quoted = re.escape(name)
+    if re.search(rf"{quoted}\s*\??\.\s*(length\b|slice\(|splice\()", body):
+        return True
+    holder = tool_fn.parent
+    while holder is not None and holder.type not in ("object", "call_expression", "program"):
+        holder = holder.parent
+    return holder is not None and holder.type == "object" and bool(re.search(r"\.max\(|maxItems|\.length\(",
+                                                                               code_text(mod, holder)))
+
+
+@rule(CheckId.C12, lang="typescript", name="subagent-fanout-without-cap")
+def subagent_fanout_without_cap(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a tool that runs one model call or sub-agent per item of a list the model passes in
+    (`Promise.all(tasks.map(runWorker))`, `for (const q of args.questions) await runWorker(q)`) with no cap on the
+    list: no length test, no slice, no `.max(n)` in the tool's schema. The model decides how many agents run, and
+    one tool call can start hundreds of them."""
+    if is_test_module(mod) or "map" not in mod.text and "for" not in mod.text:
+        return
+    for node in [*calls_named(mod, ("map", "flatMap")), *mod.nodes("for_in_statement")]:
+        if node.type == "call_expression":
+            fn = node.child_by_field_name("function")
+            source = fn.child_by_field_name("object") if fn is not None and fn.type == "member_expression" else None
+            args = mod.arguments(node)
+            work = unwrap(args[0]) if args else None
+            if work is None or work.type not in FUNCTION_TYPES or not any(
+                    a.type == "call_expression" and cname(mod, a) in ("Promise.all", "Promise.allSettled")
+                    for a in mod.ancestors(node)):
+                continue
+        else:
+            source = node.child_by_field_name("right")
+            work = node.child_by_field_name("body")
+        if work is None:
+            continue
+        tool_fn = in_tool_code(mod, project, node)
+        listed = _model_list(mod, tool_fn, source) if tool_fn is not None else None
+        if tool_fn is None or listed is None or _list_capped(mod, tool_fn, listed):
+            continue
+        agent = _runs_agent(mod, project, work)
+        if agent is None:
+            continue
+        yield Hit(
+            node=node,
+            claim=f"the tool runs `{agent}` (a model call) once per item of `{listed}`, a list the model passes in, "
+                  "with no cap on its length",
+            consequence="one tool call can fan out into any number of sub-agents; cost and rate-limit pressure grow "
+                        "with whatever the model asks for",
+            direction=f"cap `{listed}` (a `.max(n)` in the schema, or refuse lists longer than a fixed maximum) and "
+                      "count sub-agents against the run's budget",
+        )

@@ -2,8 +2,12 @@
 
 Shapes detected:
 - `window-cut-orphans-tool-result`: the history cut by count alone (`messages.slice(-N)`, `history.shift()` until
-  it fits, also on a copy such as `const [first, ...rest] = history`, `messages.splice(1, k)`) with no check that
-  a tool result keeps its call.
+  it fits, also on a copy such as `const [first, ...rest] = history`, `messages.splice(1, k)`, an agent SDK's
+  input items `run(agent, items.slice(-N))`) with no check that a tool result keeps its call. A message converter
+  on the way (`toProvider(window)`, which merges tool results) and a stop condition (`hasToolCall("done")`) are not
+  pairing checks; dropping leading tool messages, cutting at a user turn, or filtering orphans by id are.
+- `trim-messages-without-start-on`: LangChain's `trimMessages(messages, { maxTokens, ... })` keeping the last
+  messages without `startOn`, so the window can begin with an orphaned tool message.
 - `single-compaction-then-send`: `if (countTokens(messages) > limit) messages = await summarize(messages)`, then
   the request goes out without measuring again.
 - `tool-output-appended-unbounded`: a tool result message (`{ role: "tool", content: output }`,
@@ -38,6 +42,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     module_speaks_llm,
     nodes_in,
     number_value,
+    receiver,
     resolve_call,
     same,
     statement_of,
@@ -50,11 +55,22 @@ _HISTORY = re.compile(r"(messages|history|conversation|transcript|msgs|chatHisto
 _PAIR_TOKENS = re.compile(r"[\"'](tool|tool_result|tool_use|tool-result|tool-call|function_call_output|"
                           r"function_call|function)[\"']|tool_call_id|tool_calls|toolCallId|toolCalls|tool_use_id|"
                           r"toolUseId|toolInvocations|toolResult|call_id|callId|functionCall|functionResponse|"
-                          r"FunctionCall|FunctionResponse|function_response")
+                          r"FunctionCall|FunctionResponse|function_response|\bToolMessage\b|isToolMessage|"
+                          r"function_call_result|\bfunctionCallResult")
 _USER_BOUNDARY = re.compile(r"role\s*[!=]==?\s*[\"']user[\"']")
 """Searching for a user turn to cut at: a cut there keeps every call with its results."""
 _PAIR_NAME = re.compile(r"(pair|orphan|boundary|dangling|unanswered|safe_?cut|safe_?split|toolcall|tool_?result|"
                         r"repair|sanitiz)", re.I)
+_NOT_PAIR_HELPER = re.compile(r"^(has|is|get|count|num|to[A-Z_]|as[A-Z_]|format|convert|render|log|print|serialize|"
+                              r"encode|stringify|describe|summari[sz]e[A-Z_]*Tool)", re.I)
+"""Predicates, getters and converters whose name mentions tool calls (`hasToolCall("finish")`, `toToolResult`,
+`getToolCalls`): they test or translate a message, they do not repair a cut."""
+_DROPS = {"shift", "splice", "pop", "unshift"}
+_REMOVES = re.compile(r"!==?|!\s*[\w(]|\.has\(|\.includes\(|\bin\s+\w")
+"""A filter callback that excludes (a negated test) or keeps by membership in a set of ids."""
+_INDEX_MOVE = re.compile(r"^[\w$.\s()+\-*/]+$")
+"""The right side of `start = i + 1`: an index computed from names and numbers (no string, object or call)."""
+_INDEX_NAME = re.compile(r"^(i|j|k|n|idx|index|start|begin|from|cut|pos|offset|\w*(Index|Idx|Start|Cut))$")
 _MEASURE = re.compile(r"(token|size|length|countChars|numChars|charCount|estimate|bytes)", re.I)
 _COMPACT = re.compile(r"(summar|compact|condens|compress)", re.I)
 _TRIMMER = re.compile(r"(trim|truncat|window|compact|prune|fit|shrink|cut|evict|limit|cap|clip|recent|lastN)", re.I)
@@ -275,6 +291,36 @@ _LOOP_MEASURE = re.compile(r"(token|budget|limit|max|total|used|chars|bytes|size
 """A size measure in a loop condition (a bare `.length > 0` drains a queue instead)."""
 
 
+_ITEMS = re.compile(r"^(items|input_?items|inputItems|input|inputs|entries|thread|context|contents)$", re.I)
+_AGENT_RUNNERS = re.compile(r"^@openai/agents[\w-]*#(run)$")
+
+
+def _agent_input_cut(mod: TsModule, call: Node, obj: Node | None) -> bool:
+    """`run(agent, this.items.slice(-n))` / `runner.run(agent, items.slice(-n))`: an agent SDK's input item list,
+    cut by count straight into the run (or into a model request); the items hold function calls and their results
+    under a generic name."""
+    obj = unwrap(obj)
+    if obj is None or not _ITEMS.match(last(mod.dotted(obj) or "")):
+        return False
+    parent = call.parent
+    if parent is not None and parent.type == "pair" and mod.node_text(parent.child_by_field_name("key")).strip(
+            "'\"") in ("contents", "input", "messages", "history"):
+        # `generateContent({ contents: contents.slice(-n) })`: the value of the request's history key
+        holder = parent.parent
+        parent = holder.parent if holder is not None and holder.type == "object" else None
+        outer = parent.parent if parent is not None and parent.type == "arguments" else None
+        return outer is not None and outer.type == "call_expression" and is_model_call(mod, outer)
+    outer = parent.parent if parent is not None and parent.type == "arguments" else None
+    if outer is None or outer.type != "call_expression":
+        return False
+    if is_model_call(mod, outer):
+        return True
+    name = cname(mod, outer)
+    if name == "run" and _AGENT_RUNNERS.match(mod.imports().get("run", "")):
+        return True
+    return last(name) == "run" and receiver(name).lower().endswith("runner")
+
+
 def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
     """Every count-only cut of a history list: (node, its text, the cut list's name)."""
     for call in calls_named(mod, ("slice", "shift", "splice")):
@@ -285,7 +331,8 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
         obj = fn_node.child_by_field_name("object")
         if method not in ("slice", "shift", "splice"):
             continue
-        if not _is_history(mod, obj) and (method == "slice" or not _history_copy(mod, obj)):
+        if not _is_history(mod, obj) and (method == "slice" or not _history_copy(mod, obj)) and \
+                not (method == "slice" and _agent_input_cut(mod, call, obj)):
             continue
         base = mod.dotted(unwrap(obj))
         text = " ".join(code_text(mod, call).split())
@@ -318,21 +365,53 @@ def _acts_on_pair(mod: TsModule, node: Node) -> bool:
         return bool(_PAIR_TOKENS.search(cond) or _USER_BOUNDARY.search(cond))
     if kind == "call_expression":
         name = last(cname(mod, node))
-        if name in ("filter", "findIndex", "findLastIndex", "find", "findLast", "some", "every"):
+        if name == "filter":
+            # removing tool turns or orphans (`m.role !== "tool"`, `ids.has(m.tool_call_id)`), not picking the
+            # calls out of one reply (`content.filter((b) => b.type === "tool_use")`)
             args = code_text(mod, node.child_by_field_name("arguments"))
-            return bool(_PAIR_TOKENS.search(args) or (name != "filter" and _USER_BOUNDARY.search(args)))
-        return bool(_PAIR_NAME.search(name))
+            return bool(_PAIR_TOKENS.search(args)) and bool(_REMOVES.search(args))
+        if name in ("findIndex", "findLastIndex"):
+            args = code_text(mod, node.child_by_field_name("arguments"))
+            return bool(_PAIR_TOKENS.search(args) or _USER_BOUNDARY.search(args))
+        if name in ("find", "findLast"):
+            # `window.find((m) => m.role === "user")` looks for a boundary; `find((b) => b.type === "tool_use")`
+            # only picks a block out of one message (an `if` acting on it is judged as an `if`)
+            return bool(_USER_BOUNDARY.search(code_text(mod, node.child_by_field_name("arguments"))))
+        return bool(_PAIR_NAME.search(name)) and not _NOT_PAIR_HELPER.match(name)
     if kind == "if_statement":
         if not _PAIR_TOKENS.search(code_text(mod, node.child_by_field_name("condition"))):
             return False
-        body = node.child_by_field_name("consequence")
-        for sub in iter_subtree(body, into_functions=False) if body is not None else []:
-            if sub.type in ("continue_statement", "break_statement", "return_statement", "throw_statement",
-                            "augmented_assignment_expression", "update_expression", "assignment_expression"):
-                return True
-            if sub.type == "call_expression" and last(cname(mod, sub)) in ("shift", "splice", "pop", "unshift"):
-                return True
+        return _if_moves_cut(mod, node.child_by_field_name("consequence"))
     return False
+
+
+def _if_moves_cut(mod: TsModule, body: Node | None) -> bool:
+    """Whether the branch of a tool-call test changes what is kept: it drops a message (`shift`/`splice`), moves
+    the cut index (`start++`, `start = i + 1`), or skips/leaves without recording anything. A branch that pushes a
+    converted block and `continue`s is a message converter (`if (m.role === "tool") { out.push(...); continue }`),
+    not a pairing check."""
+    exits = False
+    for sub in iter_subtree(body, into_functions=False) if body is not None else []:
+        kind = sub.type
+        if kind == "call_expression":
+            method = last(cname(mod, sub))
+            if method in _DROPS:
+                return True
+            if method in ("push", "concat", "set", "add") or kind == "yield_expression":
+                return False
+        elif kind == "yield_expression":
+            return False
+        elif kind in ("continue_statement", "break_statement", "return_statement", "throw_statement"):
+            exits = True
+        elif kind in ("augmented_assignment_expression", "update_expression"):
+            return True
+        elif kind == "assignment_expression":
+            right = unwrap(sub.child_by_field_name("right"))
+            if right is not None and _INDEX_MOVE.match(code_text(mod, right)) and (
+                    right.type in ("number", "binary_expression") or
+                    right.type == "identifier" and _INDEX_NAME.match(mod.node_text(right))):
+                return True
+    return exits
 
 
 def _pair_handled_in(mod: TsModule, project: TsProject, nodes: list[Node], depth: int = 1) -> bool:
@@ -359,6 +438,9 @@ def _handles_pairs(mod: TsModule, project: TsProject, node: Node) -> bool:
     for anc in mod.ancestors(node):
         if anc.type in FUNCTION_TYPES and _TRIMMER.search(mod.function_name(anc)):
             trimmer = anc
+        elif anc.type in ("while_statement", "do_statement", "if_statement") and trimmer is None and \
+                _PAIR_TOKENS.search(code_text(mod, anc.child_by_field_name("condition"))):
+            return True  # `while (w[0] instanceof ToolMessage) w.shift()`: the removal is the repair itself
     if trimmer is not None:
         return _pair_handled_in(mod, project, [trimmer])
     stmt = statement_of(node)
@@ -429,7 +511,8 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
         if marker in seen or _holds_records(mod, base) or _handles_pairs(mod, project, node):
             continue
         seen.add(marker)
-        speaks = module_speaks_llm(mod, project) or _sdk_typed(mod, fn) or _feeds_model(mod, project, fn)
+        speaks = module_speaks_llm(mod, project) or _sdk_typed(mod, fn) or _feeds_model(mod, project, fn) or \
+            _agent_input_cut(mod, node, _receiver(node))
         if not speaks and not _project_uses_tools(project):
             continue  # no sign that this list is a model history that can hold tool calls
         yield Hit(
@@ -443,6 +526,41 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
                       "results), or cut only at user-turn boundaries so call/result pairs stay together",
             confirm_hint="" if speaks else "verify that this history is sent to the model and can hold tool calls "
                                            "and results; if it can, the cut can separate a pair",
+        )
+
+
+# ---------------------------------------------------------------- LangChain's trimMessages without a start type
+@rule(CheckId.C13, lang="typescript", name="trim-messages-without-start-on")
+def trim_messages_without_start_on(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags LangChain's `trimMessages(messages, { maxTokens, ... })` keeping the last messages (its default
+    strategy) without `startOn` (e.g. `"human"`): the kept window can begin with a `ToolMessage` whose `AIMessage`
+    tool call was trimmed away, which the provider rejects."""
+    if "trimMessages" not in mod.text or is_test_module(mod):
+        return
+    imported = mod.imports().get("trimMessages", "")
+    if not imported.startswith("@langchain/"):
+        return
+    for call in calls_named(mod, ("trimMessages",)):
+        if cname(mod, call) != "trimMessages":
+            continue
+        options = next((unwrap(a) for a in reversed(mod.arguments(call)) if unwrap(a) is not None and
+                        unwrap(a).type == "object"), None)
+        if options is None:
+            continue
+        keys = mod.object_keys(options)
+        if "startOn" in keys or string_value(mod, keys.get("strategy")) == "first":
+            continue
+        speaks = module_speaks_llm(mod, project) or _project_uses_tools(project)
+        yield Hit(
+            node=call,
+            verdict=Verdict.CONFIRMED if speaks else Verdict.SUSPECTED,
+            claim="`trimMessages` keeps the latest messages without `startOn`: the kept window can begin with a tool "
+                  "message whose tool call was trimmed away",
+            consequence="once the history is long enough to be trimmed, the request can start with an orphaned tool "
+                        "result and the provider rejects it (HTTP 400)",
+            direction="pass `startOn: \"human\"` (and `includeSystem: true`) so the window always starts at a user "
+                      "turn and every tool call keeps its result",
+            confirm_hint="" if speaks else "verify that the trimmed messages can hold tool calls and their results",
         )
 
 

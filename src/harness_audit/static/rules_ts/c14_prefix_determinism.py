@@ -1,20 +1,23 @@
 """C14 · Prompt prefix determinism — TypeScript/JavaScript rules.
 
 Shapes detected:
-- `volatile-value-in-system-prompt`: `new Date()`, `Date.now()`, `crypto.randomUUID()`, `Math.random()`,
-  `process.pid`, `os.hostname()` or a listing of the cwd flows into the system prompt or the tool definitions
-  (followed through locals, module constants, `this` fields, array parts and helper returns, three hops at most).
+- `volatile-value-in-system-prompt`: `new Date()`, `Date.now()`, `dayjs()`/luxon/`Temporal.Now`, `crypto.randomUUID()`,
+  `Math.random()` (also as a sort comparator), lodash `shuffle`/`sampleSize`, `process.pid`, `os.hostname()` or a
+  listing of the cwd flows into the system prompt (a `system`/`instructions` value, a function a framework calls for
+  it, a `["system", text]` tuple, a message placed before the history) or the tool definitions (followed through
+  locals, module constants, `this` fields, array parts and helper returns, three hops at most).
 - `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `{ ...registry }` /
   `for (… of registry)` feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry
-  is filled in discovery or completion order (`readdir`/`glob` loops, `Promise.all` of dynamic imports, MCP
-  `listTools`), directly, through a registry class's `register(tool)` method, or returned by a loader.
+  is filled in discovery or completion order (`readdir`/`glob` loops, per-item callbacks that run concurrently and
+  fill after an `await` or in a `.then`), directly, through a registry class's `register(tool)` method, or returned
+  by a loader; a loader's registry handed on whole (`tools: { ...(await loadTools()) }`) is cited at its fill.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
@@ -22,12 +25,14 @@ from harness_audit.findings import CheckId, Verdict, evidence_is_thin
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import (
+    FuncRef,
     Key,
     callers_of,
     calls_named,
     cname,
     code_text,
     enclosing_class,
+    function_defs,
     imports_of,
     is_test_module,
     iter_subtree,
@@ -76,22 +81,36 @@ _VOLATILE_CALLS = {"Date": "the current date and time", "Date.now": "the current
                    "randomBytes": "random bytes", "nanoid": "a random id", "uuid": "a random uuid",
                    "uuidv4": "a random uuid", "v4": "a random uuid", "uuid.v4": "a random uuid",
                    "ulid": "a time-based id", "cuid": "a random id", "createId": "a random id",
-                   "os.freemem": "the free memory", "os.loadavg": "the load average"}
+                   "os.freemem": "the free memory", "os.loadavg": "the load average",
+                   "dayjs": "the current date and time", "moment": "the current date and time",
+                   "DateTime.now": "the current date and time", "DateTime.local": "the current date and time",
+                   "Temporal.Now.instant": "the current time", "Temporal.Now.plainDateTimeISO": "the current time",
+                   "Temporal.Now.zonedDateTimeISO": "the current time", "Temporal.Now.plainDateISO": "the current date"}
+_VOLATILE_CALLS.update({"shuffle": "a random order", "_.shuffle": "a random order", "sampleSize": "a random sample",
+                        "_.sampleSize": "a random sample", "_.sample": "a random choice"})
+_NOW_WITHOUT_ARGS = {"dayjs", "moment", "DateTime.local"}
+"""Date libraries that give the current time only when called without a date."""
 _VOLATILE_MODULES = {"randomUUID": ("crypto", "node:crypto"), "hostname": ("os", "node:os"),
                      "randomBytes": ("crypto", "node:crypto"), "nanoid": ("nanoid",), "uuid": ("uuid",),
                      "uuidv4": ("uuid",), "v4": ("uuid",), "ulid": ("ulid",), "cuid": ("cuid", "@paralleldrive/cuid2"),
-                     "createId": ("@paralleldrive/cuid2",)}
+                     "createId": ("@paralleldrive/cuid2",), "dayjs": ("dayjs",), "moment": ("moment",),
+                     "DateTime.now": ("luxon",), "DateTime.local": ("luxon",),
+                     "shuffle": ("lodash", "lodash-es", "lodash/shuffle", "es-toolkit", "radash", "remeda"),
+                     "sampleSize": ("lodash", "lodash-es", "lodash/sampleSize", "es-toolkit"),
+                     "_.shuffle": ("lodash", "lodash-es", "underscore"), "_.sampleSize": ("lodash", "lodash-es"),
+                     "_.sample": ("lodash", "lodash-es", "underscore")}
 _VOLATILE_LASTS = frozenset({s.rsplit(".", 1)[-1] for s in _VOLATILE_CALLS} | {"readdirSync", "readdir", "opendir",
                                                                                  "opendirSync"})
 _PER_PROCESS = {"the host name", "the process id"}
 _VOLATILE_WORDS = ("Date", "random", "uuid", "UUID", "hostname", "pid", "nanoid", "readdir", "uptime", "hrtime", "ulid",
-                   "cuid", "createId", "freemem", "loadavg")
+                   "cuid", "createId", "freemem", "loadavg", "dayjs", "moment", "Temporal", "shuffle", "sample")
 """Words a module with a volatile source contains (substring tests: a regex alternation over a large file is slow)."""
 _LISTING_CALLS = {"readdirSync", "readdir", "fs.readdirSync", "fs.readdir", "fs.promises.readdir", "fsp.readdir",
                   "opendir", "opendirSync"}
 _DISCOVERY = re.compile(r"\b(readdirSync|readdir|opendir|opendirSync|globSync|glob|fg|fastGlob|fastglob|globby|"
-                        r"import\.meta\.glob|walk|walkSync|listTools)\s*[(.<]|\bimport\s*\(")
-_DISCOVERY_WORDS = ("readdir", "opendir", "glob", "fg(", "fastGlob", "walk", "listTools", "import(")
+                        r"import\.meta\.glob|walk|walkSync)\s*[(.<]|\bimport\s*\(")
+_DISCOVERY_WORDS = ("readdir", "opendir", "glob", "fg(", "fastGlob", "walk", "listTools", "import(", "Promise.all",
+                    "Promise.race", "Promise.any", "forEach(async")
 _FILL_METHODS = ("set", "add", "push", "register", "registerTool", "addTool", "unshift")
 _MAX_HOPS = 3
 
@@ -133,6 +152,9 @@ def _sink_at(mod: TsModule, node: Node, child: Node, ordering: bool) -> _Sink | 
         if obj is not None and obj.type == "object" and _role_of(mod, obj) in ("system", "developer") and \
                 k in ("content", "text", "parts"):
             return _Sink(obj, f"the {_role_of(mod, obj)} message", "system")
+        if obj is not None and obj.type == "object" and _role_of(mod, obj) in ("user", "assistant") and \
+                k in ("content", "text", "parts") and _before_history(mod, obj):
+            return _Sink(obj, f"a {_role_of(mod, obj)} message placed before the conversation history", "system")
         return None
     if kind in ("variable_declarator", "public_field_definition", "field_definition", "assignment_expression"):
         target = node.child_by_field_name("name") or node.child_by_field_name("property") or \
@@ -157,7 +179,24 @@ def _sink_at(mod: TsModule, node: Node, child: Node, ordering: bool) -> _Sink | 
         return None
     if kind == "new_expression" and last(cname(mod, node)) in ("SystemMessage", "SystemMessagePromptTemplate"):
         return _Sink(node, f"`{cname(mod, node)}`", "system")
+    if kind == "array" and len(node.named_children) == 2 and same(node.named_children[1], child) and \
+            string_value(mod, node.named_children[0]) in ("system", "developer"):
+        # LangChain's message tuple: `["system", text]` in `ChatPromptTemplate.fromMessages([...])`
+        return _Sink(node, f"the `[\"{string_value(mod, node.named_children[0])}\", …]` message", "system")
     return None
+
+
+def _before_history(mod: TsModule, message: Node) -> bool:
+    """A message literal that an array lists before the spread history (`[{ role: "user", content: … },
+    ...history, latest]`): it is part of the prefix of every request, not the newest message."""
+    array = message.parent
+    if array is None or array.type != "array":
+        return False
+    later = [c for c in array.named_children if c.start_byte > message.end_byte]
+    return any(c.type == "spread_element" and _HISTORY_NAME.search(mod.node_text(c)) for c in later)
+
+
+_HISTORY_NAME = re.compile(r"(messages|history|conversation|transcript|turns|msgs|thread)\b", re.I)
 
 
 # ---------------------------------------------------------------- carriers
@@ -189,7 +228,8 @@ def _carries(mod: TsModule, parent: Node, child: Node, ordering: bool) -> bool:
         return not same(parent.child_by_field_name("condition"), child)
     if kind == "binary_expression":
         op = mod.node_text(parent.child_by_field_name("operator"))
-        return op in ("??", "||") or _is_text_binary(mod, parent)
+        # arithmetic on a volatile value stays volatile (`Math.random() - 0.5`, `Date.now() - start`)
+        return op in ("??", "||") or _is_text_binary(mod, parent) or (not ordering and op in ("-", "*", "/", "%"))
     if kind == "member_expression":
         return same(parent.child_by_field_name("object"), child) and \
             mod.node_text(parent.child_by_field_name("property")) not in ("length", "size")
@@ -226,6 +266,8 @@ class _Tracer:
     project: TsProject
     ordering: bool
     seen: set[Key]
+    calls: list[tuple[TsModule, Node, Node]] = field(default_factory=list[tuple[TsModule, Node, Node]])
+    """The calls entered through an argument (module, call, callee): a return there goes back to that call only."""
 
     def trace(self, mod: TsModule, start: Node, hops: int) -> _Sink | None:
         k = key(mod, start)
@@ -303,7 +345,11 @@ class _Tracer:
         for target in resolve_call(mod, self.project, call):
             param = _param_at(target.module, target.node, index)
             if param is not None:
-                found = self.through_reads(target.module, param, target.module.node_text(param), hops - 1)
+                self.calls.append((mod, call, target.node))
+                try:
+                    found = self.through_reads(target.module, param, target.module.node_text(param), hops - 1)
+                finally:
+                    self.calls.pop()
                 if found is not None:
                     return found
         return None
@@ -312,9 +358,30 @@ class _Tracer:
         fn = ret if ret.type == "arrow_function" else mod.enclosing_function(ret)
         if fn is None:
             return None
-        for other, call in callers_of(self.project, mod, fn):
+        if self.calls and same(self.calls[-1][2], fn):
+            # the value came in through an argument of one call: it returns to that call, not to every caller of
+            # a shared helper
+            entered = self.calls.pop()
+            try:
+                return self.trace(entered[0], entered[1], hops - 1)
+            finally:
+                self.calls.append(entered)
+        callers = callers_of(self.project, mod, fn)
+        for other, call in callers:
             found = self.trace(other, call, hops - 1)
             if found is not None:
+                return found
+        comparator = fn.parent.parent if fn.parent is not None and fn.parent.type == "arguments" else None
+        if not self.ordering and comparator is not None and comparator.type == "call_expression" and \
+                last(cname(mod, comparator)) in ("sort", "toSorted"):
+            # a random comparator (`examples.sort(() => Math.random() - 0.5)`) shuffles the list it sorts
+            return self.trace(mod, comparator, hops - 1)
+        if not callers and not self.ordering and fn.type in ("arrow_function", "function_expression") and \
+                mod.function_name(fn) == "<anonymous>":
+            # a function nobody here calls, handed on as a value: a framework calls it to build the system prompt
+            # (`instructions: (ctx) => …`, or returned by `makeInstructions(role)`)
+            found = self.trace(mod, fn, hops - 1)
+            if found is not None and found.kind == "system":
                 return found
         return None
 
@@ -358,7 +425,8 @@ def _reads(mod: TsModule, at: Node, name: str) -> list[Node]:
     if scope is None:
         return []
     out: list[Node] = []
-    word = re.compile(rb"(?<![\w$.])" + re.escape(name.encode("utf-8")).replace(rb"\.", rb"\s*\??\.\s*") +
+    # a read may follow a spread (`...name`), never a member dot (`other.name`)
+    word = re.compile(rb"(?:(?<=\.\.\.)|(?<![\w$.]))" + re.escape(name.encode("utf-8")).replace(rb"\.", rb"\s*\??\.\s*") +
                       rb"(?![\w$])")
     root = mod.tree.root_node
     start = max(after, scope.start_byte)
@@ -404,7 +472,9 @@ def _volatile_sources(mod: TsModule) -> Iterator[tuple[Node, str]]:
         what = _VOLATILE_CALLS.get(name)
         if what is not None:
             wanted = _VOLATILE_MODULES.get(name)
-            if wanted is not None and imports.get(name, "").split("#")[0] not in wanted:
+            if wanted is not None and imports.get(name.split(".")[0], "").split("#")[0] not in wanted:
+                continue
+            if name in _NOW_WITHOUT_ARGS and mod.arguments(call):
                 continue
             if name.startswith("os.") and imports.get("os", "").split("#")[0] not in ("os", "node:os"):
                 continue
@@ -583,9 +653,17 @@ def _self_registering_plugins(mod: TsModule) -> str | None:
     return None
 
 
+_PER_ITEM = ("forEach", "map", "flatMap")
+_CONTINUATIONS = ("then", "catch", "finally")
+_FAN_OUT = ("Promise.all", "Promise.allSettled", "Promise.race", "Promise.any")
+
+
 def _fill_order(mod: TsModule, fill: Node) -> str | None:
     """Why a fill happens in a non-deterministic order: inside a loop or callback over an unsorted discovery, or in
-    a callback run concurrently under `Promise.all`."""
+    a per-item callback run concurrently (`map` under `Promise.all`/`allSettled`, an async `forEach`) after an
+    asynchronous step (an `await` before it, or a `.then` continuation around it): each item lands when its own
+    request completes."""
+    settled_later = False  # the fill runs in a promise continuation (`.then(...)`) below the current ancestor
     for anc in mod.ancestors(fill):
         if anc.type == "for_in_statement":
             why = _unsorted_discovery(mod, anc.child_by_field_name("right"))
@@ -599,18 +677,26 @@ def _fill_order(mod: TsModule, fill: Node) -> str | None:
             method = last(cname(mod, call))
             fn = call.child_by_field_name("function")
             obj = fn.child_by_field_name("object") if fn is not None and fn.type == "member_expression" else None
-            if method in ("forEach", "map", "flatMap") and obj is not None:
+            if method in _PER_ITEM and obj is not None:
                 why = _unsorted_discovery(mod, obj)
                 if why is not None:
                     return f"`{why}` order"
-            concurrent = method in ("map", "flatMap", "forEach") and mod.node_text(anc).startswith("async") and any(
-                a.type == "call_expression" and cname(mod, a) in ("Promise.all", "Promise.allSettled")
-                for a in mod.ancestors(call))
-            if concurrent and any(n.type == "await_expression" and n.start_byte < fill.start_byte
-                                  for n in iter_subtree(anc, into_functions=False)):
-                return "the order concurrent loads complete (`Promise.all` over async callbacks)"
-            if method == "then" and obj is not None and re.search(r"\bimport\s*\(", mod.node_text(obj)):
-                return "the order dynamic imports complete"
+            if method in _CONTINUATIONS and obj is not None:
+                if method == "then" and re.search(r"\bimport\s*\(", mod.node_text(obj)):
+                    return "the order dynamic imports complete"
+                settled_later = True
+                continue
+            if method not in _PER_ITEM:
+                continue
+            awaited = mod.node_text(anc).startswith("async") and any(
+                n.type == "await_expression" and n.start_byte < fill.start_byte
+                for n in iter_subtree(anc, into_functions=False))
+            if not (awaited or settled_later):
+                continue
+            concurrent = (method == "forEach" and mod.node_text(anc).startswith("async")) or any(
+                a.type == "call_expression" and cname(mod, a) in _FAN_OUT for a in mod.ancestors(call))
+            if concurrent:
+                return "the order concurrent loads complete (per-item callbacks that finish in any order)"
     return None
 
 
@@ -745,6 +831,105 @@ def unsorted_tool_registry_in_request(mod: TsModule, project: TsProject) -> Iter
             direction="sort the tools by name before building the definitions (`[...registry.values()].sort((a, b) "
                       "=> a.name.localeCompare(b.name))`), or fill the registry in a fixed order",
         )
+    for call, loader in _loader_calls(mod, project):
+        # the loader's registry itself is the tool set (`tools: { ...(await mcpTools()) }`): nothing iterates it
+        # at the use, so its order is the order of the fill, which is where it is cited
+        sink = _Tracer(mod, project, True, set()).trace(mod, call, 0)
+        if sink is None or sink.kind != "tools" or key(mod, sink.node) in sinks:
+            continue
+        sinks.add(key(mod, sink.node))
+        where = "" if loader.module is mod else f" of {mod.path}"
+        yield Hit(
+            node=_citable(loader.module, loader.fill),
+            module=loader.module if loader.module is not mod else None,
+            claim=f"`{loader.name}()` fills `{loader.registry}` in {loader.why} and returns it unsorted; line "
+                  f"{mod.line(call)}{where} hands it on as {sink.what}",
+            consequence="the tool order changes from one call (and process) to the next, so the serialised prefix "
+                        "differs and the provider's prompt cache misses",
+            direction=f"sort the entries by name before `{loader.name}()` returns them, or insert them in a fixed "
+                      "order (collect the concurrent results first, then fill in the input order)",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Loader:
+    """A project function that returns a registry it fills in a non-deterministic order."""
+
+    module: TsModule
+    """Where it is."""
+    name: str
+    """Its name."""
+    registry: str
+    """The local it returns."""
+    fill: Node
+    """The statement that fills it."""
+    why: str
+    """Why the order is not deterministic."""
+
+
+def _loaders(project: TsProject) -> dict[Key, _Loader]:
+    """Functions returning a local registry filled in discovery or completion order (once per project)."""
+
+    def build() -> dict[Key, _Loader]:
+        out: dict[Key, _Loader] = {}
+        registries = _registries(project)
+        for mod in project.modules.values():
+            if not any(path == mod.path and "." not in name for path, name in registries):
+                continue
+            for ret in mod.nodes("return_statement"):
+                fn = mod.enclosing_function(ret)
+                value = unwrap(ret.named_children[0] if ret.named_children else None)
+                if fn is None or value is None or value.type != "identifier" or mod.function_name(fn) == "<anonymous>":
+                    continue
+                name = mod.node_text(value)
+                if (mod.path, name) not in registries:
+                    continue
+                for fill in _fills(mod):
+                    if mod.within(fill, fn) and _fill_target(mod, fill) == name and \
+                            (why := _fill_order(mod, fill)) is not None:
+                        out[key(mod, fn)] = _Loader(mod, mod.function_name(fn), name, fill, why)
+                        break
+        return out
+
+    return memo(project, "c14_loaders", build)
+
+
+def _loader_calls(mod: TsModule, project: TsProject) -> Iterator[tuple[Node, _Loader]]:
+    """Calls of `_loaders` in `mod`."""
+    loaders = _loaders(project)
+    if not loaders:
+        return
+    names = {loader.name for loader in loaders.values()}
+    for call in calls_named(mod, names):
+        targets = resolve_call(mod, project, call) or _aliased_targets(mod, project, call)
+        for target in targets:
+            loader = loaders.get(key(target.module, target.node))
+            if loader is not None:
+                yield call, loader
+                break
+
+
+_ALIAS = re.compile(r"^(@|~|#|\$lib)/")
+"""A path alias of the project's own sources (`@/lib/mcp` in Next.js, `~/utils` in Nuxt/Remix)."""
+
+
+def _aliased_targets(mod: TsModule, project: TsProject, call: Node) -> list[FuncRef]:
+    """`f()` imported through a path alias (`import { f } from "@/lib/mcp"`): the function `f` of the project
+    module the alias names (`lib/mcp.ts`, or under `src/`)."""
+    name = cname(mod, call)
+    spec, _, export = imports_of(mod).get(name, "").partition("#")
+    if "." in name or not _ALIAS.match(spec):
+        return []
+    rest = _ALIAS.sub("", spec)
+    wanted = export if export and export != "default" else name
+    for base in (rest, f"src/{rest}", f"app/{rest}"):
+        for path in (base, *(f"{base}{ext}" for ext in (".ts", ".tsx", ".js", ".mjs", ".cjs", ".mts", ".cts", ".jsx")),
+                     *(f"{base}/index{ext}" for ext in (".ts", ".tsx", ".js"))):
+            other = project.modules.get(path)
+            if other is not None:
+                return [FuncRef(other, f, wanted) for f in function_defs(other).get(wanted, [])
+                        if f.type != "method_definition"]
+    return []
 
 
 def _citable(mod: TsModule, node: Node) -> Node:

@@ -29,6 +29,7 @@ from harness_audit.static.rules_ts import _ts_idioms as ts
 from harness_audit.static.rules_ts._agent_idioms import (
     AI_SDK_FUNCS,
     Key,
+    callers_of,
     calls_matching,
     calls_named,
     cname,
@@ -42,10 +43,12 @@ from harness_audit.static.rules_ts._agent_idioms import (
     last,
     memo,
     mod_memo,
+    module_speaks_llm,
     nodes_in,
     receiver,
     resolve_call,
     same,
+    statement_of,
     string_value,
     unwrap,
     words_in_code,
@@ -78,17 +81,20 @@ _TRACING = ("@opentelemetry", "langfuse", "langsmith", "braintrust", "@sentry", 
             "@arizeai", "@vercel/otel", "weave", "@langfuse", "agentops", "@lmnr-ai", "openlit", "@honeyhive",
             "@literalai", "posthog-node", "dd-trace", "@datadog")
 _FIRST_PARTY_TRACING = re.compile(r"(^|/)(tracing|telemetry|observability|instrumentation|otel|spans?)(/|\.[cm]?[jt]sx?$)")
-_USAGE_WORDS = re.compile(r"\busage\b|\busageMetadata\b|\btotalUsage\b|input_tokens|prompt_tokens|inputTokens|"
+_USAGE_WORDS = re.compile(r"\busage\b|\busageMetadata\b|\busage_metadata\b|\btokenUsage\b|\btotalUsage\b|"
+                          r"input_tokens|prompt_tokens|inputTokens|"
                           r"promptTokens|total_tokens|totalTokens|completion_tokens|output_tokens|outputTokens|"
                           r"cache_read_input_tokens|cache_creation_input_tokens|cached_tokens|cachedInputTokens|"
                           r"promptTokenCount|candidatesTokenCount")
-_USAGE_LIST = ("usage", "usageMetadata", "totalUsage", "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
+_USAGE_LIST = ("usage", "usageMetadata", "usage_metadata", "tokenUsage", "totalUsage", "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
                "total_tokens", "totalTokens", "completion_tokens", "output_tokens", "outputTokens",
                "cache_read_input_tokens", "cache_creation_input_tokens", "cached_tokens", "cachedInputTokens",
                "promptTokenCount", "candidatesTokenCount")
 _CONTENT_ATTRS = {"choices", "content", "output_text", "outputText", "text", "message", "output", "candidates",
                   "tool_calls", "toolCalls", "stop_reason", "stopReason", "finish_reason", "finishReason", "object",
-                  "textStream", "partialObjectStream", "reasoning", "parsed", "output_parsed", "role", "type"}
+                  "textStream", "partialObjectStream", "reasoning", "parsed", "output_parsed", "role", "type",
+                  "finalOutput", "lastAgent", "newItems", "history", "interruptions", "lastResponseId",
+                  "additional_kwargs"}
 _META_ATTRS = frozenset({"id", "model", "created", "system_fingerprint", "service_tier", "stop_sequence",
                          "response_id", "responseId", "modelId"})
 """Response metadata a harness may record without its usage: reading them does not make the response escape."""
@@ -156,8 +162,15 @@ def _tool_event(mod: TsModule, obj: Node, kind_hint: str | None) -> bool:
     return bool(set(keys) & _PAYLOAD_KEYS) or any(_CALL_EVENT.search(v) for v in tool_value)
 
 
+_OWNER_ID = re.compile(r"^(chat|session|sess|conversation|conv|thread|user|job|tenant|org|organization|project|"
+                       r"workspace|agent|ticket|issue|customer|account|team|model|repo|device|client|app)_?(id|ids|Id|ID|"
+                       r"Ids)$", re.I)
+"""Ids of what a run belongs to (`chatId`, `sessionId`, `jobId`): they do not tell one tool call from another."""
+
+
 def _has_id(mod: TsModule, obj: Node) -> bool:
-    """Whether the event carries an id at any depth (`toolCallId`, `"ai.toolCall.id"`, `call_id` in `meta`)."""
+    """Whether the event carries an id at any depth (`toolCallId`, `"ai.toolCall.id"`, `call_id` in `meta`); the id
+    of what the run belongs to (`chatId`, `sessionId`) does not count."""
     for node in iter_subtree(obj, into_functions=False):
         if node.type == "pair":
             name = mod.node_text(node.child_by_field_name("key")).strip("'\"`[]")
@@ -165,9 +178,51 @@ def _has_id(mod: TsModule, obj: Node) -> bool:
             name = mod.node_text(node)
         else:
             continue
-        if _ID_KEY.search(name.rsplit(".", 1)[-1]):
+        name = name.rsplit(".", 1)[-1]
+        if _ID_KEY.search(name) and not _OWNER_ID.match(name):
             return True
     return False
+
+
+_NAME_PROPS = frozenset({"name", "toolName", "tool_name", "tool", "functionName", "function_name"})
+
+
+def _names_only(mod: TsModule, node: Node | None, depth: int = 1) -> str | None:
+    """When `node` lists tool calls by name only (`calls.map((c) => c.function.name)`, `steps.flatMap((s) =>
+    s.toolCalls.map((c) => c.toolName))`, `.join(", ")` of that, a local holding it), the list it maps; else None."""
+    node = unwrap(node)
+    if node is None:
+        return None
+    if node.type == "identifier" and depth > 0:
+        return _names_only(mod, ts.resolve_value(mod, node), depth - 1)
+    if node.type in ("ternary_expression", "binary_expression"):
+        parts = [node.child_by_field_name(f) for f in ("consequence", "alternative", "left", "right")]
+        return next((r for p in parts if p is not None and (r := _names_only(mod, p, depth)) is not None), None)
+    if node.type != "call_expression":
+        return None
+    name = cname(mod, node)
+    tail, recv = last(name), receiver(name)
+    func = node.child_by_field_name("function")
+    if tail in ("join", "slice", "filter", "sort") and func is not None and func.type == "member_expression":
+        return _names_only(mod, func.child_by_field_name("object"), depth)
+    if tail not in ("map", "flatMap"):
+        return None
+    args = mod.arguments(node)
+    cb = unwrap(args[0]) if args else None
+    if cb is None or cb.type != "arrow_function":
+        return None
+    body = unwrap(cb.child_by_field_name("body"))
+    if body is None:
+        return None
+    if body.type == "call_expression":  # `(s) => s.toolCalls.map((c) => c.toolName)`
+        inner = _names_only(mod, body, 0)
+        return f"{recv}[…].{inner.split('.', 1)[-1]}" if inner is not None else None
+    if body.type != "member_expression" or mod.node_text(body.child_by_field_name("property")) not in _NAME_PROPS:
+        return None
+    base = recv.replace("?", "")
+    if not _CALLS_ITER.search(last(base) or base):
+        return None
+    return recv
 
 
 def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
@@ -182,6 +237,8 @@ def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
         return None
     name = cname(mod, call)
     tail, recv = last(name), receiver(name)
+    if _METRIC.search(tail):
+        return None  # `recordToolCallMetrics(...)`: a counter's attributes, where an id would explode cardinality
     args = mod.arguments(call)
     if name == "JSON.stringify":
         outer = call.parent
@@ -207,7 +264,68 @@ def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
         if kind is not None and not _EVENT_KIND.search(kind.replace(" ", "_")):
             return None
         return f"`{name}`", kind
+    if recv and tail not in _NOT_RECORDING and _SINK_RECEIVER.search(last(recv)):
+        # `log.write({...})`, `trace.step("tools", {...})`, `this.audit.record({...})`: an event log's method
+        kind = string_value(mod, args[0]) if args and not same(args[0], obj) else None
+        return f"`{name}`", kind if kind is not None and _SINK_KIND.search(kind.replace(" ", "_")) else None
     return None
+
+
+_SINK_KIND = re.compile(r"(?i:^(tool|function)[_:.\- ]?(call|result|output|start|end|finish|error|invocation|return|"
+                        r"use|done|complete)(s|ed)?$)|^(on)?[Tt]ool[A-Z]\w*$")
+"""An event kind naming one tool call or result (`tool_result`, `toolStart`; not `tools_offered`)."""
+
+
+_SINK_RECEIVER = re.compile(r"^_?(log|logs|eventLog|event_log|events|trace|tracer|traces|journal|audit|auditLog|"
+                            r"audit_log|recorder|telemetry|sink|eventSink|ledger|timeline|runLog|run_log|spans?|"
+                            r"runTrace|run_trace|transcript|activityLog|history_?log)$", re.I)
+_METHOD_CALL_TEXT = re.compile(r"\.\s*([A-Za-z_$][\w$]*)\s*\(")
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+
+
+def _sink_methods(text: str) -> set[str]:
+    """Methods called on an event-log-like receiver (`log.write(`, `this.trace.step(`), read from the text before any
+    tree walk: each `.name(` is found, then the identifier before its dot read backwards (a regex that starts at
+    every identifier of the file is thirty times slower)."""
+    out: set[str] = set()
+    for m in _METHOD_CALL_TEXT.finditer(text):
+        method = m.group(1)
+        if method in out or method in _NOT_RECORDING:
+            continue
+        end = m.start()
+        while end > 0 and text[end - 1] in " ?\t":
+            end -= 1
+        start = end
+        while start > 0 and end - start < 40 and text[start - 1] in _IDENT_CHARS:
+            start -= 1
+        if start < end and _SINK_RECEIVER.search(text[start:end]):
+            out.add(method)
+    return out
+
+
+_NOT_RECORDING = frozenset({"get", "read", "load", "find", "query", "list", "flush", "close", "open", "has", "clear",
+                            "filter", "map", "forEach", "reduce", "some", "every", "includes", "indexOf", "slice", "at",
+                            "keys", "values", "entries", "then", "catch", "finally", "on", "off", "once",
+                            "removeListener", "addEventListener", "toString", "toJSON", "replay", "search", "size"})
+
+
+def _loose_sink(mod: TsModule, obj: Node) -> str | None:
+    """How the object is recorded when the recorder names an event that is not a tool event (`emit("turn", {...})`,
+    `trace.step("model", {...})`), or a structured logger takes it: described, else None."""
+    sink = _event_sink(mod, obj)
+    if sink is not None:
+        return sink[0]
+    parent = obj.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "satisfies_expression"):
+        parent = parent.parent
+    call = parent.parent if parent is not None and parent.type == "arguments" else None
+    if call is None or call.type != "call_expression":
+        return None
+    name = cname(mod, call)
+    return f"`{name}`" if _EMIT_FUNC.match(last(name)) and not _METRIC.search(last(name)) else None
+
+
+_METRIC = re.compile(r"(Metric|metric|Counter|counter|Histogram|histogram|Gauge|gauge|Stats?$)")
 
 
 def _idless_tool_events(mod: TsModule) -> list[tuple[Node, tuple[str, str | None]]]:
@@ -216,13 +334,22 @@ def _idless_tool_events(mod: TsModule) -> list[tuple[Node, tuple[str, str | None
     def build() -> list[tuple[Node, tuple[str, str | None]]]:
         if is_test_module(mod) or ("tool" not in mod.text and "Tool" not in mod.text and "unction" not in mod.text):
             return []
-        recorders = [*calls_named(mod, _RECORD_LASTS), *calls_matching(mod, _EMIT_FUNC)]
+        methods = _sink_methods(mod.text)
+        recorders = [*calls_named(mod, _RECORD_LASTS), *calls_matching(mod, _EMIT_FUNC),
+                     *(c for c in calls_named(mod, methods) if _SINK_RECEIVER.search(last(receiver(cname(mod, c)))))]
         objects = {key(mod, a): a for call in recorders for arg in mod.arguments(call) for a in _object_args(arg)}
         out: list[tuple[Node, tuple[str, str | None]]] = []
         for obj in sorted(objects.values(), key=lambda n: n.start_byte):
+            if _has_id(mod, obj):
+                continue
             sink = _event_sink(mod, obj)
-            if sink is not None and _tool_event(mod, obj, sink[1]) and not _has_id(mod, obj):
+            if sink is not None and _tool_event(mod, obj, sink[1]):
                 out.append((obj, sink))
+                continue
+            listed = next((n for v in mod.object_keys(obj).values() if (n := _names_only(mod, v)) is not None), None)
+            how = _loose_sink(mod, obj) if listed is not None else None
+            if how is not None and not _call_id_at_hand(mod, _outermost_function(mod, obj)):
+                out.append((obj, (f"{how} (it lists `{listed}` by name only)", None)))
         return out
 
     return mod_memo(mod, "c15_idless_events", build)
@@ -327,6 +454,12 @@ def tool_event_missing_call_id(mod: TsModule, project: TsProject) -> Iterator[Hi
         )
 
 
+def _outermost_function(mod: TsModule, node: Node) -> Node | None:
+    """The outermost function around `node` (a route handler around its `onFinish` callback)."""
+    fns = [a for a in mod.ancestors(node) if a.type in FUNCTION_TYPES]
+    return fns[-1] if fns else None
+
+
 _CALL_NAME = re.compile(r"^(call|tc|toolCall|tool_call|toolUse|tool_use|fc|functionCall|block|part|use|invocation)$",
                         re.I)
 
@@ -348,8 +481,24 @@ def _is_log(mod: TsModule, call: Node) -> bool:
     return tail in _LOG_METHODS and bool(recv) and bool(_LOG_RECEIVER.search(recv))
 
 
+def _listed_by_name(mod: TsModule, log: Node) -> str | None:
+    """The log line lists tool calls by name only (`${calls.map((c) => c.function.name).join(", ")}`, or a local
+    holding that): described, else None."""
+    for arg in mod.arguments(log):
+        parts = [s.named_children[0] for s in arg.named_children if s.type == "template_substitution"
+                 and s.named_children] if arg.type == "template_string" else [arg]
+        for part in parts:
+            listed = _names_only(mod, part)
+            if listed is not None:
+                return f"`{listed}`"
+    return None
+
+
 def _logs_a_tool_name(mod: TsModule, call: Node) -> bool:
-    """Whether a log call mentions a tool and interpolates a value that names it (`call.function.name`, `toolName`)."""
+    """Whether a log call mentions a tool and interpolates a value that names it (`call.function.name`, `toolName`),
+    or lists tool calls by name only."""
+    if _listed_by_name(mod, call) is not None:
+        return True
     args = mod.arguments(call)
     text = " ".join(code_text(mod, a) for a in args)
     if not _TOOL_WORD.search(text):
@@ -403,7 +552,7 @@ def tool_call_logged_without_id(mod: TsModule, project: TsProject) -> Iterator[H
         fn = mod.enclosing_function(call)
         if fn is None or key(mod, fn) in seen:
             continue
-        where = _tool_context(mod, call) or _result_tool_calls(mod, call, fn)
+        where = _tool_context(mod, call) or _result_tool_calls(mod, call, fn) or _listed_by_name(mod, call)
         if where is None or _mentions_id(mod, fn):
             continue
         seen.add(key(mod, fn))
@@ -435,10 +584,20 @@ def _result_tool_calls(mod: TsModule, log: Node, fn: Node) -> str | None:
     return f"the result of `{cname(mod, model)}`"
 
 
+_OWNER_OBJECT = re.compile(r"^(job|session|sess|chat|conversation|conv|thread|user|account|tenant|org|project|"
+                           r"workspace|req|request|res|resp|response|completion|run|agent|ticket|issue|task|model|"
+                           r"state|ctx|context|this|repo|team|customer|process|env|config|cfg|opts|options|file|"
+                           r"doc|document|page|item|row|record|node)$", re.I)
+
+
 def _mentions_id(mod: TsModule, fn: Node) -> bool:
-    """Whether a function touches a tool call's id (a `sessionId` parameter is not one)."""
+    """Whether a function touches a tool call's id (a `sessionId` parameter or `job.id` is not one)."""
     text = code_text(mod, fn)
-    return bool(re.search(r"\.id\b|\b(tool_call_id|toolCallId|tool_use_id|toolUseId|call_id|callId|id)\b", text))
+    if re.search(r"\b(tool_call_id|toolCallId|tool_use_id|toolUseId|call_id|callId)\b", text):
+        return True
+    if any(not _OWNER_OBJECT.match(m.group(1)) for m in re.finditer(r"\b([A-Za-z_$][\w$]*)\??\.id\b", text)):
+        return True
+    return bool(re.search(r"(?<![.\w$])id\b(?!\s*:)", text))  # a destructured `{ id, name }` or `id` in scope
 
 
 # ---------------------------------------------------------------- usage
@@ -447,13 +606,35 @@ _SDK_SUFFIXES = ("chat.completions.create", "chat.completions.parse", "responses
                  "generateContent")
 
 
-_SDK_LASTS = frozenset({last(s) for s in _SDK_SUFFIXES} | AI_SDK_FUNCS)
+_SDK_LASTS = frozenset({last(s) for s in _SDK_SUFFIXES} | AI_SDK_FUNCS | {"run", "invoke"})
 
 
 def _is_sdk_call(mod: TsModule, call: Node) -> bool:
     """A provider SDK request or a Vercel `ai` call: nothing records its usage unless the caller does."""
     name = cname(mod, call)
     return name.endswith(_SDK_SUFFIXES) or last(name) in AI_SDK_FUNCS
+
+
+def _agents_run(mod: TsModule, call: Node) -> bool:
+    """`run(agent, input)` of `@openai/agents` (or `runner.run(...)` on its `Runner`): a whole agent run whose usage
+    is on the result (`result.state.usage` / `result.runContext.usage`)."""
+    if "@openai/agents" not in mod.text:
+        return False
+    name = cname(mod, call)
+    if name == "run":
+        return imports_of(mod).get("run", "").split("#")[0].startswith("@openai/agents")
+    return last(name) == "run" and bool(receiver(name)) and bool(re.search(r"\bnew\s+Runner\b", mod.text))
+
+
+def _is_model_request(mod: TsModule, call: Node) -> bool:
+    """A request whose response carries token usage: a provider SDK or `ai` call, a LangChain chat model's
+    `.invoke()` (its `AIMessage` has `usage_metadata`), an `@openai/agents` run."""
+    if _is_sdk_call(mod, call):
+        return is_model_call(mod, call)
+    tail = last(cname(mod, call))
+    if tail == "invoke":
+        return is_model_call(mod, call)
+    return tail == "run" and _agents_run(mod, call)
 
 
 def _binding(mod: TsModule, call: Node) -> tuple[Node, Node] | None:
@@ -530,7 +711,7 @@ class _Dropped:
 
 def _dropped_responses(mod: TsModule) -> Iterator[_Dropped]:
     for call in calls_named(mod, _SDK_LASTS):
-        if not _is_sdk_call(mod, call) or not is_model_call(mod, call):
+        if not _is_model_request(mod, call):
             continue
         fn = mod.enclosing_function(call)
         if fn is None or _USAGE_WORDS.search(code_text(mod, fn)) or re.search(
@@ -549,6 +730,45 @@ def _dropped_responses(mod: TsModule) -> Iterator[_Dropped]:
             yield _Dropped(call, fn, f"`{' '.join(mod.node_text(target).split())}`")
         elif target.type == "identifier" and _uses_dropped(mod, fn, mod.node_text(target), holder.end_byte):
             yield _Dropped(call, fn, f"`{mod.node_text(target)}`", mod.node_text(target))
+    yield from _dropped_http_bodies(mod)
+
+
+_HTTP_LASTS = ("fetch", "post", "request", "axios")
+
+
+def _dropped_http_bodies(mod: TsModule) -> Iterator[_Dropped]:
+    """A chat request made over raw HTTP (`fetch(`${base}/chat/completions`, …)`, `axios.post(…/v1/messages, …)`)
+    whose JSON body (`await res.json()`, axios's `{ data }`) is only read for its content."""
+    if "completions" not in mod.text and "messages" not in mod.text and "responses" not in mod.text:
+        return
+    for call in calls_named(mod, _HTTP_LASTS):
+        if _is_model_request(mod, call) or not is_model_call(mod, call) or "stream" in code_text(mod, call):
+            continue
+        fn = mod.enclosing_function(call)
+        bound = _binding(mod, call)
+        if fn is None or bound is None or _USAGE_WORDS.search(code_text(mod, fn)):
+            continue
+        holder, target = bound
+        body: str | None = None
+        after = holder.end_byte
+        if target.type == "object_pattern":  # axios: `const { data } = await axios.post(...)`
+            for child in target.named_children:
+                if child.type == "shorthand_property_identifier_pattern" and mod.node_text(child) == "data":
+                    body = "data"
+                elif child.type == "pair_pattern" and mod.node_text(child.child_by_field_name("key")) == "data" and \
+                        (value := child.child_by_field_name("value")) is not None and value.type == "identifier":
+                    body = mod.node_text(value)
+        elif target.type == "identifier":  # fetch: `const res = await fetch(...); const json = await res.json()`
+            name = mod.node_text(target)
+            for decl in nodes_in(mod, fn, "variable_declarator"):
+                value = unwrap(decl.child_by_field_name("value"))
+                local = decl.child_by_field_name("name")
+                if decl.start_byte > after and value is not None and value.type == "call_expression" and \
+                        cname(mod, value) == f"{name}.json" and local is not None and local.type == "identifier":
+                    body, after = mod.node_text(local), decl.end_byte
+                    break
+        if body is not None and _uses_dropped(mod, fn, body, after):
+            yield _Dropped(call, fn, f"`{body}` (the response body)", body)
 
 
 def _response_record(mod: TsModule, dropped: _Dropped) -> Node | None:
@@ -609,7 +829,8 @@ def response_usage_ignored(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a provider response used only for its content within one function (never stored, passed on, returned
     or read for `usage`) in a module that accounts usage for its other requests. This request's tokens are lost
     at that line: a hole in otherwise recorded usage."""
-    if is_test_module(mod) or not _facts(project).reads_usage or not _module_reads_usage(mod):
+    facts = _facts(project)
+    if is_test_module(mod) or not facts.reads_usage or (facts.tracing and not _module_reads_usage(mod)):
         return
     for dropped in _dropped_responses(mod):
         yield Hit(
@@ -618,6 +839,201 @@ def response_usage_ignored(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                   "never read and the response does not leave the function",
             consequence="this request's tokens (and cache reads/writes) are missing from every record of the run",
             direction="record the response's `usage` with the request event before extracting the content",
+        )
+
+
+# ---------------------------------------------------------------- usage handed back by a project function
+_USAGE_KEYS = frozenset({"usage", "totalUsage", "tokenUsage", "usage_metadata", "usageMetadata", "tokens"})
+
+
+@dataclass(frozen=True, slots=True)
+class _UsageReturner:
+    """A project function that returns the usage of its model request to its caller instead of recording it."""
+
+    module: TsModule
+    fn: Node
+    key: str
+    """The key the usage travels under (`usage`)."""
+
+
+def _usage_returners(project: TsProject) -> list[_UsageReturner]:
+    """Functions returning `{ ..., usage }` from a model request (in a module that talks to a model), that do not
+    record the usage themselves (no call gets it as an argument)."""
+
+    def build() -> list[_UsageReturner]:
+        out: list[_UsageReturner] = []
+        for mod in project.modules.values():
+            if is_test_module(mod) or "usage" not in mod.text.lower() or not module_speaks_llm(mod, project):
+                continue
+            seen: set[Key] = set()
+            for ret in mod.nodes("return_statement"):
+                value = unwrap(ret.named_children[0]) if ret.named_children else None
+                if value is None or value.type != "object":
+                    continue
+                found = next((k for k in mod.object_keys(value) if k in _USAGE_KEYS), None)
+                fn = mod.enclosing_function(ret)
+                if found is None or fn is None or key(mod, fn) in seen or mod.function_name(fn) == "<anonymous>":
+                    continue
+                if found == "tokens" and not _USAGE_WORDS.search(code_text(mod, fn)):
+                    continue
+                seen.add(key(mod, fn))
+                word = re.compile(rf"\b{found}\b")
+                recorded = any(
+                    word.search(code_text(mod, a)) for c in nodes_in(mod, fn, "call_expression")
+                    if not any(same(r, c) or mod.within(c, r) for r in nodes_in(mod, fn, "return_statement"))
+                    for a in mod.arguments(c))
+                if not recorded:
+                    out.append(_UsageReturner(mod, fn, found))
+        return out
+
+    return memo(project, "c15_usage_returners", build)
+
+
+def _uses_other_fields(mod: TsModule, fn: Node, name: str, after: int, keys: frozenset[str]) -> bool:
+    """Whether `name` is only ever read for fields other than `keys` after byte `after`: never handed on whole."""
+    used = False
+    for node in iter_subtree(fn):
+        if node.start_byte < after or node.type != "identifier" or mod.node_text(node) != name:
+            continue
+        parent = node.parent
+        if parent is None:
+            return False
+        if parent.type == "assignment_expression" and same(parent.child_by_field_name("left"), node):
+            break
+        if parent.type == "member_expression" and same(parent.child_by_field_name("object"), node):
+            if mod.node_text(parent.child_by_field_name("property")) in keys:
+                return False
+            used = True
+            continue
+        return False
+    return used
+
+
+def _discarded_usage(cmod: TsModule, call: Node, keys: frozenset[str]) -> tuple[str, str] | None:
+    """(how the caller drops the usage, the local holding the rest or "") when the result of `call` loses it."""
+    parent = call.parent
+    while parent is not None and parent.type in ("await_expression", "parenthesized_expression", "as_expression",
+                                                 "non_null_expression"):
+        parent = parent.parent
+    if parent is not None and parent.type == "expression_statement":
+        return "ignores the result", ""
+    bound = _binding(cmod, call)
+    if bound is None:
+        return None
+    holder, target = bound
+    if target.type == "object_pattern":
+        names = {cmod.node_text(c.child_by_field_name("key") or c) for c in target.named_children}
+        if any(c.type == "rest_pattern" for c in target.named_children) or names & keys:
+            return None
+        return f"keeps only `{' '.join(cmod.node_text(target).split())}`", ""
+    fn = cmod.enclosing_function(call)
+    if target.type == "identifier" and fn is not None and \
+            _uses_other_fields(cmod, fn, cmod.node_text(target), holder.end_byte, keys):
+        return f"reads `{cmod.node_text(target)}` but never its usage", cmod.node_text(target)
+    return None
+
+
+@rule(CheckId.C15, lang="typescript", name="returned-usage-discarded")
+def returned_usage_discarded(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a call of a project function that returns its model request's token usage to the caller (`return {
+    message, usage }` from a `streamChat` / `callModel` / `streamTurn` wrapper, which records nothing itself), where
+    the caller drops it: `const { message } = await runStep(...)`, a result read only for its message, or a result
+    ignored. The usage reached the harness and is lost one call later, so no record holds what the run cost."""
+    if is_test_module(mod):
+        return
+    returners = _usage_returners(project)
+    if not returners:
+        return
+    for ret in returners:
+        for cmod, call in callers_of(project, ret.module, ret.fn):
+            if cmod is not mod:
+                continue
+            caller = mod.enclosing_function(call)
+            if caller is None or _USAGE_WORDS.search(code_text(mod, caller)):
+                continue
+            dropped = _discarded_usage(mod, call, frozenset({ret.key}))
+            if dropped is None:
+                continue
+            how, name = dropped
+            record = _response_record(mod, _Dropped(call, caller, "", name)) if name else None
+            label = fn_label(ret.module, ret.fn)
+            yield Hit(
+                node=record if record is not None else statement_of(call),
+                claim=f"`{label}` returns the request's `{ret.key}` to its caller, and `{fn_label(mod, caller)}` "
+                      f"{how}" + (", recording the response in an event without it" if record is not None else "")
+                      + ": the token usage is never recorded",
+                consequence="no record says what a run cost or how close it came to the context limit, and cache "
+                            "reads/writes cannot be checked",
+                direction=f"record `{ret.key}` (input, output, cache read and cache write tokens) with the turn's "
+                          "event where the result is used, or in the wrapper before returning",
+            )
+
+
+# ---------------------------------------------------------------- `ai` finish callbacks
+_FINISH_KEYS = ("onFinish", "onStepFinish")
+_AI_AGENT_CLASSES = frozenset({"Agent", "ToolLoopAgent", "Experimental_Agent"})
+
+
+def _ai_requests(mod: TsModule) -> Iterator[tuple[Node, Node]]:
+    """(the call, its options object) of `ai` requests and `ai` agents that take finish callbacks."""
+    for call in calls_named(mod, AI_SDK_FUNCS):
+        if is_model_call(mod, call):
+            opts = next((o for a in mod.arguments(call) for o in _object_args(a)), None)
+            if opts is not None:
+                yield call, opts
+    for new in mod.nodes("new_expression"):
+        name = mod.call_name(new)
+        if last(name) in _AI_AGENT_CLASSES and imports_of(mod).get(last(name), "").split("#")[0] == "ai":
+            opts = next((o for a in mod.arguments(new) for o in _object_args(a)), None)
+            if opts is not None:
+                yield new, opts
+
+
+def _callback_records(mod: TsModule, cb: Node) -> Node | None:
+    """The first event record (an event sink, an `emit`/`logEvent`-style recorder, a structured logger) made in a
+    callback."""
+    for call in nodes_in(mod, cb, "call_expression"):
+        for arg in mod.arguments(call):
+            for obj in _object_args(arg):
+                if _loose_sink(mod, obj) is not None:
+                    return call
+    return None
+
+
+@rule(CheckId.C15, lang="typescript", name="finish-callback-omits-usage")
+def finish_callback_omits_usage(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an `ai` request (`streamText`, `generateText`, an `ai` `Agent`) whose `onFinish` / `onStepFinish`
+    callback records an event (`logEvent({...})`, `events.push({...})`, `logger.info({...})`) without the `usage` /
+    `totalUsage` it is handed, while nothing else around the request reads usage and no telemetry is on. The run's
+    event record exists but never says what the run cost."""
+    if is_test_module(mod) or ("onFinish" not in mod.text and "onStepFinish" not in mod.text):
+        return
+    tracing = _facts(project).tracing
+    for call, opts in _ai_requests(mod):
+        keys = mod.object_keys(opts)
+        callbacks = [f for k in _FINISH_KEYS if (f := unwrap(keys.get(k))) is not None and f.type in FUNCTION_TYPES]
+        callbacks += [m for m in opts.named_children if m.type == "method_definition" and
+                      mod.node_text(m.child_by_field_name("name")) in _FINISH_KEYS]  # `onFinish({ steps }) { … }`
+        if not callbacks or "experimental_telemetry" in keys:
+            continue
+        outer = _outermost_function(mod, call)
+        if _USAGE_WORDS.search(code_text(mod, outer if outer is not None else opts)):
+            continue
+        record = next((r for cb in callbacks if (r := _callback_records(mod, cb)) is not None), None)
+        if record is None:
+            continue
+        yield Hit(
+            node=record,
+            verdict=Verdict.SUSPECTED if tracing else Verdict.CONFIRMED,
+            claim=f"the finish callback of `{cname(mod, call) if call.type == 'call_expression' else mod.call_name(call)}` "
+                  f"records an event through `{cname(mod, record)}` without the `usage` / `totalUsage` it is handed, "
+                  "and nothing else around the request reads usage",
+            consequence="the run's record never says what it cost or how close it came to the context limit; cache "
+                        "reads and writes cannot be checked",
+            direction="destructure `usage` (per step) or `totalUsage` (per run) in the callback and put it, with "
+                      "cache read/write tokens, in the event",
+            confirm_hint=f"verify that the `{tracing}` integration records token usage for this request" if tracing
+            else "",
         )
 
 
