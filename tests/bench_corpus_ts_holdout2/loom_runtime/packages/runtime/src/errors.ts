@@ -8,15 +8,7 @@ export interface ToolFailure {
   message: string;
 }
 
-const RETRYABLE: Record<ToolFailureKind, boolean> = {
-  invalid_args: false,
-  unknown_tool: false,
-  denied: false,
-  timeout: true,
-  cancelled: false,
-  upstream: true,
-  crash: false,
-};
+const RETRYABLE = new Set<ToolFailureKind>(["timeout", "upstream"]);
 
 export class ToolError extends Error {
   readonly failure: ToolFailure;
@@ -24,7 +16,7 @@ export class ToolError extends Error {
   constructor(kind: ToolFailureKind, tool: string, message: string) {
     super(message);
     this.name = "ToolError";
-    this.failure = { kind, tool, retryable: RETRYABLE[kind], message };
+    this.failure = { kind, tool, retryable: RETRYABLE.has(kind), message };
   }
 }
 
@@ -38,16 +30,12 @@ export class DeadlineExceeded extends Error {
   }
 }
 
-function isAbort(err: unknown): boolean {
-  return err instanceof Error && (err.name === "AbortError" || (err as { code?: string }).code === "ABORT_ERR");
-}
-
 export function toFailure(err: unknown, tool: string): ToolFailure {
   if (err instanceof ToolError) return err.failure;
   if (err instanceof DeadlineExceeded) {
     return { kind: "timeout", tool, retryable: true, message: `${tool} timed out after ${err.ms} ms` };
   }
-  if (isAbort(err)) return { kind: "cancelled", tool, retryable: false, message: "the run was stopped" };
+  if (err instanceof Error && err.name === "AbortError") return { kind: "cancelled", tool, retryable: false, message: "the run was stopped" };
   const message = err instanceof Error ? err.message : String(err);
   return { kind: "crash", tool, retryable: false, message };
 }

@@ -1,32 +1,21 @@
 import ky, { HTTPError, TimeoutError, type KyInstance } from "ky";
 
-export interface FunctionCall {
-  name: string;
-  args: Record<string, unknown>;
-}
+export interface FunctionCall { name: string; args: Record<string, unknown> }
 
 export type Part =
   | { text: string; thought?: boolean; thoughtSignature?: string }
   | { functionCall: FunctionCall; thoughtSignature?: string }
   | { functionResponse: { name: string; response: Record<string, unknown> } };
 
-export interface Content {
-  role: "user" | "model";
-  parts: Part[];
-}
+export interface Content { role: "user" | "model"; parts: Part[] }
 
-export interface FunctionDeclaration {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
+export interface FunctionDeclaration { name: string; description: string; parameters: Record<string, unknown> }
 
 export interface UsageMetadata {
   promptTokenCount?: number;
   candidatesTokenCount?: number;
   cachedContentTokenCount?: number;
   thoughtsTokenCount?: number;
-  totalTokenCount?: number;
 }
 
 export interface GenerateRequest {
@@ -36,11 +25,7 @@ export interface GenerateRequest {
   generationConfig?: Record<string, unknown>;
 }
 
-export interface GenerateResult {
-  content: Content;
-  finishReason: string;
-  usage: UsageMetadata;
-}
+export interface GenerateResult { content: Content; finishReason: string; usage: UsageMetadata }
 
 interface GenerateContentResponse {
   candidates?: { content?: { role: string; parts?: Part[] }; finishReason?: string }[];
@@ -48,12 +33,10 @@ interface GenerateContentResponse {
   promptFeedback?: { blockReason?: string };
 }
 
+export type ModelErrorKind = "blocked" | "empty" | "http" | "timeout" | "network";
+
 export class ModelError extends Error {
-  constructor(
-    readonly kind: "blocked" | "empty" | "http" | "timeout" | "network",
-    message: string,
-    readonly status?: number,
-  ) {
+  constructor(readonly kind: ModelErrorKind, message: string, readonly status?: number) {
     super(message);
     this.name = "ModelError";
   }

@@ -9,20 +9,15 @@ import { ToolError } from "./errors.js";
 
 export { AgentRuntime, PluginRegistry, Transcript, Checkpointer, GeminiClient, WorkerPool, ToolError };
 export type { ToolDefinition, ToolContext, LoomPlugin } from "./plugins.js";
-export type { ToolFailure, ToolFailureKind } from "./errors.js";
-export type { RunResult, RunStatus } from "./runtime.js";
 
 export interface LoomConfig {
   apiKey: string;
-  model?: string;
   workspace: string;
+  model?: string;
   pluginDirs?: string[];
   pluginOptions?: Record<string, Record<string, unknown>>;
-  maxTurns?: number;
-  toolBudgetMs?: number;
-  contextTokenLimit?: number;
+  limits?: { maxTurns?: number; toolBudgetMs?: number; contextTokens?: number };
   planFirst?: boolean;
-  systemPrompt?: string;
 }
 
 const DEFAULT_PROMPT = `You are Loom, an engineering agent. You work inside the user's workspace
@@ -33,11 +28,7 @@ function shellTool(pool: WorkerPool): ToolDefinition {
   return {
     name: "shell",
     description: "Run a bash command in the workspace and return exit code, stdout and stderr.",
-    parameters: {
-      type: "object",
-      properties: { command: { type: "string", description: "bash command line" } },
-      required: ["command"],
-    },
+    parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
     async run(args, ctx) {
       if (typeof args.command !== "string" || !args.command.trim()) {
         throw new ToolError("invalid_args", "shell", "command must be a non-empty string");
@@ -55,26 +46,20 @@ export async function createRuntime(config: LoomConfig): Promise<{ runtime: Agen
   const pool = new WorkerPool();
   const registry = new PluginRegistry();
   registry.register("builtin", shellTool(pool));
-  await registry.loadAll(
-    [...(config.pluginDirs ?? []), path.join(stateDir, "plugins")],
-    config.pluginOptions,
-  );
+  await registry.loadAll([...(config.pluginDirs ?? []), path.join(stateDir, "plugins")], config.pluginOptions);
 
   const opts: RuntimeOptions = {
-    systemPrompt: config.systemPrompt ?? DEFAULT_PROMPT,
+    systemPrompt: DEFAULT_PROMPT,
     workspace,
-    maxTurns: config.maxTurns ?? 40,
-    toolBudgetMs: config.toolBudgetMs ?? 60_000,
-    contextTokenLimit: config.contextTokenLimit ?? 800_000,
+    maxTurns: config.limits?.maxTurns ?? 40,
+    toolBudgetMs: config.limits?.toolBudgetMs ?? 60_000,
+    contextTokenLimit: config.limits?.contextTokens ?? 800_000,
     planFirst: config.planFirst,
     redact: [/AKIA[0-9A-Z]{16}/g, /gh[pousr]_[A-Za-z0-9]{36,}/g, /sk-[A-Za-z0-9_-]{20,}/g],
   };
-  const runtime = new AgentRuntime(
-    new GeminiClient(config.apiKey, config.model ?? "gemini-2.5-pro"),
-    registry,
-    new Transcript(path.join(stateDir, "transcript.jsonl")),
-    new Checkpointer(path.join(stateDir, "checkpoint.json")),
-    opts,
-  );
+  const gemini = new GeminiClient(config.apiKey, config.model ?? "gemini-2.5-pro");
+  const transcript = new Transcript(path.join(stateDir, "transcript.jsonl"));
+  const checkpoints = new Checkpointer(path.join(stateDir, "checkpoint.json"));
+  const runtime = new AgentRuntime(gemini, registry, transcript, checkpoints, opts);
   return { runtime, close: () => pool.close() };
 }

@@ -1,10 +1,6 @@
 import type { GeminiClient } from "./gemini.js";
 
-export interface Plan {
-  goal: string;
-  steps: string[];
-  risks: string[];
-}
+export interface Plan { goal: string; steps: string[]; risks: string[] }
 
 const PLAN_PROMPT = `Before doing anything, write a plan for the task below.
 Answer with JSON only: {"goal": string, "steps": string[], "risks": string[]}.
@@ -25,10 +21,4 @@ export async function makePlan(gemini: GeminiClient, task: string): Promise<Plan
     steps: (plan.steps ?? []).slice(0, 10),
     risks: plan.risks ?? [],
   };
-}
-
-export function renderPlan(plan: Plan): string {
-  const steps = plan.steps.map((s, i) => `${i + 1}. ${s}`).join("\n");
-  const risks = plan.risks.length ? `\nRisks:\n${plan.risks.map((r) => `- ${r}`).join("\n")}` : "";
-  return `Plan for: ${plan.goal}\n${steps}${risks}`;
 }

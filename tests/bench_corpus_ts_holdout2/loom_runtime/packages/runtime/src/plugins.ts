@@ -5,10 +5,7 @@ import { pathToFileURL } from "node:url";
 import type { FunctionDeclaration } from "./gemini.js";
 import type { Budget } from "./timeout.js";
 
-export interface ToolContext extends Budget {
-  workspace: string;
-  runId: string;
-}
+export interface ToolContext extends Budget { workspace: string; runId: string }
 
 export interface ToolDefinition {
   name: string;
@@ -17,18 +14,9 @@ export interface ToolDefinition {
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }
 
-export interface LoomPlugin {
-  name: string;
-  tools(options: Record<string, unknown>): ToolDefinition[] | Promise<ToolDefinition[]>;
-}
+export type LoomPlugin = { name: string; tools(options: Record<string, unknown>): ToolDefinition[] | Promise<ToolDefinition[]> };
 
-interface Manifest {
-  name: string;
-  dir: string;
-  entry: string;
-  setup?: string;
-  options: Record<string, unknown>;
-}
+type Manifest = { name: string; dir: string; entry: string; setup?: string; options: Record<string, unknown> };
 
 async function discover(dirs: string[]): Promise<Manifest[]> {
   const found: Manifest[] = [];
@@ -40,13 +28,8 @@ async function discover(dirs: string[]): Promise<Manifest[]> {
       if (!raw) continue;
       const pkg = JSON.parse(raw) as { name?: string; loom?: { entry?: string; setup?: string; options?: Record<string, unknown> } };
       if (!pkg.loom?.entry) continue;
-      found.push({
-        name: pkg.name ?? name,
-        dir: pkgDir,
-        entry: pkg.loom.entry,
-        setup: pkg.loom.setup,
-        options: pkg.loom.options ?? {},
-      });
+      const { entry, setup, options = {} } = pkg.loom;
+      found.push({ name: pkg.name ?? name, dir: pkgDir, entry, setup, options });
     }
   }
   return found;
@@ -79,10 +62,6 @@ export class PluginRegistry {
 
   get(name: string): (ToolDefinition & { plugin: string }) | undefined {
     return this.tools.get(name);
-  }
-
-  names(): string[] {
-    return [...this.tools.keys()];
   }
 
   declarations(): FunctionDeclaration[] {

@@ -2,11 +2,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { ShellResult, WorkerRequest } from "./tool-worker.js";
 
-interface Waiter {
-  worker: Worker;
-  resolve: (r: ShellResult) => void;
-  reject: (err: Error) => void;
-}
+type Waiter = { worker: Worker; resolve: (r: ShellResult) => void; reject: (err: Error) => void };
 
 export class WorkerPool {
   private readonly workers: Worker[] = [];

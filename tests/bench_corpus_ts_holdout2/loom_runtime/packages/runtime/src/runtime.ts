@@ -6,7 +6,7 @@ import type { Transcript } from "./transcript.js";
 import type { Checkpointer, Checkpoint } from "./checkpoint.js";
 import { ToolError, toFailure } from "./errors.js";
 import { withTimeout } from "./timeout.js";
-import { makePlan, renderPlan } from "./planner.js";
+import { makePlan } from "./planner.js";
 
 export interface RuntimeOptions {
   systemPrompt: string;
@@ -20,22 +20,12 @@ export interface RuntimeOptions {
 
 export type RunStatus = "completed" | "truncated" | "max_turns" | "aborted" | "context_exhausted";
 
-export interface RunResult {
-  runId: string;
-  status: RunStatus;
-  text: string;
-  turns: number;
-}
+export interface RunResult { runId: string; status: RunStatus; text: string; turns: number }
 
 const CHARS_PER_TOKEN = 4;
 
-function estimateTokens(contents: Content[]): number {
-  return Math.ceil(JSON.stringify(contents).length / CHARS_PER_TOKEN);
-}
-
-function isHumanTurn(c: Content): boolean {
-  return c.role === "user" && c.parts.every((p) => "text" in p);
-}
+const estimateTokens = (contents: Content[]) => Math.ceil(JSON.stringify(contents).length / CHARS_PER_TOKEN);
+const isHumanTurn = (c: Content) => c.role === "user" && c.parts.every((p) => "text" in p);
 
 export class AgentRuntime extends EventEmitter {
   private contents: Content[] = [];
@@ -64,7 +54,7 @@ export class AgentRuntime extends EventEmitter {
     if (this.opts.planFirst) {
       const plan = await makePlan(this.gemini, task);
       this.emit("plan", { runId, plan });
-      text = `${task}\n\n${renderPlan(plan)}`;
+      text = `${task}\n\nPlan:\n${plan.steps.map((s, i) => `${i + 1}. ${s}`).join("\n")}`;
     }
     this.contents.push({ role: "user", parts: [{ text }] });
     await this.transcript.append({ type: "turn_start", runId, text });
@@ -76,13 +66,8 @@ export class AgentRuntime extends EventEmitter {
       if (!window) return this.finish(runId, "context_exhausted", lastText, turn - 1);
 
       const declarations = this.registry.declarations();
-      await this.transcript.append({
-        type: "model_request",
-        runId,
-        turn,
-        contents: window.length,
-        tools: declarations.map((d) => d.name),
-      });
+      const tools = declarations.map((d) => d.name);
+      await this.transcript.append({ type: "model_request", runId, turn, contents: window.length, tools });
       this.emit("request", { runId, turn });
       const res = await this.gemini.generate({
         systemInstruction: { parts: [{ text: this.opts.systemPrompt }] },
@@ -92,14 +77,8 @@ export class AgentRuntime extends EventEmitter {
       });
 
       const calls = res.content.parts.flatMap((p) => ("functionCall" in p ? [p.functionCall] : []));
-      await this.transcript.append({
-        type: "model_response",
-        runId,
-        turn,
-        finishReason: res.finishReason,
-        usage: res.usage,
-        calls: calls.map((c) => c.name),
-      });
+      const { finishReason, usage } = res;
+      await this.transcript.append({ type: "model_response", runId, turn, finishReason, usage, calls: calls.map((c) => c.name) });
       if (res.finishReason === "MALFORMED_FUNCTION_CALL") {
         this.contents.push(
           { role: "model", parts: [{ text: "(function call could not be parsed)" }] },

@@ -6,21 +6,12 @@ export type WorkerRequest =
   | { type: "run"; jobId: number; command: string; cwd: string }
   | { type: "cancel"; jobId: number };
 
-export interface ShellResult {
-  jobId: number;
-  code: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-  error?: string;
-}
+export interface ShellResult { jobId: number; code: number | null; signal: string | null; stdout: string; stderr: string; error?: string }
 
 const LIMIT = 48_000;
 const children = new Map<number, ChildProcess>();
 
-function clip(s: string): string {
-  return s.length > LIMIT ? `${s.slice(0, LIMIT)}\n[${s.length - LIMIT} more bytes]` : s;
-}
+const clip = (s: string) => (s.length > LIMIT ? `${s.slice(0, LIMIT)}\n[${s.length - LIMIT} more bytes]` : s);
 
 function kill(jobId: number): void {
   const child = children.get(jobId);
