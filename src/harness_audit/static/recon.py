@@ -126,14 +126,14 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: _ModelFuncti
             call.func, ast.Attribute
         ) and idioms.is_message_list(mod, call.func.value):
             yield _lm(mod, K.HISTORY_APPEND, call)
-        if meth in {"loads", "parse_raw", "model_validate_json", "from_json", "parse_obj_as", "literal_eval"}:
-            if any(isinstance(a, ast.Attribute) and a.attr in {"arguments", "input", "args", "partial_json"}
-                   or isinstance(a, ast.Subscript) and isinstance(a.slice, ast.Constant)
-                   and a.slice.value in {"arguments", "input", "args"} for a in call.args):
-                yield _lm(mod, K.STREAM_PARSE, call)
-        if meth in {"trim_messages", "count_tokens", "num_tokens_from_messages"} or _named(_TRUNC_NAME, meth):
-            if isinstance(call.func, ast.Name | ast.Attribute) and not meth.startswith("str"):
-                yield _lm(mod, K.TRUNCATION, call, "medium")
+        if meth in {"loads", "parse_raw", "model_validate_json", "from_json", "parse_obj_as", "literal_eval"} and any(
+                isinstance(a, ast.Attribute) and a.attr in {"arguments", "input", "args", "partial_json"}
+                or isinstance(a, ast.Subscript) and isinstance(a.slice, ast.Constant)
+                and a.slice.value in {"arguments", "input", "args"} for a in call.args):
+            yield _lm(mod, K.STREAM_PARSE, call)
+        if (meth in {"trim_messages", "count_tokens", "num_tokens_from_messages"} or _named(_TRUNC_NAME, meth)) \
+                and isinstance(call.func, ast.Name | ast.Attribute) and not meth.startswith("str"):
+            yield _lm(mod, K.TRUNCATION, call, "medium")
         if meth == "pop" and isinstance(call.func, ast.Attribute) and idioms.is_message_list(mod, call.func.value):
             yield _lm(mod, K.TRUNCATION, call, "medium")
     for call in mod.calls():
@@ -180,9 +180,9 @@ def _module_landmarks(mod: PyModule, project: PyProject, model_fns: _ModelFuncti
                                                        and it.slice.value in _TOOL_CALLS_ATTR):
                 yield _lm(mod, K.TOOL_EXECUTION, loop)
                 yield _lm(mod, K.STREAM_PARSE, loop, "low")
-            if isinstance(loop, ast.AsyncFor) or re.search(r"(stream|chunk|event|response|resp|lines)", d, re.I):
-                if any(isinstance(n, ast.Attribute) and n.attr in _STREAM_ATTRS for n in mod.walk_body(loop.body)):
-                    yield _lm(mod, K.STREAM_PARSE, loop)
+            if (isinstance(loop, ast.AsyncFor) or re.search(r"(stream|chunk|event|response|resp|lines)", d, re.I)) \
+                    and any(isinstance(n, ast.Attribute) and n.attr in _STREAM_ATTRS for n in mod.walk_body(loop.body)):
+                yield _lm(mod, K.STREAM_PARSE, loop)
         if _is_retry_loop(mod, loop):
             yield _lm(mod, K.RETRY, loop)
         if model_lines is None:
@@ -271,10 +271,9 @@ def _is_dynamic_tool_call(mod: PyModule, call: ast.Call) -> bool:
     if isinstance(func, ast.Attribute) and func.attr in _TOOL_INVOKE_METHODS:
         recv = mod.dotted(func.value) or ""
         return bool(_TOOL_RECEIVER.search(recv.rsplit(".", 1)[-1]))
-    if isinstance(func, ast.Name) and _TOOL_RECEIVER.search(func.id) and call.keywords and \
-            any(kw.arg is None for kw in call.keywords):
-        return True  # `handler(**args)`
-    return False
+    # `handler(**args)`
+    return isinstance(func, ast.Name) and bool(_TOOL_RECEIVER.search(func.id)) and any(
+        kw.arg is None for kw in call.keywords)
 
 
 def _is_registry_value(value: ast.expr) -> bool:
@@ -283,9 +282,7 @@ def _is_registry_value(value: ast.expr) -> bool:
                                           for v in value.values)
     if isinstance(value, ast.List | ast.Tuple):
         return bool(value.elts) and all(isinstance(e, ast.Name | ast.Call | ast.Dict) for e in value.elts)
-    if isinstance(value, ast.Call):
-        return True
-    return False
+    return isinstance(value, ast.Call)
 
 
 def _slices_messages(mod: PyModule, fn: FunctionNode) -> bool:
