@@ -14,11 +14,12 @@ from harness_audit.findings import CheckId, Verdict
 
 CORPUS = Path(__file__).parent / "bench_corpus"
 TUNED_CORPORA = [CORPUS, CORPUS.with_name("bench_corpus_ts"), CORPUS.with_name("bench_corpus_ts_holdout")]
-"""The corpora the rules were developed against (Python; TS/JS; a second blind TS/JS set used for round two).
-`bench_corpus_ts_holdout2` is left out on purpose: it is the held-out measurement, run by hand, never a test bar."""
+"""The corpora the rules were developed against and meet the bar on (Python; TS/JS; a second blind TS/JS set used
+in round two). `bench_corpus_ts_holdout2` (studied in round three, below the bar) and `bench_corpus_ts_holdout3` (never
+studied: the held-out measurement, run by hand) are checked only for a valid answer key."""
 
 
-@pytest.mark.parametrize("corpus", [*TUNED_CORPORA, CORPUS.with_name("bench_corpus_ts_holdout2")],
+@pytest.mark.parametrize("corpus", [*TUNED_CORPORA, *(CORPUS.with_name(f"bench_corpus_ts_holdout{n}") for n in (2, 3))],
                          ids=lambda p: p.name)
 def test_answer_key_loads_and_names_every_check(corpus: Path) -> None:
     key = load_answers(corpus)

@@ -505,6 +505,16 @@ export function compactHistory(messages: Msg[], budget: number) { // <-
     ("trunc-call", "t.ts", K.TRUNCATION, """\
 const kept = await trimMessages(messages, { maxTokens: 4000 }); // <-
 """),
+    ("trunc-fn-cuts-to-budget", "t.ts", K.TRUNCATION, """\
+class Session {
+  private prune(): void { // <-
+    let used = this.items.reduce((a, it) => a + JSON.stringify(it).length, 0);
+    let from = 1;
+    while (used > this.opts.budgetChars && from < this.items.length) used -= JSON.stringify(this.items[from++]).length;
+    this.items = this.items.slice(from);
+  }
+}
+"""),
     # ---------------------------------------------------------------- process-spawn
     ("spawn-mcp-stdio", "mcp.ts", K.PROCESS_SPAWN, """\
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -728,6 +738,64 @@ def test_agent_loop_through_an_imported_project_function() -> None:
                          "src/loop.ts": TsModule.parse("src/loop.ts", loop)})
     found = {(lm.file, str(lm.kind), lm.line) for lm in find_ts_landmarks(project)}
     assert ("src/loop.ts", "agent-loop", 3) in found
+
+
+def _project_landmarks(files: dict[str, str]) -> set[tuple[str, str, int]]:
+    project = TsProject({path: TsModule.parse(path, src) for path, src in files.items()})
+    return {(lm.file, str(lm.kind), lm.line) for lm in find_ts_landmarks(project)}
+
+
+# A project client class (fetch/SSE to a provider URL, or an SDK) injected into the loop: `this.client.turn()`.
+_CLIENT_FILES = {
+    "fetch-responses": ("src/responses.ts", """\
+export class ResponsesClient {
+  constructor(private readonly baseUrl = "https://example.test/v1") {}
+  private async *events(body: unknown, signal: AbortSignal) {
+    const res = await fetch(`${this.baseUrl}/responses`, { method: "POST", body: JSON.stringify(body), signal });
+    yield* parse(res.body!);
+  }
+  async turn(req: object, signal: AbortSignal) {
+    for await (const ev of this.events(req, signal)) { if (ev.done) return ev; }
+  }
+}
+""", "turn"),
+    "fetch-anthropic-js": ("bg/anthropic.js", """\
+const URL_ = 'https://api.anthropic.com/v1/messages';
+export class ClaudeClient {
+  async send(request) {
+    const res = await fetch(URL_, { method: 'POST', body: JSON.stringify(request) });
+    return res.json();
+  }
+}
+""", "send"),
+    "sdk-gemini-class": ("lib/gemini.mts", """\
+import { GoogleGenAI } from "@google/genai";
+export class GeminiBackend {
+  private ai = new GoogleGenAI({});
+  async complete(contents: any[]) {
+    return this.ai.models.generateContent({ model: "gemini-2.5-flash", contents });
+  }
+}
+""", "complete"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(_CLIENT_FILES))
+def test_agent_loop_through_an_injected_project_client(variant: str) -> None:
+    path, source, method = _CLIENT_FILES[variant]
+    receivers = {"fetch-responses": "this.client", "fetch-anthropic-js": "this.api", "sdk-gemini-class": "backend"}
+    loop = f"export async function run(backend, msgs) {{\n  for (let i = 0; ; i++) {{\n" \
+           f"    const r = await {receivers[variant]}.{method}(msgs);\n    if (!r) break;\n  }}\n}}\n"
+    found = _project_landmarks({path: source, "src/loop.js": loop})
+    assert ("src/loop.js", "agent-loop", 2) in found
+
+
+def test_client_method_name_on_an_unrelated_receiver_is_no_agent_loop() -> None:
+    client = _CLIENT_FILES["fetch-anthropic-js"][1]
+    loop = "export async function flush(queue, socket) {\n  while (queue.length) {\n" \
+           "    await socket.send(queue.shift());\n    await this.send(queue.shift());\n  }\n}\n"
+    found = _project_landmarks({"bg/anthropic.js": client, "src/flush.js": loop})
+    assert not any(f == "src/flush.js" and k == "agent-loop" for f, k, _ in found)
 
 
 def test_plain_code_has_no_landmarks() -> None:

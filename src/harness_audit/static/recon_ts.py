@@ -97,7 +97,8 @@ _MODEL_URL = re.compile(
     r"/v1/(chat/completions|completions|messages|responses)|chat/completions|['\"`]/(responses|completions)['\"`?]"
     r"|:(stream)?generateContent|/api/(chat|generate)\b|api\.openai\.com|api\.anthropic\.com"
     r"|generativelanguage\.googleapis\.com|openrouter\.ai|api\.groq\.com|api\.mistral\.ai|api\.deepseek\.com"
-    r"|api\.x\.ai|api\.together\.xyz|api\.fireworks\.ai|bedrock-runtime")
+    r"|api\.x\.ai|api\.together\.xyz|api\.fireworks\.ai|bedrock-runtime"
+    r"|\}/(responses|completions)['\"`?]")
 _MODEL_KEYS = frozenset({"messages", "input", "prompt", "contents"})
 
 # ---------------------------------------------------------------- HTTP
@@ -176,6 +177,9 @@ _FS_ROOTS = frozenset({"Bun", "fs", "fsp", "fsPromises", "fse"})
 _HISTORY_WRITE_TEXT = re.compile(r"messages|history|transcript|conversation|session|\.jsonl", re.I)
 _TRUNC_NAME = re.compile(r"(trim|truncat|compact|summari[sz]|prune|sliding_?window|window|fit|shrink|condens|evict|"
                          r"squash|drop_?old|limit)", re.I)
+_BUDGET_WORDS = re.compile(r"(budget|max_?tokens|maxTokens|token_?limit|tokenLimit|context_?(limit|window|size|"
+                           r"budget)|contextWindow|contextLimit|contextBudget|countTokens|estimateTokens)", re.I)
+"""Size-budget words in a function body (what a trimming step compares the history against)."""
 _CONTEXTUAL = re.compile(r"(message|msgs|history|context|conversation|transcript|token|turn|prompt)", re.I)
 _STRING_TRIMS = frozenset({"trim", "trimStart", "trimEnd", "trimLeft", "trimRight"})
 _TOKEN_COUNT = re.compile(r"^(countTokens|numTokens\w*|estimateTokens|tokenCount|getTokenCount|count_tokens)$")
@@ -308,6 +312,9 @@ class _Facts:
     model_fns: set[str] = field(default_factory=set[str])
     """Names of this module's functions that call a model (closed over same-module calls)."""
     reach: set[str] = field(default_factory=set[str])
+    client_methods: set[str] = field(default_factory=set[str])
+    """Methods of project classes that call a model (`AnthropicClient.stream`, `ResponsesClient.turn`): a call
+    `this.client.stream(...)` on a client-named receiver reaches a model even when the client is injected."""
     """Callee names that reach a model through a function: `step`, `this.step`, an imported `ask`, `llm.ask`."""
     consts: dict[str, str] | None = None
     """`const NAME = "..."` values, read when a request's URL is a name."""
@@ -648,7 +655,9 @@ class _ModuleRecon:
         for call in self.mod.calls():
             if call.id in model:
                 direct.append(call.start_byte)
-            elif reach and names.get(call.id, "") in reach:
+            elif (reach and names.get(call.id, "") in reach) or (
+                    self.facts.client_methods and _client_method_call(names.get(call.id, ""),
+                                                                      self.facts.client_methods)):
                 indirect.append(call.start_byte)
         for loop in loops:
             body = loop.child_by_field_name("body")
@@ -726,7 +735,7 @@ class _ModuleRecon:
             if acting and _RETRY_FN.search(name):
                 self.add(K.RETRY, fn, "medium")
             if acting and _TRUNC_NAME.search(name) and name not in _STRING_TRIMS and (
-                    _CONTEXTUAL.search(name) or self._takes_history(fn)):
+                    _CONTEXTUAL.search(name) or self._takes_history(fn) or self._cuts_to_budget(fn)):
                 self.add(K.TRUNCATION, fn, "medium")
             if _SYSTEM_NAME.search(name):
                 self.add(K.SYSTEM_PROMPT_BUILD, fn, "medium")
@@ -736,6 +745,13 @@ class _ModuleRecon:
             heritage = next((c for c in cls.named_children if c.type == "class_heritage"), None)
             if heritage is not None and _TOOL_CLASS.search(self.text(heritage)):
                 self.add(K.TOOL_REGISTRY, cls, "medium")
+
+    def _cuts_to_budget(self, fn: Node) -> bool:
+        """`compact()` / `prune()` with no history word in its name or parameters that cuts a list against a size
+        budget (`this.input.slice(cut)` after `total > budget`): a truncation step over the conversation items."""
+        body = fn.child_by_field_name("body")
+        text = self.text(body) if body is not None else ""
+        return any(m in text for m in (".slice(", ".splice(", ".shift(")) and bool(_BUDGET_WORDS.search(text))
 
     def _takes_history(self, fn: Node) -> bool:
         params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
@@ -1316,6 +1332,23 @@ def _reach(mod: TsModule, project: TsProject, facts: _Facts, all_facts: dict[str
     return reach
 
 
+_CLIENT_RECEIVER = re.compile(r"(client|api|provider|backend|llm|model|anthropic|openai|gemini|claude|ollama)$",
+                              re.I)
+
+
+def _client_method_call(name: str, methods: set[str]) -> bool:
+    """`this.client.turn(...)`, `api.stream(...)`: a project model method called on a client-named receiver."""
+    recv, _, last = name.rpartition(".")
+    return bool(recv) and last in methods and recv not in ("this", "self") and \
+        bool(_CLIENT_RECEIVER.search(_last(recv)))
+
+
+def _class_model_methods(mod: TsModule, facts: _Facts) -> set[str]:
+    """The model-calling functions of `mod` that are class methods."""
+    return {name for fn in mod.nodes("method_definition")
+            for name in [mod.function_name(fn)] if name in facts.model_fns and name != "constructor"}
+
+
 def find_ts_landmarks(project: TsProject) -> Iterator[LandmarkCandidate]:
     """Landmark candidates of every TS/JS module: all eleven kinds, each cited at its defining line."""
     all_facts = {path: _module_facts(mod) for path, mod in project.modules.items()}
@@ -1323,5 +1356,9 @@ def find_ts_landmarks(project: TsProject) -> Iterator[LandmarkCandidate]:
     fn_modules = [path for path, facts in all_facts.items() if facts.model_fns]
     for path, mod in project.modules.items():
         all_facts[path].reach = _reach(mod, project, all_facts[path], all_facts, resolved, fn_modules)
+    methods = {m for path in fn_modules for m in _class_model_methods(project.modules[path], all_facts[path])}
+    if methods:
+        for facts in all_facts.values():
+            facts.client_methods = methods
     for path, mod in project.modules.items():
         yield from _ModuleRecon(mod, all_facts[path]).run()

@@ -1108,3 +1108,40 @@ def registered_tool_functions(mod: TsModule, project: TsProject | None) -> froze
                          mod.enclosing_function(fn) is None and mod.function_name(fn) in names)
 
     return cached(mod, "registered_tool_functions", build)
+
+
+# ---------------------------------------------------------------- tool objects with a nested schema
+_NESTED_SPEC_KEYS = {"spec", "definition", "declaration", "schema", "function", "tool", "toolSpec", "toolDefinition",
+                     "meta"}
+_NESTED_SPEC_TEXT = re.compile(r"\b(parameters|inputSchema|input_schema|properties)\b")
+_TOOL_TYPE_ANNOTATION = re.compile(r":\s*\w*(Tool|ToolImpl|ToolDef\w*|ToolSpec)\b")
+
+
+def object_tool_entry(mod: TsModule, fn: Node) -> bool:
+    """Whether `fn` is the run entry (`run`, `execute`, `handler`, ...) of an object literal that is one tool whose
+    schema sits nested (`{ spec: { name, parameters }, async run(args, ctx) {...} }`, `{ definition: { function:
+    { parameters } }, run }`) or that is typed as a tool (`const readFile: Tool = {...}`). Its first parameter
+    holds the model's arguments. (`tool_kind` covers the flat `{ description, parameters, execute }` shape.)"""
+    if fn.type == "method_definition":
+        key, obj = mod.node_text(fn.child_by_field_name("name")), fn.parent
+    elif fn.parent is not None and fn.parent.type == "pair":
+        key, obj = strip_quotes(mod.node_text(fn.parent.child_by_field_name("key"))), fn.parent.parent
+    else:
+        return False
+    if key not in _EXEC_KEYS or obj is None or obj.type != "object":
+        return False
+    keys = mod.object_keys(obj)
+    if keys.keys() & _SCHEMA_KEYS:
+        return True
+    if any(k in _NESTED_SPEC_KEYS and _NESTED_SPEC_TEXT.search(mod.node_text(v)) for k, v in keys.items()):
+        return True
+    holder = obj.parent
+    if holder is None or holder.type != "variable_declarator":
+        return False
+    annotation = holder.child_by_field_name("type")
+    return annotation is not None and bool(_TOOL_TYPE_ANNOTATION.search(mod.node_text(annotation)))
+
+
+def in_object_tool(mod: TsModule, node: Node) -> Node | None:
+    """The nested-schema tool entry (see `object_tool_entry`) `node` sits in, if any."""
+    return next((f for f in enclosing_functions(mod, node) if object_tool_entry(mod, f)), None)

@@ -295,7 +295,7 @@ def _tool_loops(mod: TsModule, project: TsProject) -> list[_ToolLoop]:
 def _scan_tool_loops(mod: TsModule, project: TsProject) -> list[_ToolLoop]:
     out: list[_ToolLoop] = []
     for loop in mod.nodes("for_in_statement", "for_statement"):
-        shape = _loop_shape(mod, loop)
+        shape = _loop_shape(mod, loop) or _answered_loop_shape(mod, loop)
         if shape is None:
             continue
         body = loop.child_by_field_name("body")
@@ -308,6 +308,45 @@ def _scan_tool_loops(mod: TsModule, project: TsProject) -> list[_ToolLoop]:
     if ".forEach(" in mod.text:
         out.extend(_callback_loops(mod))
     return out
+
+
+_ANSWER_KEY = re.compile(r"\b(tool_call_id|tool_use_id|toolCallId|toolUseId|call_id|callId)['\"]?\s*:\s*")
+
+
+def _answered_loop_shape(mod: TsModule, loop: Node) -> tuple[str, bool, str | None] | None:
+    """`for (const use of uses) { ... results.push({type: "tool_result", tool_use_id: use.id, ...}) }`: whatever the
+    collection and the loop variable are called, a body that answers the loop variable by its call id iterates the
+    model's tool calls."""
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return None
+    if loop.type == "for_statement":
+        # `for (let i = 0; i < uses.length; i++) { const use = uses[i]; ... tool_use_id: use.id ... }`
+        cond = loop.child_by_field_name("condition")
+        m = re.search(r"<\s*([\w.$]+)\.length", mod.node_text(cond)) if cond is not None else None
+        if m is None:
+            return None
+        item = re.search(rf"(?:const|let|var)\s+(\w+)\s*=\s*{re.escape(m.group(1))}\[\s*\w+\s*\]",
+                         mod.node_text(body)[:400])
+        if item is None or not _answers(mod, body, item.group(1)):
+            return None
+        return m.group(1), True, item.group(1)
+    if loop.type != "for_in_statement" or _awaits_stream(mod, loop):
+        return None
+    left, right = loop.child_by_field_name("left"), loop.child_by_field_name("right")
+    if left is None or right is None or left.type != "identifier":
+        return None
+    target = mod.node_text(left)
+    if not _answers(mod, body, target):
+        return None
+    return mod.dotted(_iter_base(mod, right)) or mod.node_text(right)[:60], True, target
+
+
+def _answers(mod: TsModule, body: Node, target: str) -> bool:
+    """Whether `body` answers `target` by its call id (`tool_use_id: use.id`, `call_id: item.call_id`)."""
+    text = mod.node_text(body)
+    return any(re.match(rf"{re.escape(target)}\??\.\w*[iI]d\b", text[m.end():m.end() + 60])
+               for m in _ANSWER_KEY.finditer(text))
 
 
 def _keyed_by_call(mod: TsModule, records: list[Node], target: str | None) -> bool:
@@ -350,9 +389,10 @@ def _callback_loops(mod: TsModule) -> Iterator[_ToolLoop]:
         strong = bool(tail and "?" not in tail and _CALLS_ITER.search(tail)) or \
             bool(_CALLS_FILTER.search(mod.node_text(receiver)))
         target = names[0] if names else None
+        body = fn.child_by_field_name("body")
+        strong = strong or bool(target and body is not None and _answers(mod, body, target))
         if not strong and not (target and _CALL_TARGET.match(target)):
             continue
-        body = fn.child_by_field_name("body")
         records = [n for n in _walk(body) if _is_record(mod, n)] if body is not None else []
         if records:
             yield _ToolLoop(fn, dotted or mod.node_text(receiver)[:60], strong, records, target)
@@ -535,14 +575,19 @@ def catch_swallows_tool_result(mod: TsModule, project: TsProject) -> Iterator[Hi
                 continue
             first = min(r.start_byte for r in in_body)
             risky = any(n.type in ("call_expression", "await_expression", "new_expression") and n.start_byte < first
-                        and not (n.type == "call_expression" and _is_log_call(mod, n)) for n in _walk(body))
+                        and not (n.type == "call_expression" and _is_log_call(mod, n)) for n in _walk(body)) or \
+                any(n.type == "await_expression" for r in in_body if r.type == "call_expression"
+                    for a in mod.arguments(r) for n in _walk(a))  # `out.push({..., content: await run(c)})`
             if not risky or _block_records(mod, project, tr.child_by_field_name("finalizer")):
                 continue
             if _exit_of(mod, handler) is not None or _throws(handler) or _block_records(mod, project, handler):
                 continue
             helper = _passes_call_to_helper(mod, handler, tl.target)
+            handled = handler.child_by_field_name("body")
+            stmts = handled.named_children if handled is not None else []
             yield Hit(
-                node=handler,
+                # the statement that handles (and swallows) the error, or the empty `catch {}` itself
+                node=stmts[0] if stmts and stmts[0].type != "comment" else handler,
                 verdict=_verdict(tl, helper),
                 claim=f"in the loop over `{tl.what}`, the result is pushed only inside the `try` (line "
                       f"{mod.line(in_body[0])}); {_caught(mod, handler)} swallows the error without pushing one",

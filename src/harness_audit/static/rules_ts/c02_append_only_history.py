@@ -114,7 +114,33 @@ def _history_name(mod: TsModule, expr: Node) -> str | None:
         return None
     if _is_history_word(dotted.rsplit(".", 1)[-1]):
         return dotted
+    if _GEMINI_CONTENTS.match(dotted.rsplit(".", 1)[-1]) and _speaks_gemini(mod):
+        return dotted
+    if _RESPONSES_ITEMS.match(dotted.rsplit(".", 1)[-1]) and _speaks_responses(mod):
+        return dotted
     return dotted if _stored_payload_word(mod, expr, dotted) else None
+
+
+_GEMINI_CONTENTS = re.compile(r"^[_#$]*(contents|(chat|conversation|history)_?[cC]ontents)$")
+"""Gemini's conversation is a `contents` array of `{role, parts}` turns (`generateContent({contents})`)."""
+_GEMINI_WORDS = ("functionResponse", "functionCall", "generateContent", "role: \"model\"",
+                 "role: 'model'")
+
+
+_RESPONSES_ITEMS = re.compile(r"^[_#$]*(input|input_?items|inputItems|items|conversation_?items|conversationItems)$")
+"""The OpenAI Responses API's conversation is a list of input items (`responses.create({input})`)."""
+
+
+def _speaks_responses(mod: TsModule) -> bool:
+    """Whether the module builds Responses API items (`function_call_output`, `responses.create`), so an `input` /
+    `items` array there is the conversation."""
+    return "function_call_output" in mod.text or "responses.create" in mod.text or "responses.stream" in mod.text
+
+
+def _speaks_gemini(mod: TsModule) -> bool:
+    """Whether the module builds Gemini turns (`functionCall` / `functionResponse` parts, `role: "model"`), so a
+    `contents` array there is the conversation, not a file's contents."""
+    return "parts" in mod.text and any(w in mod.text for w in _GEMINI_WORDS)
 
 
 def _is_history_word(word: str) -> bool:
@@ -819,12 +845,19 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             continue
         action = f"`.{method}(...)` on" if method and method != "Object.assign" else \
             "`Object.assign` into" if method else "a write into"
+        newest = fn is not None and bool(re.search(r"\.at\(\s*-\s*1\s*\)|\.length\s*-\s*1\s*\]",
+                                                   mod.derivation_text(fn, _root(target), 2)[:600]))
         found.append(((fn.id if fn is not None else 0, place.name), Hit(
             node=node,
             verdict=judged.verdict,
-            claim=f"{action} {how.format(where=judged.where)} changes a message already in history",
-            consequence="the recorded conversation no longer matches what was sent, replays diverge, and every cached "
-                        "prompt prefix after this message is invalidated",
+            claim=f"{action} {how.format(where=judged.where)} changes "
+                  + ("the newest message already in history (merged into in place)" if newest else
+                     "a message already in history"),
+            consequence=("once that message has been sent or saved, the stored transcript and replays no longer "
+                         "match what the model saw, and a cached prompt prefix that included it stops matching"
+                         if newest else
+                         "the recorded conversation no longer matches what was sent, replays diverge, and every "
+                         "cached prompt prefix after this message is invalidated"),
             direction="build the complete message first (accumulate in a local) and push it once; keep any rewrite "
                       "of history inside one explicit compaction step",
             confirm_hint=judged.hint,

@@ -71,12 +71,18 @@ def fs_call(project: TsProject, mod: TsModule, call: Node) -> bool:
     return imports.get(root, "").split("#", 1)[0] in _FS_MODULES or receiver in _FS_RECEIVERS
 
 
+def _editor_fs(receiver: str) -> bool:
+    """`vscode.workspace.fs`, `workspace.fs` (VS Code's `FileSystem`): `writeFile` replaces the whole file through
+    whatever provider backs the URI, with no temp file of the caller's."""
+    return receiver == "workspace.fs" or receiver.endswith(".workspace.fs")
+
+
 def _write_path(project: TsProject, mod: TsModule, call: Node) -> Node | None:
     """The path a call truncates and rewrites in place (`writeFileSync(p, ...)`, `Bun.write(p, ...)`), if it is one."""
     name = mod.call_name(call)
     method = name.rsplit(".", 1)[-1]
     args = mod.arguments(call)
-    if len(args) < 2 or not fs_call(project, mod, call):
+    if len(args) < 2 or not (fs_call(project, mod, call) or _editor_fs(name.rpartition(".")[0])):
         return None
     if method in _WRITE_METHODS:
         options = args[2] if len(args) > 2 else None
@@ -182,12 +188,13 @@ def _judge_write(mod: TsModule, fn: Node | None, path: Node, node: Node) -> _Jud
     if _FRESH.search(built):
         if not strong:
             return None
-        return _Judged(word, Verdict.SUSPECTED, f"verify that the {word} file written to `{path_text[:80]}` is what a "
-                                                "restart reads back, although its name changes per write")
+        return _Judged(word, Verdict.SUSPECTED, f"verify whether the path `{path_text[:80]}` stays the same across "
+                                                "writes (its name is built from a value that may change) and whether "
+                                                "a later start reads that file back")
     if strong and (reads or _RECOVERY.search(word)) or reads and _read_back(mod, path):
         return _Judged(word, Verdict.CONFIRMED, "")
     return _Judged(word, Verdict.SUSPECTED, f"verify that the {word} file written to `{path_text[:80]}` is read "
-                                            "back to resume a run")
+                                            "back later (to resume a run, or loaded again on a later start)")
 
 
 _READ_METHODS = {"readFileSync", "readFile", "readJson", "readJSON", "readJsonSync", "readJSONSync", "readTextFile",
@@ -253,8 +260,9 @@ def _hit(node: Node, path_text: str, judged: _Judged, via: str = "") -> Hit:
         node=node,
         verdict=judged.verdict,
         claim=f"the {judged.word} file `{path_text[:80]}` is overwritten in place{via}, with no temp file and rename",
-        consequence="a crash or kill mid-write leaves a truncated or empty file that reads as the latest state; the "
-                    "next start resumes from corrupt state or loses the run",
+        consequence="a crash or kill mid-write leaves a truncated or empty file in place of the only copy: the next "
+                    "load either fails to parse it and silently falls back to defaults, losing the saved state, or "
+                    "reads truncated text as complete",
         direction="write to a temp file in the same directory, fsync it, then `fs.rename` it over the final path (or "
                   "use `write-file-atomic`)",
         confirm_hint=judged.hint,
@@ -286,9 +294,39 @@ def state_file_overwritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 _vocabulary(mod.node_text(path)) is None:
             yield from _generic_writer(mod, project, fn, call, mod.node_text(path))
             continue
+        if _compacted_log(project, mod, path):
+            continue
         judged = _judge_write(mod, fn, path, call)
+        if judged is not None and _editor_fs(mod.call_name(call).rpartition(".")[0]):
+            judged = _Judged(judged.word, Verdict.SUSPECTED,
+                             f"verify whether the file system provider behind `{mod.node_text(path)[:60]}` replaces "
+                             "files atomically; if not, a crash mid-write leaves a truncated file that the next load "
+                             "reads")
         if judged is not None:
             yield _hit(call, mod.node_text(path), judged)
+
+
+def _compacted_log(project: TsProject, mod: TsModule, path: Node) -> bool:
+    """Whether an in-place write is the bounded rewrite (size-cap trim) of an append-only log: the same file is
+    appended to elsewhere in the module (`appendFileSync(this.logFile, line)`), its reader decodes each line in its
+    own `try` and skips the bad ones, and nothing reads it back as one JSON document. A torn rewrite loses only the
+    lines the reader skips; it never reads as a complete, corrupt state."""
+    if "append" not in mod.text or "JSON.parse" not in mod.text:
+        return False
+    key = _path_key(mod, path)
+    if key is None:
+        return False
+    appended = False
+    for call in mod.calls():
+        if mod.call_name(call).rsplit(".", 1)[-1] not in ("appendFileSync", "appendFile"):
+            continue
+        args = mod.arguments(call)
+        if args and _path_key(mod, args[0]) == key and fs_call(project, mod, call):
+            appended = True
+            break
+    if not appended or _read_back(mod, path):
+        return False
+    return any(node.type == "call_expression" and mod.guarded(node) for node, _ in _parse_sites(mod))
 
 
 def _generic_writer(mod: TsModule, project: TsProject, fn: Node, call: Node, param: str) -> Iterator[Hit]:
@@ -312,8 +350,9 @@ def _generic_writer(mod: TsModule, project: TsProject, fn: Node, call: Node, par
             verdict=judged.verdict,
             claim=f"the {judged.word} file `{other.node_text(args[index])[:80]}` is overwritten in place through "
                   f"`{name}` ({mod.path}:{mod.line(call)}), with no temp file and rename",
-            consequence="a crash or kill mid-write leaves a truncated or empty file that reads as the latest state; "
-                        "the next start resumes from corrupt state or loses the run",
+            consequence="a crash or kill mid-write leaves a truncated or empty file in place of the only copy: the "
+                        "next load either fails to parse it and silently falls back to defaults, losing the saved "
+                        "state, or reads truncated text as complete",
             direction=f"make `{name}` write a temp file in the same directory and `fs.rename` it over the target",
             confirm_hint=judged.hint,
         )
@@ -427,6 +466,24 @@ _PENDING_WORD = re.compile(r"(tool_?calls|toolCalls|toolUses|pending|unanswered|
                            r"unresolved|dangling)", re.I)
 
 
+_BARE_RUN = {"run", "execute", "exec", "invoke", "dispatch", "perform"}
+
+
+def _unwrap_member(node: Node | None) -> Node | None:
+    """The member expression a loop walks (`run.pending`, `state.toolCalls ?? []`), if it walks one."""
+    for _ in range(3):
+        if node is None or node.type == "member_expression":
+            return node
+        if node.type in ("parenthesized_expression", "await_expression", "non_null_expression") and \
+                node.named_children:
+            node = node.named_children[0]
+        elif node.type == "binary_expression":
+            node = node.child_by_field_name("left")
+        else:
+            return None
+    return None
+
+
 @rule(CheckId.C3, lang="typescript", name="resume-replays-pending-calls")
 def resume_replays_pending_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a resume / restore function that re-executes the tool calls found without a recorded result. The result
@@ -438,17 +495,25 @@ def resume_replays_pending_calls(mod: TsModule, project: TsProject) -> Iterator[
             continue
         pending = {name for name, values in mod.bindings(fn).items()
                    if _PENDING_WORD.search(name) or any(_PENDING_VALUE.search(mod.node_text(v)[:300]) for v in values)}
-        if not pending:
-            continue
         for call in mod.inside(mod.calls(), fn):
             if mod.enclosing_function(call) != fn:
                 continue
             name = mod.call_name(call)
-            if not _RUN_CALLS.search(name.rsplit(".", 1)[-1]):
+            method = name.rsplit(".", 1)[-1].lstrip("#")
+            # `this.execute(run.pending)`, `runTools(state.toolCalls)`: the saved open calls handed straight on
+            members = [mod.node_text(a) for a in mod.arguments(call) if a.type == "member_expression"
+                       and _PENDING_WORD.search(mod.node_text(a.child_by_field_name("property")))]
+            if not (_RUN_CALLS.search(method) or members and method in _BARE_RUN):
                 continue
-            handed = {mod.node_text(i) for a in mod.arguments(call) for i in mod.identifiers(a)}
+            handed = {mod.node_text(i) for a in mod.arguments(call) for i in mod.identifiers(a)} | set(members)
+            pending = pending | set(members)
             loops = [lp for lp in mod.enclosing_loops(call) if lp.type == "for_in_statement"]
             looped = {mod.node_text(i) for lp in loops for i in mod.identifiers(lp.child_by_field_name("right"))}
+            # `for (const call of session.state.unanswered)`: the saved open calls walked one by one
+            walked = {mod.node_text(r) for lp in loops for r in [_unwrap_member(lp.child_by_field_name("right"))]
+                      if r is not None and _PENDING_WORD.search(mod.node_text(r.child_by_field_name("property")))}
+            looped |= walked
+            pending = pending | walked
             arg = next((p for p in sorted(pending) if p in handed or p in looped), None)
             if arg is None:
                 continue

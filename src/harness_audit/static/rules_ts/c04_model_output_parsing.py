@@ -61,8 +61,11 @@ def _norm(text: str) -> str:
 
 
 _MODEL_REPLY = re.compile(r"chat\.completions\.(create|parse)|messages\.create|responses\.create|\bgenerateText\s*\(|"
-                          r"\.(invoke|complete|completion)\s*\(")
+                          r"\.(invoke|complete|completion|generate|generateContent|sendMessage)\s*\(")
 """A model request in a value's derivation: its `.text`/`.content` is the model's reply."""
+_MODEL_HTTP = re.compile(r"chat/completions|/v1/messages\b|/api/(chat|generate)\b|:generateContent\b|"
+                         r"generativelanguage\.googleapis")
+"""A hand-written request to a model endpoint in a value's derivation."""
 _REPLY_TEXT = re.compile(r"\.(text|content|output_?text|outputText)\s*(\?\?.*)?$", re.S)
 _REPLY_NAME = re.compile(r"(text|content|output(_?text)?|outputText|reply|answer|raw|json|completion|response_?text)",
                          re.I)
@@ -91,6 +94,9 @@ def _is_model_json(mod: TsModule, fn: Node | None, arg: Node, project: TsProject
         arg_text = _norm(mod.node_text(arg)).strip()
         if _REPLY_TEXT.search(arg_text) or _REPLY_NAME.fullmatch(arg_text):
             return True
+    # a raw HTTP call to a model endpoint: `(await r.json()).candidates[0].content.parts[0].text`, `body.message.content`
+    if _raw_reply(mod, fn, arg):
+        return True
     core = _reply_core(mod, fn, arg)
     if core is None:
         return False
@@ -483,8 +489,22 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
         )
 
 
+def _raw_reply(mod: TsModule, fn: Node | None, arg: Node) -> bool:
+    """The text of a reply fetched by hand from a model endpoint (`data.candidates[0].content.parts[0].text`,
+    `body.message.content` after a `fetch` to `/api/chat`)."""
+    if not re.search(r"\]\.text$|\bmessage\.content$", _norm(mod.node_text(arg)).strip()) or \
+            not _MODEL_HTTP.search(mod.text):
+        return False
+    derivation = _norm(mod.derivation_text(fn, arg))
+    # the endpoint may sit in a module constant (`fetch(`${GEMINI_URL}?key=…`)`)
+    return bool(_MODEL_HTTP.search(derivation) or re.search(r"\b(fetch|post|request|got|ky|axios)\s*(\.\w+)?\(",
+                                                             derivation))
+
+
 def _is_reply_text(mod: TsModule, fn: Node | None, arg: Node) -> bool:
     """Whether the parsed value is a model's text reply (not tool-call arguments)."""
+    if _raw_reply(mod, fn, arg):
+        return True
     if _MODEL_JSON.search(_norm(mod.node_text(arg))) and not re.search(r"message\.content|output_?text|outputText|"
                                                                        r"content\[\d+\]\.text", mod.node_text(arg)):
         return False
@@ -509,6 +529,11 @@ def _parse_calls(mod: TsModule) -> Iterator[Node]:
 
 _RECORDS = re.compile(r"\.(push|set|unshift|append|write|emit\w*Result|addToolResult)\s*\(|\byield\b|\w+\[[^\]]+\]\s*=[^=]")
 """A catch that records something for the call (a result message, a map entry, a yielded value)."""
+
+
+_CALL_LOOP = re.compile(r"tool_?calls?\b|toolCalls?\b|tool_?uses?\b|toolUses?\b|function_?calls?\b|functionCalls?\b|"
+                        r"\bcalls\b")
+"""The head of a loop over a reply's tool calls."""
 
 
 def _ends_batch(handler: Node) -> Node | None:
@@ -536,14 +561,23 @@ def tool_arguments_parse_error_ends_run(mod: TsModule, project: TsProject) -> It
         if tr is None:
             continue
         handler = tr.child_by_field_name("handler")
-        if handler is None or not mod.enclosing_loops(tr) or mod.rethrows(handler):
+        outside = next((loop for loop in mod.enclosing_loops(call) if mod.within(loop, tr)), None)
+        if handler is None or not (outside or mod.enclosing_loops(tr)) or mod.rethrows(handler):
             continue
         if _RECORDS.search(mod.node_text(handler)):
             continue
-        exit_stmt = _ends_batch(handler)
-        if exit_stmt is None:
-            continue
-        how = "returns from the function" if exit_stmt.type == "return_statement" else "breaks out of the loop"
+        # the only `try` sits outside the loop over the calls: its `catch` has already left the loop
+        if outside is not None:
+            if _is_reply_text(mod, mod.enclosing_function(call), mod.arguments(call)[0]) or \
+                    not _CALL_LOOP.search(mod.node_text(outside)[:300]):
+                continue
+            exit_stmt = handler
+            how = f"sits outside the loop of line {mod.line(outside)}"
+        else:
+            exit_stmt = _ends_batch(handler)
+            if exit_stmt is None:
+                continue
+            how = "returns from the function" if exit_stmt.type == "return_statement" else "breaks out of the loop"
         yield Hit(
             node=call,
             claim=f"a malformed `{mod.node_text(mod.arguments(call)[0])[:60]}` is caught by a `catch` that "

@@ -30,7 +30,12 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
-from harness_audit.static.rules_ts._ts_idioms import in_tool_function, model_sourced, registered_tool_functions
+from harness_audit.static.rules_ts._ts_idioms import (
+    in_tool_function,
+    model_sourced,
+    object_tool_entry,
+    registered_tool_functions,
+)
 from harness_audit.static.rules_ts.c03_crash_checkpoint import fs_call
 
 _ONE_PATH = {
@@ -44,7 +49,10 @@ _ONE_PATH = {
 """`fs` calls that read, write, list or delete what a path names (`stat`/`access`/`exists` only probe it)."""
 _TWO_PATHS = {"rename", "renameSync", "copyFile", "copyFileSync", "cp", "cpSync", "copy", "copySync", "move",
               "moveSync", "link", "linkSync", "symlink", "symlinkSync"}
-_FS_IMPORTS = ("'fs'", '"fs"', "fs/promises", "node:fs", "fs-extra", "graceful-fs", "Bun.", "Deno.")
+_FS_IMPORTS = ("'fs'", '"fs"', "fs/promises", "node:fs", "fs-extra", "graceful-fs", "Bun.", "Deno.", "workspace.fs")
+_EDITOR_FS = re.compile(r"(^|\.)workspace\.fs$|^Deno$")
+"""Editor and runtime file systems with the same verbs (`vscode.workspace.fs.readFile(uri)`, `Deno.readTextFile`)."""
+_EDITOR_ONE_PATH = {"delete", "readDirectory", "createDirectory", "readDir", "readTextFileSync", "writeTextFileSync"}
 _REALPATH = re.compile(r"\brealpath(Sync)?\b|\.realpath\b")
 _VALIDATING = re.compile(r"(safe|secure|sanitiz|validat|check|ensure|assert|confine|sandbox|within|inside|contain|jail|"
                          r"guard|restrict|allowed|isSub|isChild|inWorkspace|resolveWorkspace|resolveIn|resolveSafe)",
@@ -68,12 +76,15 @@ def _short(mod: TsModule, call: Node) -> str:
 def _sink_paths(project: TsProject, mod: TsModule, call: Node) -> list[Node]:
     """The path arguments of a filesystem call (`fs.readFile(p)`, `rename(a, b)`, `Bun.file(p)`)."""
     short = _short(mod, call)
+    if short in _EDITOR_ONE_PATH and _EDITOR_FS.search(mod.call_name(call).rpartition(".")[0]):
+        return mod.arguments(call)[:1]
     if short not in _ONE_PATH and short not in _TWO_PATHS:
         return []
     name = mod.call_name(call)
     if short in ("file", "write") and name not in ("Bun.file", "Bun.write"):
         return []
-    if short not in ("file", "write") and not fs_call(project, mod, call):
+    if short not in ("file", "write") and not fs_call(project, mod, call) and \
+            not _EDITOR_FS.search(name.rpartition(".")[0]):
         return []
     args = mod.arguments(call)
     return args[:2] if short in _TWO_PATHS else args[:1]
@@ -137,6 +148,11 @@ def _checks(project: TsProject, mod: TsModule, fn: Node) -> list[_Check]:
         if method == "startsWith":
             prefix = args[0]
             literal = mod.string_value(prefix)
+            if literal is not None and literal.startswith("..") and receiver.type == "identifier" and \
+                    _LEXICAL_ONLY.search(mod.derivation_text(fn, receiver, 3)) and \
+                    not re.search(r"\brelative\(", mod.derivation_text(fn, receiver, 3)):
+                out.append(_Check(call, "a lexical `..` prefix test", receiver, None))
+                continue  # `path.normalize(p).startsWith("..")`: an absolute path or a symlink passes
             if literal is not None and not (literal.startswith("/") and len(literal) > 1):
                 continue  # `name.startsWith("_")`, `rel.startsWith("..")` (judged with its `path.relative`)
             if literal is None and (re.match(r"['\"`]\.\.", mod.node_text(prefix)) or not (
@@ -229,6 +245,33 @@ _WIDE: list[tuple[TsProject, dict[tuple[int, int], bool]]] = []
 """Per (function, parameter): whether a model-chosen value reaches it; for the last project only."""
 
 
+_LEXICAL_ONLY = re.compile(r"\bnormalize\(|\bposix\.normalize\(")
+_DISPLAY = ("return_statement", "template_substitution", "pair", "arguments", "array")
+
+
+def _display_only(mod: TsModule, fn: Node | None, check: _Check) -> bool:
+    """`path.relative(root, p)` whose result only builds a message or a returned display value (`return { written:
+    path.relative(root, file) }`, `` `wrote ${path.relative(root, p)}` ``): it tests nothing."""
+    if check.kind != "relative" or fn is None:
+        return False
+    node = check.node.parent
+    while node is not None and node.type in ("parenthesized_expression", "await_expression", "as_expression",
+                                             "non_null_expression"):
+        node = node.parent
+    if node is None:
+        return False
+    if node.type in ("variable_declarator", "assignment_expression"):
+        target = node.child_by_field_name("name") or node.child_by_field_name("left")
+        name = mod.node_text(target) if target is not None else ""
+        if not re.fullmatch(r"[\w$]+", name):
+            return False
+        tested = rf"(?<![\w$.]){re.escape(name)}\s*(\?\.|\.)\s*(startsWith|includes|split|at|length)\b|" \
+                 rf"(?<![\w$.]){re.escape(name)}\s*(\[|[=!]==?)|[=!]==?\s*{re.escape(name)}\b|" \
+                 rf"isAbsolute\(\s*{re.escape(name)}\b|!\s*{re.escape(name)}\b"
+        return not re.search(tested, mod.node_text(fn))
+    return node.type in _DISPLAY
+
+
 def _model_path(project: TsProject, mod: TsModule, fn: Node | None, expr: Node, depth: int = 2) -> bool:
     """Whether `expr` carries a model-chosen value: directly (`model_sourced`), or through a parameter of a function
     registered as a tool, or handed a model-chosen argument by a caller (`depth` hops)."""
@@ -249,7 +292,8 @@ def _model_path(project: TsProject, mod: TsModule, fn: Node | None, expr: Node, 
         key = (fn.id, index)
         if key not in memo:
             memo[key] = False  # recursion guard
-            found = index == 0 and (_tool_method(mod, fn) or _registered_as_tool(project, mod, fn) or
+            found = index == 0 and (_tool_method(mod, fn) or object_tool_entry(mod, fn) or
+                                    _registered_as_tool(project, mod, fn) or
                                     fn.id in registered_tool_functions(mod, project)) or \
                 _EXECUTOR.match(mod.function_name(fn)) is not None and not names & _NOT_ARGS
             if not found:
@@ -260,13 +304,39 @@ def _model_path(project: TsProject, mod: TsModule, fn: Node | None, expr: Node, 
                         continue
                     scope = _owner(other, call)
                     if caller is not None and (_helper_validates(project, other, caller, args[index]) or
-                                               scope is not None and _model_checks(project, other, scope)):
+                                               scope is not None and _model_checks(project, other, scope)) or \
+                            _hook_validated(other, args[index]):
                         continue  # the caller confines the path before handing it over
                     found = True
                     break
             memo[key] = found
         if memo[key]:
             return True
+    return False
+
+
+_PARAMS_FIELD = re.compile(r"\bthis\.(?:params|args|input)\.([A-Za-z_$][\w$]*)\b")
+_VALIDATE_HOOK = re.compile(r"^#?_?validate\w*(Params|Param|ParamValues|Args|Arguments|Input)\w*$|^validate$")
+
+
+def _hook_validated(mod: TsModule, expr: Node, text: str | None = None) -> bool:
+    """`this.params.file_path` in a tool-invocation class, where a `validateToolParams(params)` hook of the module
+    (run by the tool framework before the invocation is built) passes that same field to a containment predicate
+    (`isPathWithinWorkspace(params.file_path)`, `assertInside(params.path)`) and refuses it otherwise: the value
+    checked is the value the invocation opens."""
+    fields = _PARAMS_FIELD.findall(text if text is not None else mod.node_text(expr))
+    if len(set(fields)) != 1 or "validate" not in mod.text:
+        return False
+    field_name = re.escape(fields[0])
+    for method in mod.nodes("method_definition"):
+        if not _VALIDATE_HOOK.match(mod.node_text(method.child_by_field_name("name"))):
+            continue
+        for call in mod.inside(mod.calls(), method):
+            short = mod.call_name(call).rsplit(".", 1)[-1]
+            if not (_VALIDATING.search(short) or _REALPATH.search(short)) or short.startswith("validate"):
+                continue
+            if any(re.fullmatch(rf"[\w$]*\.{field_name}", mod.node_text(a)) for a in mod.arguments(call)):
+                return True
     return False
 
 
@@ -362,7 +432,7 @@ def tool_path_unconfined(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             if not _model_path(project, mod, fn, path) or _helper_validates(project, mod, fn, path):
                 continue
             derivation = mod.derivation_text(fn, path, 4)
-            if _TEMP_NAME.search(mod.derivation_text(fn, path, 2)):
+            if _TEMP_NAME.search(mod.derivation_text(fn, path, 2)) or _hook_validated(mod, path, derivation):
                 continue
             if _model_checks(project, mod, scope):
                 break
@@ -409,6 +479,14 @@ def _resolver_helper(project: TsProject, mod: TsModule, fn: Node, check: _Check)
     checked = mod.node_text(check.checked) if check.checked.type == "identifier" else ""
     gives_back = any(checked and re.search(rf"(^|[^\w$.]){re.escape(checked)}($|[^\w$])", mod.node_text(r))
                      for r in returned)
+    if not gives_back and check.root is None and returned:
+        # `const rel = normalize(p); if (rel.startsWith("..")) throw …; return path.resolve(root, p)`: the helper
+        # returns a value built from the same parameter it tested
+        params = fn.child_by_field_name("parameters")
+        names = {mod.node_text(n) for q in (params.named_children if params is not None else [])
+                 for n in mod.pattern_names(q)}
+        tested = _derived_names(mod, fn, check.checked) & names
+        gives_back = bool(tested) and any(tested & _derived_names(mod, fn, r) for r in returned)
     if not gives_back and not (name != "<anonymous>" and _VALIDATING.search(name)):
         return False
     return any(_sinks(project, other) for other in (mod, *project.importers(mod)))
@@ -446,7 +524,7 @@ def path_checked_without_realpath(mod: TsModule, project: TsProject) -> Iterator
     for scope in _check_scopes(project, mod):
         for check in _model_checks(project, mod, scope):
             fn = mod.enclosing_function(check.node)
-            if _REALPATH.search(mod.derivation_text(fn, check.checked, 4)):
+            if _REALPATH.search(mod.derivation_text(fn, check.checked, 4)) or _display_only(mod, fn, check):
                 continue
             yield Hit(
                 node=check.node,

@@ -4,8 +4,11 @@ Shapes detected:
 - `model-command-inherits-env`: `child_process` `exec`/`spawn`/`execFile`/`fork` (sync variants too), `execa`,
   `Bun.spawn` or `node-pty` running a model-chosen command with no `env` option, `env: process.env`, or
   `env: { ...process.env, X }`. Suspected when the command is a `command` parameter not traced to a tool call.
-- `execa-env-merged-with-parent`: `execa(..., { env: {...} })` without `extendEnv: false`: execa adds the whole
-  `process.env` to the allow-list it was given.
+- `execa-env-merged-with-parent`: `execa(..., { env: {...} })` without `extendEnv: false` (or `new Deno.Command(...,
+  { env })` without `clearEnv: true`): the runtime adds the whole parent environment to the allow-list it was given.
+- Commands arriving as messages (`worker_threads` `parentPort.on("message")`, a forked child's `process.on("message")`,
+  `self.onmessage`) and command fields of parsed files (a plugin manifest's `setup`, a hooks config) are suspected.
+- Runtimes: `child_process`, execa, cross-spawn, shelljs, `Bun.spawn`, Bun / zx `` $`…` ``, `Deno.Command`, node-pty.
 - `workspace-program-inherits-env` (suspected): a tool runs `git` / `npm` / `make` / `cargo` / `pytest` with the
   whole environment: programs the files of their working directory configure, so a model that can write there
   chooses what they execute.
@@ -59,11 +62,13 @@ def _spawns(mod: TsModule) -> list[ts.Spawn]:
     """`ts.spawns(mod)` plus the drop-in libraries with `child_process` semantics: `cross-spawn` (`spawn(cmd, args,
     opts)`, `spawn.sync`) and `shelljs` (`shell.exec(cmd, opts)`), which inherit `process.env` the same way."""
     found = ts.spawns(mod)
-    if "cross-spawn" not in mod.text and "shelljs" not in mod.text:
+    text = mod.text
+    if "cross-spawn" not in text and "shelljs" not in text and "Deno.Command" not in text and \
+            not ("$`" in text and ("bun" in text or "zx" in text)):
         return found
 
     def build() -> list[ts.Spawn]:
-        extra: list[ts.Spawn] = []
+        extra: list[ts.Spawn] = [*_runtime_spawns(mod)]
         imports = ts.imports_of(mod)
         for call in ts.calls_named(mod, "spawn", "sync", "exec", *(n for n, t in imports.items()
                                                                     if t.startswith(("cross-spawn", "shelljs")))):
@@ -87,6 +92,34 @@ def _spawns(mod: TsModule) -> list[ts.Spawn]:
         return [*found, *extra]
 
     return ts.cached(mod, "c6_spawns", build)
+
+
+def _runtime_spawns(mod: TsModule) -> Iterator[ts.Spawn]:
+    """Spawns of the other JS runtimes: Deno's `new Deno.Command(program, { args, env })` (which, like execa, adds
+    the parent environment to `env` unless `clearEnv: true`), and the shell tags `` $`…` `` of Bun (`import { $ }
+    from "bun"`) and zx, which run with `process.env` unless given another (`$({ env })`, `` $`…`.env({...}) ``)."""
+    if "Deno.Command" in mod.text:
+        for new in mod.nodes("new_expression"):
+            if mod.call_name(new) == "Deno.Command":
+                yield ts.Spawn(new, "Deno.Command", "child_process")
+    shells = [n for n, t in ts.imports_of(mod).items() if t in ("bun#$", "zx#$")]
+    if shells:
+        for call in ts.calls_named(mod, *shells):
+            fn = ts.unwrap(call.child_by_field_name("function"))
+            args = call.child_by_field_name("arguments")
+            if args is not None and args.type == "template_string" and fn is not None and (
+                    fn.type == "identifier" or (fn.type == "call_expression" and mod.call_name(fn) in shells)):
+                yield ts.Spawn(call, "$", "child_process")
+
+
+def _parts(mod: TsModule, sp: ts.Spawn) -> list[Node]:
+    """`ts.command_parts`, plus the `args` option of `Deno.Command`."""
+    if sp.api != "Deno.Command":
+        return ts.command_parts(mod, sp)
+    args = ts.call_args(mod, sp.call)
+    opts = ts.spawn_options(mod, sp)
+    items = ts._array_items(mod, ts.option(mod, opts, "args")) if opts.obj is not None else None
+    return [*args[:1], *(items or [])]
 
 
 def _is_full_env(mod: TsModule, node: Node | None, depth: int = 2) -> bool:
@@ -149,6 +182,16 @@ def _env_state(mod: TsModule, sp: ts.Spawn) -> tuple[str, str]:
     if opts.opaque:
         return _branch_env_state(mod, sp)
     env = ts.option(mod, opts, "env")
+    chained = sp.call.parent if sp.api == "$" else None
+    if chained is not None and chained.type == "member_expression" and \
+            mod.node_text(chained.child_by_field_name("property")) == "env":  # Bun: $`…`.env({ PATH })
+        call = chained.parent
+        given = mod.arguments(call)[:1] if call is not None and call.type == "call_expression" else []
+        if given and _is_full_env(mod, given[0]):
+            return "full", f"`.env({_short(mod, given[0])})` is the whole `process.env`"
+        return "explicit", ""
+    if sp.api == "$" and re.search(r"\$\.env\s*(=|\()", mod.text):
+        return "unknown", ""  # `$.env = {...}` / `$.env({...})` sets the environment of every later command
     if env is None or mod.node_text(env).strip() == "undefined":
         if opts.obj is not None and ts.object_has_spread(opts.obj):
             return "unknown", ""
@@ -157,6 +200,8 @@ def _env_state(mod: TsModule, sp: ts.Spawn) -> tuple[str, str]:
         return "full", f"`env: {_short(mod, env)}` is the whole `process.env`"
     if sp.family == "execa" and mod.node_text(ts.option(mod, opts, "extendEnv")).strip() != "false":
         return "merged", f"`{sp.api}` is given `env: {_short(mod, env)}` without `extendEnv: false`"
+    if sp.api == "Deno.Command" and mod.node_text(ts.option(mod, opts, "clearEnv")).strip() != "true":
+        return "merged", f"`new Deno.Command` is given `env: {_short(mod, env)}` without `clearEnv: true`"
     return "explicit", ""
 
 
@@ -201,8 +246,9 @@ def _command_source(mod: TsModule, project: TsProject, sp: ts.Spawn, parts: list
     # the nearest enclosing function whose parameters feed the command (skipping `new Promise((resolve) => …)`)
     found = next(((f, flows) for f in ts.enclosing_functions(mod, sp.call)
                   if (flows := ts.param_flows(mod, f, chosen))), None)
+    from_file = _file_field_source(mod, chosen)
     if found is None:
-        return None
+        return from_file
     fn, flows = found
     fname = mod.function_name(fn)
     if 0 in flows and fn.id in ts.registered_tool_functions(mod, project):
@@ -234,11 +280,142 @@ def _command_source(mod: TsModule, project: TsProject, sp: ts.Spawn, parts: list
                        f"verify whether the model or untrusted people can write or choose the content of "
                        f"`{_short(cmod, arg)}` that the tool `{tname}` passes to `{fname}` "
                        f"({cmod.path}:{cmod.line(call)})")
+    if from_file is not None:
+        return from_file
+    channel = _message_handler(mod, fn) if 0 in flows else ""
+    if channel and _project_has_tools(project):
+        pname = _short(mod, ts.param_pattern(ts.params(fn)[0]), 30) if ts.params(fn) else "the message"
+        return _Source(Verdict.SUSPECTED,
+                       f"the command arrives in `{pname}` over {channel}, sent by another part of the harness",
+                       f"verify whether the sender of the messages handled here ({channel}) puts a command the model "
+                       f"chose (a shell tool's argument) into `{pname}`; if so this is confirmed")
     named = [n for i in flows for n in ts.param_names(mod, fn, i) if _COMMAND_PARAM.match(n)]
     if named and _RUNNER_NAME.search(fname) and not _PROBE_NAME.search(fname) and _TOOL_WORDS.search(mod.text):
         return _Source(Verdict.SUSPECTED, f"`{fname}` runs whatever `{named[0]}` it is given",
                        f"verify whether `{named[0]}` of `{fname}` can carry a command chosen by the model "
                        f"(follow the callers of `{fname}` to a tool call)")
+    return None
+
+
+_MESSAGE_SUBSCRIBE = re.compile(r"(^|\.)(on|once|addListener|addEventListener|prependListener)$")
+_MESSAGE_API = re.compile(r"(^|\.)on(Message|MessageExternal|Connect|ConnectExternal)\.addListener$")
+
+
+def _message_handler(mod: TsModule, fn: Node) -> str:
+    """How `fn` receives messages from another thread or process, described, or "": a `worker_threads`
+    `parentPort.on("message", …)`, a forked child's `process.on("message", …)`, a Web Worker's
+    `self.onmessage = …` / `addEventListener("message", …)`, a browser extension's `runtime.onMessage.addListener`."""
+    holder = fn.parent
+    if holder is not None and holder.type == "arguments" and holder.parent is not None:
+        call = holder.parent
+        name = mod.call_name(call)
+        args = mod.arguments(call)
+        if _MESSAGE_API.search(name):
+            return f"`{name}`"
+        if _MESSAGE_SUBSCRIBE.search(name) and args and ts.string_value(mod, ts.unwrap(args[0])) in (
+                "message", "messageerror") and ts.unwrap(args[-1]) == fn:
+            return f"`{name}(\"message\", …)`"
+        return ""
+    if holder is not None and holder.type == "assignment_expression":
+        left = mod.node_text(holder.child_by_field_name("left"))
+        if left == "onmessage" or left.endswith(".onmessage"):
+            return f"`{left}`"
+    return ""
+
+
+def _project_has_tools(project: TsProject) -> bool:
+    """Whether any module of the project speaks of tools (the harness has a tool surface at all)."""
+    return any(_TOOL_WORDS.search(m.text) for m in project.modules.values())
+
+
+_PARSE_CALLS = re.compile(r"^(JSON|JSON5|json5|yaml|YAML|toml|TOML|jsonc)\.(parse|load|safeLoad)$|^(parseYaml|"
+                          r"parseToml|parseJsonc|loadYaml)$")
+_FILE_READ = re.compile(r"\breadFile(Sync)?\b|\bBun\.file\b|\breadJson(Sync)?\b|\bworkspace\.fs\.readFile\b")
+
+
+def _file_fields(mod: TsModule) -> dict[str, str]:
+    """Field names this module takes from data it parses out of files (`JSON.parse(await readFile(p))`, `yaml.load`),
+    mapped to the parsed local: `pkg.scripts.setup`, `const { setup } = pkg.loom`."""
+    if not _FILE_READ.search(mod.text) or not re.search(r"parse|load|Yaml|Toml", mod.text):
+        return {}
+
+    def build() -> dict[str, str]:
+        parsed: set[str] = set()
+        fields: dict[str, str] = {}
+        decls = mod.nodes("variable_declarator")
+        for decl in decls:
+            value = ts.unwrap(decl.child_by_field_name("value"))
+            while value is not None and value.type in ("await_expression", "as_expression", "satisfies_expression",
+                                                       "non_null_expression", "parenthesized_expression"):
+                value = value.named_children[0] if value.named_children else None
+            target = decl.child_by_field_name("name")
+            if value is None or target is None or value.type != "call_expression" or \
+                    not _PARSE_CALLS.search(mod.call_name(value)):
+                continue
+            if target.type == "identifier":
+                parsed.add(mod.node_text(target))
+            elif target.type == "object_pattern":
+                fields.update({k: "the parsed file" for k in _pattern_keys(mod, target)})
+        for name in parsed:
+            for m in re.finditer(rf"(?<![\w$.]){re.escape(name)}((?:\??\.[A-Za-z_$][\w$]*)+)", mod.text):
+                for part in re.findall(r"[A-Za-z_$][\w$]*", m.group(1)):
+                    fields.setdefault(part, name)
+        for decl in decls:
+            target = decl.child_by_field_name("name")
+            value = ts.unwrap(decl.child_by_field_name("value"))
+            root = re.match(r"[A-Za-z_$][\w$]*", mod.node_text(value)) if value is not None else None
+            if target is not None and target.type == "object_pattern" and root is not None and \
+                    root.group(0) in parsed:  # `const { entry, setup } = pkg.plugin`
+                fields.update({k: root.group(0) for k in _pattern_keys(mod, target)})
+        return fields
+
+    return ts.cached(mod, "c6_file_fields", build)
+
+
+def _pattern_keys(mod: TsModule, pattern: Node) -> list[str]:
+    out: list[str] = []
+    for child in pattern.named_children:
+        if child.type == "shorthand_property_identifier_pattern":
+            out.append(mod.node_text(child))
+        elif child.type == "pair_pattern":
+            out.append(ts.strip_quotes(mod.node_text(child.child_by_field_name("key"))))
+        elif child.type == "object_assignment_pattern":
+            left = child.child_by_field_name("left")
+            if left is not None:
+                out.append(mod.node_text(left))
+    return out
+
+
+_COMMAND_FIELD = re.compile(r"^(setup|install|postinstall|preinstall|build|command|cmd|run|script|scripts|exec|"
+                            r"shell|start|test|hook|hooks|prepare|bootstrap|init|commands)$", re.I)
+
+
+def _file_field_source(mod: TsModule, parts: list[Node]) -> _Source | None:
+    """Suspected when the command is a command-like field (`setup`, `command`, `scripts.build`) of data this module
+    parses out of a file (a plugin manifest, `package.json`, a config): whoever can write that file chooses it."""
+    fields = _file_fields(mod)
+    if not fields:
+        return None
+    for part in parts:
+        inner = ts.unwrap(part)
+        if inner is None:
+            continue
+        field = ""
+        if inner.type == "subscript_expression":  # `hooks[event]`, `pkg.scripts[name]`
+            inner = ts.unwrap(inner.child_by_field_name("object"))
+            if inner is None:
+                continue
+        if inner.type == "member_expression":
+            field = mod.node_text(inner.child_by_field_name("property"))
+        elif inner.type == "identifier":
+            field = mod.node_text(inner)
+        if field in fields and _COMMAND_FIELD.match(field):
+            return _Source(Verdict.SUSPECTED,
+                           f"`{_short(mod, inner)}` is the `{field}` field of a file this module parses (a manifest or "
+                           f"config), so whoever can write that file chooses the command",
+                           f"verify whether the model (a file-writing or shell tool) or an untrusted party can create "
+                           f"or edit the file whose `{field}` field reaches `{_short(mod, inner)}` (plugin or config "
+                           f"directories inside the workspace); if so this is confirmed")
     return None
 
 
@@ -268,7 +445,7 @@ def model_command_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hi
         state, detail = _env_state(mod, sp)
         if state not in ("missing", "full"):
             continue
-        parts = ts.command_parts(mod, sp)
+        parts = _parts(mod, sp)
         source = _command_source(mod, project, sp, parts) if parts else None
         if source is None:
             continue
@@ -313,7 +490,7 @@ def workspace_program_inherits_env(mod: TsModule, project: TsProject) -> Iterato
     if ts.skipped_module(mod):
         return
     for sp in _spawns(mod):
-        parts = ts.command_parts(mod, sp)
+        parts = _parts(mod, sp)
         program = _workspace_program(mod, sp, parts)
         if not program:
             continue
@@ -342,24 +519,26 @@ def execa_env_merged_with_parent(mod: TsModule, project: TsProject) -> Iterator[
     """Flags `execa` running a model-chosen command with an `env` allow-list but without `extendEnv: false`. execa
     merges `process.env` into the given `env` by default, so the allow-list restricts nothing and every secret of
     the harness still reaches the command."""
-    if "execa" not in mod.text:
+    if "execa" not in mod.text and "Deno.Command" not in mod.text:
         return
     for sp in _spawns(mod):
-        if sp.family != "execa":
+        if sp.family != "execa" and sp.api != "Deno.Command":
             continue
         state, detail = _env_state(mod, sp)
         if state != "merged":
             continue
-        parts = ts.command_parts(mod, sp)
+        parts = _parts(mod, sp)
         source = _command_source(mod, project, sp, parts) if parts else None
         if source is None:
             continue
         yield Hit(
             node=_env_node(mod, sp), verdict=source.verdict,
-            claim=f"{detail}: execa adds the whole `process.env` to it by default; {source.why}",
+            claim=f"{detail}: {'Deno' if sp.api == 'Deno.Command' else 'execa'} adds the whole parent environment "
+                  f"to it by default; {source.why}",
             consequence="the allow-list is decorative: every API key of the harness is still visible to the "
                         "model's command",
-            direction="pass `extendEnv: false` together with the `env` allow-list",
+            direction="pass `clearEnv: true` together with the `env` allow-list" if sp.api == "Deno.Command" else
+                      "pass `extendEnv: false` together with the `env` allow-list",
             confirm_hint=source.hint,
         )
 
@@ -427,7 +606,7 @@ def predictable_tmp_script_path(mod: TsModule, project: TsProject) -> Iterator[H
                 written[mod.node_text(origin)] = origin
         if not written:
             continue
-        for part in ts.command_parts(mod, sp):
+        for part in _parts(mod, sp):
             texts = {mod.node_text(part), *(mod.node_text(i) for i in ts.idents(part))}
             origin = next((written[t] for t in texts if t in written), None)
             inner = ts.unwrap(part)

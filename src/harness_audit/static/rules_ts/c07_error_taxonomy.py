@@ -23,6 +23,12 @@ Shapes detected:
   message (`return "Failed to fetch the page"`), or an object carrying only such text (`{ content: [{ type: "text",
   text: `Error: ${e}` }] }` with no `isError` / `ok: false` / code); also `.catch((e) => `Error: ${e}`)` on the
   value the tool returns. The dispatcher sees a success, in a project with a taxonomy too.
+- `settled-tool-error-becomes-text`: tool calls run with `Promise.allSettled` whose rejected outcomes are handed on as
+  text built from `.reason` (`` `Error: ${r.reason}` ``), with no code.
+- `provider-error-surfaced-as-text`: a `catch` (or `.catch(cb)`) around a model request (an SDK / `ai` / LangChain /
+  raw-HTTP call, or a project wrapper of one that does not map its errors) whose only handling is to hand the
+  error's message to a UI, event sink or response (`host.post({ type: "error", message: err.message })`,
+  `res.json({ error: String(e) })`), in a project with a taxonomy too (a retry predicate is not a mapping).
 - `error-mapper-drops-status`: a helper thrown as `throw toError(err)` that inspects a structured HTTP / provider
   error (`instanceof AxiosError`, `err.response.status`, `instanceof APIError`) and returns a bare `new Error(msg)`
   without `cause`: the status and the server's code are read and dropped.
@@ -39,6 +45,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts import _agent_idioms as agent
 from harness_audit.static.rules_ts import _ts_idioms as ts
 
 _TAXONOMY_NAME = re.compile(r"(Error|Failure|Fault|Exception)\w*$|(Code|Codes|Kind|Reason)$")
@@ -216,7 +223,24 @@ def _carries_code(mod: TsModule, node: Node) -> bool:
     for sub in [node, *ts.descendants(node)]:
         if sub.type == "object" and mod.object_keys(sub).keys() & _CODE_KEYS:
             return True
+        if sub.type == "call_expression" and any(_code_argument(mod, a) for a in mod.arguments(sub)):
+            return True  # `rpcError(id, ErrorCode.InternalError, msg)`, `fail(-32603, msg)`
     return False
+
+
+_CODE_ENUM = re.compile(r"^([A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*(Code|Codes|Kind|Kinds|Category|Reason)\."
+                        r"[A-Za-z_$][\w$]*$")
+
+
+def _code_argument(mod: TsModule, arg: Node) -> bool:
+    """An argument that is an error code: a member of a code enum (`ErrorCode.InvalidParams`, `ToolErrorKind.Timeout`)
+    or a JSON-RPC numeric code (`-32603`)."""
+    arg = ts.unwrap(arg)
+    if arg is None:
+        return False
+    if arg.type == "member_expression":
+        return bool(_CODE_ENUM.match(mod.node_text(arg)))
+    return arg.type == "unary_expression" and bool(re.fullmatch(r"-\s*32\d{3}", mod.node_text(arg)))
 
 
 def _string_outlets(mod: TsModule, body: Node, err: str) -> list[Node]:
@@ -315,9 +339,13 @@ def _rethrows(mod: TsModule, body: Node, err: str) -> bool:
     return False
 
 
-def _tool_invocation(mod: TsModule, body: Node) -> Node | None:
-    """A call in `body` that runs a model-chosen tool (`tools[name](args)`, `tool.execute(args)`, `executeTool`)."""
+def _tool_invocation(mod: TsModule, body: Node, *, caught_too: bool = False) -> Node | None:
+    """A call in `body` that runs a model-chosen tool (`tools[name](args)`, `tool.execute(args)`, `executeTool`),
+    skipping calls whose failures a nested `try` of `body` already catches without re-throwing (they never reach
+    the catch being judged)."""
     for call in mod.inside(mod.calls(), body):
+        if not caught_too and _caught_within(mod, call, body):
+            continue
         fn = call.child_by_field_name("function")
         name = mod.call_name(call)
         short = ts.last(name)
@@ -332,7 +360,73 @@ def _tool_invocation(mod: TsModule, body: Node) -> Node | None:
             return call
         if short in _EXEC_NAMES and any(ts.model_sourced(mod, a) for a in ts.call_args(mod, call)[:1]):
             return call  # `def.run(block.input, ctx)`, `impl(args)` with args decoded from the tool call
+        if _HANDLER_TABLE.search(recv) and short.startswith("handle") and ts.call_args(mod, call) and \
+                any(a.type == "switch_statement" and _TOOL_NAME_SWITCH.search(mod.node_text(
+                    a.child_by_field_name("value"))) for a in mod.ancestors(call)):
+            return call  # `case "read_file": result = await handlers.handleReadFile(args)`
+        if short in _EXEC_NAMES and _is_call_item(mod, next(iter(ts.call_args(mod, call)[:1]), None)):
+            return call  # `this.invoke(call)`, `runner.execute(toolCall)` over the model's list of tool calls
     return None
+
+
+_HANDLER_TABLE = re.compile(r"(^|\.)(handlers|toolHandlers|tool_handlers|tools)$")
+_TOOL_NAME_SWITCH = re.compile(r"^\(?\s*([\w$.]*\.)?(name|toolName|tool_name|tool)\s*\)?$")
+
+
+def _caught_within(mod: TsModule, call: Node, body: Node) -> bool:
+    """Whether `call` sits in the body of a `try` nested inside `body` whose catch does not re-throw."""
+    for anc in mod.ancestors(call):
+        if anc.id == body.id:
+            return False
+        if anc.type == "statement_block" and anc.parent is not None and anc.parent.type == "try_statement" and \
+                anc.parent.child_by_field_name("body") == anc:
+            handler = anc.parent.child_by_field_name("handler")
+            hbody = handler.child_by_field_name("body") if handler is not None else None
+            if hbody is not None and not re.search(r"\bthrow\b", mod.node_text(hbody)):
+                return True
+    return False
+
+
+_CALL_ITEM = re.compile(r"^(call|toolCall|tool_call|functionCall|function_call|fnCall|fc|tc|toolUse|tool_use|"
+                        r"toolRequest|tool_request|invocation|toolInvocation)$")
+_CALL_LIST = re.compile(r"(tool_?calls|function_?calls|tool_?uses|tool_?requests|\bcalls)\s*\)?\s*$", re.I)
+
+
+def _is_call_item(mod: TsModule, arg: Node | None) -> bool:
+    """Whether `arg` is one tool call of the model's reply: a local named like one (`call`, `toolCall`, `tc`,
+    `toolUse`), or the loop variable of `for (const x of turn.calls)` / `resp.tool_calls` / `functionCalls`."""
+    arg = ts.unwrap(arg)
+    if arg is None or arg.type != "identifier":
+        return False
+    name = mod.node_text(arg)
+    if _CALL_ITEM.match(name):
+        return True
+    for anc in mod.ancestors(arg):
+        first = ts.params(anc)[:1] if anc.type in FUNCTION_TYPES else []
+        if first and anc.parent is not None and anc.parent.type == "arguments" and \
+                any(mod.node_text(p) == name for p in ts.idents(first[0])):
+            callee = anc.parent.parent.child_by_field_name("function") if anc.parent.parent is not None else None
+            if callee is not None and callee.type == "member_expression" and _CALL_LIST.search(
+                    mod.node_text(callee.child_by_field_name("object"))):
+                return True  # `turn.calls.map((c) => this.invoke(c))`
+        if anc.type == "for_in_statement":
+            left, right = anc.child_by_field_name("left"), anc.child_by_field_name("right")
+            if left is not None and mod.node_text(left) == name and right is not None and \
+                    _CALL_LIST.search(mod.node_text(right)):
+                return True
+    return False
+
+
+_UI_RUNTIME = re.compile(r"""from\s+['"](@modelcontextprotocol/ext-apps|react-dom(/client)?|preact|vue|svelte|"""
+                         r"""solid-js/web|lit)['"]|\bdocument\.(createElement|querySelector|getElementById)\(|"""
+                         r"""\.innerHTML\s*=|\bcreateRoot\(|ReactDOM\.render\(""")
+_MODEL_CALL = re.compile(r"\.(chat\.completions|messages|responses)\.(create|stream)\(|\b(generateText|streamText)\(")
+
+
+def _browser_ui(mod: TsModule) -> bool:
+    """Browser UI / widget code (renders DOM, imports an app or widget runtime) that calls a host's tool on a
+    human's behalf: its caught failure becomes something shown to the person, and no agent loop consumes it."""
+    return bool(_UI_RUNTIME.search(mod.text)) and not _MODEL_CALL.search(mod.text)
 
 
 @rule(CheckId.C7, lang="typescript", name="caught-tool-error-becomes-text")
@@ -342,7 +436,7 @@ def caught_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterato
     `asToolError(err)`, no `instanceof` of a project error, no code of the project's taxonomy), even where the
     project has a taxonomy elsewhere. The loop and the model see text only, so a timeout, a denial and a bug look
     alike and nobody can decide whether a retry makes sense."""
-    if ts.skipped_module(mod) or "catch" not in mod.text:
+    if ts.skipped_module(mod) or "catch" not in mod.text or _browser_ui(mod):
         return
     vocab = _vocabulary(project)
     for tr in mod.nodes("try_statement"):
@@ -367,6 +461,77 @@ def caught_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterato
             direction="map errors at the dispatch boundary to a small code union (`\"timeout\" | \"denied\" | "
                       "\"invalid_args\" | …`) with a `retryable` flag and return it alongside the message",
         )
+
+
+_REASON_TEXT = re.compile(r"\.reason\b")
+
+
+def _reason_text(mod: TsModule, node: Node) -> bool:
+    """`` `Error: ${r.reason}` ``, `String(r.reason)`, `r.reason.message`, `` `${describe(r.reason)}` ``: text made
+    from a rejected `allSettled` outcome."""
+    for sub in [node, *ts.descendants(node)]:
+        if sub.type == "template_substitution" and _REASON_TEXT.search(mod.node_text(sub)):
+            return not any(_MAPPER_NAME.search(ts.last(mod.call_name(c))) for c in ts.descendants(sub)
+                           if c.type == "call_expression")  # `${toToolError(r.reason).code}` is classified
+        if sub.type == "member_expression" and mod.node_text(sub.child_by_field_name("property")) in (
+                "message", "stack") and _REASON_TEXT.search(mod.node_text(sub.child_by_field_name("object"))):
+            return True
+        if sub.type == "call_expression" and mod.call_name(sub) in _ERROR_TEXT_CALLS:
+            args = mod.arguments(sub)
+            if args and re.fullmatch(r"\(?\s*[\w$.?]+\.reason(\s+as\s+\w+)?\s*\)?", mod.node_text(args[0])):
+                return True
+    return False
+
+
+@rule(CheckId.C7, lang="typescript", name="settled-tool-error-becomes-text")
+def settled_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags tool calls run with `Promise.allSettled` whose rejected outcomes are turned into text
+    (`` r.status === "fulfilled" ? r.value : `Error: ${r.reason}` ``) and handed on as the tool result, with no code
+    and no classification: the same flattening as a `catch` that returns `` `Error: ${e}` ``, on the parallel
+    path."""
+    if ts.skipped_module(mod) or "allSettled" not in mod.text or ".reason" not in mod.text:
+        return
+    vocab = _vocabulary(project)
+    for call in mod.calls():
+        if ts.last(mod.call_name(call)) != "allSettled":
+            continue
+        args = mod.arguments(call)
+        batch = ts.unwrap(args[0]) if args else None
+        if batch is None or _tool_invocation(mod, batch) is None:
+            continue
+        fn = mod.enclosing_function(call)
+        holder = call.parent
+        while holder is not None and holder.type in ("await_expression", "parenthesized_expression", "as_expression"):
+            holder = holder.parent
+        bound = holder.child_by_field_name("name") if holder is not None and holder.type == "variable_declarator" \
+            else None
+        if fn is None or bound is None or bound.type != "identifier":
+            continue
+        uses = re.compile(rf"(?<![\w$.]){re.escape(mod.node_text(bound))}\b")
+        for tpl in [*mod.inside(mod.nodes("template_string"), fn), *mod.inside(mod.calls(), fn)]:
+            if tpl.start_byte < call.end_byte or not _reason_text(mod, tpl):
+                continue
+            stmt = tpl
+            while stmt.parent is not None and stmt.parent.type not in ("statement_block", "program") and \
+                    stmt.parent != fn:
+                stmt = stmt.parent
+            top = next((a for a in [stmt, *mod.ancestors(stmt)] if a.parent is not None and
+                        a.parent == fn.child_by_field_name("body")), stmt)
+            if not uses.search(mod.node_text(top)):
+                continue  # text about another batch's outcomes
+            if _carries_code(mod, stmt) or _uses_vocabulary(mod, vocab, stmt) or any(
+                    c.type == "call_expression" and _LOGGING.search(mod.call_name(c)) for c in mod.ancestors(tpl)):
+                continue
+            yield Hit(
+                node=tpl,
+                claim=f"the rejected outcomes of the parallel tool calls (`{_short(mod, call, 40)}`) are handed on "
+                      "only as text built from `.reason`, with no error code",
+                consequence="the loop and the model cannot tell a timeout from a denial from a bug on this path, so "
+                            "they retry everything or nothing",
+                direction="map each rejection reason to a small code union (`\"timeout\" | \"denied\" | "
+                          "\"invalid_args\" | …`) with a `retryable` flag and return it with the message",
+            )
+            break
 
 
 def _runtime_message(mod: TsModule, new: Node) -> bool:
@@ -460,10 +625,15 @@ def tool_throws_plain_error(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         throws = _plain_throws(mod, fn)
         if not throws:
             continue
+        dispatches = fn.id not in tools or _tool_invocation(mod, fn, caught_too=True) is not None
+        guard = next((a for a in mod.ancestors(throws[0]) if a.type == "if_statement"), None)
+        unknown = guard is not None and mod.within(guard, fn) and re.fullmatch(
+            r"\(\s*!\s*[\w$]*[Tt]ool[\w$]*\s*\)", mod.node_text(guard.child_by_field_name("condition")) or "")
         yield Hit(
             node=throws[0],
-            claim=f"the tool {'implementation' if fn.id in tools else 'dispatcher'} `{mod.function_name(fn)}` fails "
-                  "with a bare `Error` whose only content is its message"
+            claim=f"the tool {'dispatcher' if dispatches else 'implementation'} `{mod.function_name(fn)}` fails "
+                  + ("with a bare `Error` (its only content a message) when the model names an unknown tool"
+                     if unknown else "with a bare `Error` whose only content is its message")
                   + (" while the project's other tools report classified failures" if _has_taxonomy(project) else ""),
             consequence="the loop and the model cannot tell whether retrying makes sense: a missing file, a denied "
                         "command and a network timeout all look the same",
@@ -509,6 +679,172 @@ def provider_error_rethrown_plain(mod: TsModule, project: TsProject) -> Iterator
             direction="map provider errors at the client boundary to a small code union (`rate_limited`, "
                       "`unavailable`, `bad_request`, `auth`) with a retryable classification, keeping `cause`",
         )
+
+
+_SURFACE_LASTS = frozenset({"post", "postMessage", "send", "emit", "showErrorMessage", "showWarningMessage",
+                            "showInformationMessage", "reply", "json", "write", "notify", "setError", "setStatus",
+                            "update", "enqueue", "resolve", "push", "dispatch", "next"})
+
+
+def _any_model_call(mod: TsModule, call: Node) -> bool:
+    """An SDK request, a Vercel `ai` / LangChain model call, or an HTTP POST to a chat / messages endpoint."""
+    return ts.is_model_call(mod, call) or agent.is_model_call(mod, call)
+
+
+_WRAPPER_GENERIC = frozenset({"run", "create", "call", "invoke", "execute", "handle", "send", "get", "post", "main",
+                              "start", "process", "apply", "then", "catch", "map", "forEach", "push", "stream",
+                              "next", "constructor", "default", "fetch", "request", "emit", "on", "init", "update",
+                              "<anonymous>", ""})
+
+
+def _named_model_wrappers(project: TsProject) -> dict[str, list[tuple[TsModule, Node]]]:
+    """Named functions and methods of the project that make a model request (through inline callbacks too), by
+    name: to follow `this.client.turn(...)` into another module's class."""
+
+    def build() -> dict[str, list[tuple[TsModule, Node]]]:
+        out: dict[str, list[tuple[TsModule, Node]]] = {}
+        for wmod in project.modules.values():
+            if ts.skipped_module(wmod):
+                continue
+            seen: set[int] = set()
+            for c in wmod.calls():
+                if not _any_model_call(wmod, c):
+                    continue
+                fn = next((f for f in ts.enclosing_functions(wmod, c)
+                           if wmod.function_name(f) not in _WRAPPER_GENERIC), None)
+                if fn is None or fn.id in seen:
+                    continue
+                seen.add(fn.id)
+                out.setdefault(wmod.function_name(fn), []).append((wmod, fn))
+        return out
+
+    return agent.memo(project, "c7_model_wrappers", build)
+
+
+def _model_wrapper(mod: TsModule, project: TsProject, call: Node, vocab: _Vocabulary) -> Node | None:
+    """The model call a call reaches: itself (an SDK request) or, one hop away, a project function that makes an
+    SDK request and does not map its errors itself (no `catch` that classifies, throws a project error, or
+    re-throws something other than a bare `Error`; no project error class built anywhere in it)."""
+    if _any_model_call(mod, call):
+        return call
+    found = ts.resolve_function(mod, project, call.child_by_field_name("function"), call)
+    if found is None:
+        short = ts.last(mod.call_name(call))
+        candidates = _named_model_wrappers(project).get(short, []) if short not in _WRAPPER_GENERIC else []
+        if len(candidates) != 1:
+            return None
+        found = candidates[0]
+    wmod, fn = found
+    inner = next((c for c in wmod.inside(wmod.calls(), fn) if _any_model_call(wmod, c)), None)
+    if inner is None or _uses_vocabulary(wmod, vocab, fn):
+        return None
+    for stmt in wmod.inside(wmod.nodes("throw_statement"), fn):
+        thrown = ts.unwrap(stmt.named_children[0]) if stmt.named_children else None
+        if thrown is not None and not (thrown.type == "new_expression" and
+                                       ts.last(wmod.call_name(thrown)) in _GENERIC_ERRORS):
+            return None  # `.catch((e) => { throw toProviderError(e) })`: the wrapper hands on a mapped error
+    for clause in wmod.inside(wmod.nodes("catch_clause"), fn):
+        body = clause.child_by_field_name("body")
+        err = _catch_param(wmod, clause)
+        if body is not None and (_uses_vocabulary(wmod, vocab, body) or
+                                 (err is not None and (_classifies(wmod, vocab, body, err) or
+                                                       _rethrows(wmod, body, err)))):
+            return None  # the wrapper's own catch maps (or passes on) what the provider throws
+    return inner
+
+
+def _surfaced_text(mod: TsModule, hbody: Node, err: str) -> Node | None:
+    """A call in a catch body that hands text made from the error to a UI / event sink / response
+    (`host.post({ type: "error", message: err.message })`, `res.json({ error: String(e) })`), without a code."""
+    for call in mod.inside(mod.calls(), hbody):
+        name = mod.call_name(call)
+        if _LOGGING.search(name) or ts.last(name) not in _SURFACE_LASTS:
+            continue
+        if mod.enclosing_function(call) != mod.enclosing_function(hbody):
+            continue
+        args = mod.arguments(call)
+        if any(_error_text(mod, a, err) for a in args) and not any(_carries_code(mod, a) for a in args):
+            stmt = call
+            while stmt.parent is not None and stmt.parent.type not in ("statement_block", "program"):
+                stmt = stmt.parent
+            return stmt
+    return None
+
+
+@rule(CheckId.C7, lang="typescript", name="provider-error-surfaced-as-text")
+def provider_error_surfaced_as_text(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a `catch` around a model request (an SDK call, or a project wrapper of one that does not map its
+    errors) whose only handling is to hand the error's message to a UI, event sink or response
+    (`host.post({ type: "error", message: err.message })`, `res.json({ error: String(e) })`): the provider's
+    status and error class (rate limit, overload, bad request, auth) never reach the loop, whatever retry
+    predicate ran before. Even in a project with a taxonomy elsewhere, this site uses none of it."""
+    if ts.skipped_module(mod) or "catch" not in mod.text:
+        return
+    vocab = _vocabulary(project)
+    for tr in mod.nodes("try_statement"):
+        handler = tr.child_by_field_name("handler")
+        body = tr.child_by_field_name("body")
+        hbody = handler.child_by_field_name("body") if handler is not None else None
+        err = _catch_param(mod, handler) if handler is not None else None
+        if body is None or hbody is None or err is None:
+            continue
+        if _rethrows(mod, hbody, err) or _classifies(mod, vocab, hbody, err):
+            continue
+        cited = _surfaced_text(mod, hbody, err)
+        if cited is None:
+            continue
+        model = next((m for c in mod.inside(mod.calls(), body)
+                      if mod.enclosing_function(c) == mod.enclosing_function(tr)
+                      and (m := _model_wrapper(mod, project, c, vocab)) is not None), None)
+        if model is None or (_tool_invocation(mod, body) is not None and cited in _string_outlets(mod, hbody, err)):
+            continue  # `caught-tool-error-becomes-text` reports the same outlet
+        via = ts.unwrap(next((c for c in mod.inside(mod.calls(), body)
+                              if _model_wrapper(mod, project, c, vocab) is model), model))
+        yield _surfaced_hit(mod, cited, via, err)
+    yield from _promise_catch_surfaced(mod, project, vocab)
+
+
+def _promise_catch_surfaced(mod: TsModule, project: TsProject, vocab: _Vocabulary) -> Iterator[Hit]:
+    """The `.catch((err) => ui.post(err.message))` form, on a promise chain that starts with a model request."""
+    if ".catch(" not in mod.text:
+        return
+    for call in mod.calls():
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "member_expression" or mod.node_text(fn.child_by_field_name("property")) != "catch":
+            continue
+        args = mod.arguments(call)
+        cb = ts.unwrap(args[0]) if args else None
+        if cb is None or cb.type not in FUNCTION_TYPES or not ts.params(cb):
+            continue
+        param = ts.params(cb)[0]
+        err = mod.node_text(param.child_by_field_name("pattern") or param)
+        body = cb.child_by_field_name("body")
+        if body is None or not re.fullmatch(r"[A-Za-z_$][\w$]*", err) or \
+                _rethrows(mod, body, err) or _classifies(mod, vocab, body, err):
+            continue
+        cited = _surfaced_text(mod, body, err) if body.type == "statement_block" else (
+            body if body.type == "call_expression" and _surfaced_text(mod, body, err) is not None else None)
+        if cited is None:
+            continue
+        chain = fn.child_by_field_name("object")
+        via = next((c for c in [chain, *ts.descendants(chain)] if c is not None and c.type == "call_expression"
+                    and _model_wrapper(mod, project, c, vocab) is not None), None)
+        if via is not None:
+            yield _surfaced_hit(mod, cited, via, err)
+
+
+def _surfaced_hit(mod: TsModule, cited: Node, via: Node | None, err: str) -> Hit:
+    shown = _short(mod, via.child_by_field_name("function") if via is not None else None, 40)
+    return Hit(
+        node=cited,
+        claim=f"errors of the model request (`{shown}`) reach this catch raw and are only passed on as the text of "
+              f"`{err}`: no status, no error class, no retryable flag",
+        consequence="a rate limit, an overloaded provider, an expired key and a malformed request end the run the "
+                    "same way; neither the loop nor the user can tell which one to retry",
+        direction="map provider errors at the client boundary to a small code union (`rate_limited`, `unavailable`, "
+                  "`bad_request`, `auth`, `context_length`) with a retryable flag, and hand that code on with the "
+                  "message",
+    )
 
 
 _STATUS_TEST = re.compile(r"!\s*\(?\s*[\w$.?]+\.ok\b|\.ok\s*(===|==)\s*false|\.status(Code)?\s*(!==|!=|>=|>|<|===|==)")

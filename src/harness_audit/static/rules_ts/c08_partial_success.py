@@ -152,13 +152,55 @@ def _handles_own_errors(mod: TsModule, fn: Node) -> bool:
     return bool(re.search(r"\.catch\(|\.then\([^()]*(\([^()]*\)[^()]*)*,", mod.node_text(fn)))
 
 
+_ERROR_FIELD = re.compile(r"^(error|err|isError|failure|failed)$")
+
+
+def _awaits_error_value(mod: TsModule, project: TsProject, fn: Node) -> bool:
+    """Whether the item awaits a callee that reports failures as values: it binds the awaited result
+    (`const { response } = await executeCall(req)`) and branches on its error field (`if (response.error)`,
+    `res.isError`, `r.status === "error"`) without throwing there, so a failing call resolves with an error result
+    instead of rejecting the batch. HTTP requests are excluded (fetch and axios reject on network failure)."""
+    bound: set[str] = set()
+    for decl in mod.inside(mod.nodes("variable_declarator"), fn):
+        value = decl.child_by_field_name("value")
+        if value is None or value.type != "await_expression" or mod.enclosing_function(decl) != fn:
+            continue
+        call = ts.unwrap(value)
+        if call is None or call.type != "call_expression" or ts.http_request(mod, call) or \
+                ts.is_model_call(mod, call):
+            continue
+        name = decl.child_by_field_name("name")
+        if name is not None:
+            bound |= {mod.node_text(n) for n in ([name] if name.type == "identifier" else mod.pattern_names(name))}
+    if not bound:
+        return False
+    for branch in mod.inside(mod.nodes("if_statement"), fn):
+        cond = mod.node_text(branch.child_by_field_name("condition"))
+        cons = branch.child_by_field_name("consequence")
+        if cons is None or re.search(r"\bthrow\b", mod.node_text(cons)):
+            continue
+        for m in re.finditer(r"([A-Za-z_$][\w$]*)(?:\??\.([A-Za-z_$][\w$]*))?", cond):
+            base, field = m.group(1), m.group(2)
+            if base in bound and (field and _ERROR_FIELD.match(field) or not field and _ERROR_FIELD.match(base)):
+                return True
+            if base in bound and field == "status" and re.search(r"['\"`](error|failed|failure)['\"`]", cond):
+                return True
+    return False
+
+
 def _item_handles(mod: TsModule, project: TsProject, item: Node, depth: int = 2) -> bool:
     """Whether one item of the batch handles its own errors (directly, or in the project function it calls)."""
     node = ts.unwrap(item)
     if node is None or depth < 0:
         return False
+    if node.type == "identifier" and (held := ts.unwrap(ts.resolve_value(mod, node))) is not None and \
+            held.type == "call_expression":
+        node = held  # `const p = (async () => { ... })(); promises.push(p)`
+    if node.type == "call_expression" and (iife := ts.unwrap(node.child_by_field_name("function"))) is not None and \
+            iife.type in FUNCTION_TYPES:
+        node = iife  # `(async () => { ... })()` pushed as the item: judge its body
     if node.type in FUNCTION_TYPES:
-        if _handles_own_errors(mod, node):
+        if _handles_own_errors(mod, node) or _awaits_error_value(mod, project, node):
             return True
         body = node.child_by_field_name("body")
         calls = ([body] if body is not None and body.type == "call_expression" else []) + \
@@ -244,6 +286,34 @@ def _component_sources(mod: TsModule, call: Node, batch: _Batch) -> bool:
     """Whether the collection walked names components, or was read from a directory listing."""
     fn = mod.enclosing_function(call)
     return any(_COMPONENTS.search(mod.derivation_text(fn, src, 2)) for src in batch.sources)
+
+
+def _imports_per_item(mod: TsModule, project: TsProject, batch: _Batch) -> bool:
+    """Whether each item reaches a dynamic `import(x)` / `require(x)` of a computed specifier in the project
+    function it calls (`items.map((m) => this.load(m))` whose `load` imports `m.entry`)."""
+    for item in batch.items:
+        for where, scope in _item_scopes(mod, project, item)[1:]:
+            if scope.type not in FUNCTION_TYPES or not re.search(r"\b(import|require)\s*\(", where.node_text(scope)):
+                continue
+            for inner in where.inside(where.calls(), scope):
+                fn_node = inner.child_by_field_name("function")
+                args = where.arguments(inner)
+                if fn_node is not None and fn_node.type in ("import", "identifier") and \
+                        where.node_text(fn_node) in ("import", "require") and args and args[0].type != "string":
+                    return True
+    return False
+
+
+def _component_owner(mod: TsModule, call: Node) -> bool:
+    """Whether the function (or class) running the batch names components (`PluginRegistry.loadAll`,
+    `loadExtensions`)."""
+    for anc in mod.ancestors(call):
+        if anc.type in FUNCTION_TYPES and _COMPONENTS.search(mod.function_name(anc)):
+            return True
+        if anc.type in ("class_declaration", "class", "abstract_class_declaration") and \
+                _COMPONENTS.search(mod.node_text(anc.child_by_field_name("name"))):
+            return True
+    return False
 
 
 def _call_kind(mod: TsModule, call: Node) -> BatchKind | None:
@@ -408,9 +478,10 @@ def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterat
             continue
         used = _result_used(call) or _filled_collection(mod, call, batch) is not None
         shown = f"{combinator}({_short(mod, args[0], 40)})"
-        if _loads_component(mod, batch) or _starts_component(mod, project, batch) and \
+        imports = _imports_per_item(mod, project, batch) and _component_owner(mod, call)
+        if _loads_component(mod, batch) or imports or _starts_component(mod, project, batch) and \
                 _component_sources(mod, call, batch):
-            certain = _component_sources(mod, call, batch)
+            certain = imports or _component_sources(mod, call, batch)
             if not used and not certain:
                 continue
             yield Hit(
@@ -459,6 +530,19 @@ def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterat
 
 
 # ---------------------------------------------------------------- one try around a collecting loop
+def _tool_reads_each(mod: TsModule, project: TsProject, loop: Node, op: Node) -> bool:
+    """A tool walking independent things (files, pages, records) that reads each one with its own awaited call on
+    the loop variable (`await fs.readFile(uri)`, `await workspace.fs.readFile(f)`): one unreadable item should not
+    discard the others' results."""
+    if not (_in_tool(mod, project, loop) or ts.in_object_tool(mod, loop) is not None):
+        return False
+    left = loop.child_by_field_name("left")
+    names = {mod.node_text(n) for n in (mod.pattern_names(left) if left is not None else [])}
+    names.discard("")
+    return bool(names) and any(mod.node_text(i) in names for i in ts.idents(op))
+
+
+
 def _accumulator(mod: TsModule, loop: Node) -> tuple[str, Node] | None:
     """(`results`, the awaited per-item call) for a loop body doing `results.push(await op(x))` or
     `const r = await op(x); results.push(r)` / `results[k] = r`."""
@@ -512,7 +596,7 @@ def batch_catch_drops_collected_results(mod: TsModule, project: TsProject) -> It
             if head == "this" and acc in mod.node_text(hbody):
                 continue
             if _judge(mod, project, _Batch(items=[op], sources=[c for c in [loop.child_by_field_name("right")] if c])) \
-                    is None:
+                    is None and not _tool_reads_each(mod, project, loop, op):
                 continue
             yield Hit(
                 node=stmts[-1], verdict=Verdict.SUSPECTED,

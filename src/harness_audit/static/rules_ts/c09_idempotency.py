@@ -139,6 +139,27 @@ def _awaited(call: Node) -> bool:
     return parent is not None and parent.type in ("await_expression", "return_statement")
 
 
+def _deno_command(mod: TsModule, call: Node) -> _Effect | None:
+    """`new Deno.Command(cmd, { args }).output()` (or `.spawn()` on a local bound to one): a process run, unless
+    the command only reads (`git status`)."""
+    callee = call.child_by_field_name("function")
+    obj = ts.unwrap(callee.child_by_field_name("object")) if callee is not None and \
+        callee.type == "member_expression" else None
+    if obj is not None and obj.type == "identifier":
+        fn = mod.enclosing_function(call)
+        bound = mod.bindings(fn).get(mod.node_text(obj), []) if fn is not None else []
+        obj = ts.unwrap(bound[0]) if bound else None
+    if obj is None or obj.type != "new_expression" or "Deno.Command" not in mod.node_text(obj)[:40]:
+        return None
+    args = mod.arguments(obj)
+    words = " ".join(mod.string_value(a) or "" for a in args[:1])
+    opts = mod.node_text(args[1]) if len(args) > 1 else ""
+    first = re.search(r"args\s*:\s*\[\s*['\"`]([\w-]+)", opts)
+    if first and first.group(1) in _READ_ONLY_WORDS or words in _READ_ONLY_WORDS:
+        return None
+    return _Effect(mod, call, f"the command `{_short(mod, obj, 40)}`", False)
+
+
 def _classify(mod: TsModule, call: Node, spawns: set[int]) -> _Effect | None:
     """The side effect one call performs itself, if any."""
     if ts.is_model_call(mod, call):
@@ -161,6 +182,9 @@ def _classify(mod: TsModule, call: Node, spawns: set[int]) -> _Effect | None:
     name = mod.call_name(call)
     short = ts.last(name)
     recv = name.rsplit(".", 1)[0] if "." in name else ""
+    if short in ("output", "spawn", "outputSync") and "Deno.Command" in mod.text and \
+            (command := _deno_command(mod, call)) is not None:
+        return command
     if recv and _IN_PROCESS_RECEIVER.match(recv.rsplit(".", 1)[-1]) and short not in ("appendFile", "appendFileSync"):
         return None
     if short == "postMessage" and not re.search(r"chat|slack", recv, re.I):
@@ -457,9 +481,47 @@ def attempt_loop_repeats_side_effect(mod: TsModule, project: TsProject) -> Itera
         if region is None or any(_KEY_TEXT.search(mod.node_text(r)) for r in region):
             continue
         effects = _region_effects(mod, project, region)
+        effects = [e for e in effects if not _fixed_telemetry_upload(mod, loop, e)]
         if not effects:
             continue
         yield _hit(loop, effects, mod, "this retry loop repeats")
+
+
+_TELEMETRY = re.compile(r"[Tt]rac(e|es|ing)\b|[Tt]racing|[Ss]pans?\b|[Tt]elemetry|[Mm]etrics?\b|otlp|OTLP|[Oo]tel\b|"
+                        r"[Ii]ngest|[Aa]nalytics|Exporter\b|/v1/(traces|logs|metrics)")
+
+
+def _fixed_telemetry_upload(mod: TsModule, loop: Node, effect: _Effect) -> bool:
+    """A telemetry export (spans, traces, metrics, logs shipped by an `export()`/`flush()` of an exporter) whose
+    request body is built once OUTSIDE the retry loop and re-sent unchanged: every attempt is byte-identical and
+    carries the records' own ids, so a repeat is a duplicated observability record, not a repeated effect."""
+    if effect.module is not mod or not mod.within(effect.call, loop):
+        return False
+    fn = mod.enclosing_function(loop)
+    cls = next((a for a in mod.ancestors(loop) if a.type in ("class_declaration", "class")), None)
+    cls_name = cls.child_by_field_name("name") if cls is not None else None
+    args = mod.arguments(effect.call)
+    context = " ".join((mod.function_name(fn) if fn is not None else "",
+                        mod.node_text(cls_name) if cls_name is not None else "",
+                        mod.node_text(args[0]) if args else ""))
+    if not _TELEMETRY.search(context):
+        return False
+    body = next((p.child_by_field_name("value") for a in args[1:] if a.type == "object" for p in a.named_children
+                 if p.type == "pair" and mod.node_text(p.child_by_field_name("key")).strip("'\"") in ("body", "data",
+                                                                                                   "json")), None)
+    body = ts.unwrap(body)
+    if body is not None and body.type == "call_expression" and mod.call_name(body) == "JSON.stringify":
+        inner = mod.arguments(body)
+        body = ts.unwrap(inner[0]) if inner else None
+    if body is None or body.type != "identifier":
+        return False
+    name = mod.node_text(body)
+    decls = ts.declarators_by_name(mod).get(name, [])
+    if not decls or any(mod.within(d, loop) for d in decls) or \
+            (fn is not None and not any(mod.within(d, fn) for d in decls)):
+        return False
+    return not re.search(rf"(?<![.\w$]){re.escape(name)}(\.\w+|\[[^\]]*\])*\s*(=(?!=)|\+=|\.push\()",
+                         mod.node_text(loop))
 
 
 # ---------------------------------------------------------------- idempotency keys made per attempt
@@ -536,7 +598,7 @@ def _retry_methods_with_post(mod: TsModule) -> Iterator[Hit]:
             in_retry = "Retry" in name
         else:
             in_retry, name = False, ""
-        if not in_retry:
+        if not in_retry or _model_only_client(mod):
             continue
         yield Hit(
             node=pair,
@@ -544,6 +606,22 @@ def _retry_methods_with_post(mod: TsModule) -> Iterator[Hit]:
             consequence=_CONSEQUENCE,
             direction="retry only idempotent methods (GET, PUT, DELETE) or send an idempotency key with every POST",
         )
+
+
+_MODEL_ENDPOINT = re.compile(r"generateContent|streamGenerateContent|countTokens|embedContent|/v1/messages\b|"
+                             r"""(^|["'`/])(chat/completions|completions|embeddings|responses)\b|/api/(chat|generate)\b""",
+                             re.I)
+
+
+def _model_only_client(mod: TsModule) -> bool:
+    """The module's client only POSTs to model endpoints (a generation request has no side effect to duplicate,
+    so retrying it is the correct shape): the module names a model API and every `.post(url)` it makes targets a
+    model endpoint."""
+    if not _MODEL_URL.search(mod.text):
+        return False
+    urls = [mod.node_text(args[0]) for call in ts.calls_named(mod, "post")
+            if (args := mod.arguments(call))]
+    return bool(urls) and all(_MODEL_ENDPOINT.search(u) for u in urls)
 
 
 def _key_text(mod: TsModule, pair: Node) -> str:

@@ -14,6 +14,9 @@ Shapes detected:
 - `race-timeout-never-cleared`: `Promise.race([work, new Promise((_, r) => setTimeout(r, ms))])` whose timer
   nothing can clear.
 - `abort-error-swallowed-in-loop`: a `catch` inside a loop that recognises the abort and `continue`s.
+- `model-client-takes-no-signal`: a model request (SDK call, or `fetch`/ky/axios/got to a model endpoint) in a client
+  function or method that takes no signal at all, called from code that owns one (`this.client.stream(req)` from an
+  agent whose `stop()` aborts its controller): stop never reaches the request in flight.
 - `backoff-sleep-ignores-abort-signal`: a retry or polling loop whose wait (`await sleep(ms)`, a `setTimeout` promise)
   does not get the available signal, in a loop that never checks it.
 
@@ -965,4 +968,99 @@ def backoff_sleep_ignores_abort_signal(mod: TsModule, project: TsProject) -> Ite
             direction=f"make the wait abortable (`setTimeout(ms, undefined, {{ signal: {sig.expr} }})` from "
                       f"`timers/promises`, or a sleep that rejects on abort) and check `{sig.expr}.aborted` in the "
                       "loop",
+        )
+
+
+_CLIENT_HOLDER = re.compile(r"(client|api|provider|backend|llm|model|anthropic|openai|gemini|claude|ollama|wire)$",
+                            re.I)
+"""Receivers that hold a model client (`this.client`, `this.gemini`, `deps.llm`): a method call on one reaches the
+client class even when the client is injected and its type is not known."""
+
+
+def _signal_free_callee(mod: TsModule, call: Node, index: int) -> Node | None:
+    """The named function around a model request that has no signal to pass: no parameter, local or owned
+    controller provides one, and no options spread could carry one in (`{ ...opts }`)."""
+    fn = mod.enclosing_function(call)
+    while fn is not None and mod.function_name(fn) == "<anonymous>":
+        fn = mod.enclosing_function(fn)
+    if fn is None or mod.function_name(fn) in ("constructor", "<anonymous>"):
+        return None
+    if re.search(r"ignal|abort|cancel", mod.node_text(fn.child_by_field_name("parameters")), re.I):
+        return None
+    args = mod.arguments(call)
+    if index < len(args) and (args[index].type != "object" or
+                               any(c.type == "spread_element" for c in args[index].named_children)):
+        return None  # options passed in from elsewhere, or spread from the caller: a signal may ride along
+    return fn
+
+
+def _callers_with_signal(mod: TsModule, project: TsProject, fn: Node) -> list[tuple[TsModule, Node, ts.SignalRef]]:
+    """Call sites of `fn` (resolved, or `this.client.fn(...)` on a client-named receiver) where the caller has an
+    abort signal of its own."""
+    name = mod.function_name(fn)
+    sites = list(ai.callers_of(project, mod, fn))
+    if fn.type == "method_definition":
+        for other in project.modules.values():
+            if ts.skipped_module(other):
+                continue
+            for call in ts.calls_named(other, name):
+                recv = ai.receiver(ai.cname(other, call))
+                if recv and recv not in ("this", "self") and _CLIENT_HOLDER.search(ai.last(recv)) and \
+                        not any(c.id == call.id for _, c in sites):
+                    sites.append((other, call))
+    out: list[tuple[TsModule, Node, ts.SignalRef]] = []
+    for other, call in sites:
+        signals = [s for s in _available_signals(other, project, call, model=True) if s.declared]
+        if signals:
+            out.append((other, call, signals[0]))
+    return out
+
+
+_MODEL_PATH = re.compile(r":(stream)?generateContent\b|/chat/completions\b|/v1/messages\b|/v1/responses\b|"
+                         r"\}/responses\b|/api/chat\b|/api/generate\b|api\.anthropic\.com|api\.openai\.com|"
+                         r"generativelanguage\.googleapis\.com")
+
+
+def _model_path_request(mod: TsModule, call: Node) -> bool:
+    """A request to a model endpoint on any HTTP client (`this.http.post(`models/${m}:generateContent`)`)."""
+    args = mod.arguments(call)
+    first = ts.unwrap(args[0]) if args else None
+    if first is not None and first.type == "identifier":
+        first = ts.unwrap(ts.resolve_value(mod, first))
+    return first is not None and first.type in ("string", "template_string", "binary_expression") and \
+        bool(_MODEL_PATH.search(mod.node_text(first)))
+
+
+@rule(CheckId.C10, lang="typescript", name="model-client-takes-no-signal")
+def model_client_takes_no_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a model request (SDK call, `fetch`/ky/axios/got POST to a model endpoint) inside a client function or
+    method that takes no abort signal at all, while the code that calls it (the agent loop) owns one: stop aborts
+    the caller's controller, but the request in flight cannot hear it and runs (and streams) to the end."""
+    if ts.skipped_module(mod):
+        return
+    seen: set[int] = set()
+    for call in ts.calls_named(mod, *_REQUEST_SHORTS):
+        kind = _request_kind(mod, call) if call.type == "call_expression" else None
+        if kind is None or not (_is_model(mod, call) or _model_path_request(mod, call)) or \
+                ts.passes_signal(mod, call, kind[1]):
+            continue
+        if _available_signals(mod, project, call, model=True):
+            continue  # judged by `request-ignores-abort-signal`
+        fn = _signal_free_callee(mod, call, kind[1])
+        if fn is None or fn.id in seen:
+            continue
+        callers = _callers_with_signal(mod, project, fn)
+        if not callers:
+            continue
+        seen.add(fn.id)
+        other, site, sig = callers[0]
+        yield Hit(
+            node=call,
+            claim=f"`{kind[0]}(...)` in `{mod.function_name(fn)}` is issued without an abort signal, and "
+                  f"`{mod.function_name(fn)}` takes none, although its caller ({other.path}:{other.line(site)}) has "
+                  f"`{sig.expr}`",
+            consequence="pressing stop aborts the caller's controller, but the model request in flight never hears "
+                        "of it: the run keeps waiting for (and paying for) the reply until it completes",
+            direction=f"give `{mod.function_name(fn)}` a `signal` parameter, pass it to the request "
+                      f"(`{{ signal }}`), and pass `{sig.expr}` at the call site",
         )

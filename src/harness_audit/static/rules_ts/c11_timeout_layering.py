@@ -5,17 +5,21 @@ Shapes detected:
   around it: no signal, or only the caller's stop signal where the module shows it carries no deadline, or the `ai`
   package's tool `abortSignal` where no model run of the project gives it one (fetch and axios wait indefinitely by
   default); an `axios.create` client without `timeout` is reported at the client.
-- `exec-without-timeout`: `execSync(cmd)` / `exec(cmd, cb)` / `spawnSync` / `execa(...)` / `spawn` without a kill
-  timer, in tool code, with no `timeout` and no budget around it.
+- `exec-without-timeout`: `execSync(cmd)` / `exec(cmd, cb)` / `spawnSync` / `execa(...)` / `spawn` / `Bun.spawn`
+  without a kill timer (also one in the function around a callback holding the child), in tool code, with no
+  `timeout` and no budget around it.
 - `inner-timeout-below-tool-budget`: `AbortSignal.timeout(10_000)`, a kill/abort timer, or a client/process/SDK
   timeout option (`timeout`, undici's `headersTimeout`/`bodyTimeout`, got's `timeout: { request }`) inside a tool run
   under a longer budget (`Promise.race`, `withTimeout(p, 60_000)`, `withDeadline(name, 60_000, fn)`, or any helper
   that runs the work it is given under its own timer, with the duration from an argument or from the tool's registry
   entry and a default, `spec.budgetMs ?? 60_000`), its expiry not mapped and not retried by the client; reported at the
-  budget when the timeout sits in a helper the budget calls.
+  budget when the timeout sits in a helper the budget calls. A client configured outside the tool (`const api =
+  got.extend({ timeout, retry })` in a plugin factory or at module level) counts with all its attempts.
 - `timeout-abort-reported-as-cancel`: a timeout folded into the cancel signal (`AbortSignal.any([signal,
   AbortSignal.timeout(ms)])`, `setTimeout(() => controller.abort(), ms)`, and the signals merged from them) or a
-  budget around a call, whose expiry a catch reports as "cancelled".
+  budget around a call, whose expiry a catch reports as "cancelled"; also a timer that cancels a cancellation source
+  (`setTimeout(() => source.cancel(), ms)`) followed by `if (source.token.isCancellationRequested) return
+  "cancelled"`, reported at the timer.
 
 Tool code is a function registered as a tool (`tool({ execute })`, `{ name, description, execute }`, a tools
 map, `registry.set(name, fn)`), a `*Tool` class method, a tool dispatcher, or a function those call.
@@ -69,6 +73,8 @@ _BOUND_KEYS = {"timeout", "signal", "cancelToken", "abortSignal", "deadline", "t
 _CHILD_PROCESS = ("child_process", "node:child_process")
 _EXEC_FUNCS = {"execSync", "exec", "execFile", "execFileSync", "spawnSync", "spawn"}
 _EXECA_FUNCS = {"execa", "execaSync", "execaCommand", "execaCommandSync", "execaNode"}
+_BUN_SPAWN = {"Bun.spawn", "Bun.spawnSync"}
+"""Bun's process API: `Bun.spawn(cmd, { timeout, signal })` or `Bun.spawn({ cmd, timeout })`."""
 _BUDGET_NAME = re.compile(r"(^|\.)(p?[Tt]imeout|promiseTimeout|raceTimeout|timeoutAfter|timeLimit|raceWithTimeout|"
                           r"runWithTimeout|with\w*(Timeout|Deadline|Budget|TimeLimit))$")
 _BUDGET_LAST = re.compile(r"^(race|p?[Tt]imeout|promiseTimeout|raceTimeout|timeoutAfter|timeLimit|raceWithTimeout|"
@@ -738,6 +744,8 @@ def _exec_kind(mod: TsModule, call: Node, aliases: dict[str, str]) -> str | None
     imports = imports_of(mod)
     if name in aliases:
         return aliases[name]
+    if name in _BUN_SPAWN:
+        return name
     if "." not in name:
         target = imports.get(name, "")
         module, _, export = target.partition("#")
@@ -794,7 +802,21 @@ def _exec_options(mod: TsModule, call: Node) -> Node | None | bool:
 
 
 def _kill_timer(mod: TsModule, fn: Node) -> bool:
-    """A timer or abort listener in the function that kills the process (`setTimeout(() => child.kill(), ms)`)."""
+    """A timer or abort listener in the function that kills the process (`setTimeout(() => child.kill(), ms)`).
+    A callback holding the process (`new Promise((resolve) => { const child = execFile(…) })`) is judged with the
+    function around it, where the timer usually is (`setTimeout(() => source.cancel(), ms)` with the child killed
+    on that cancellation)."""
+    outer: Node | None = fn
+    while outer is not None:
+        if _kill_timer_in(mod, outer):
+            return True
+        if mod.function_name(outer) != "<anonymous>":
+            return False
+        outer = mod.enclosing_function(outer)
+    return False
+
+
+def _kill_timer_in(mod: TsModule, fn: Node) -> bool:
     text = code_text(mod, fn)
     return bool(re.search(r"setTimeout\s*\(", text) and re.search(r"\.kill\s*\(|abort\s*\(", text)) or \
         bool(re.search(r"addEventListener\(\s*['\"]abort['\"][^)]*\)?[\s\S]{0,200}\.kill\(", text))
@@ -808,7 +830,8 @@ def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     A command that never exits (it waits for input, or a network call inside it hangs) blocks the tool forever,
     and the loop never gets a timeout it could report.
     """
-    if is_test_module(mod) or ("child_process" not in mod.text and "execa" not in mod.text):
+    if is_test_module(mod) or ("child_process" not in mod.text and "execa" not in mod.text and
+                               "Bun.spawn" not in mod.text):
         return
     aliases = _promisified(mod)
     for call in calls_named(mod, {*_EXEC_FUNCS, *_EXECA_FUNCS, *aliases}):
@@ -816,6 +839,9 @@ def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if kind is None:
             continue
         opts = _exec_options(mod, call)
+        first = unwrap(mod.arguments(call)[0]) if mod.arguments(call) else None
+        if kind in _BUN_SPAWN and first is not None and first.type == "object":
+            opts = first  # `Bun.spawn({ cmd, timeout })`
         if isinstance(opts, bool):
             continue
         if opts is not None and _options_verdict(mod, opts, call) is not False:
@@ -888,6 +914,78 @@ def _inner_timeouts(mod: TsModule, fn: Node, aliases: dict[str, str]) -> list[_I
             continue
         out.append(inner)
     return out
+
+
+_CLIENT_MAKERS = ("create", "extend")
+"""`axios.create({ timeout })`, `got.extend({ timeout })`, `ky.create({ timeout })`: a configured client."""
+
+
+def _captured_client_timeouts(mod: TsModule, fn: Node) -> list[_Inner]:
+    """Timeouts of a client the tool uses but that is configured outside it (`const jira = got.extend({ timeout:
+    { request: 10_000 } })` in the plugin's factory or at module level). A client that retries its timeout counts
+    with all its attempts (`retry: { limit: 3 }` makes 4 × 10 s), and only when that total can be read."""
+    out: list[_Inner] = []
+    seen: set[int] = set()
+    for call in nodes_in(mod, fn, "call_expression"):
+        root = cname(mod, call).split(".", 1)[0]
+        if not root or root in ("this", "self") or "." not in cname(mod, call):
+            continue
+        decl = _outer_declarator(mod, fn, root)
+        value = unwrap(decl.child_by_field_name("value")) if decl is not None else None
+        if value is not None and value.type == "await_expression":
+            value = unwrap(value.named_children[0] if value.named_children else None)
+        if value is None or value.type != "call_expression" or value.id in seen or \
+                last(cname(mod, value)) not in _CLIENT_MAKERS or _handled_here(mod, call):
+            continue
+        seen.add(value.id)
+        for arg in mod.arguments(value):
+            obj = unwrap(arg)
+            found = _client_timeout(mod, obj) if obj is not None and obj.type == "object" else None
+            if found is None:
+                continue
+            option, setting = found
+            ms = number_value(mod, setting)
+            attempts = _attempts(mod, obj, cname(mod, value).split(".", 1)[0] in ("got", "ky"))
+            if attempts is None or ms is None:
+                continue
+            pair = setting.parent if setting.parent is not None and setting.parent.type == "pair" else setting
+            retried = f", {attempts} attempts in all" if attempts > 1 else ""
+            out.append(_Inner(node=pair, ms=ms * attempts, setting=mod.node_text(setting),
+                              what=f"the `{cname(mod, value)}` client's `{option}: {mod.node_text(setting)}`{retried}"))
+            break
+    return out
+
+
+def _outer_declarator(mod: TsModule, fn: Node, name: str) -> Node | None:
+    """The `const name = …` that `fn` captures from an enclosing function or the module (none inside `fn`)."""
+    found: Node | None = None
+    for decl in mod.nodes("variable_declarator"):
+        target = decl.child_by_field_name("name")
+        if target is None or target.type != "identifier" or mod.node_text(target) != name:
+            continue
+        if mod.within(decl, fn):
+            return None  # a local of the tool itself
+        owner = mod.enclosing_function(decl)
+        if decl.start_byte < fn.start_byte and (owner is None or mod.within(fn, owner)):
+            found = decl
+    return found
+
+
+def _attempts(mod: TsModule, obj: Node, retries_by_default: bool) -> int | None:
+    """How many times the client tries a request (1 with no retry option, unless the client retries by default as
+    got and ky do); None when it cannot be read."""
+    keys = mod.object_keys(obj)
+    for option in ("maxRetries", "retries", "retry"):
+        value = unwrap(keys.get(option))
+        if value is None:
+            continue
+        if value.type == "object":
+            value = unwrap(mod.object_keys(value).get("limit"))
+            if value is None:
+                return None
+        count = number_value(mod, value)
+        return int(count) + 1 if count is not None and count >= 0 else None
+    return None if retries_by_default else 1
 
 
 _CLIENT_TIMEOUT_KEYS = ("timeout", "headersTimeout", "bodyTimeout", "connectTimeout", "requestTimeout",
@@ -1024,7 +1122,7 @@ def inner_timeout_below_tool_budget(mod: TsModule, project: TsProject) -> Iterat
                  mod.enclosing_function(b.node) == fn]
         if not covering and not local:
             continue
-        for inner in _inner_timeouts(mod, fn, aliases):
+        for inner in [*_inner_timeouts(mod, fn, aliases), *_captured_client_timeouts(mod, fn)]:
             if key(mod, inner.node) in seen:
                 continue
             around = covering + [b for b in budgets if b.module is mod and mod.within(inner.node, b.bounded)
@@ -1125,12 +1223,13 @@ def _folds(mod: TsModule) -> Iterator[_Fold]:
             args = mod.arguments(call)
             if len(args) < 2:
                 continue
-            m = re.search(r"([\w$.]+)\.abort\s*\(", mod.node_text(args[0]))
+            m = re.search(r"([\w$.]+)\.(abort|cancel)\s*\(", mod.node_text(args[0]))
             if m is None:
                 continue
             ctrl = m.group(1)
-            # whether a user stop also aborts it or only the timer does, an abort here can be the timeout
-            yield _Fold(node=call, fn=fn, shared=frozenset({ctrl, f"{ctrl}.signal"}), kind="timer")
+            # whether a user stop also aborts it or only the timer does, an abort here can be the timeout; a
+            # cancellation source (VS Code's `CancellationTokenSource`) is read through its `token`
+            yield _Fold(node=call, fn=fn, shared=frozenset({ctrl, f"{ctrl}.signal", f"{ctrl}.token"}), kind="timer")
         elif name == "AbortSignal.timeout":
             if any(a.type == "call_expression" and cname(mod, a) == "AbortSignal.any" for a in mod.ancestors(call)):
                 continue  # reported with the `AbortSignal.any` around it
@@ -1197,6 +1296,43 @@ def _guarded_by_user_cancel(mod: TsModule, node: Node, clause: Node, fold: _Fold
     return False
 
 
+def _state_test(mod: TsModule, fold: _Fold) -> Node | None:
+    """`if (source.token.isCancellationRequested) return "cancelled"` / `if (controller.signal.aborted) …` after a
+    timer folded into that source: the test reads the merged state, so the timeout takes the cancel branch. None
+    when the timer records its own expiry (`timedOut = true`) or the function tells a timeout apart."""
+    if fold.kind != "timer" or not fold.shared:
+        return None
+    timer_args = mod.arguments(fold.node)
+    if timer_args and "=" in re.sub(r"=>|[=!]==?", "", mod.node_text(timer_args[0])):
+        return None  # the timer sets a flag of its own
+    if any(_DISTINGUISH.search(code_text(mod, n.child_by_field_name("condition")))
+           for n in nodes_in(mod, fold.fn, "if_statement") if n.start_byte > fold.node.end_byte):
+        return None  # `if (timedOut)`, `if (reason instanceof TimeoutError)`: the expiry is told apart
+    names = "|".join(re.escape(n) for n in sorted(fold.shared, key=len, reverse=True))
+    state = re.compile(rf"(?<![\w$.])({names})\??\.(aborted|isCancellationRequested)\b")
+    for node in nodes_in(mod, fold.fn, "if_statement"):
+        cond = node.child_by_field_name("condition")
+        if cond is None or not state.search(mod.node_text(cond)) or node.start_byte < fold.node.end_byte or \
+                any(a.type == "catch_clause" for a in mod.ancestors(node)):
+            continue  # a test inside a catch is judged with the catch
+        then = node.child_by_field_name("consequence")
+        if then is not None and (_cancel_report(mod, then) is not None or _cancel_template(mod, then)):
+            return node
+    return None
+
+
+def _cancel_template(mod: TsModule, block: Node) -> bool:
+    """A `return`/`throw` whose template literal says cancelled (`` `Command cancelled.\n${out}` ``)."""
+    for node in iter_subtree(block, into_functions=False):
+        if node.type == "template_string" and node.parent is not None and \
+                any(a.type in ("return_statement", "throw_statement") for a in mod.ancestors(node)):
+            literal = "".join(mod.node_text(c) for c in node.named_children if c.type == "string_fragment")
+            literal = literal or re.sub(r"\$\{[^}]*\}", "", mod.node_text(node))
+            if _CANCEL_TEXT.search(literal) and len(literal) < 120:
+                return True
+    return False
+
+
 @rule(CheckId.C11, lang="typescript", name="timeout-abort-reported-as-cancel")
 def timeout_abort_reported_as_cancel(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a timeout folded into the cancel path whose expiry a catch reports as "cancelled":
@@ -1222,6 +1358,20 @@ def timeout_abort_reported_as_cancel(mod: TsModule, project: TsProject) -> Itera
                 clauses.extend(f for c in nodes_in(mod, body, "call_expression")
                                if mod.node_text(c.child_by_field_name("function")).endswith(".catch")
                                for f in mod.arguments(c) if f.type in FUNCTION_TYPES)
+        test = _state_test(mod, fold)
+        if test is not None and key(mod, fold.node) not in seen:
+            seen.add(key(mod, fold.node))
+            yield Hit(
+                node=fold.node,
+                claim=f"the tool's time budget (line {mod.line(fold.node)}) cancels the same source a user stop does, "
+                      f"and `if ({mod.node_text(test.child_by_field_name('condition')).strip('()')})` (line "
+                      f"{mod.line(test)}) reports every cancellation as a cancel without checking whether the "
+                      "timer fired",
+                consequence="a command that ran out of time is reported as cancelled: users and the loop cannot tell "
+                            "a slow tool from a stop request",
+                direction="record the expiry separately (a `timedOut` flag set by the timer, or a separate source) "
+                          "and report it as the tool's classified timeout, distinct from a user cancel",
+            )
         for clause in clauses:
             if _DISTINGUISH.search(code_text(mod, clause)):
                 continue

@@ -2,13 +2,15 @@
 
 Shapes detected:
 - `agent-loop-without-ceiling`: `while (true)` / `for (;;)` / `while (!done)` / `while (!this.stopped)` /
-  `do { … } while (toolCalls.length)` around a model call (direct, through up to three project functions, in a
-  callback handed to a retry wrapper, or a hand-written client's POST to a model path) with no turn, tool-call, time
-  or budget ceiling.
+  `while (!token.isCancellationRequested)` / `do { … } while (toolCalls.length)` around a model call (direct, through
+  up to three project functions, in a callback handed to a retry wrapper, a hand-written client's POST or `fetch` to
+  a model path, or a method of an injected client class, `this.client.turn(req)`) with no turn, tool-call, time or
+  budget ceiling (fitting the context into a token budget or a provider's rate-limit error is no ceiling).
 - `turn-limit-break-returns-as-done`: `if (turn >= maxTurns) break;` out of the agent loop into the same
   `return` a finished run takes.
 - `turn-cap-exhaustion-returns-as-done`: `for (let turn = 0; turn < maxTurns; turn++)` whose exhaustion falls
-  through to an ordinary `return` of the last answer.
+  through to an ordinary `return` of the last answer (or marks the run with the success status, `run.status =
+  "done"`), cited at that return.
 - `sdk-step-cap-returns-as-done`: `generateText({ tools, maxSteps })` (or `stopWhen` with a step count) of the `ai`
   package whose text is taken as the answer without reading the finish reason or the step count.
 - `sdk-loop-without-step-cap`: an SDK tool loop that stops only on the model's choice (`stopWhen:
@@ -114,7 +116,7 @@ def _loop_flag(mod: TsModule, loop: Node) -> str | None:
         return None
     if name.startswith("this.") and name.count(".") == 1:
         return name
-    if last(name) == "aborted":
+    if last(name) in _STOP_FLAGS:
         fn = mod.enclosing_function(loop)
         # a signal that can time out is a wall-clock ceiling, not only the user's stop
         return None if fn is None or re.search(r"timeout|deadline", code_text(mod, fn), re.I) else name
@@ -122,6 +124,11 @@ def _loop_flag(mod: TsModule, loop: Node) -> str | None:
         if mod.dotted(node.child_by_field_name("left")) == name:
             return name
     return None
+
+
+_STOP_FLAGS = frozenset({"aborted", "isCancellationRequested", "cancelled", "canceled", "stopRequested"})
+"""The user's stop, read off a signal or a cancellation token (`signal.aborted`, VS Code's
+`token.isCancellationRequested`): a loop that waits only for it has no budget of its own."""
 
 
 def _flag_test(mod: TsModule, loop: Node) -> bool:
@@ -218,17 +225,25 @@ def _is_ceiling(mod: TsModule, node: Node, flag: str | None = None) -> bool:
         return (_counter_compare(mod, cond) or bool(_REPEAT_TEST.search(code_text(mod, cond)))) and \
             (_exits(mod, then) or _sets_flag(mod, then, flag))
     if node.type == "call_expression":
-        if _LIMIT_CALL.search(last(cname(mod, node))):
+        if _LIMIT_CALL.search(last(cname(mod, node))) and not _FIT_CALL.search(last(cname(mod, node))):
             return True
         # the ceiling handed to a helper that enforces it: `this.beginRequest(step, maxSteps, ...)`
         args = node.child_by_field_name("arguments")
         return args is not None and any(a.type in ("identifier", "member_expression") and _LIMIT_ARG.search(
             last(mod.dotted(a))) for a in args.named_children)
     if node.type == "throw_statement":
-        return bool(_LIMIT_EXC.search(code_text(mod, node).replace("_", "").replace(" ", "")))
+        text = code_text(mod, node)
+        return bool(_LIMIT_EXC.search(text.replace("_", "").replace(" ", ""))) and not _PROVIDER_LIMIT.search(text)
     if node.type in ("while_statement", "do_statement"):
         return _counter_compare(mod, node.child_by_field_name("condition"))
     return False
+
+
+_FIT_CALL = re.compile(r"^(fit|trim|truncate|clip|shrink|compact|prune|cut|window|slice)|To(Budget|Limit)$", re.I)
+"""Calls that fit the context into a token budget (`fitToBudget(messages, max)`): they bound a request, not turns."""
+_PROVIDER_LIMIT = re.compile(r"rate_?limit|ratelimit|too_?many_?requests|context_?length|context_?window|"
+                             r"max_?output|quota|overloaded|\b429\b", re.I)
+"""A provider's limit (rate limit, context length) raised as an error: not a ceiling on the agent's turns."""
 
 
 def _body_nodes(mod: TsModule, fn: Node) -> Iterator[Node]:
@@ -290,7 +305,7 @@ def _named_owner(mod: TsModule, fn: Node) -> Node | None:
 
 
 _MODEL_PATH = re.compile(r"/chat/completions|/v1/messages\b|/v1/responses\b|/api/chat\b|/api/generate\b|"
-                         r":generateContent|/completions\b")
+                         r":generateContent|/completions\b|\}/responses\b")
 """The path of a model endpoint: a hand-written client posts there (`http.post("/chat/completions", body)`)."""
 _MAX_CHAIN = 3
 """A loop may reach the model through up to three project functions (`loop → step → complete → post`)."""
@@ -300,7 +315,7 @@ def _http_model_call(mod: TsModule, call: Node) -> bool:
     """`client.post("/chat/completions", body)` / `http.request({ url: `${base}/v1/messages` })` on any HTTP
     client (a configured axios/got instance, a wrapper): the path says it is a model request."""
     name = cname(mod, call)
-    if last(name) not in ("post", "request", "stream") or not receiver(name):
+    if name != "fetch" and (last(name) not in ("post", "request", "stream") or not receiver(name)):
         return False
     args = mod.arguments(call)
     first = unwrap(args[0]) if args else None
@@ -334,7 +349,7 @@ def _drives(project: TsProject) -> dict[str, list[Drive]]:
         for mod in project.modules.values():
             if is_test_module(mod) or not _MODEL_PATH.search(mod.text):
                 continue
-            for call in calls_named(mod, ("post", "request", "stream")):
+            for call in calls_named(mod, ("post", "request", "stream", "fetch")):
                 if not _http_model_call(mod, call) or is_model_call(mod, call):
                     continue
                 out.setdefault(mod.path, []).append(Drive(call, ()))
@@ -345,6 +360,7 @@ def _drives(project: TsProject) -> dict[str, list[Drive]]:
             if len(chain) == _MAX_CHAIN and chain[0].name != "<anonymous>":
                 frontier.setdefault(k, chain)
         seen = set(frontier)
+        known: dict[Key, tuple[FuncRef, ...]] = {**index.reaching, **frontier}
         for _ in range(_MAX_CHAIN):
             names = {chain[0].name for chain in frontier.values()}
             if not names:
@@ -364,9 +380,56 @@ def _drives(project: TsProject) -> dict[str, list[Drive]]:
                             nxt[key(other, fn)] = (FuncRef(other, fn, other.function_name(fn)), *chain)
                         break
             frontier = {k: v for k, v in nxt.items() if v[0].name != "<anonymous>"}
+            known.update(frontier)
+        _client_drives(project, known, out)
         return out
 
     return memo(project, "c12_drives", build)
+
+
+_CLIENT_RECV = re.compile(r"(client|api|provider|backend|llm|model|anthropic|openai|gemini|claude|ollama)$", re.I)
+"""Receivers that hold a model client (`this.client`, `this.api`, `deps.llm`)."""
+
+
+def _client_drives(project: TsProject, known: dict[Key, tuple[FuncRef, ...]], out: dict[str, list[Drive]]) -> None:
+    """`this.client.turn(...)` / `this.api.stream(...)` on an injected client whose class (in the project) calls the
+    model: the method's name alone cannot be resolved (`stream` is generic, the client's type is not known), but a
+    client-named receiver and a model-reaching method of that name can. A call inside a callback handed to a wrapper
+    (`withRetry(() => this.client.turn(req))`) drives the model through the wrapper call."""
+    methods: dict[str, tuple[FuncRef, ...]] = {}
+    for chain in known.values():
+        head = chain[0]
+        if head.node.type == "method_definition" and head.name not in ("constructor", "<anonymous>"):
+            methods.setdefault(head.name, chain)
+    if not methods:
+        return
+    for mod in project.modules.values():
+        if is_test_module(mod):
+            continue
+        have = {d.call.id for d in out.get(mod.path, [])}
+        for call in calls_named(mod, methods):
+            name = cname(mod, call)
+            recv = receiver(name)
+            if not recv or recv in ("this", "self") or not _CLIENT_RECV.search(last(recv)) or \
+                    resolve_call(mod, project, call):
+                continue
+            site = _wrapper_call(mod, call)
+            if site.id not in have:
+                have.add(site.id)
+                out.setdefault(mod.path, []).append(Drive(site, methods[last(name)]))
+
+
+def _wrapper_call(mod: TsModule, call: Node) -> Node:
+    """The outermost call a callback holding `call` is handed to (`withRetry(() => call)`), else `call`."""
+    site = call
+    fn = mod.enclosing_function(site)
+    while fn is not None and fn.type in ("arrow_function", "function_expression"):
+        parent = fn.parent
+        if parent is None or parent.type != "arguments" or parent.parent is None:
+            break
+        site = parent.parent
+        fn = mod.enclosing_function(site)
+    return site
 
 
 def _driven_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, Drive]]:
@@ -459,8 +522,15 @@ def _marks_status(mod: TsModule, stmts: list[Node], success: frozenset[str] | se
 
 
 def _status_key(mod: TsModule, node: Node, success: frozenset[str] | set[str]) -> bool:
-    """`status` as the key of `status: "done"` whose value is a success value (the key itself says nothing)."""
+    """`status` as the key of `status: "done"` (or the field of `run.status = "done"`) whose value is a success
+    value (the key itself says nothing)."""
     parent = node.parent
+    if parent is not None and parent.type == "member_expression" and mod.node_text(node) in _STATUS_KEYS and \
+            same(parent.child_by_field_name("property"), node):
+        assign = parent.parent
+        return assign is not None and assign.type == "assignment_expression" and \
+            same(assign.child_by_field_name("left"), parent) and \
+            string_value(mod, assign.child_by_field_name("right")) in success
     if parent is None or parent.type != "pair" or not same(parent.child_by_field_name("key"), node) or \
             mod.node_text(node) not in _STATUS_KEYS:
         return False
@@ -569,8 +639,9 @@ def turn_cap_exhaustion_returns_as_done(mod: TsModule, project: TsProject) -> It
         if ret is None or _marks_status(mod, after, _success_strings(mod, loop)):
             continue
         yield Hit(
-            node=loop,
-            claim=f"when `{_head(mod, loop)}` runs out the agent loop falls through to `{_result_text(mod, ret)}`, "
+            node=ret,  # where the exhausted budget turns into an ordinary answer
+            claim=f"when `{_head(mod, loop)}` (line {mod.line(loop)}) runs out the agent loop falls through to "
+                  f"`{_result_text(mod, ret)}`, "
                   "the same result a finished run returns",
             consequence="a run that exhausted its turn budget mid-task is reported as a finished answer",
             direction="after the loop, throw `MaxTurnsExceeded` or return `status: \"max_turns\"` instead of the last "

@@ -321,6 +321,46 @@ def _agent_input_cut(mod: TsModule, call: Node, obj: Node | None) -> bool:
     return last(name) == "run" and receiver(name).lower().endswith("runner")
 
 
+_STEP = r"(\+\+|\+=|-=|--|=(?!=))"
+
+
+def _size_cut(mod: TsModule, call: Node) -> bool:
+    """`while (total > budget && cut < n) { total -= sizes[cut]; cut++; }` then `items.slice(cut)`: the cut index
+    is advanced item by item until the size fits, so it lands wherever the budget is met (between a tool call and
+    its result as easily as anywhere else)."""
+    args = mod.arguments(call)
+    first = unwrap(args[0]) if len(args) == 1 else None
+    fn = mod.enclosing_function(call)
+    if first is None or first.type != "identifier" or fn is None:
+        return False
+    idx = re.escape(mod.node_text(first))
+    stepped = re.compile(rf"(\b{idx}\s*{_STEP}|(\+\+|--){idx}\b)")
+    for loop in mod.inside(mod.nodes("while_statement", "do_statement", "for_statement"), fn):
+        if loop.end_byte > call.start_byte or mod.enclosing_function(loop) != fn:
+            continue
+        cond = loop.child_by_field_name("condition")
+        if cond is None or not _LOOP_MEASURE.search(code_text(mod, cond)):
+            continue
+        body = loop.child_by_field_name("body")
+        step = loop.child_by_field_name("increment")
+        if stepped.search(code_text(mod, body) if body is not None else "") or \
+                step is not None and stepped.search(code_text(mod, step)):
+            return True
+    return False
+
+
+def _items_kept_back(mod: TsModule, call: Node, obj: Node | None) -> bool:
+    """`this.input = [this.input[0], ...this.input.slice(cut)]`: an item list under a generic name (`input`,
+    `items`, `contents`) stored back over itself, i.e. the conversation that the next request sends."""
+    obj = unwrap(obj)
+    base = mod.dotted(obj) if obj is not None else ""
+    if not base or not _ITEMS.match(last(base)):
+        return False
+    kept, holder = _kept_as_history(mod, call)
+    return kept and holder is not None and holder.type == "assignment_expression" and \
+        mod.dotted(holder.child_by_field_name("left")) == base
+
+
 def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
     """Every count-only cut of a history list: (node, its text, the cut list's name)."""
     for call in calls_named(mod, ("slice", "shift", "splice")):
@@ -331,13 +371,15 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
         obj = fn_node.child_by_field_name("object")
         if method not in ("slice", "shift", "splice"):
             continue
+        sized = method == "slice" and _size_cut(mod, call)
         if not _is_history(mod, obj) and (method == "slice" or not _history_copy(mod, obj)) and \
-                not (method == "slice" and _agent_input_cut(mod, call, obj)):
+                not (method == "slice" and _agent_input_cut(mod, call, obj)) and \
+                not (sized and _items_kept_back(mod, call, obj)):
             continue
         base = mod.dotted(unwrap(obj))
         text = " ".join(code_text(mod, call).split())
         if method == "slice":
-            if not _tail_slice(mod, call):
+            if not (_tail_slice(mod, call) or sized):
                 continue
             kept, holder = _kept_as_history(mod, call)
             if kept and _reaches_model(mod, call, holder, base):
@@ -775,7 +817,8 @@ def tool_output_appended_unbounded(mod: TsModule, project: TsProject) -> Iterato
         names = {mod.node_text(n) for n in iter_subtree(value) if n.type in ("identifier",
                                                                             "shorthand_property_identifier")}
         names &= outputs
-        if _bounded_in(mod, fn, names) or _producer_bounds(mod, project, fn, names):
+        if _bounded_in(mod, fn, names) or _producer_bounds(mod, project, fn, names) or \
+                _implementations_bound(mod, project, fn, names):
             continue
         seen.add(key(mod, fn))
         shown = " ".join(code_text(mod, value).split())[:80]
@@ -805,3 +848,48 @@ def _producer_bounds(mod: TsModule, project: TsProject, fn: Node, names: set[str
                 if ret.named_children and _bounded_expr(ref.module, ret.named_children[0]):
                     return True
     return False
+
+
+_RAW_PART = re.compile(r"(output|stdout|stderr|text|content|body|data|result|html|raw|page|response)", re.I)
+"""A substitution in a returned template that carries a payload (not a path, a count or an error message)."""
+
+
+def _bounded_return(mod: TsModule, expr: Node) -> bool:
+    """A returned value of bounded size: truncated (`clip(text)`, `out.slice(0, n)`), a literal, or a template
+    whose substitutions carry no payload (`Wrote ${file}`, `failed: ${err.message}`)."""
+    expr = unwrap(expr)
+    if expr is None or _bounded_expr(mod, expr) or string_value(mod, expr) is not None:
+        return True
+    if expr.type != "template_string":
+        return False
+    return not any(sub.type == "template_substitution" and _RAW_PART.search(code_text(mod, sub))
+                   for sub in expr.named_children)
+
+
+def _implementations_bound(mod: TsModule, project: TsProject, fn: Node, names: set[str]) -> bool:
+    """`result = await tool.run(args, ctx)` where `tool` comes from a registry: every project method of that name
+    (the tool implementations, `run(args, ctx) { return fenced(..., clip(text)); }`) returns a bounded value."""
+    methods: set[str] = set()
+    for decl in nodes_in(mod, fn, "variable_declarator", "assignment_expression"):
+        target = decl.child_by_field_name("name") or decl.child_by_field_name("left")
+        value = unwrap(decl.child_by_field_name("value") or decl.child_by_field_name("right"))
+        if target is None or value is None or mod.node_text(target) not in names or value.type != "call_expression":
+            continue
+        name = cname(mod, value)
+        if receiver(name) and _TOOL_RECV.search(last(receiver(name))):
+            methods.add(last(name))
+    if len(methods) != 1:
+        return False
+    method = methods.pop()
+    returns = 0
+    for other in project.modules.values():
+        if method not in other.text:
+            continue
+        for impl in project.functions_in(other, method):
+            for ret in nodes_in(other, impl, "return_statement"):
+                if other.enclosing_function(ret) != impl or not ret.named_children:
+                    continue
+                if not _bounded_return(other, ret.named_children[0]):
+                    return False
+                returns += 1
+    return returns >= 2

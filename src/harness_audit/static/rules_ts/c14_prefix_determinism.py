@@ -3,14 +3,18 @@
 Shapes detected:
 - `volatile-value-in-system-prompt`: `new Date()`, `Date.now()`, `dayjs()`/luxon/`Temporal.Now`, `crypto.randomUUID()`,
   `Math.random()` (also as a sort comparator), lodash `shuffle`/`sampleSize`, `process.pid`, `os.hostname()` or a
-  listing of the cwd flows into the system prompt (a `system`/`instructions` value, a function a framework calls for
+  listing of the cwd or the workspace (`readdirSync(root)`) flows into the system prompt (a `system`/`instructions` value, a function a framework calls for
   it, a `["system", text]` tuple, a message placed before the history) or the tool definitions (followed through
   locals, module constants, `this` fields, array parts and helper returns, three hops at most).
 - `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `{ ...registry }` /
   `for (… of registry)` feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry
   is filled in discovery or completion order (`readdir`/`glob` loops, per-item callbacks that run concurrently and
   fill after an `await` or in a `.then`), directly, through a registry class's `register(tool)` method, or returned
-  by a loader; a loader's registry handed on whole (`tools: { ...(await loadTools()) }`) is cited at its fill.
+  by a loader; a loader's registry handed on whole (`tools: { ...(await loadTools()) }`) is cited at its fill. A class
+  field filled by a method that concurrent per-item loads reach after an `await` (`Promise.all(ms.map((m) =>
+  this.load(m)))` → `await import(…)` → `this.register(tool)`) counts as filled in completion order.
+- `varying-block-before-cache-breakpoint`: a content block interpolating a per-call value (`${tab.url}`) placed ahead
+  of a later block carrying `cache_control`: the cached prefix includes it.
 """
 
 from __future__ import annotations
@@ -268,6 +272,9 @@ class _Tracer:
     seen: set[Key]
     calls: list[tuple[TsModule, Node, Node]] = field(default_factory=list[tuple[TsModule, Node, Node]])
     """The calls entered through an argument (module, call, callee): a return there goes back to that call only."""
+    via: str = ""
+    """The object key the value was last placed under (`{ promptId }`): a later destructuring of that object
+    (`const { system, promptId } = options`) follows only that key, not its sibling fields."""
 
     def trace(self, mod: TsModule, start: Node, hops: int) -> _Sink | None:
         k = key(mod, start)
@@ -300,6 +307,10 @@ class _Tracer:
                 return None
             if not _carries(mod, parent, child, self.ordering):
                 return None
+            if kind == "pair" and same(parent.child_by_field_name("value"), child):
+                self.via = mod.node_text(parent.child_by_field_name("key")).strip("'\"`")
+            elif kind == "object" and child.type == "shorthand_property_identifier":
+                self.via = mod.node_text(child)
             child = parent
         return None
 
@@ -312,8 +323,19 @@ class _Tracer:
             name = f"this.{mod.node_text(target)}"
         elif target.type in ("identifier", "member_expression"):
             name = mod.dotted(target)
-        elif target.type in ("object_pattern", "array_pattern"):
+        elif target.type == "object_pattern" and self.via:
+            wanted, self.via = self.via, ""
             found: _Sink | None = None
+            for part in target.named_children:
+                key_node = part.child_by_field_name("key") if part.type == "pair_pattern" else part
+                if part.type == "rest_pattern" or mod.node_text(key_node).strip("'\"`") == wanted:
+                    for ident in iter_subtree(part.child_by_field_name("value") if part.type == "pair_pattern"
+                                              else part):
+                        if ident.type in ("identifier", "shorthand_property_identifier_pattern"):
+                            found = found or self.through_reads(mod, holder, mod.node_text(ident), hops - 1)
+            return found
+        elif target.type in ("object_pattern", "array_pattern"):
+            found = None
             for ident in iter_subtree(target):
                 if ident.type in ("identifier", "shorthand_property_identifier_pattern"):
                     found = found or self.through_reads(mod, holder, mod.node_text(ident), hops - 1)
@@ -331,7 +353,9 @@ class _Tracer:
         reads = _reads(mod, at, name)
         if self.ordering and any(_sorted_in_place(mod, r) for r in reads):
             return None
+        via = self.via
         for read in reads:
+            self.via = via
             found = self.trace(mod, read, hops)
             if found is not None:
                 return found
@@ -460,6 +484,13 @@ def _is_binding(node: Node) -> bool:
 
 
 # ---------------------------------------------------------------- volatile sources
+_WORKSPACE_DIR = re.compile(r"^(root|workspace\w*|workDir|workdir|work_dir|cwd|projectDir|project_dir|projectRoot|"
+                            r"project_root|repoRoot|repo_root|repoDir|rootDir|root_dir|baseDir|workspaceRoot)$", re.I)
+"""A directory the agent works in (`readdirSync(root)`, `readdir(this.workspace)`): its listing changes as the agent
+creates files. The package's own directory (`__dirname`, `import.meta`) is fixed per install and not counted."""
+_PACKAGE_DIR = re.compile(r"__dirname|import\.meta|fileURLToPath")
+
+
 def _volatile_sources(mod: TsModule) -> Iterator[tuple[Node, str]]:
     """(node, what it is) for each read of the clock, a random value, the pid, the host name or a cwd listing."""
     imports = imports_of(mod)
@@ -484,6 +515,9 @@ def _volatile_sources(mod: TsModule) -> Iterator[tuple[Node, str]]:
             args = mod.arguments(call)
             if args and re.fullmatch(r"process\.cwd\(\)|['\"]\.\/?['\"]|cwd", mod.node_text(args[0])):
                 yield call, "a listing of the working directory"
+            elif args and _WORKSPACE_DIR.search(last(mod.dotted(args[0]) or "")) and \
+                    not _PACKAGE_DIR.search(mod.node_text(args[0])):
+                yield call, "a listing of the workspace (it changes whenever a file is created there)"
     if "process.pid" in mod.text:
         for m in re.finditer(r"\bprocess\.pid\b", mod.text):
             start = len(mod.text[:m.start()].encode("utf-8"))
@@ -502,13 +536,13 @@ def volatile_value_in_system_prompt(mod: TsModule, project: TsProject) -> Iterat
     """
     if is_test_module(mod) or not any(w in mod.text for w in _VOLATILE_WORDS):
         return
-    found: dict[Key, tuple[Node, str, _Sink]] = {}
+    found: dict[tuple[object, ...], tuple[Node, str, _Sink]] = {}
     for node, what in _volatile_sources(mod):
         tracer = _Tracer(mod, project, False, set())
         sink = tracer.trace(mod, node, _MAX_HOPS)
         if sink is None:
             continue
-        k = key(mod, sink.node)
+        k = (*key(mod, sink.node), what)  # one finding per sink and kind of volatile value
         held = found.get(k)
         inside = mod.within(node, sink.node)
         if held is None or (inside and not mod.within(held[0], sink.node)):
@@ -597,7 +631,7 @@ def _registries(project: TsProject) -> dict[tuple[str, str], str]:
             if is_test_module(mod) or not any(w in text for w in _DISCOVERY_WORDS):
                 continue
             for fill in _fills(mod):
-                why = _fill_order(mod, fill)
+                why = _fill_order(mod, fill) or _concurrent_method_fill(mod, fill)
                 if why is not None:
                     out.setdefault((mod.path, _fill_target(mod, fill)), why)
                     for owner, field_name in _filled_fields(mod, project, fill):
@@ -650,6 +684,46 @@ def _self_registering_plugins(mod: TsModule) -> str | None:
         text = code_text(mod, body)
         if re.search(r"\bimport\s*\(|\brequire\s*\(", text) and not any(mod.within(f, body) for f in _fills(mod)):
             return f"the `{why}` order in which self-registering plugins are imported"
+    return None
+
+
+def _awaits_before(mod: TsModule, fn: Node, point: Node) -> bool:
+    return any(n.type == "await_expression" and n.start_byte < point.start_byte
+               for n in iter_subtree(fn, into_functions=False))
+
+
+def _concurrent_method_fill(mod: TsModule, fill: Node) -> str | None:
+    """A class field filled (`this.tools.set(...)`, directly or in a `this.register(...)` method) by a method that
+    per-item callbacks run concurrently (`await Promise.all(items.map((m) => this.load(m)))`) after an asynchronous
+    step on the way (`await import(...)`): each entry lands when its own load completes."""
+    if not _fill_target(mod, fill).startswith("this."):
+        return None
+    fn = mod.enclosing_function(fill)
+    if fn is None or fn.type != "method_definition":
+        return None
+    frontier = [(fn, fill, _awaits_before(mod, fn, fill))]
+    seen = {fn.id}
+    for _ in range(3):
+        nxt: list[tuple[Node, Node, bool]] = []
+        for method, _point, awaited in frontier:
+            name = mod.function_name(method)
+            for call in calls_named(mod, (name,)):
+                if cname(mod, call) not in (f"this.{name}", f"this.#{name}"):
+                    continue
+                caller = mod.enclosing_function(call)
+                if caller is None or caller.id in seen:
+                    continue
+                seen.add(caller.id)
+                now = awaited or _awaits_before(mod, caller, call)
+                parent = caller.parent
+                outer = parent.parent if parent is not None and parent.type == "arguments" else None
+                if now and outer is not None and outer.type == "call_expression" and \
+                        last(cname(mod, outer)) in _PER_ITEM and \
+                        any(a.type == "call_expression" and cname(mod, a) in _FAN_OUT for a in mod.ancestors(outer)):
+                    return "the order concurrent loads complete (per-item callbacks that finish in any order)"
+                if caller.type == "method_definition":
+                    nxt.append((caller, call, now))
+        frontier = nxt
     return None
 
 
@@ -963,3 +1037,79 @@ def _trace_loop(tracer: _Tracer, mod: TsModule, loop: Node) -> _Sink | None:
             return found
     return None
 
+
+
+# ---------------------------------------------------------------- a varying block ahead of the cache breakpoint
+_CACHE_KEYS = ("cache_control", "cacheControl")
+
+
+def _block_text(mod: TsModule, obj: Node) -> Node | None:
+    keys = mod.object_keys(obj)
+    return unwrap(keys.get("text") or keys.get("content"))
+
+
+def _varying_parts(mod: TsModule, fn: Node, value: Node) -> list[str]:
+    """The parameters of `fn` a template block interpolates (`${tab.title}`): they differ between calls."""
+    if value.type != "template_string":
+        return []
+    holder = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
+    if holder is None:
+        return []
+    params = {mod.node_text(n) for n in iter_subtree(holder, into_functions=False)
+              if n.type in ("identifier", "shorthand_property_identifier_pattern")}
+    out: list[str] = []
+    for sub in value.named_children:
+        if sub.type != "template_substitution":
+            continue
+        root = re.match(r"\s*\$\{\s*([A-Za-z_$][\w$]*)", mod.node_text(sub))
+        if root is not None and root.group(1) in params:
+            out.append(mod.node_text(sub)[2:-1].strip())
+    return out
+
+
+def _called_per_turn(mod: TsModule, project: TsProject, fn: Node) -> bool:
+    """Whether some call of `fn` sits inside a loop (the agent loop rebuilds the prefix every turn)."""
+    for other, call in callers_of(project, mod, fn):
+        for anc in other.ancestors(call):
+            if anc.type in FUNCTION_TYPES:
+                break
+            if anc.type in ("for_statement", "for_in_statement", "while_statement", "do_statement"):
+                return True
+    return False
+
+
+@rule(CheckId.C14, lang="typescript", name="varying-block-before-cache-breakpoint")
+def varying_block_before_cache_breakpoint(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a content block that interpolates per-call values (`${tab.url}`, `${user.name}`, `${file}`) placed
+    ahead of a later block that carries the `cache_control` breakpoint: the cached prefix runs up to the breakpoint,
+    so it includes the varying block and changes whenever that value does."""
+    if is_test_module(mod) or not any(k in mod.text for k in _CACHE_KEYS):
+        return
+    for arr in mod.nodes("array"):
+        items = [unwrap(c) for c in arr.named_children]
+        objs = [o for o in items if o is not None and o.type == "object"]
+        marked = [i for i, o in enumerate(objs) if any(k in mod.object_keys(o) for k in _CACHE_KEYS)]
+        if not marked:
+            continue
+        fn = mod.enclosing_function(arr)
+        if fn is None:
+            continue
+        for obj in objs[: marked[-1]]:
+            value = _block_text(mod, obj)
+            parts = _varying_parts(mod, fn, value) if value is not None else []
+            if not parts:
+                continue
+            per_turn = _called_per_turn(mod, project, fn)
+            yield Hit(
+                node=obj,
+                verdict=Verdict.CONFIRMED if per_turn else Verdict.SUSPECTED,
+                claim=f"the block with `{parts[0]}` (a value of this call) comes before the `cache_control` "
+                      f"breakpoint (line {mod.line(objs[marked[-1]])}), so it is part of the cached prefix",
+                consequence="the prefix changes whenever that value does, so the provider's prompt cache misses and "
+                            "the whole prefix is billed again",
+                direction="put the stable instructions (and the breakpoint) first and move the varying value after "
+                          "the breakpoint, or into the latest user message",
+                confirm_hint="" if per_turn else
+                "verify that this builder runs for more than one request with different values",
+            )
+            break

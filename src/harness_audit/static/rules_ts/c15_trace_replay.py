@@ -12,6 +12,9 @@ Shapes detected:
   `stream_options: { include_usage: true }`, so the stream never carries usage; also a raw HTTP request to a
   `/chat/completions` endpoint (`fetch` with `body: JSON.stringify({ stream: true, messages })`, `axios.post`) in a
   project that never reads usage.
+- `stream-event-usage-dropped`: a hand-decoded stream handles the event that carries usage (Responses API
+  `response.completed`, Anthropic `message_start` / `message_delta`, the `ai` package's `finish` part) without reading
+  it, in a project where no code reads usage (declaring the wire type of usage does not count).
 """
 
 from __future__ import annotations
@@ -1122,3 +1125,87 @@ def _raw_stream_requests(mod: TsModule) -> Iterator[tuple[Node, str]]:
             text += code_text(mod, ts.resolve_value(mod, url))
         if "completions" in text:
             yield body, " ".join(text.split())[:60]
+
+
+# ---------------------------------------------------------------- hand-decoded stream events that carry usage
+_USAGE_EVENTS = frozenset({"response.completed", "response.done", "response.incomplete", "message_start",
+                           "message_delta", "finish", "finish-step", "step-finish"})
+"""Stream events whose payload carries the turn's token usage: the Responses API `response.completed` (and the
+Realtime `response.done`), Anthropic `message_start` (input tokens) / `message_delta` (output tokens), and the
+`ai` package's `fullStream` `finish` / `finish-step` parts."""
+_EVENT_TEST = re.compile(r"\.?\btype\s*===?\s*(['\"`])([\w.\-]+)\1|(['\"`])([\w.\-]+)\3\s*===?\s*[\w$.?]*\btype\b")
+
+
+def _usage_event_handlers(mod: TsModule) -> Iterator[tuple[Node, str, Node]]:
+    """(the place the event is handled, its name, the code that handles it) for every `case "response.completed":`
+    or `if (ev.type === "message_delta")` of a usage-carrying stream event."""
+    for sw in mod.nodes("switch_statement"):
+        body = sw.child_by_field_name("body")
+        for case in (body.named_children if body is not None else []):
+            value = case.child_by_field_name("value") if case.type == "switch_case" else None
+            name = ts.string_value(mod, unwrap(value)) if value is not None else None
+            if name in _USAGE_EVENTS:
+                yield case, name, case
+    for stmt in mod.nodes("if_statement"):
+        cond = stmt.child_by_field_name("condition")
+        m = _EVENT_TEST.search(code_text(mod, cond)) if cond is not None else None
+        name = (m.group(2) or m.group(4)) if m is not None else None
+        if name in _USAGE_EVENTS:
+            yield stmt, name, stmt.child_by_field_name("consequence") or stmt
+
+
+_TYPE_CONTEXTS = frozenset({"interface_declaration", "type_alias_declaration", "property_signature",
+                            "type_annotation", "object_type", "comment"})
+
+
+def _reads_usage_in_code(project: TsProject) -> bool:
+    """Whether any module reads token usage in code: like `_facts(project).reads_usage`, but a type declaration
+    (`interface Usage { input_tokens: number }`, `{ usage?: Usage }` in an event union) reads nothing."""
+
+    def build() -> bool:
+        for mod in project.modules.values():
+            if is_test_module(mod) or not _module_reads_usage(mod):
+                continue
+            root = mod.tree.root_node
+            ascii_text = len(mod.source) == len(mod.text)
+            for m in _USAGE_WORDS.finditer(mod.text):
+                if m.start() and (mod.text[m.start() - 1].isalnum() or mod.text[m.start() - 1] in "_$"):
+                    continue  # `max_output_tokens`: a request limit, not usage
+                at = m.start() if ascii_text else len(mod.text[: m.start()].encode("utf-8"))
+                node = root.descendant_for_byte_range(at, at + len(m.group(0)))
+                while node is not None and node.type not in _TYPE_CONTEXTS and node.parent is not None and \
+                        not node.type.endswith("statement"):
+                    node = node.parent
+                if node is None or node.type not in _TYPE_CONTEXTS:
+                    return True
+        return False
+
+    return memo(project, "c15_usage_in_code", build)
+
+
+@rule(CheckId.C15, lang="typescript", name="stream-event-usage-dropped")
+def stream_event_usage_dropped(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a hand-decoded model stream that handles the event carrying the turn's token usage (Responses API
+    `response.completed`, Anthropic `message_start` / `message_delta`, the `ai` package's `finish` part) without
+    reading it, in a project where no module reads usage at all. The provider reports what every turn cost and the
+    harness throws it away with the event."""
+    if is_test_module(mod) or not any(e in mod.text for e in _USAGE_EVENTS) or \
+            not module_speaks_llm(mod, project) or _reads_usage_in_code(project):
+        return
+    seen: set[Key] = set()
+    for node, name, _handler in _usage_event_handlers(mod):
+        fn = mod.enclosing_function(node)
+        if fn is not None and key(mod, fn) in seen:
+            continue
+        if fn is not None:
+            seen.add(key(mod, fn))
+        yield Hit(
+            node=node,
+            claim=f"the `{name}` stream event carries the turn's token usage, but its handler "
+                  f"{'in `' + fn_label(mod, fn) + '` ' if fn is not None else ''}never reads it and no module of "
+                  "the project reads usage",
+            consequence="what each turn cost (input, cached and output tokens) is recorded nowhere, so cost and "
+                        "context growth of a run cannot be reconstructed",
+            direction=f"read the usage of `{name}` (e.g. `event.response.usage`, `event.usage`) and record it with "
+                      "the turn's event",
+        )
