@@ -53,6 +53,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     key,
     last,
     memo,
+    mod_memo,
     nodes_in,
     number_value,
     promise_catch_around,
@@ -120,10 +121,18 @@ def _local_value(mod: TsModule, ident: Node, at: Node) -> Node | None:
         if mod.node_text(decl.child_by_field_name("name")) == name:
             found = decl.child_by_field_name("value")
     if found is None and fn is not None:
-        for decl in mod.nodes("variable_declarator"):
-            if mod.enclosing_function(decl) is None and mod.node_text(decl.child_by_field_name("name")) == name:
-                found = decl.child_by_field_name("value")
+        found = mod_memo(mod, "c11-module-constants", lambda: _module_constants(mod)).get(name)
     return unwrap(found)
+
+
+def _module_constants(mod: TsModule) -> dict[str, Node | None]:
+    """Name → value of each declarator outside every function (the last one wins), built once per module:
+    `_local_value` asks for many names, and a bundled module holds thousands of declarators."""
+    out: dict[str, Node | None] = {}
+    for decl in mod.nodes("variable_declarator"):
+        if mod.enclosing_function(decl) is None:
+            out[mod.node_text(decl.child_by_field_name("name"))] = decl.child_by_field_name("value")
+    return out
 
 
 def _budget_call(mod: TsModule, call: Node) -> bool:
@@ -956,13 +965,20 @@ def _captured_client_timeouts(mod: TsModule, fn: Node) -> list[_Inner]:
     return out
 
 
+def _declarators_by_name(mod: TsModule) -> dict[str, list[Node]]:
+    """Identifier name → its `const name = …` declarators in source order, built once per module."""
+    out: dict[str, list[Node]] = {}
+    for decl in mod.nodes("variable_declarator"):
+        target = decl.child_by_field_name("name")
+        if target is not None and target.type == "identifier":
+            out.setdefault(mod.node_text(target), []).append(decl)
+    return out
+
+
 def _outer_declarator(mod: TsModule, fn: Node, name: str) -> Node | None:
     """The `const name = …` that `fn` captures from an enclosing function or the module (none inside `fn`)."""
     found: Node | None = None
-    for decl in mod.nodes("variable_declarator"):
-        target = decl.child_by_field_name("name")
-        if target is None or target.type != "identifier" or mod.node_text(target) != name:
-            continue
+    for decl in mod_memo(mod, "c11-declarators-by-name", lambda: _declarators_by_name(mod)).get(name, ()):
         if mod.within(decl, fn):
             return None  # a local of the tool itself
         owner = mod.enclosing_function(decl)
