@@ -22,6 +22,11 @@ Writes reach a message also through its parts (`for (const part of last.content)
 .forEach((p) => Object.assign(p, ...))`); a helper's parameter is live history when a caller hands it an array that
 grows turn by turn (passed on every loop iteration to a helper that pushes to it), and any array is the stored
 conversation when the function saves it after the write (`saveChat({ messages })`, not a deep copy).
+
+Not history: `this.messages` of a class that models one response (`ChatModelOutput` assembling itself from chunks),
+a write into a field the model never sees (`last.metadata`), a `merge…` into the newest assistant message of a buffer
+that tracks unsaved messages (`pendingIds.add(id)`), `splice(i, 0, m)` with `i` defaulting to the length (an append),
+and an eviction under an overflow test, also from a callback (`victims.forEach((m) => H.splice(...))`).
 """
 
 from __future__ import annotations
@@ -193,7 +198,7 @@ def _place(mod: TsModule, fn: Node | None, expr: Node, depth: int = 0) -> _Place
     root = _root(expr)
     chained = root != _unwrap(expr)
     if root.type == "this":
-        return _Place(_Origin.LIVE, name)
+        return _Place(_Origin.LOCAL if _response_class(mod, expr) else _Origin.LIVE, name)
     if root.type != "identifier":
         return _Place(_Origin.LOCAL, name)
     ident = mod.node_text(root)
@@ -217,6 +222,22 @@ def _place(mod: TsModule, fn: Node | None, expr: Node, depth: int = 0) -> _Place
     if ident in mod.bindings(None) and (chained or _history_name(mod, root)):
         return _Place(_Origin.LIVE, name)  # a module-level history array used from functions
     return _Place(_Origin.LOCAL, name)
+
+
+_RESPONSE_CLASS = re.compile(r"(Output|Response|Result|Chunk|Delta|Completion|Generation)$")
+"""Classes whose instances are one model response (`ChatModelOutput`, `StreamedResponse`): their `this.messages` is
+the response being assembled from chunks (`fromChunks`, `merge`, `dedupe`), not the conversation history."""
+
+
+def _class_of(mod: TsModule, node: Node) -> Node | None:
+    return next((a for a in mod.ancestors(node) if a.type in ("class_declaration", "class")), None)
+
+
+def _response_class(mod: TsModule, node: Node) -> bool:
+    """Whether `node` lies in a class that models one model response (`this.messages` there is its own output)."""
+    cls = _class_of(mod, node)
+    name = cls.child_by_field_name("name") if cls is not None else None
+    return name is not None and bool(_RESPONSE_CLASS.search(mod.node_text(name)))
 
 
 def _all_params(mod: TsModule, fn: Node) -> dict[str, Node]:
@@ -551,6 +572,8 @@ def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if target is None or _history_name(mod, target) is None or _clears(mod, call, target, method):
             continue
         fn = mod.enclosing_function(call)
+        if method == "splice" and _appends_by_default(mod, fn, call, target):
+            continue
         hit = _rewrite_hit(project, mod, fn, call, target, f"`.{method}(...)` rewrites {{where}} in place")
         if hit is not None:
             found.append(hit)
@@ -589,6 +612,30 @@ def _clears(mod: TsModule, call: Node, target: Node, method: str) -> bool:
     return args in (["0"], ["0", f"{mod.node_text(target)}.length"])
 
 
+def _appends_by_default(mod: TsModule, fn: Node | None, call: Node, target: Node) -> bool:
+    """`H.splice(index, 0, m)` where `index` defaults to `H.length` (`index ?? H.length`, `index = H.length`): it
+    deletes nothing and, by default, appends (an insert position is an API option, not a rewrite)."""
+    args = mod.arguments(call)
+    if len(args) < 3 or mod.node_text(args[1]).strip() != "0":
+        return False
+    length = re.escape(re.sub(r"\s+", "", mod.node_text(target))) + r"\.length\b(?!\s*[-+])"
+    first = _unwrap(args[0])
+    if re.fullmatch(length, re.sub(r"\s+", "", mod.node_text(first))):
+        return True
+    if first.type != "identifier" or fn is None:
+        return False
+    name = mod.node_text(first)
+    texts = [mod.node_text(v) for v in mod.bindings(fn).get(name, [])]
+    param = mod.params(fn).get(name)
+    if param is not None:
+        texts.append(mod.node_text(param.parent if param.parent is not None and
+                                   param.parent.type in ("optional_parameter", "required_parameter",
+                                                         "assignment_pattern") else param))
+    default = re.compile(r"(\?\?|\|\||=)\s*" + length)
+    return any(default.search(re.sub(r"[ \t\n]+", " ", t)) or re.fullmatch(length, re.sub(r"\s+", "", t))
+               for t in texts)
+
+
 def _deletes(mod: TsModule) -> Iterator[Node]:
     """`delete x[...]` expressions (unary expressions are not indexed: found from the keyword)."""
     at = mod.source.find(b"delete ")
@@ -606,13 +653,15 @@ _BUDGET_TEST = re.compile(r"(\.length|token|budget|limit|max|size|count|context|
 def _under_budget_test(mod: TsModule, node: Node, fn: Node | None) -> bool:
     """Whether `node` runs under a size test (`while (tokens(h) > budget) h.shift()`): dropping the oldest messages
     to fit the context is a truncation step, judged under C13."""
+    while fn is not None and fn.parent is not None and fn.parent.type == "arguments":
+        fn = mod.enclosing_function(fn)  # a callback (`victims.forEach((m) => H.splice(...))`) runs under its caller
     for anc in mod.ancestors(node):
         if anc == fn:
             break
         if anc.type in ("if_statement", "while_statement", "do_statement", "for_statement"):
             cond = anc.child_by_field_name("condition")
-            if cond is not None and _BUDGET_TEST.search(mod.node_text(cond)):
-                return True
+            if cond is not None and _BUDGET_TEST.search(mod.derivation_text(fn, cond, 1)[:600]):
+                return True  # also through a local predicate: `const full = () => H.length > cap; if (full())`
     return False
 
 
@@ -796,6 +845,44 @@ def _part_element(mod: TsModule, project: TsProject, aliases: dict[str, tuple[No
     return message[0], f"`{{name}}`, a part of `{name}`, a message of {{where}}"
 
 
+_INVISIBLE = {"metadata", "meta", "_meta"}
+"""Fields of a message that message converters do not send to the model (`UIMessage.metadata`)."""
+
+
+def _model_invisible(mod: TsModule, target: Node, message: Node) -> bool:
+    """Whether the write goes into a field of the message that the model never sees (`last.metadata = {...}`):
+    the request prefix does not change."""
+    cur = _unwrap(target)
+    nearest: str | None = None
+    while cur != message and cur.type in ("member_expression", "subscript_expression", "call_expression"):
+        if cur.type == "member_expression":
+            nearest = mod.node_text(cur.child_by_field_name("property"))
+        nxt = cur.child_by_field_name("function" if cur.type == "call_expression" else "object")
+        if nxt is None:
+            return False
+        cur = _unwrap(nxt)
+    return cur == message and nearest in _INVISIBLE
+
+
+_MERGE_FN = re.compile(r"^#?(merge|accumulate|apply(Delta|Chunk|Part))|(Chunk|Delta|Stream(ed)?Part)s?$", re.I)
+_PENDING = re.compile(r"\b(this\.)?#?_?(pending|unsaved|unpersisted|inFlight|inProgress|dirty)\w*(Ids?|Messages?)\b"
+                      r"\.(add|has|set|push)\(")
+"""A set of messages not yet persisted (`this.pendingMessageIds.add(id)`): the buffer knows which message is still
+the response being assembled."""
+
+
+def _in_flight_merge(mod: TsModule, fn: Node | None, target: Node) -> bool:
+    """`mergeAssistantMessage(m)` writing into the newest assistant message (`this.messages[findLastAssistantIndex()]`)
+    of a buffer that tracks unsaved messages (`pendingMessageIds.add(target.id)`): the in-flight response is being
+    completed before it is persisted, not a message the provider already saw."""
+    if fn is None or not _MERGE_FN.search(mod.function_name(fn)):
+        return False
+    derivation = mod.derivation_text(fn, _root(target), 2)[:800]
+    if not re.search(r"\.at\(\s*-\s*1\s*\)|\.length\s*-\s*1\s*\]|findLast\w*(Index)?\(", derivation):
+        return False
+    return bool(_PENDING.search(mod.node_text(fn)))
+
+
 @rule(CheckId.C2, lang="typescript", name="history-entry-mutated")
 def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags writes into a message that is already in history: `messages[messages.length - 1].content += delta`,
@@ -837,7 +924,8 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 continue
             base, how = alias[0], alias[1].replace("{name}", ident) if "{name}" in alias[1] else \
                 f"`{ident}`, an element of {{where}}"
-        if _compaction(mod, fn):
+        if _compaction(mod, fn) or _in_flight_merge(mod, fn, target) or \
+                _model_invisible(mod, target, element.access if element is not None else _root(target)):
             continue
         place = _place(mod, fn, base)
         judged = _judge(project, mod, fn, place, element=True, node=node) if place is not None else None

@@ -28,7 +28,9 @@ Shapes detected:
 - `provider-error-surfaced-as-text`: a `catch` (or `.catch(cb)`) around a model request (an SDK / `ai` / LangChain /
   raw-HTTP call, or a project wrapper of one that does not map its errors) whose only handling is to hand the
   error's message to a UI, event sink or response (`host.post({ type: "error", message: err.message })`,
-  `res.json({ error: String(e) })`), in a project with a taxonomy too (a retry predicate is not a mapping).
+  `res.json({ error: String(e) })`), in a project with a taxonomy too (a retry predicate is not a mapping). Not
+  when the text only goes into a summary the function returns and no caller reads (best-effort background
+  indexing: `this.reindex().then(() => void 0)`).
 - `error-mapper-drops-status`: a helper thrown as `throw toError(err)` that inspects a structured HTTP / provider
   error (`instanceof AxiosError`, `err.response.status`, `instanceof APIError`) and returns a bare `new Error(msg)`
   without `cause`: the status and the server's code are read and dropped.
@@ -771,6 +773,55 @@ def _surfaced_text(mod: TsModule, hbody: Node, err: str) -> Node | None:
     return None
 
 
+def _value_discarded(mod: TsModule, call: Node) -> bool:
+    """The value of `call` is thrown away: `await f();` as a statement, `void f()`, or `f().then(() => void 0)` (a
+    callback that ignores what it receives)."""
+    node = call
+    while node.parent is not None and node.parent.type in ("await_expression", "parenthesized_expression"):
+        node = node.parent
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "expression_statement" or (parent.type == "unary_expression" and
+                                                 mod.node_text(parent).startswith("void")):
+        return True
+    if parent.type == "member_expression" and mod.node_text(parent.child_by_field_name("property")) == "then":
+        then = parent.parent
+        args = mod.arguments(then) if then is not None and then.type == "call_expression" else []
+        cb = ts.unwrap(args[0]) if args else None
+        if cb is None or cb.type not in FUNCTION_TYPES:
+            return False
+        names = [n for p in ts.params(cb) for n in ts.bound_names(mod, ts.param_pattern(p))]
+        body = cb.child_by_field_name("body")
+        return body is not None and not any(mod.node_text(i) in names for i in ts.idents(body))
+    return False
+
+
+def _discarded_summary(mod: TsModule, project: TsProject, stmt: Node) -> bool:
+    """`summary.errors.push(`… ${e.message}`)` where `summary` is a local the function returns, and no caller in
+    the project uses that return value (`this.reindex().then(() => void 0)`): a best-effort report nobody reads,
+    which never reaches the loop or a run's outcome."""
+    expr = ts.unwrap(stmt.named_children[0]) if stmt.type == "expression_statement" and stmt.named_children else stmt
+    if expr is None or expr.type != "call_expression" or ts.last(mod.call_name(expr)) != "push":
+        return False
+    target = expr.child_by_field_name("function")
+    root = target.child_by_field_name("object") if target is not None else None
+    while root is not None and root.type == "member_expression":
+        root = root.child_by_field_name("object")
+    if root is None or root.type != "identifier":
+        return False
+    name = mod.node_text(root)
+    fn = mod.enclosing_function(stmt)
+    if fn is None or name not in mod.bindings(fn) or name in mod.params(fn):
+        return False
+    returned = [r for r in mod.inside(mod.nodes("return_statement"), fn) if mod.enclosing_function(r) == fn]
+    if not any(r.named_children and mod.node_text(ts.unwrap(r.named_children[0])) == name for r in returned):
+        return False
+    if ts.is_tool_function(mod, fn) or ts.object_tool_entry(mod, fn):
+        return False  # a tool's return value is what the model reads
+    return all(_value_discarded(m, c) for m, c in ts.callers(mod, project, fn))
+
+
 @rule(CheckId.C7, lang="typescript", name="provider-error-surfaced-as-text")
 def provider_error_surfaced_as_text(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a `catch` around a model request (an SDK call, or a project wrapper of one that does not map its
@@ -798,6 +849,8 @@ def provider_error_surfaced_as_text(mod: TsModule, project: TsProject) -> Iterat
                       and (m := _model_wrapper(mod, project, c, vocab)) is not None), None)
         if model is None or (_tool_invocation(mod, body) is not None and cited in _string_outlets(mod, hbody, err)):
             continue  # `caught-tool-error-becomes-text` reports the same outlet
+        if _discarded_summary(mod, project, cited):
+            continue
         via = ts.unwrap(next((c for c in mod.inside(mod.calls(), body)
                               if _model_wrapper(mod, project, c, vocab) is model), model))
         yield _surfaced_hit(mod, cited, via, err)

@@ -5,7 +5,9 @@ Shapes detected:
   promises built in a loop; or `p-map` / `p-all` / Bluebird `map`) whose items do not catch their own errors: the
   first rejection throws away every other result. Also when the batch's value is dropped but its items deliver
   to independent destinations (POST / send / notify: which ones were delivered is lost) or bring up independent
-  components (`connect`, `init`, `createMCPClient` over servers or plugins).
+  components (`connect`, `init`, `createMCPClient` over servers or plugins). An item (or the project function
+  it calls, a namespace / `require` import followed) whose `catch` stores the expected failure class in its
+  result (`if (e instanceof ToolError) result.error = e; else throw e`) handles its own errors.
 - `batch-catch-drops-collected-results`: one `try` around a loop that collects per-item results
   (`results.push(await op(x))`), whose `catch` returns a failure without them.
 
@@ -155,6 +157,35 @@ def _handles_own_errors(mod: TsModule, fn: Node) -> bool:
 _ERROR_FIELD = re.compile(r"^(error|err|isError|failure|failed)$")
 
 
+def _records_expected_failure(mod: TsModule, fn: Node) -> bool:
+    """Whether a `catch` in `fn` turns the expected failure class into the item's outcome and re-throws only the
+    rest: `catch (e) { if (e instanceof ToolError) result.error = e; else throw e; }`. The item resolves with an
+    error record for an ordinary failure; what it re-throws (an abort, a broken invariant) is meant to end the
+    whole batch."""
+    for clause in mod.inside(mod.nodes("catch_clause"), fn):
+        param = clause.child_by_field_name("parameter")
+        body = clause.child_by_field_name("body")
+        if param is None or body is None or param.type != "identifier" or mod.enclosing_function(clause) != fn:
+            continue
+        err = mod.node_text(param)
+        for branch in mod.inside(mod.nodes("if_statement"), body):
+            cond = mod.node_text(branch.child_by_field_name("condition"))
+            cons = branch.child_by_field_name("consequence")
+            if cons is None or not re.search(rf"\b{re.escape(err)}\s+instanceof\s+([\w$]+\.)*[A-Z]", cond) or \
+                    re.search(r"\bthrow\b", mod.node_text(cons)):
+                continue
+            for node in [cons, *ts.descendants(cons)]:
+                if node.type == "assignment_expression":
+                    value = node.child_by_field_name("right")
+                elif node.type == "return_statement" and node.named_children:
+                    value = node.named_children[0]
+                else:
+                    continue
+                if value is not None and any(mod.node_text(i) == err for i in ts.idents(value)):
+                    return True
+    return False
+
+
 def _awaits_error_value(mod: TsModule, project: TsProject, fn: Node) -> bool:
     """Whether the item awaits a callee that reports failures as values: it binds the awaited result
     (`const { response } = await executeCall(req)`) and branches on its error field (`if (response.error)`,
@@ -188,6 +219,27 @@ def _awaits_error_value(mod: TsModule, project: TsProject, fn: Node) -> bool:
     return False
 
 
+def _resolve_callee(mod: TsModule, project: TsProject, callee: Node | None,
+                    near: Node) -> tuple[TsModule, Node] | None:
+    """`ts.resolve_function`, plus a namespace import's member: `tools.runOne(...)` after
+    `import * as tools from "./tools"` or `var tools = require("./tools.cjs")` (the CommonJS build of the same call)."""
+    found = ts.resolve_function(mod, project, callee, near)
+    callee = ts.unwrap(callee)
+    if found is not None or callee is None or callee.type != "member_expression":
+        return found
+    obj, prop = callee.child_by_field_name("object"), callee.child_by_field_name("property")
+    if obj is None or prop is None or obj.type != "identifier":
+        return None
+    spec = ts.imports_of(mod).get(mod.node_text(obj), "")
+    other = project.resolve_import(mod, spec) if spec and "#" not in spec else None
+    if other is None:
+        return None
+    name = mod.node_text(prop)
+    fn = next((f for f in other.functions() if f.type != "method_definition" and other.function_name(f) == name
+               and other.enclosing_function(f) is None), None)
+    return (other, fn) if fn is not None else None
+
+
 def _item_handles(mod: TsModule, project: TsProject, item: Node, depth: int = 2) -> bool:
     """Whether one item of the batch handles its own errors (directly, or in the project function it calls)."""
     node = ts.unwrap(item)
@@ -200,13 +252,14 @@ def _item_handles(mod: TsModule, project: TsProject, item: Node, depth: int = 2)
             iife.type in FUNCTION_TYPES:
         node = iife  # `(async () => { ... })()` pushed as the item: judge its body
     if node.type in FUNCTION_TYPES:
-        if _handles_own_errors(mod, node) or _awaits_error_value(mod, project, node):
+        if _handles_own_errors(mod, node) or _awaits_error_value(mod, project, node) or \
+                _records_expected_failure(mod, node):
             return True
         body = node.child_by_field_name("body")
         calls = ([body] if body is not None and body.type == "call_expression" else []) + \
             (mod.inside(mod.calls(), body) if body is not None else [])
         for call in calls[:4]:
-            target = ts.resolve_function(mod, project, call.child_by_field_name("function"), call)
+            target = _resolve_callee(mod, project, call.child_by_field_name("function"), call)
             if target is not None and target[1] != node and _item_handles(target[0], project, target[1], depth - 1):
                 return True
         return False

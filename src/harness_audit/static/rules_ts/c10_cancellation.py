@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -149,6 +150,14 @@ def _is_model(mod: TsModule, call: Node) -> bool:
 
 _CONTEXT_SIGNAL = re.compile(r"(?:^|[^\w$.])([A-Za-z_$][\w$]*)\??\.(signal|abortSignal|cancelSignal)\b")
 _SIGNAL_MEMBER = re.compile(r"\b(signal|abortSignal|cancelSignal)\??\s*:\s*AbortSignal\b")
+
+
+@dataclass(frozen=True, slots=True)
+class _InferredSignal(ts.SignalRef):
+    """A signal member inferred from the parameter's name and position alone: some other function of the module
+    reads `<param>.<member>` from a parameter of the same name at the same position (no type says so here)."""
+
+    param: str = ""
 
 
 def _context_reads(mod: TsModule) -> dict[tuple[int, str], str]:
@@ -323,7 +332,8 @@ def _context_signals(mod: TsModule, project: TsProject, node: Node, *, model: bo
                 continue
             member = _type_signal(project, ptype) if ptype else reads.get((index, name))
             if member is not None:
-                out.append(ts.SignalRef(f"{name}.{member}", True))
+                out.append(ts.SignalRef(f"{name}.{member}", True) if ptype else
+                           _InferredSignal(f"{name}.{member}", True, name))
         out.extend(_local_context_signals(mod, project, fn, node))
         out.extend(_ai_options_signal(mod, fn))
     out.extend(_class_field_signal(mod, node))
@@ -447,13 +457,38 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
                 _stream_checks_abort(mod, call):
             continue
         sig = signals[0]
+        claim = f"`{kind[0]}(...)` is issued without `{sig.expr}`, the abort signal available here"
+        if isinstance(sig, _InferredSignal):
+            fn = next((f for f in ts.enclosing_functions(mod, call)
+                       if sig.param in [mod.node_text(ts.param_pattern(p)) for p in ts.params(f)]), None)
+            where = f"`{mod.function_name(fn)}`" if fn is not None and mod.function_name(fn) != "<anonymous>" \
+                else "the enclosing function"
+            claim = (f"`{kind[0]}(...)` is issued with no abort signal: nothing in its arguments carries one, although "
+                     f"{where} receives a context `{sig.param}` from which other functions of this module read "
+                     f"`{sig.expr}` (inferred from the parameter's name and position; the run's signal may arrive "
+                     "under another name)")
+            inner = ts.enclosing_functions(mod, call)[0]
+            holder = inner.parent
+            if holder is not None and holder.type == "arguments" and holder.parent is not None:
+                holder = holder.parent.parent  # `execute: __name(async (args, opts) => …, "execute")` (bundlers)
+            extra = ts.params(inner)[1:2]
+            if inner is not fn and extra and holder is not None and holder.type == "pair" and ts.strip_quotes(
+                    mod.node_text(holder.child_by_field_name("key"))) in ("execute", "handler", "run", "invoke"):
+                claim += (f"; the per-call options `{mod.node_text(ts.param_pattern(extra[0]))}` that the tool's "
+                          f"`{ts.strip_quotes(mod.node_text(holder.child_by_field_name('key')))}` receives are not "
+                          "read for a signal either")
+            direction = ("find where the run's abort signal reaches this function (a tool callback's per-call "
+                         "options, the run context) and pass it in the request options (`{ signal }`; `abortSignal` "
+                         "for the `ai` package)")
+        else:
+            direction = (f"pass the signal through: `{{ signal: {sig.expr} }}` (`abortSignal` for the `ai` package, "
+                         "the request-options argument for the openai/anthropic SDKs)")
         yield _signal_hit(
             sig, node=call,
-            claim=f"`{kind[0]}(...)` is issued without `{sig.expr}`, the abort signal available here",
+            claim=claim,
             consequence="pressing stop does not cancel this request: the run keeps waiting for (and paying for) "
                         "the response until it completes on its own",
-            direction=f"pass the signal through: `{{ signal: {sig.expr} }}` (`abortSignal` for the `ai` package, "
-                      "the request-options argument for the openai/anthropic SDKs)",
+            direction=direction,
         )
 
 

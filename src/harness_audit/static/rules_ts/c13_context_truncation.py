@@ -5,7 +5,10 @@ Shapes detected:
   it fits, also on a copy such as `const [first, ...rest] = history`, `messages.splice(1, k)`, an agent SDK's
   input items `run(agent, items.slice(-N))`) with no check that a tool result keeps its call. A message converter
   on the way (`toProvider(window)`, which merges tool results) and a stop condition (`hasToolCall("done")`) are not
-  pairing checks; dropping leading tool messages, cutting at a user turn, or filtering orphans by id are.
+  pairing checks; dropping leading tool messages, cutting at a user turn, or filtering orphans by id are. Not cuts
+  of a model history: bounded windows of bookkeeping records (`occurrencesHistory` in a `ToolCallChecker`), a
+  storage read's `limit` over AI SDK `UIMessage`s (call and result share one part), removal by id (`if
+  (ids.has(H[i].id)) H.splice(i, 1)`).
 - `trim-messages-without-start-on`: LangChain's `trimMessages(messages, { maxTokens, ... })` keeping the last
   messages without `startOn`, so the window can begin with an orphaned tool message.
 - `single-compaction-then-send`: `if (countTokens(messages) > limit) messages = await summarize(messages)`, then
@@ -394,8 +397,22 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
             if len(args) < 2 or number_value(mod, args[1]) == 0:
                 continue
             count = code_text(mod, args[1])
+            if _removed_by_identity(mod, call, base):
+                continue
             if _size_guarded(mod, call) or _TRIMMER.search(count) or ".length" in count:
                 yield call, text, base
+
+
+def _removed_by_identity(mod: TsModule, call: Node, base: str) -> bool:
+    """`if (ids.has(messages[i].id)) messages.splice(i, 1)`: a message removed because of which one it is (replaced
+    by id), not to cut the history down by count."""
+    for anc in mod.ancestors(call):
+        if anc.type in FUNCTION_TYPES:
+            return False
+        if anc.type == "if_statement":
+            cond = code_text(mod, anc.child_by_field_name("condition"))
+            return bool(re.search(r"\.(has|includes)\(", cond)) and f"{base}[" in cond
+    return False
 
 
 def _acts_on_pair(mod: TsModule, node: Node) -> bool:
@@ -537,6 +554,38 @@ def _project_uses_tools(project: TsProject) -> bool:
                                                         for m in project.modules.values()))
 
 
+_BOOKKEEPING_CLASS = re.compile(r"(Checker|Detector|Tracker|Monitor|Counter|Limiter|Watchdog|Breaker|Stats|Metrics|"
+                                r"Profiler)$")
+"""Classes that keep bounded windows of records to detect loops or measure the run, never to talk to the model."""
+_BOOKKEEPING_LIST = re.compile(r"^[_#$]*(occurrences?|strikes?|calls?|tool_?calls?|invocations?|attempts?|errors?|"
+                               r"failures?|events?|actions?|visits?|seen|usages?|costs?|latenc(y|ies)|metrics?|"
+                               r"retr(y|ies)|undo|redo|navigation|commands?|search(es)?|quer(y|ies))_?History$", re.I)
+"""`occurrencesHistory`, `toolCallHistory`, `errorHistory`: a list named for the records it holds, not messages."""
+
+
+def _bookkeeping(mod: TsModule, node: Node, base: str) -> bool:
+    """Whether the cut list is a bounded window of bookkeeping records (`this.occurrencesHistory.shift()` in a
+    `ToolCallChecker`): no message list, so no call/result pair can be split."""
+    if _BOOKKEEPING_LIST.match(last(base)):
+        return True
+    cls = next((a for a in mod.ancestors(node) if a.type in ("class_declaration", "class")), None)
+    name = cls.child_by_field_name("name") if cls is not None else None
+    return name is not None and bool(_BOOKKEEPING_CLASS.search(mod.node_text(name)))
+
+
+_PAGED_READ = re.compile(r"^#?(get|list|load|fetch|query|read|find)\w*(Messages|History|Conversation)$")
+_UI_PARTS = re.compile(r"[\"'](output-available|input-available|output-error)[\"']|\bconvertToModelMessages\b")
+"""AI SDK `UIMessage` tool parts: a tool call and its result are one part (`state: "output-available"`, `output`)."""
+
+
+def _ui_message_page(mod: TsModule, node: Node, fn: Node | None) -> bool:
+    """A storage read (`getMessages(..., { limit })` → `messages.slice(-limit)`) over stored AI SDK `UIMessage`s,
+    where each tool call carries its own result in one part: a count cut cannot separate a pair."""
+    if fn is None or not _PAGED_READ.match(mod.function_name(fn)):
+        return False
+    return bool(_UI_PARTS.search(mod.text))
+
+
 @rule(CheckId.C13, lang="typescript", name="window-cut-orphans-tool-result")
 def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a history cut chosen by message count alone (`messages.slice(-N)` kept as the history,
@@ -550,7 +599,8 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
     for node, text, base in _cut_sites(mod):
         fn = mod.enclosing_function(node)
         marker = (key(mod, fn) if fn is not None else None, base)
-        if marker in seen or _holds_records(mod, base) or _handles_pairs(mod, project, node):
+        if marker in seen or _holds_records(mod, base) or _bookkeeping(mod, node, base) or \
+                _ui_message_page(mod, node, fn) or _handles_pairs(mod, project, node):
             continue
         seen.add(marker)
         speaks = module_speaks_llm(mod, project) or _sdk_typed(mod, fn) or _feeds_model(mod, project, fn) or \
