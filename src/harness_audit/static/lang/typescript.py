@@ -680,27 +680,9 @@ class TsProject:
         return self._importers.get(mod.path, [])
 
     def _resolve_spec(self, path: str, spec: str) -> TsModule | None:
-        """`resolve_import` without `pathlib` (it runs for every import of the project): the same candidates."""
-        parts: list[str] = []
-        for part in [*path.split("/")[:-1], *spec.split("/")]:
-            if part == "..":
-                if parts:
-                    parts.pop()
-            elif part not in (".", ""):
-                parts.append(part)
-        target = "/".join(parts)
-        dot = target.rfind(".")
-        no_ext = target[:dot] if dot > target.rfind("/") and target[dot:] in DIALECT_BY_SUFFIX else target
+        """`resolve_import` for a module path (it runs for every import of the project): the same candidates."""
         modules = self.modules
-        if target in modules:
-            return modules[target]
-        for suffix in DIALECT_BY_SUFFIX:
-            if no_ext + suffix in modules:
-                return modules[no_ext + suffix]
-        for suffix in DIALECT_BY_SUFFIX:
-            if f"{target}/index{suffix}" in modules:
-                return modules[f"{target}/index{suffix}"]
-        return None
+        return next((modules[c] for c in source_candidates(path, spec) if c in modules), None)
 
     def resolve_call(self, mod: TsModule, call: Node) -> list[tuple[TsModule, Node]]:
         """Project functions a call reaches, by name and imports: `f()` defined in this module or imported from a
@@ -771,26 +753,7 @@ class TsProject:
         return found
 
     def _resolve_import(self, mod: TsModule, spec: str) -> TsModule | None:
-        # `mod`'s directory joined with `spec`, `a/./b` and `a/../b` normalised without touching the file system
-        # (string work: `pathlib` costs more than the lookups themselves)
-        parts: list[str] = []
-        directory = [p for p in mod.path.split("/") if p not in (".", "")][:-1]
-        for part in [*directory, *spec.split("/")]:
-            if part == "..":
-                if parts:
-                    parts.pop()
-            elif part not in (".", ""):
-                parts.append(part)
-        target = "/".join(parts)
-        name = target[target.rfind("/") + 1:]
-        dot = name.rfind(".")
-        suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # `PurePosixPath(target).suffix`
-        no_ext = target.rsplit(".", 1)[0] if suffix in DIALECT_BY_SUFFIX else target
-        for candidate in (target, *(no_ext + s for s in DIALECT_BY_SUFFIX), *(f"{target}/index{s}" for s in
-                                                                             DIALECT_BY_SUFFIX)):
-            if candidate in self.modules:
-                return self.modules[candidate]
-        return None
+        return self._resolve_spec(mod.path, spec)
 
 
 # ---------------------------------------------------------------- shared with the symbol index
@@ -810,11 +773,10 @@ DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
 """Type declaration files, tried after every source candidate (a `.d.ts` may be all a package ships)."""
 
 
-def resolve_relative(path: str, spec: str, known: Container[str]) -> str | None:
-    """The path a relative specifier of the module at `path` names, among `known` paths: the candidates of
-    `TsProject.resolve_import` (`./x`, `./x.js` for `x.ts`, `./x/index.ts`), then declaration files."""
-    if not spec.startswith("."):
-        return None
+def _relative_target(path: str, spec: str) -> tuple[str, str]:
+    """(the joined path, the same without a source suffix) of a relative specifier of the module at `path`.
+    String work, no `pathlib` and no file system (it runs for every import of a project): `a/./b` and `a/../b`
+    normalised, `..` above the root stays at the root; the suffix is what `PurePosixPath(target).suffix` gives."""
     parts: list[str] = []
     for part in [*path.split("/")[:-1], *spec.split("/")]:
         if part == "..":
@@ -823,11 +785,24 @@ def resolve_relative(path: str, spec: str, known: Container[str]) -> str | None:
         elif part not in (".", ""):
             parts.append(part)
     target = "/".join(parts)
-    dot = target.rfind(".")
-    no_ext = target[:dot] if dot > target.rfind("/") and target[dot:] in DIALECT_BY_SUFFIX else target
-    for candidate in (target, *(no_ext + s for s in DIALECT_BY_SUFFIX),
-                      *(f"{target}/index{s}" for s in DIALECT_BY_SUFFIX),
-                      *(no_ext + s for s in DECLARATION_SUFFIXES), *(f"{target}/index{s}" for s in DECLARATION_SUFFIXES)):
-        if candidate in known:
-            return candidate
-    return None
+    name = target[target.rfind("/") + 1:]
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""
+    return target, target[:len(target) - len(suffix)] if suffix in DIALECT_BY_SUFFIX else target
+
+
+def source_candidates(path: str, spec: str) -> list[str]:
+    """The paths a relative specifier may name, in lookup order: `./x` as written, `./x.js` for `x.ts` (every
+    source suffix), then `./x/index.*`."""
+    target, no_ext = _relative_target(path, spec)
+    return [target, *(no_ext + s for s in DIALECT_BY_SUFFIX), *(f"{target}/index{s}" for s in DIALECT_BY_SUFFIX)]
+
+
+def resolve_relative(path: str, spec: str, known: Container[str]) -> str | None:
+    """The path a relative specifier of the module at `path` names, among `known` paths: the candidates of
+    `TsProject.resolve_import`, then declaration files (`x.d.ts`, `x/index.d.ts`)."""
+    if not spec.startswith("."):
+        return None
+    target, no_ext = _relative_target(path, spec)
+    declarations = (*(no_ext + s for s in DECLARATION_SUFFIXES), *(f"{target}/index{s}" for s in DECLARATION_SUFFIXES))
+    return next((c for c in (*source_candidates(path, spec), *declarations) if c in known), None)
