@@ -434,6 +434,27 @@ def _caller_handles(project: TsProject, mod: TsModule, fn: Node, depth: int = 2)
     return result
 
 
+def _method_calls_guarded(project: TsProject, mod: TsModule, fn: Node) -> bool:
+    """For a method no caller resolves to (`block.put(msgs)` on an object of unknown type): whether the calls of
+    that method name on another object in this module and its importers exist and every one sits in a `try` (or a
+    `.catch`). Then the error becomes a handled outcome on each path that can reach the method."""
+    if fn.type != "method_definition":
+        return False
+    name = mod.function_name(fn)
+    if name == "<anonymous>":
+        return False
+    found = False
+    for other in (mod, *project.importers(mod)):
+        for call in project.calls_in(other, name):
+            receiver = other.call_name(call).rpartition(".")[0]
+            if not receiver or receiver in ("this", "super") or (other is mod and mod.within(call, fn)):
+                continue
+            if not other.guarded(call):
+                return False
+            found = True
+    return found
+
+
 @rule(CheckId.C4, lang="typescript", name="tool-arguments-parse-unguarded")
 def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `JSON.parse` of a tool call's arguments (or the model's JSON reply) that no `try`/`.catch` catches,
@@ -458,6 +479,9 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
         handled = _caller_handles(project, mod, fn) if fn is not None else None
         if handled:
             continue
+        if handled is None and fn is not None and not _drives_tool_calls(mod, fn) and \
+                _method_calls_guarded(project, mod, fn):
+            continue  # a helper method (not the turn itself) whose every call site catches
         reply = _is_reply_text(mod, mod.enclosing_function(call), args[0])
         if reply:
             what = "the model's reply"
@@ -822,6 +846,67 @@ def _stream_loop(mod: TsModule, site: Node) -> Node:
     return mod.enclosing_loops(site)[-1]
 
 
+_LOG_SINK_PART = re.compile(r"(?i)logger|console|telemetry|tracer")
+_LOG_SINK_LAST = re.compile(r"(?i)^(log\w*|debug|info|warn|trace|write(File|FileSync)?|append\w*)$")
+
+
+def _log_sink(mod: TsModule, call: Node) -> bool:
+    """`openaiLogger.logInteraction(req, x)`, `logger.debug(x)`, `fs.writeFile(path, x)`: a call that only records."""
+    name = mod.call_name(call)
+    parts = name.split(".")
+    return bool(_LOG_SINK_LAST.match(parts[-1])) or any(_LOG_SINK_PART.search(p) for p in parts[:-1])
+
+
+def _only_logged(project: TsProject, mod: TsModule, fn: Node | None) -> bool:
+    """Whether everything `fn` builds only reaches a log: it has callers, and each caller passes the result straight
+    to a logger or file writer (or keeps it in a local that only such calls read). Tool calls rebuilt for a log
+    are never executed, so a truncated or misplaced call there corrupts nothing."""
+    if fn is None:
+        return False
+    callers = project.callers_of(mod, fn)
+    if not callers:
+        return False
+    for cmod, call in callers:
+        node = call
+        while node.parent is not None and node.parent.type in ("await_expression", "parenthesized_expression"):
+            node = node.parent
+        parent = node.parent
+        if parent is not None and parent.type != "variable_declarator":
+            if not _reaches_sink(cmod, node):
+                return False
+            continue
+        if parent is None:
+            return False
+        name_node = parent.child_by_field_name("name")
+        cfn = cmod.enclosing_function(call)
+        if name_node is None or name_node.type != "identifier" or cfn is None:
+            return False
+        name = cmod.node_text(name_node)
+        uses = [i for i in cmod.identifiers(cfn) if cmod.node_text(i) == name and i != name_node]
+        if not uses:
+            return False
+        if not all(_reaches_sink(cmod, use) for use in uses):
+            return False
+    return True
+
+
+_SINK_WRAPPERS = {"object", "pair", "array", "arguments", "template_string", "template_substitution", "spread_element",
+                  "parenthesized_expression", "binary_expression", "await_expression"}
+
+
+def _reaches_sink(mod: TsModule, node: Node) -> bool:
+    """Whether `node` only feeds a log call, directly or wrapped in an object, array, template or `JSON.stringify`
+    (`logger.debug({ request, merged })`, `appendFile(path, JSON.stringify(merged))`)."""
+    cur = node
+    while cur.parent is not None and cur.parent.type in _SINK_WRAPPERS | {"call_expression"}:
+        cur = cur.parent
+        if cur.type == "call_expression":
+            if mod.call_name(cur) == "JSON.stringify":
+                continue
+            return _log_sink(mod, cur)
+    return False
+
+
 @rule(CheckId.C4, lang="typescript", name="stream-end-commits-partial-calls")
 def stream_end_commits_partial_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags streamed tool-call fragments accumulated into calls when nothing in the project compares the finish or
@@ -840,6 +925,8 @@ def stream_end_commits_partial_calls(mod: TsModule, project: TsProject) -> Itera
         if "this" in names:
             # fragments kept in object state are committed by whoever reads that state later
             continue
+        if _only_logged(project, mod, fn):
+            continue  # calls rebuilt only for a log are never executed
         loop = _stream_loop(mod, site)
         cited = _uses_after(mod, fn, names, loop) or _statement(site)
         fname = mod.function_name(fn) if fn is not None else "the module"
@@ -1240,6 +1327,8 @@ def tool_delta_indexed_array(mod: TsModule, project: TsProject) -> Iterator[Hit]
             continue
         if not _array_declared(mod, fn, container) or _only_indexed(mod, fn, container):
             continue
+        if _only_logged(project, mod, fn):
+            continue  # calls rebuilt only for a log are never executed
         fn_text = mod.node_text(fn) if fn is not None else ""
         if re.search(rf"while\s*\(\s*{re.escape(key[1])}\.length\s*<", fn_text):
             continue  # padded up to the index first

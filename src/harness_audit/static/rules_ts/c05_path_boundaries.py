@@ -9,7 +9,8 @@ Shapes detected:
   does not. One finding per tool and opened value.
 - `path-checked-without-realpath`: a containment check (`startsWith(root)`, `path.relative(root, p)`, `includes("..")`)
   on a model-supplied path that was never resolved through symlinks (`path.resolve` / `path.join` / `normalize`
-  only, no `fs.realpath`).
+  only, no `fs.realpath`). A `path.relative` whose result only builds display text (also after `.replace(/\\\\/g,
+  "/")` or `.split(sep).join("/")`) is no check.
 - `path-prefix-without-separator`: `real.startsWith(root)` on a realpath'd model path when `root` has no trailing
   separator: `/srv/app` admits `/srv/app-secrets`.
 - `checked-path-differs-from-opened`: one value is checked for containment and a different, unchecked model path is
@@ -247,6 +248,8 @@ _WIDE: list[tuple[TsProject, dict[tuple[int, int], bool]]] = []
 
 _LEXICAL_ONLY = re.compile(r"\bnormalize\(|\bposix\.normalize\(")
 _DISPLAY = ("return_statement", "template_substitution", "pair", "arguments", "array")
+_RESHAPE = {"replace", "replaceAll", "split", "join", "toString", "trim", "normalize", "toLowerCase"}
+"""String reshaping of a `path.relative` result for display (`.replace(/\\\\/g, "/")`, `.split(sep).join("/")`)."""
 
 
 def _display_only(mod: TsModule, fn: Node | None, check: _Check) -> bool:
@@ -254,10 +257,16 @@ def _display_only(mod: TsModule, fn: Node | None, check: _Check) -> bool:
     path.relative(root, file) }`, `` `wrote ${path.relative(root, p)}` ``): it tests nothing."""
     if check.kind != "relative" or fn is None:
         return False
-    node = check.node.parent
-    while node is not None and node.type in ("parenthesized_expression", "await_expression", "as_expression",
-                                             "non_null_expression"):
-        node = node.parent
+    node, inner = check.node.parent, check.node
+    while node is not None:
+        if node.type in ("parenthesized_expression", "await_expression", "as_expression", "non_null_expression"):
+            inner, node = node, node.parent
+        elif node.type == "member_expression" and node.child_by_field_name("object") == inner and \
+                mod.node_text(node.child_by_field_name("property")) in _RESHAPE and \
+                node.parent is not None and node.parent.type == "call_expression":
+            inner, node = node.parent, node.parent.parent  # `path.relative(root, p).replace(/\\/g, "/")`
+        else:
+            break
     if node is None:
         return False
     if node.type in ("variable_declarator", "assignment_expression"):

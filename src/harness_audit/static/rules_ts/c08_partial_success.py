@@ -515,6 +515,31 @@ def _batches(mod: TsModule) -> Iterator[tuple[Node, str, _Batch]]:
             yield call, name, batch
 
 
+_PIPELINE_METHOD = re.compile(r"^_?(extract|transform|ingest|index|embed|split|chunk|enrich|annotate|summari[sz]e)\w*$",
+                              re.I)
+_PIPELINE_BASE = re.compile(r"Extractor|Transform|Reader|Loader|Splitter|Ingest|Pipeline|Indexer|Embedding|Enricher")
+
+
+def _pipeline_step(mod: TsModule, call: Node) -> str | None:
+    """The name of a data-pipeline step holding `call` (a `extract(nodes)` method, a class extending an extractor,
+    a transform or a reader): ingestion code whose contract may be one result per input, not the agent loop."""
+    fn = mod.enclosing_function(call)
+    while fn is not None and mod.iteration_callback(fn):
+        fn = mod.enclosing_function(fn)
+    if fn is None:
+        return None
+    name = mod.function_name(fn)
+    if _PIPELINE_METHOD.match(name):
+        return name
+    for anc in mod.ancestors(fn):
+        if anc.type in ("class_declaration", "class", "abstract_class_declaration"):
+            heritage = next((c for c in anc.named_children if c.type == "class_heritage"), None)
+            if heritage is not None and _PIPELINE_BASE.search(mod.node_text(heritage)):
+                return name
+            break
+    return None
+
+
 @rule(CheckId.C8, lang="typescript", name="promise-all-rejects-whole-batch")
 def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `await Promise.all(...)` (or `p-map` / Bluebird `map`) over tool calls, requests or components whose
@@ -569,6 +594,21 @@ def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterat
             )
             continue
         what = "tool call" if kind == "tool" else "item"
+        step = _pipeline_step(mod, call) if kind != "tool" else None
+        if step is not None:
+            yield Hit(
+                node=call, verdict=Verdict.SUSPECTED,
+                claim=f"`{shown}` in the data-pipeline step `{step}` rejects on the first failing item; the items do "
+                      "not catch their own errors, so the results of the others are lost",
+                consequence="one failing item fails the whole step: the work (and any paid model calls) of the items "
+                            "that succeeded is discarded",
+                direction="use `Promise.allSettled` and keep the items that succeeded, marking or retrying the "
+                          "failed ones (or catch inside each item)",
+                confirm_hint=f"this is ingestion code, not the agent loop: verify that callers of `{step}` want the "
+                             "items that succeeded (an all-or-nothing contract of one result per input makes "
+                             "failing the whole batch a design choice, not a defect)",
+            )
+            continue
         yield Hit(
             node=call, verdict=Verdict.CONFIRMED if kind == "tool" else Verdict.SUSPECTED,
             claim=f"`{shown}` rejects on the first failing {what}; the items do not catch their own errors, so the "
@@ -606,15 +646,21 @@ def _accumulator(mod: TsModule, loop: Node) -> tuple[str, Node] | None:
               mod.enclosing_function(loop)]
     if not awaits:
         return None
+    # a list declared inside the body is rebuilt per item (`const patterns = []` per directory): it holds no
+    # results of earlier items, so the `catch` loses nothing of it
+    local = {mod.node_text(d.child_by_field_name("name")) for d in mod.inside(mod.nodes("variable_declarator"), body)}
     for push in mod.inside(ts.calls_named(mod, "push", "set"), body):
         name = mod.call_name(push)
-        if "." not in name:
+        if "." not in name or name.split(".")[0].split("[")[0] in local:
             continue
         return name.rsplit(".", 1)[0], awaits[0]
     for node in mod.inside(mod.nodes("assignment_expression"), body):
         left = node.child_by_field_name("left")
         if left is not None and left.type == "subscript_expression":
-            return mod.node_text(left.child_by_field_name("object")), awaits[0]
+            target = mod.node_text(left.child_by_field_name("object"))
+            if target.split(".")[0].split("[")[0] in local:
+                continue
+            return target, awaits[0]
     return None
 
 

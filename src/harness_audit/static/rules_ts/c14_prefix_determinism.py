@@ -5,7 +5,8 @@ Shapes detected:
   `Math.random()` (also as a sort comparator), lodash `shuffle`/`sampleSize`, `process.pid`, `os.hostname()` or a
   listing of the cwd or the workspace (`readdirSync(root)`) flows into the system prompt (a `system`/`instructions` value, a function a framework calls for
   it, a `["system", text]` tuple, a message placed before the history) or the tool definitions (followed through
-  locals, module constants, `this` fields, array parts and helper returns, three hops at most).
+  locals, module constants, `this` fields, array parts and helper returns, three hops at most). A `system:` key
+  holding a metadata object (`system: { hostname, platform }` of a log record) is not a prompt.
 - `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `{ ...registry }` /
   `for (… of registry)` feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry
   is filled in discovery or completion order (`readdir`/`glob` loops, per-item callbacks that run concurrently and
@@ -51,6 +52,9 @@ from harness_audit.static.rules_ts._agent_idioms import (
     unwrap,
 )
 
+_PROMPT_PARTS = {"text", "content", "parts", "role", "type", "cache_control", "cacheControl", "prompt", "template",
+                 "messages"}
+"""Keys of an object that is a prompt (`systemInstruction: { parts: [{ text }] }`), not a metadata record."""
 _SYSTEM_KEYS = {"system", "systemPrompt", "system_prompt", "instructions", "systemInstruction", "system_instruction",
                 "systemMessage", "system_message", "preamble", "developerMessage", "developer_message"}
 _TOOLS_KEYS = {"tools", "functions", "toolDefinitions", "tool_definitions"}
@@ -149,6 +153,9 @@ def _sink_at(mod: TsModule, node: Node, child: Node, ordering: bool) -> _Sink | 
     if kind == "pair":
         k = mod.node_text(node.child_by_field_name("key")).strip("'\"")
         if k in _SYSTEM_KEYS:
+            value = node.child_by_field_name("value")
+            if value is not None and value.type == "object" and not (set(mod.object_keys(value)) & _PROMPT_PARTS):
+                return None  # `system: { hostname: os.hostname(), platform }`: a metadata record, not a prompt
             return _Sink(node, f"`{k}:`", "system")
         if k in _TOOLS_KEYS:
             return _Sink(node, f"`{k}:`", "tools")

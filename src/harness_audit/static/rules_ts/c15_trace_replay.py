@@ -4,7 +4,8 @@ Shapes detected:
 - `tool-event-missing-call-id`: a tool call / result event recorded as an object (`events.push({...})`,
   `emit({...})`, `this.emit("tool_result", {...})`, `logger.info({...})`, a JSON line) with no call id.
 - `tool-call-logged-without-id`: in a project with no tracing integration, tool execution logged by name
-  (`console.log("running tool " + name)`) in a function that never touches a call id.
+  (`console.log("running tool " + name)`) in a function that never touches a call id nor hands the whole call
+  object to an event or record (`dispatchEvent("tool-call", { toolCall: { ...toolCall } })`).
 - `usage-never-read`: model responses reduced to their content (`res.choices[0].message`, `const { text } = await
   generateText(...)`) while no module of the project ever reads token usage.
 - `response-usage-ignored`: one response used only for its content in a module that accounts usage elsewhere.
@@ -175,6 +176,12 @@ def _has_id(mod: TsModule, obj: Node) -> bool:
     """Whether the event carries an id at any depth (`toolCallId`, `"ai.toolCall.id"`, `call_id` in `meta`); the id
     of what the run belongs to (`chatId`, `sessionId`) does not count."""
     for node in iter_subtree(obj, into_functions=False):
+        whole = node.named_children[0] if node.type == "spread_element" and node.named_children else \
+            node.child_by_field_name("value") if node.type == "pair" else \
+            node if node.type == "shorthand_property_identifier" else None
+        if whole is not None and whole.type in ("identifier", "shorthand_property_identifier") and \
+                _CALL_OBJECT.match(mod.node_text(whole)):
+            return True  # the whole call object (`{ toolCall: { ...call } }`, `{ call }`) carries its id
         if node.type == "pair":
             name = mod.node_text(node.child_by_field_name("key")).strip("'\"`[]")
         elif node.type == "shorthand_property_identifier":
@@ -556,7 +563,7 @@ def tool_call_logged_without_id(mod: TsModule, project: TsProject) -> Iterator[H
         if fn is None or key(mod, fn) in seen:
             continue
         where = _tool_context(mod, call) or _result_tool_calls(mod, call, fn) or _listed_by_name(mod, call)
-        if where is None or _mentions_id(mod, fn):
+        if where is None or _mentions_id(mod, fn) or _records_whole_call(mod, fn):
             continue
         seen.add(key(mod, fn))
         yield Hit(
@@ -601,6 +608,31 @@ def _mentions_id(mod: TsModule, fn: Node) -> bool:
     if any(not _OWNER_OBJECT.match(m.group(1)) for m in re.finditer(r"\b([A-Za-z_$][\w$]*)\??\.id\b", text)):
         return True
     return bool(re.search(r"(?<![.\w$])id\b(?!\s*:)", text))  # a destructured `{ id, name }` or `id` in scope
+
+
+_EVENT_CALL = re.compile(r"^(dispatchEvent|dispatch|emit|publish|record\w*|track\w*|trace\w*|notify\w*|"
+                         r"on[A-Z]\w*|handle\w*Event|send\w*Event|append\w*|push)$")
+_CALL_OBJECT = re.compile(r"^(toolCall|tool_call|toolUse|tool_use|functionCall|function_call|call|tc)$")
+
+
+def _records_whole_call(mod: TsModule, fn: Node) -> bool:
+    """The function hands the whole tool-call object to an event or a record (`callbackManager.dispatchEvent(
+    "llm-tool-call", { toolCall: { ...toolCall, input } })`, `emit("tool", toolCall)`): that record carries the call's
+    id, so the log lines by name are not the only trace."""
+    for call in nodes_in(mod, fn, "call_expression"):
+        if not _EVENT_CALL.match(last(cname(mod, call))):
+            continue
+        for arg in mod.arguments(call):
+            for node in iter_subtree(arg):
+                inner = node.named_children[0] if node.type == "spread_element" and node.named_children else node
+                if inner.type in ("identifier", "shorthand_property_identifier") and \
+                        _CALL_OBJECT.match(mod.node_text(inner)) and \
+                        (node.type == "spread_element" or node is arg or same(node, arg) or
+                         node.type == "shorthand_property_identifier" or
+                         (node.parent is not None and node.parent.type == "pair" and
+                          same(node.parent.child_by_field_name("value"), node))):
+                    return True
+    return False
 
 
 # ---------------------------------------------------------------- usage
