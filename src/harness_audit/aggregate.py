@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from harness_audit.catalogue import CHECKS, Group
@@ -23,6 +24,104 @@ def dedupe(findings: Iterable[Finding]) -> list[Finding]:
         if cur is None or f.verdict.certainty < cur.verdict.certainty:
             best[key] = f
     return list(best.values())
+
+
+_BUILD_DIRS = frozenset({
+    "cjs", "esm", "mjs", "commonjs", "module", "modules", "es", "es5", "es6", "esnext", "es2015", "es2017", "es2018",
+    "es2019", "es2020", "es2022", "umd", "browser", "node", "dist", "build", "lib", "src", "out", "compiled", "bundle",
+})
+"""Directory names that say which build (or the shipped source) a file belongs to, not what the file is."""
+_JS_SUFFIX = re.compile(r"\.[cm]?[jt]sx?$")
+_CJS_CALL = re.compile(r"\(0,\s*[\w$]+(?:\.[\w$]+)*\.([\w$]+)\)")
+"""`(0, fs_1.readFileSync)(...)` / `(0, import_fs.readFileSync)(...)`: how compilers to CommonJS call an import."""
+_CJS_NAMESPACE = re.compile(r"\b(?:[\w$]+_\d+|import_[\w$]+)\.(?=[\w$])")
+"""`fs_1.x` (tsc) and `import_fs.x` (esbuild): an import rewritten to a namespace object."""
+_DECLARATOR = re.compile(r"\b(?:const|let|var)\b")
+
+ContextReader = Callable[[str, int], "str | None"]
+"""`(file, line)` -> the few lines around it, as the audited file has them (`Workspace.context`)."""
+
+
+def _same_code(text: str) -> str:
+    """Text compared across build outputs: compiler rewrites of imports and declarations undone, spacing dropped."""
+    text = _CJS_NAMESPACE.sub("", _CJS_CALL.sub(r"\1", text))
+    return "".join(_DECLARATOR.sub("var", text).replace(";", "").split())
+
+
+def _build_stem(path: str) -> str:
+    """`dist/cjs/lib/x.js`, `dist/esm/lib/x.mjs` and `src/lib/x.ts` all give `x` under the same other folders."""
+    *dirs, name = path.split("/")
+    return "/".join([d for d in dirs if d not in _BUILD_DIRS] + [_JS_SUFFIX.sub("", name)])
+
+
+def _copy_rank(f: Finding) -> tuple[int, int, int, int, str, int]:
+    """Which copy stands for the others: the least certain verdict, then TypeScript source, ESM, the shortest path."""
+    path = f.file or ""
+    cjs = "/cjs/" in f"/{path}" or "/commonjs/" in f"/{path}" or path.endswith((".cjs", ".cts"))
+    return (f.verdict.certainty, f.language != "typescript", cjs, len(path), path, f.line or 0)
+
+
+def fold_build_copies(findings: Iterable[Finding], context: ContextReader | None) -> list[Finding]:
+    """Report a TS/JS defect once when a package ships the same source several times.
+
+    Packages publish one source as ESM and CommonJS builds, as bundles beside per-module files, and often with
+    their `src/` too: the same defect then appears in every copy. Two TS/JS findings are copies when they have the
+    same check, rule and quoted code (compiler rewrites of imports undone) and either the same path once build
+    folders and the extension are dropped, or the same surrounding lines. One stands for the group; the others are
+    kept in its `also_at`, so no location is lost. Nothing else is folded: Python findings and distinct code stay
+    separate findings.
+    """
+    items = list(findings)
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i, f in enumerate(items):
+        if f.located and f.language in ("typescript", "javascript"):
+            groups[(f.check.value, f.source, _same_code(f.evidence))].append(i)
+    parent = list(range(len(items)))
+    around: dict[int, str] = {}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        first_by: dict[tuple[str, str], int] = {}
+        for i in members:
+            f = items[i]
+            keys = [("stem", _build_stem(f.file or ""))]
+            text = context(f.file or "", f.line or 0) if context is not None else None
+            if text is not None:
+                around[i] = _same_code(text)
+                keys.append(("context", around[i]))
+            for key in keys:
+                j = first_by.setdefault(key, i)
+                if find(j) != find(i):
+                    parent[find(i)] = find(j)
+    clusters: dict[int, list[int]] = defaultdict(list)
+    for i in range(len(items)):
+        clusters[find(i)].append(i)
+    out: list[Finding] = []
+    for members in clusters.values():
+        members.sort(key=lambda i: _copy_rank(items[i]))
+        head_file = items[members[0]].file
+        # several sites in the representative's file are distinct defects; a copy joins the site whose surrounding
+        # lines it shares, the one in the same position in its file when several do
+        heads = sorted((i for i in members if items[i].file == head_file), key=lambda i: items[i].line or 0)
+        copies: dict[int, list[str]] = {h: [] for h in heads}
+        in_file: dict[str | None, list[int]] = defaultdict(list)
+        for i in sorted(members, key=lambda i: items[i].line or 0):
+            if i not in copies:
+                in_file[items[i].file].append(i)
+        for same_file in in_file.values():
+            for k, i in enumerate(same_file):
+                fits = [h for h in heads if i in around and around.get(h) == around[i]] or heads
+                home = heads[k] if k < len(heads) and heads[k] in fits else fits[0]
+                copies[home].append(f"{items[i].file}:{items[i].line}")
+        out.extend(replace(items[h], also_at=tuple(sorted(copies[h]))) if copies[h] else items[h] for h in heads)
+    return out
 
 
 def order(findings: Iterable[Finding]) -> list[Finding]:
@@ -74,10 +173,11 @@ def build_report(
     recon_usage: Usage | None = None,
     analysis: str | None = None,
     analysis_usage: Usage | None = None,
+    context: ContextReader | None = None,
 ) -> Report:
-    """Assemble the final report from gated data."""
+    """Assemble the final report from gated data; `context` (the audited files' lines) lets build copies fold."""
     outs = sorted(outcomes, key=lambda o: o.check.number)
-    final = _unique_fingerprints(order(dedupe(findings)))
+    final = _unique_fingerprints(order(fold_build_copies(dedupe(findings), context)))
     lms = sorted(set(landmarks), key=lambda m: (_KIND_ORDER[m.kind], m.file, m.line, m.symbol or ""))
     return Report(
         meta=meta, findings=tuple(final), outcomes=tuple(outs), refusals=tuple(refusals), landmarks=tuple(lms),

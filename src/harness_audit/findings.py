@@ -156,6 +156,9 @@ class Finding:
     """Hash of the cited file's bytes when the finding was gated."""
     fingerprint: str
     """Stable across unrelated edits: does not depend on the line number."""
+    also_at: tuple[str, ...] = ()
+    """`file:line` of the same code in other build outputs of one source (ESM/CJS, bundles, shipped `src/`), folded
+    into this finding by aggregation; empty for ordinary findings."""
 
     @property
     def located(self) -> bool:

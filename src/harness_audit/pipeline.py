@@ -326,7 +326,7 @@ def finish(
         meta=meta, findings=phase.findings, outcomes=phase.outcomes, refusals=phase.refusals,
         landmarks=phase.landmarks, skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
         unparsed_files=phase.unparsed, recon_usage=phase.recon_usage, analysis=phase.analysis,
-        analysis_usage=phase.analysis_usage,
+        analysis_usage=phase.analysis_usage, context=ws.context,
     )
     paths = write_reports(report, output_dir, config.formats, started) if write else []
     return AuditRun(report, tuple(paths))

@@ -314,6 +314,11 @@ class Workspace:
         return self._lines[rel]
 
 
+    def context(self, rel: str, line: int, radius: int = 2) -> str | None:
+        """Lines `line-radius`..`line+radius` joined with newlines (clipped to the file), or None if unreadable."""
+        window = self.line_window(rel, line - radius, line + radius)
+        return None if window is None else "\n".join(window.lines)
+
     # ---------------------------------------------------------------- large files, a window at a time
     def _line_index(self, rel: str) -> _LineIndex | None:
         """One streaming pass over the file (bounded memory): checkpoints, line count, hash. Cached."""

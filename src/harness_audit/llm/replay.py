@@ -192,7 +192,7 @@ def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
         meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
         skipped_files=[FileNote(**n) for n in extra.get("skipped", [])],
         unparsed_files=[FileNote(**n) for n in extra.get("unparsed", [])], recon_usage=recon_usage,
-        analysis=analysis, analysis_usage=analysis_usage,
+        analysis=analysis, analysis_usage=analysis_usage, context=ws.context,
     )
     out_dir = rec.run_dir / "replay"
     paths = write_reports(report, out_dir, config.formats, started) if write else []

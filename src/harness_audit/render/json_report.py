@@ -58,7 +58,8 @@ def report_dict(r: Report) -> dict[str, Any]:
             {"check": f.check.value, "title": CHECKS[f.check].title, "verdict": f.verdict.value, "file": f.file,
              "line": f.line, "cited_line": f.cited_line, "claim": f.claim, "evidence": f.evidence,
              "consequence": f.consequence, "direction": f.direction, "confirm_hint": f.confirm_hint or None,
-             "source": f.source, "language": f.language, "file_sha256": f.file_sha256, "fingerprint": f.fingerprint}
+             "source": f.source, "language": f.language, "file_sha256": f.file_sha256, "fingerprint": f.fingerprint,
+             "also_at": list(f.also_at)}
             for f in r.findings
         ],
         "outcomes": [

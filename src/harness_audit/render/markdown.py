@@ -54,6 +54,8 @@ def _finding(f: Finding) -> list[str]:
     spec = CHECKS[f.check]
     where = code(f"{f.file}:{f.line}") if f.located and f.file else "check-level"
     out = [f"### {f.check} · {inline(spec.title)} — {where}", "", f"**Claim.** {inline(f.claim)}", ""]
+    if f.also_at:
+        out += [f"**Same code also at** {', '.join(code(a) for a in f.also_at)} (other builds of the same source).", ""]
     if f.evidence:
         out += [fence(f.evidence, "python" if f.language == "python" else (f.language or "")), ""]
     out.append(f"**Consequence.** {inline(f.consequence)}")

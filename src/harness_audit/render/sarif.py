@@ -35,7 +35,7 @@ def sarif_dict(r: Report) -> dict[str, Any]:
             notes.append({"level": "note", "message": {"text": f"{f.check} not implemented: {f.claim}"},
                           "descriptor": {"id": f.check.value}})
             continue
-        results.append({
+        result: dict[str, Any] = {
             "ruleId": f.check.value, "ruleIndex": index[f.check.value], "level": _LEVEL[f.verdict],
             "message": {"text": text},
             "locations": [{"physicalLocation": {
@@ -45,7 +45,10 @@ def sarif_dict(r: Report) -> dict[str, Any]:
             "partialFingerprints": {"harnessAudit/v1": f.fingerprint},
             "properties": {"verdict": f.verdict.value, "source": f.source, "consequence": f.consequence,
                            "direction": f.direction},
-        })
+        }
+        if f.also_at:
+            result["relatedLocations"] = [_related(n, where) for n, where in enumerate(f.also_at, 1)]
+        results.append(result)
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -59,6 +62,14 @@ def sarif_dict(r: Report) -> dict[str, Any]:
             "results": results,
         }],
     }
+
+
+def _related(n: int, where: str) -> dict[str, Any]:
+    """A `file:line` of the same code in another build output, as a SARIF related location."""
+    file, _, line = where.rpartition(":")
+    return {"id": n, "message": {"text": "the same code in another build of this source"},
+            "physicalLocation": {"artifactLocation": {"uri": file, "uriBaseId": "%SRCROOT%"},
+                                 "region": {"startLine": int(line)}}}
 
 
 def render_sarif(r: Report) -> str:
