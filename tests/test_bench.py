@@ -13,18 +13,21 @@ from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, Verdict
 
 CORPUS = Path(__file__).parent / "bench_corpus"
-TUNED_CORPORA = [CORPUS, CORPUS.with_name("bench_corpus_ts"), CORPUS.with_name("bench_corpus_ts_holdout")]
-"""The corpora the rules were developed against and meet the bar on (Python; TS/JS; a second blind TS/JS set used
-in round two). `bench_corpus_ts_holdout2` (studied in round three, below the bar) and `bench_corpus_ts_holdout3` (never
-studied: the held-out measurement, run by hand) are checked only for a valid answer key."""
+TUNED_CORPORA = [CORPUS, *(CORPUS.with_name(n) for n in ("bench_corpus_ts", "bench_corpus_ts_holdout",
+                                                           "bench_corpus_ts_holdout2", "bench_corpus_ts_holdout3"))]
+"""The corpora the rules were developed against and meet the bar on: Python; TS/JS; three blind TS/JS sets, each
+studied in a later round after it had measured the round before. `bench_corpus_ts_holdout4` (never studied: the
+held-out measurement, run by hand) is checked only for a valid answer key."""
+HELD_OUT = [CORPUS.with_name("bench_corpus_ts_holdout4")]
 
 
-@pytest.mark.parametrize("corpus", [*TUNED_CORPORA, *(CORPUS.with_name(f"bench_corpus_ts_holdout{n}") for n in (2, 3))],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("corpus", [*TUNED_CORPORA, *HELD_OUT], ids=lambda p: p.name)
 def test_answer_key_loads_and_names_every_check(corpus: Path) -> None:
     key = load_answers(corpus)
     assert {d.check for d in key.defects} == set(CheckId)
-    assert {c for ctl in key.controls for c in ctl.checks} == set(CheckId)
+    assert key.controls
+    if corpus in TUNED_CORPORA:
+        assert {c for ctl in key.controls for c in ctl.checks} == set(CheckId)
     for project in key.projects:
         assert (corpus / project).is_dir()
 

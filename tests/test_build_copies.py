@@ -72,3 +72,8 @@ def test_two_sites_in_one_file_stay_two_findings(make_tree: MakeTree, tmp_path: 
 
 def test_python_findings_and_no_context_reader_fold_nothing_else() -> None:
     assert fold_build_copies([], None) == []
+
+
+def test_two_source_files_that_repeat_each_other_are_not_folded(make_tree: MakeTree, tmp_path: Path) -> None:
+    root = make_tree({"src/a.js": RUNNER, "src/b.js": RUNNER})
+    assert _c4(root, tmp_path) == [("src/a.js", 4, ()), ("src/b.js", 4, ())]

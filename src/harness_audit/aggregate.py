@@ -31,6 +31,7 @@ _BUILD_DIRS = frozenset({
     "es2019", "es2020", "es2022", "umd", "browser", "node", "dist", "build", "lib", "src", "out", "compiled", "bundle",
 })
 """Directory names that say which build (or the shipped source) a file belongs to, not what the file is."""
+_OUTPUT_DIRS = _BUILD_DIRS - {"src"}
 _JS_SUFFIX = re.compile(r"\.[cm]?[jt]sx?$")
 _CJS_CALL = re.compile(r"\(0,\s*[\w$]+(?:\.[\w$]+)*\.([\w$]+)\)")
 """`(0, fs_1.readFileSync)(...)` / `(0, import_fs.readFileSync)(...)`: how compilers to CommonJS call an import."""
@@ -67,9 +68,9 @@ def fold_build_copies(findings: Iterable[Finding], context: ContextReader | None
     Packages publish one source as ESM and CommonJS builds, as bundles beside per-module files, and often with
     their `src/` too: the same defect then appears in every copy. Two TS/JS findings are copies when they have the
     same check, rule and quoted code (compiler rewrites of imports undone) and either the same path once build
-    folders and the extension are dropped, or the same surrounding lines. One stands for the group; the others are
-    kept in its `also_at`, so no location is lost. Nothing else is folded: Python findings and distinct code stay
-    separate findings.
+    folders and the extension are dropped, or, both in build output folders, the same surrounding lines. One
+    stands for the group; the others are kept in its `also_at`, so no location is lost. Nothing else is folded:
+    Python findings, source files that repeat each other and distinct code stay separate findings.
     """
     items = list(findings)
     groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
@@ -92,7 +93,10 @@ def fold_build_copies(findings: Iterable[Finding], context: ContextReader | None
         for i in members:
             f = items[i]
             keys = [("stem", _build_stem(f.file or ""))]
-            text = context(f.file or "", f.line or 0) if context is not None else None
+            # the same surrounding lines fold only build outputs (a bundle beside per-module files), never two
+            # source files that happen to repeat each other
+            built = any(d in _OUTPUT_DIRS for d in (f.file or "").split("/")[:-1])
+            text = context(f.file or "", f.line or 0) if context is not None and built else None
             if text is not None:
                 around[i] = _same_code(text)
                 keys.append(("context", around[i]))

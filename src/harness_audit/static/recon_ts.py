@@ -147,6 +147,9 @@ _SLEEP = re.compile(r"\b(sleep|setTimeout|delay|wait|backoff|backOff|scheduler\.
 _OPEN_LOOP = re.compile(r"(while\s*\(\s*(true|1|!\w+)\s*\)|for\s*\(\s*;\s*;\s*\)|do\b)")
 
 # ---------------------------------------------------------------- history and truncation
+_HISTORY_LOADER_FN = re.compile(r"^#?(get|load|fetch|read|restore|select|recent|latest|last)\w*(messages|history|"
+                                r"conversation|turns|transcript|contents)$", re.I)
+"""A function that loads the conversation: a count cut inside it cuts the history, whatever its rows are called."""
 _HISTORY_SUFFIXES = ("messages", "msgs", "history", "conversation", "transcript", "dialog", "dialogue", "turns",
                      "chatlog", "chat_log")
 _HISTORY_PARAM = re.compile(r"messages|msgs|history|conversation|transcript|dialog|turns|chat_?log", re.I)
@@ -378,13 +381,20 @@ class _ModuleRecon:
                 return False
             return _history_name(self.text(index).strip("'\"`"))
         if node.type == "identifier":
-            return _history_name(self.text(node))
+            return _history_name(self.text(node)) or self.gemini_contents(self.text(node))
         if node.type == "member_expression":
             obj = node.child_by_field_name("object")
             if obj is not None and obj.type == "identifier" and self.text(obj) in ("window", "globalThis"):
                 return False
-            return _history_name(self.text(node.child_by_field_name("property")))
+            prop = self.text(node.child_by_field_name("property"))
+            return _history_name(prop) or self.gemini_contents(prop)
         return False
+
+    def gemini_contents(self, name: str) -> bool:
+        """`contents` in a module that builds Gemini turns (`functionResponse` parts, `role: "model"`): Gemini's
+        conversation is the `contents` array, not a file's contents."""
+        return name.lstrip("#_$") == "contents" and "parts" in self.mod.text and any(
+            w in self.mod.text for w in ("functionResponse", "functionCall", "role: \"model\"", "role: 'model'"))
 
     def registry_holder(self, dotted: str) -> bool:
         """Whether a name reads as a tool table (`tools`, `this.toolMap`; `handlers` only in tool code)."""
@@ -452,8 +462,14 @@ class _ModuleRecon:
             self.add(K.RETRY, call, "medium")
 
     def on_append(self, call: Node, name: str, last: str) -> None:
-        """`messages.push(m)`, `history.unshift(m)`, `conversation.concat(results)`."""
+        """`messages.push(m)`, `history.unshift(m)`, `conversation.concat(results)`; also a push of a chat message
+        (`contents.push({ role: "model", parts })`) onto a list of any name."""
         obj = _callee_object(call)
+        if obj is not None and not self.is_history(obj) and last == "push" and any(
+                a.type == "object" and {"role", "content"} <= (keys := set(self.mod.object_keys(a))) or
+                a.type == "object" and {"role", "parts"} <= keys for a in self.mod.arguments(call)):
+            self.add(K.HISTORY_APPEND, call, "medium")
+            return
         if obj is None or not self.is_history(obj):
             return
         args = self.mod.arguments(call)
@@ -463,8 +479,16 @@ class _ModuleRecon:
             self.add(K.HISTORY_APPEND, call)
 
     def on_cut(self, call: Node, name: str, last: str) -> None:
-        """`messages.splice(...)`, `.shift()`, `.pop()`, `.slice(-N)` on a history."""
+        """`messages.splice(...)`, `.shift()`, `.pop()`, `.slice(-N)` on a history (or `rows.slice(-n)` in a
+        `loadHistory()`: whatever the rows are called, the function hands them back as the history)."""
         obj = _callee_object(call)
+        if obj is not None and not self.is_history(obj) and last == "slice":
+            fn = self.mod.enclosing_function(call)
+            args = self.mod.arguments(call)
+            if fn is not None and _HISTORY_LOADER_FN.match(self.mod.function_name(fn)) and len(args) == 1 and \
+                    args[0].type == "unary_expression" and self.text(args[0]).startswith("-"):
+                self.add(K.TRUNCATION, call, "medium")
+            return
         if obj is None or not self.is_history(obj):
             return
         args = self.mod.arguments(call)

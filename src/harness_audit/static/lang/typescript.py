@@ -25,6 +25,8 @@ DIALECT_BY_SUFFIX: dict[str, Dialect] = {
     ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
 }
 
+_LOOP_OR_SWITCH = frozenset({"for_statement", "for_in_statement", "while_statement", "do_statement",
+                             "switch_statement"})
 FUNCTION_TYPES = frozenset({
     "function_declaration", "function_expression", "arrow_function", "method_definition",
     "generator_function_declaration", "generator_function",
@@ -479,10 +481,24 @@ class TsModule:
             return False
         name = self.node_text(param)
         for stmt in body.named_children:
+            if stmt.type == "if_statement" and self._leaves(stmt):
+                return False  # `if (retries > 0) return this.retry(...); throw e`: some errors are handled
             if stmt.type == "throw_statement":
                 value = next((c for c in stmt.named_children if c.type != "comment"), None)
                 if value is not None and self.node_text(value) == name:
                     return True
+        return False
+
+    def _leaves(self, stmt: Node) -> bool:
+        """Whether a statement can leave its block by `return`, `continue` or `break` (not in a nested function)."""
+        stack = [(c, False) for c in stmt.named_children]
+        while stack:
+            n, in_loop = stack.pop()
+            if n.type == "return_statement" or n.type in ("continue_statement", "break_statement") and not in_loop:
+                return True
+            if n.type not in FUNCTION_TYPES and n.type != "class_body":
+                inner = in_loop or n.type in _LOOP_OR_SWITCH
+                stack.extend((c, inner) for c in n.named_children)
         return False
 
     def guarded(self, node: Node) -> bool:

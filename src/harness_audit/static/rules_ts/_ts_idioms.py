@@ -867,6 +867,15 @@ def _param_signals(mod: TsModule, fn: Node) -> list[SignalRef]:
     return out
 
 
+def _timer_only_controller(mod: TsModule, fn: Node, name: str) -> bool:
+    """`const c = new AbortController(); const t = setTimeout(() => c.abort(), 2000)`: a controller that only a timer
+    aborts is one request's timeout, not the run's cancellation; another request gains nothing from its signal."""
+    aborts = [m.start() for m in re.finditer(rf"(?<![\w$.]){re.escape(name)}\.abort\(", mod.node_text(fn))]
+    timers = [m.start() for m in re.finditer(rf"setTimeout\(\s*(?:\(\)|\w+)\s*=>\s*\{{?\s*{re.escape(name)}\.abort\(",
+                                             mod.node_text(fn))]
+    return bool(aborts) and len(aborts) == len(timers)
+
+
 def _local_signals(mod: TsModule, fn: Node) -> list[SignalRef]:
     out: list[SignalRef] = []
     for node in _declarators_in(mod, fn):
@@ -878,9 +887,10 @@ def _local_signals(mod: TsModule, fn: Node) -> list[SignalRef]:
             continue
         value_text = mod.node_text(value)
         if value.type == "new_expression" and mod.call_name(value) == "AbortController":
-            out.append(SignalRef(f"{mod.node_text(name_node)}.signal", True))
+            if not _timer_only_controller(mod, fn, mod.node_text(name_node)):
+                out.append(SignalRef(f"{mod.node_text(name_node)}.signal", True))
         elif name_node.type == "identifier" and _SIGNAL_NAME.match(mod.node_text(name_node)) and \
-                re.search(r"signal|Signal", value_text):
+                re.search(r"signal|Signal", value_text) and not value_text.startswith("AbortSignal.timeout("):
             out.append(SignalRef(mod.node_text(name_node), True))
         elif name_node.type == "object_pattern":
             out.extend(SignalRef(n, True) for n in bound_names(mod, name_node) if n in SIGNAL_KEYS)
@@ -1145,3 +1155,78 @@ def object_tool_entry(mod: TsModule, fn: Node) -> bool:
 def in_object_tool(mod: TsModule, node: Node) -> Node | None:
     """The nested-schema tool entry (see `object_tool_entry`) `node` sits in, if any."""
     return next((f for f in enclosing_functions(mod, node) if object_tool_entry(mod, f)), None)
+
+
+# ---------------------------------------------------------------- Electron IPC
+_IPC_MAIN = re.compile(r"(^|\.)ipcMain\.(handle|handleOnce|on|once)$")
+_IPC_RENDERER = re.compile(r"(^|\.)ipcRenderer\.(invoke|send|sendSync)$")
+
+
+def ipc_channel(mod: TsModule, fn: Node) -> str | None:
+    """The channel an Electron main-process handler serves: `ipcMain.handle("fs:read", (event, p) => …)`, or a
+    named function handed over by reference (`ipcMain.handle("fs:read", readNote)`)."""
+    if "ipcMain" not in mod.text:
+        return None
+    holder = fn.parent
+    calls: list[Node] = []
+    if holder is not None and holder.type == "arguments" and holder.parent is not None:
+        calls = [holder.parent]
+    elif (name := mod.function_name(fn)) != "<anonymous>":
+        calls = [c for c in calls_named(mod, "handle", "handleOnce", "on", "once")
+                 if (a := call_args(mod, c)) and mod.node_text(a[-1]) == name]
+    for call in calls:
+        args = call_args(mod, call)
+        if _IPC_MAIN.search(mod.call_name(call)) and len(args) >= 2:
+            return string_value(mod, unwrap(args[0]))
+    return None
+
+
+def ipc_senders(project: TsProject, mod: TsModule, fn: Node, index: int) -> list[tuple[TsModule, Node]]:
+    """What the renderer sends into parameter `index` of an Electron main-process handler (parameter 0 is the
+    event): that argument of every `ipcRenderer.invoke(channel, …)` / `send` of the project on the same channel,
+    and, when it is a parameter of a bridge function exposed with `contextBridge.exposeInMainWorld(api, { key:
+    (p) => ipcRenderer.invoke(channel, p) })`, the arguments the renderer passes to `api.key(...)` (`window.api.key`)."""
+    channel = ipc_channel(mod, fn) if index > 0 else None
+    if not channel:
+        return []
+    out: list[tuple[TsModule, Node]] = []
+    for other in project.modules.values():
+        if "ipcRenderer" not in other.text:
+            continue
+        for call in calls_named(other, "invoke", "send", "sendSync"):
+            args = call_args(other, call)
+            if not _IPC_RENDERER.search(other.call_name(call)) or string_value(other, unwrap(args[0]) if args
+                                                                              else None) != channel:
+                continue
+            if index >= len(args):
+                continue
+            out.append((other, args[index]))
+            out.extend(_bridge_callers(project, other, call, args[index]))
+    return out
+
+
+def _bridge_callers(project: TsProject, mod: TsModule, send: Node, arg: Node) -> list[tuple[TsModule, Node]]:
+    """The renderer-side arguments that reach `arg` through a `contextBridge.exposeInMainWorld` entry."""
+    bridge = mod.enclosing_function(send)
+    arg = unwrap(arg) or arg
+    if bridge is None or arg.type != "identifier" or bridge.parent is None or bridge.parent.type != "pair":
+        return []
+    names = [bound_names(mod, param_pattern(p)) for p in params(bridge)]
+    position = next((i for i, n in enumerate(names) if mod.node_text(arg) in n), None)
+    obj = bridge.parent.parent
+    expose = obj.parent.parent if obj is not None and obj.parent is not None else None
+    if position is None or expose is None or expose.type != "call_expression" or \
+            last(mod.call_name(expose)) != "exposeInMainWorld":
+        return []
+    api = string_value(mod, unwrap(call_args(mod, expose)[0])) if call_args(mod, expose) else None
+    key = strip_quotes(mod.node_text(bridge.parent.child_by_field_name("key")))
+    if not api:
+        return []
+    out: list[tuple[TsModule, Node]] = []
+    for other in project.modules.values():
+        for call in calls_named(other, key):
+            name = other.call_name(call)
+            args = call_args(other, call)
+            if (name == f"{api}.{key}" or name.endswith(f".{api}.{key}")) and position < len(args):
+                out.append((other, args[position]))
+    return out

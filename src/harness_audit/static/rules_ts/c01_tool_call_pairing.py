@@ -7,8 +7,9 @@ Shapes detected:
   `catch` (often an empty `catch {}`) neither pushes one nor re-throws.
 - `guard-exit-skips-result`: in a loop over tool calls, a denial / unknown-tool / validation check
   (`if (!allowed) continue`, `if (!tool) return`, `if (!ok) continue` where `ok = await approve(...)`, a `default:`
-  of a `switch` on the tool name that `continue`s) that leaves before the result is pushed (also when the push
-  happens in a project helper handed the call).
+  of a `switch` on the tool name that `continue`s, `if (tool.needsApproval) { park(); return }` that pauses the
+  turn for a person) that leaves before the result is pushed (also when the push happens in a project helper
+  handed the call); code after the loop that answers the batch excuses a `break`, never a `return`.
 - `abort-exit-skips-results`: in a loop over tool calls, an abort / budget check (`if (signal.aborted) break`) that
   leaves the loop with the remaining calls unanswered and nothing after the loop answering them.
 - `promise-all-tool-batch`: tool calls run with `Promise.all` when the per-call function can throw (including a
@@ -16,6 +17,8 @@ Shapes detected:
 - `denied-call-returns-no-result`: a per-call function (a `useChat` `onToolCall({ toolCall })` handler, a `.map`
   callback over the calls whose return value is the result) that records the call's result but returns nothing on
   a denial / unknown-tool / validation check (`if (!window.confirm(...)) return;`, `if (!handler) return null`).
+- `declined-held-call-unanswered`: a function that settles a tool call held for a person's decision (its id kept in
+  a field) records a result only on the approved path; the declined branch returns with the call unanswered.
 - `filtered-calls-never-answered`: tool calls filtered down to the known / allowed ones
   (`toolCalls.filter((c) => registry.has(c.function.name))`) before the kept ones are run and answered; the dropped
   ones never get a result.
@@ -25,7 +28,8 @@ Shapes detected:
 
 Loops over tool calls are recognised by the collection's name, by the lists derived from it in the same function
 (`const serial = parsed.filter(...)` where `const parsed = toolCalls.map(...)`), and by what they record (a push of
-a result object or of a result maker such as `toolMessage(call, out)` / `new ToolMessage(...)`).
+a result object or of a result maker such as `toolMessage(call, out)` / `new ToolMessage(...)`), also when the loop
+destructures the call (`for (const { id, name } of pending.values())`) and answers it by that id.
 """
 
 from __future__ import annotations
@@ -67,6 +71,9 @@ _DENIED = re.compile(r"(\bdeni|\bdeny|reject|forbid|blocked|disallow|not_?allowe
 _APPROVED = re.compile(r"(approv|allow|permit|permission|confirm|consent|authori[sz]|policy|canUse|can_use|trusted)",
                        re.I)
 """Words that name the permission, so only a negated test skips the call (`if (!allowed) continue`)."""
+_NEEDS_APPROVAL = re.compile(r"(needs?|requires?|must|ask)_?(user_?|human_?)?(approval|confirm|permission|consent)",
+                             re.I)
+"""A test that a call must wait for a person (`if (tool.needsApproval)`): leaving the loop there parks the call."""
 _NEGATION = re.compile(r"(^!|\s!|\(!|===?\s*false|!==?\s*true|\?\s*false)")
 _UNKNOWN = re.compile(
     r"(unknown|(tools?|registry|handlers?|functions|toolMap|toolsByName|toolRegistry)\w*\.(get|has)\([^)]*name|"
@@ -334,12 +341,38 @@ def _answered_loop_shape(mod: TsModule, loop: Node) -> tuple[str, bool, str | No
     if loop.type != "for_in_statement" or _awaits_stream(mod, loop):
         return None
     left, right = loop.child_by_field_name("left"), loop.child_by_field_name("right")
-    if left is None or right is None or left.type != "identifier":
+    if left is None or right is None:
+        return None
+    what = mod.dotted(_iter_base(mod, right)) or mod.node_text(right)[:60]
+    if left.type == "object_pattern":
+        # `for (const { id, name, args } of pending.values())`: the destructured id answers the call
+        ids = [mod.node_text(n) for n in mod.pattern_names(left) if _ID_NAME.match(mod.node_text(n))]
+        return (what, True, ids[0]) if any(_answers_by_id(mod, body, i) for i in ids) else None
+    if left.type != "identifier":
         return None
     target = mod.node_text(left)
     if not _answers(mod, body, target):
         return None
-    return mod.dotted(_iter_base(mod, right)) or mod.node_text(right)[:60], True, target
+    return what, True, target
+
+
+_ID_NAME = re.compile(r"^(id|\w*_id|\w*[a-z]Id)$")
+"""A destructured name that holds a call's id (`id`, `callId`, `tool_use_id`)."""
+
+
+def _answers_by_id(mod: TsModule, body: Node, name: str) -> bool:
+    """Whether `body` answers a call by the bare id `name`: `{tool_use_id: id}`, or a result maker handed it
+    (`toolResult(id, out)`, `this.resultBlock(id, out)` where the helper's name says it builds a result)."""
+    text = mod.node_text(body)
+    if any(re.match(rf"{re.escape(name)}\b", text[m.end():m.end() + 40]) for m in _ANSWER_KEY.finditer(text)):
+        return True
+    return any(n.type in ("call_expression", "new_expression") and _RESULT_BUILDER.search(
+        mod.call_name(n).rsplit(".", 1)[-1]) and any(mod.node_text(a) == name for a in mod.arguments(n))
+        for n in _walk(body))
+
+
+_RESULT_BUILDER = re.compile(r"(result|response|output|answer|reply)_?(block|part|message|item)?s?$", re.I)
+"""A helper that builds one call's answer from its id (`resultBlock(id, out)`, `makeToolResult(id, ...)`)."""
 
 
 def _answers(mod: TsModule, body: Node, target: str) -> bool:
@@ -606,6 +639,8 @@ def _skip_reason(mod: TsModule, cond: Node | None) -> str | None:
     inner = text[1:-1].strip() if text.startswith("(") and text.endswith(")") else text
     if _DENIED.search(inner) or _APPROVED.search(inner) and _NEGATION.search(inner):
         return "approval/permission"
+    if _NEEDS_APPROVAL.search(inner) and not _NEGATION.search(inner):
+        return "pending-approval"
     if _UNKNOWN.search(inner) or _MISSING_IMPL.match(inner):
         return "unknown tool"
     if re.fullmatch(r"!\s*\(?\s*[\w.]+\s+in\s+[\w.]+\s*\)?", inner) or \
@@ -720,13 +755,14 @@ def guard_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 reason = _skip_reason(mod, cond) or _flag_reason(mod, cond)
             if reason is None:
                 continue
-            if exit_stmt.type != "continue_statement" and tl.loop.type not in FUNCTION_TYPES and \
-                    _answers_after_loop(mod, project, tl.loop):
-                continue
+            if exit_stmt.type == "break_statement" and _answers_after_loop(mod, project, tl.loop):
+                continue  # a `return` leaves the function: the code after the loop never runs
             branch = node.child_by_field_name("consequence")
             helper = _passes_call_to_helper(mod, branch, tl.target) if branch is not None else None
             per_call = exit_stmt.type == "continue_statement" or tl.loop.type in FUNCTION_TYPES
             rest = "" if per_call else " and every later call of the batch"
+            if reason == "pending-approval" and not per_call:
+                rest += " (results already collected in this loop are dropped with it)"
             yield Hit(
                 node=node,
                 verdict=_verdict(tl, helper),
@@ -1204,6 +1240,81 @@ def _sdk_tool_handler(mod: TsModule, fn: Node) -> bool:
     if parent is not None and parent.type == "pair":
         return mod.node_text(parent.child_by_field_name("key")).strip("'\"") == "onToolCall"
     return False
+
+
+def _late_answer(mod: TsModule, fn: Node, guard: Node) -> Node | None:
+    """A tool result built after `guard` from a call id held in a field (`{type: "tool-result", toolCallId:
+    held.toolCallId}`, `toolResult(held.id, out)`) and handed to a call that records it, not returned to a caller."""
+    for node in _walk(fn):
+        if node.start_byte < guard.end_byte:
+            continue
+        if _result_object(mod, node):
+            keys = mod.object_keys(node)
+            ids = [v for k, v in keys.items() if k in _RESULT_KEYS]
+        elif node.type in ("call_expression", "new_expression") and (_result_maker(mod, node) or _RESULT_BUILDER.search(
+                mod.call_name(node).rsplit(".", 1)[-1])):
+            ids = mod.arguments(node)[:1]
+        else:
+            continue
+        held = [v for v in ids if v.type == "member_expression" and _ID_NAME.match(
+            mod.node_text(v.child_by_field_name("property")))]
+        if not held or any(mod.node_text(_root_ident(v)) in mod.params(fn) for v in held):
+            continue  # a call handed in as a parameter is answered by the caller (a per-call step)
+        if any(a.type == "return_statement" for a in mod.ancestors(node) if mod.within(a, fn)):
+            continue  # the caller records what is returned
+        return node
+    return None
+
+
+def _root_ident(node: Node) -> Node:
+    while node.type == "member_expression" and node.child_by_field_name("object") is not None:
+        node = node.child_by_field_name("object")
+    return node
+
+
+@rule(CheckId.C1, lang="typescript", name="declined-held-call-unanswered")
+def declined_held_call_unanswered(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a function that settles a tool call held for a person's decision (the call is in history, its id kept
+    in a field) and, when the answer is no, returns without recording a result for it, while the approved path
+    records one (`if (!approved) { await save(); return }` ... `messages.push(toolResult(held.id, out))`). The
+    declined call stays unanswered in the saved history and the next request is rejected."""
+    reported: set[int] = set()
+    for node in mod.nodes("if_statement"):
+        fn = mod.enclosing_function(node)
+        if fn is None or fn.id in reported or mod.enclosing_loops(node) or _mapped_over_calls(mod, fn) or \
+                any(_CALL_TARGET.match(p) for p in mod.params(fn)):
+            continue  # loops and per-call functions are judged by the rules above
+        branch = node.child_by_field_name("consequence")
+        exit_stmt = _exit_of(mod, branch)
+        if exit_stmt is None or exit_stmt.type != "return_statement" or _throws(branch) or \
+                exit_stmt.named_children and _RESULT_WORDS.search(mod.node_text(exit_stmt.named_children[0])):
+            continue  # `return { result: "not approved" }`: the refusal is handed back as the call's result
+        cond = node.child_by_field_name("condition")
+        reason = _skip_reason(mod, cond) or _flag_reason(mod, cond)
+        if reason != "approval/permission" or _block_records(mod, project, branch):
+            continue
+        if any(_result_object(mod, n) or n.type in ("call_expression", "new_expression") and (
+                _result_maker(mod, n) or _RESULT_BUILDER.search(mod.call_name(n).rsplit(".", 1)[-1]))
+                for n in _walk(branch)):
+            continue
+        answer = _late_answer(mod, fn, node)
+        if answer is None:
+            continue
+        tested = {mod.node_text(i) for i in mod.identifiers(cond)} if cond is not None else set()
+        held = set(re.findall(r"[\w$]+", mod.derivation_text(fn, answer, 2)))
+        if len(tested) == 1 and tested <= held:
+            continue  # `if (!pending) return`: nothing is held, so nothing is left open
+        reported.add(fn.id)
+        yield Hit(
+            node=node,
+            verdict=Verdict.CONFIRMED,
+            claim=f"`{mod.function_name(fn)}` answers the held tool call only when it is approved (line "
+                  f"{mod.line(answer)}); the declined branch returns without recording a result for it",
+            consequence="the declined call stays unanswered in history: the next request is rejected by the provider "
+                        "(HTTP 400) and the model is never told the person said no",
+            direction="on decline, record an error result (\"declined by the user\") for the held call id before "
+                      "saving or returning",
+        )
 
 
 # ---------------------------------------------------------------- rules: calls filtered out before dispatch

@@ -6,7 +6,9 @@ Shapes detected:
   {...history[i], ...}`), `delete messages[i]` (replacing the newest element, `[messages.length - 1]`, is not
   flagged: that is how an unsent message is finalised; clearing the whole array is a new conversation). Editing or
   regenerating in place counts; a helper rewriting a parameter typed as a message list (`CoreMessage[]`) is
-  suspected when its callers cannot be followed.
+  suspected when its callers cannot be followed; a local array the function grows turn by turn (`contents.push({
+  role, parts })`) and then stores (`saveHistory(id, contents)`) is the conversation, so rewriting it between the
+  two is confirmed. An emptiness test of another array (`if (calls.length === 0)`) is not a size budget.
 - `history-entry-mutated`: a message already in history written in place: `messages[messages.length - 1].content
   += delta`, `this.history.at(-1)!.content = ...`, `const last = messages[i]; last.content = ...`, `for (const m of
   this.messages) m.content = ...`, `Object.assign(messages[i], ...)`, `messages[i].tool_calls.push(...)`, writes
@@ -410,6 +412,13 @@ def _judge(project: TsProject, mod: TsModule, fn: Node | None, place: _Place, *,
                            f"verify that the callers of `{fname}` pass the stored conversation (not a copy made for "
                            "one request) and keep using it afterwards")
     owner = _owner_fn(mod, fn, place.name)
+    if place.origin is _Origin.LOCAL and not element and node is not None and \
+            not _deep_copy(mod, owner, place.name) and _grown_before(mod, owner, place.name, node):
+        saved = _persisted(mod, owner, place.name, node)
+        if saved is not None:
+            # the conversation grown turn by turn here and then stored is rewritten before it is stored
+            return _Judged(Verdict.CONFIRMED, f"`{place.name}`, the conversation this function grows and stores with "
+                                              f"`{mod.call_name(saved)}` (line {mod.line(saved)})", "")
     if place.origin in (_Origin.PARAM, _Origin.LOCAL) and element and node is not None and \
             not _deep_copy(mod, owner, place.name):
         saved = _persisted(mod, owner, place.name, node)
@@ -418,6 +427,20 @@ def _judge(project: TsProject, mod: TsModule, fn: Node | None, place: _Place, *,
             return _Judged(Verdict.CONFIRMED, f"`{place.name}`, the conversation stored by "
                                               f"`{mod.call_name(saved)}` (line {mod.line(saved)})", "")
     return None
+
+
+def _grown_before(mod: TsModule, fn: Node | None, name: str, node: Node) -> bool:
+    """Whether `fn` appends a message with a role to `name` before `node` (`contents.push({ role: "model", parts
+    })`): the array is the conversation being built, not a payload assembled once."""
+    if fn is None:
+        return False
+    for call in mod.inside(mod.calls(), fn):
+        if call.start_byte >= node.start_byte or mod.call_name(call) != f"{name}.push":
+            continue
+        args = mod.arguments(call)
+        if args and _unwrap(args[0]).type == "object" and "role" in mod.object_keys(_unwrap(args[0])):
+            return True
+    return False
 
 
 _MESSAGE_LIST_TYPE = re.compile(
@@ -555,6 +578,29 @@ def _scan_writes(mod: TsModule) -> Iterator[tuple[Node, Node, str | None]]:
 
 
 # ---------------------------------------------------------------- rules
+_SYSTEM_ENTRY = re.compile(r"^(this\.)?_?system\w*$|\bnew\s+System\w*Message\w*\(|role\s*:\s*[\"'`]system[\"'`]", re.I)
+
+
+_FILTERS_SYSTEM = re.compile(r"\.filter\((?:(?!\.filter\()[^;]){0,200}?system", re.I)
+
+
+def _places_system_prompt(mod: TsModule, call: Node, method: str) -> bool:
+    """`history = history.filter((m) => !(m instanceof SystemMessage)); history.unshift(this.systemMessage)`: the
+    system entry replaced when the instructions change, the old one filtered out first; no turn of the conversation
+    is touched. (Only prepending, without removing the old entry, still rewrites what the provider saw.)"""
+    fn = mod.enclosing_function(call)
+    if fn is None or not _FILTERS_SYSTEM.search(mod.node_text(fn)):
+        return False
+    args = mod.arguments(call)
+    if method == "unshift":
+        items = args
+    elif method == "splice" and len(args) > 2 and mod.node_text(args[0]).strip() == "0":
+        items = args[2:]
+    else:
+        return False
+    return bool(items) and all(_SYSTEM_ENTRY.search(mod.node_text(a).strip()) for a in items)
+
+
 @rule(CheckId.C2, lang="typescript", name="history-array-rewritten")
 def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `messages.splice(...)`, `unshift`, `shift`, `sort`, `reverse`, `messages[i] = ...` and `delete
@@ -572,7 +618,7 @@ def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if target is None or _history_name(mod, target) is None or _clears(mod, call, target, method):
             continue
         fn = mod.enclosing_function(call)
-        if method == "splice" and _appends_by_default(mod, fn, call, target):
+        if method == "splice" and _appends_by_default(mod, fn, call, target) or _places_system_prompt(mod, call, method):
             continue
         hit = _rewrite_hit(project, mod, fn, call, target, f"`.{method}(...)` rewrites {{where}} in place")
         if hit is not None:
@@ -650,9 +696,18 @@ def _deletes(mod: TsModule) -> Iterator[Node]:
 _BUDGET_TEST = re.compile(r"(\.length|token|budget|limit|max|size|count|context|window|overflow|fits|exceed)", re.I)
 
 
+_EMPTINESS = re.compile(r"[\w$#.?]+\.length\s*(===?\s*0|!==?\s*0|>\s*0|>=\s*1)(?![\w.])|!\s*[\w$#.?]+\.length\b")
+"""An emptiness test (`calls.length === 0`, `!xs.length`): it says whether there is anything, not that it is too
+much."""
+
+
 def _under_budget_test(mod: TsModule, node: Node, fn: Node | None) -> bool:
     """Whether `node` runs under a size test (`while (tokens(h) > budget) h.shift()`): dropping the oldest messages
     to fit the context is a truncation step, judged under C13."""
+    callee = node.child_by_field_name("function") if node.type == "call_expression" else None
+    # `while (queue.length > 0) queue.shift()` drains the array it tests; `if (calls.length === 0)` tests another
+    target = mod.node_text(callee.child_by_field_name("object")) if callee is not None and \
+        callee.type == "member_expression" else ""
     while fn is not None and fn.parent is not None and fn.parent.type == "arguments":
         fn = mod.enclosing_function(fn)  # a callback (`victims.forEach((m) => H.splice(...))`) runs under its caller
     for anc in mod.ancestors(node):
@@ -660,7 +715,9 @@ def _under_budget_test(mod: TsModule, node: Node, fn: Node | None) -> bool:
             break
         if anc.type in ("if_statement", "while_statement", "do_statement", "for_statement"):
             cond = anc.child_by_field_name("condition")
-            if cond is not None and _BUDGET_TEST.search(mod.derivation_text(fn, cond, 1)[:600]):
+            if cond is not None and _BUDGET_TEST.search(
+                    _EMPTINESS.sub(lambda m: m.group(0) if target and target in m.group(0) else "",
+                                   mod.derivation_text(fn, cond, 1)[:600])):
                 return True  # also through a local predicate: `const full = () => H.length > cap; if (full())`
     return False
 
@@ -673,7 +730,7 @@ def _rewrite_hit(project: TsProject, mod: TsModule, fn: Node | None, node: Node,
             _under_budget_test(mod, node, fn):
         return None
     place = _place(mod, fn, target)
-    judged = _judge(project, mod, fn, place, element=False) if place is not None else None
+    judged = _judge(project, mod, fn, place, element=False, node=node) if place is not None else None
     if place is None or judged is None:
         return None
     return (fn.id if fn is not None else 0, place.name), Hit(

@@ -711,3 +711,159 @@ def done_marks_saved_after_loop(mod: TsModule, project: TsProject) -> Iterator[H
             confirm_hint=f"verify that `{effect}` has an external effect that must not repeat and that the saved "
                          "state is what the next run reads to decide what is still pending",
         )
+
+
+# ---------------------------------------------------------------- one state written in several separate commits
+_SQL_DELETE = re.compile(r"^\s*DELETE\s+FROM\s+[`\"\[]?(\w+)", re.I)
+_SQL_INSERT = re.compile(r"^\s*(INSERT|REPLACE)\s+(OR\s+\w+\s+)?INTO\s+[`\"\[]?(\w+)", re.I)
+_SQL_RUN = {"run", "exec", "execute", "query", "all", "get", "execSync", "executeSync", "unsafe", "raw"}
+"""Methods that execute a statement (`db.run(sql)`, `stmt.run(...)`, `pool.query(sql)`, `client.execute(sql)`)."""
+_TX_WORDS = re.compile(r"([tT]ransaction\w*\s*(\(|<)|[\"'`]\s*(BEGIN|START\s+TRANSACTION|SAVEPOINT)\b|\.batch\(|"
+                       r"\.multi\(|\btrx\b)")
+"""Signs that statements commit together (`db.transaction(fn)`, `BEGIN`, `$transaction`, `db.batch([...])`)."""
+
+
+def _statement_text(mod: TsModule, call: Node) -> str | None:
+    """The SQL a call executes: its string argument (`db.run("DELETE ...")`, ``sql`DELETE ...` ``), or the statement
+    a prepared handle was made from (`const clear = db.prepare("DELETE ..."); clear.run(id)`)."""
+    name = mod.call_name(call)
+    receiver, _, method = name.rpartition(".")
+    args = mod.arguments(call)
+    if args and args[0].type in ("string", "template_string") and (method in _SQL_RUN or not receiver):
+        return mod.node_text(args[0]).strip("'\"`")
+    if method not in _SQL_RUN or not receiver or "." in receiver:
+        return None
+    cur = mod.enclosing_function(call)
+    while True:
+        for value in mod.bindings(cur).get(receiver, []):
+            if value.type == "call_expression" and mod.call_name(value).rsplit(".", 1)[-1] == "prepare":
+                first = mod.arguments(value)[:1]
+                if first and first[0].type in ("string", "template_string"):
+                    return mod.node_text(first[0]).strip("'\"`")
+        if cur is None:
+            return None
+        cur = mod.enclosing_function(cur)
+
+
+def _in_transaction(mod: TsModule, node: Node) -> bool:
+    """Whether `node` runs inside a transaction: its own function opens one (`BEGIN`, `db.transaction`), or it lies
+    in the callback handed to `db.transaction(...)` (a transaction helper defined beside it does not count)."""
+    fn = mod.enclosing_function(node)
+    if fn is not None and _TX_WORDS.search(mod.node_text(fn)[:4000]):
+        return True
+    return any(anc.type == "call_expression" and re.search(r"[tT]ransaction|(^|\.)(batch|multi)$", mod.call_name(anc))
+               for anc in mod.ancestors(node))
+
+
+def _repeated(mod: TsModule, node: Node, fn: Node) -> bool:
+    """Whether `node` runs once per item: inside a loop or an iteration callback of `fn`."""
+    for anc in mod.ancestors(node):
+        if anc == fn:
+            return False
+        if anc.type in ("for_in_statement", "for_statement", "while_statement", "do_statement"):
+            return True
+        if anc.type in FUNCTION_TYPES and mod.iteration_callback(anc):
+            return True
+    return False
+
+
+@rule(CheckId.C3, lang="typescript", name="rows-replaced-outside-transaction")
+def rows_replaced_outside_transaction(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a save that deletes the stored rows of a table and then inserts the new ones one statement at a time
+    (`DELETE FROM t WHERE key = ?` then an `INSERT INTO t` per item) with no transaction around them. Each statement
+    commits on its own, so a crash after the delete, or part-way through the inserts, leaves a truncated set that the
+    next load reads as complete."""
+    if "DELETE" not in mod.text.upper() or "INSERT" not in mod.text.upper():
+        return
+    for fn in mod.functions():
+        deletes: list[tuple[Node, str]] = []
+        inserts: list[tuple[Node, str]] = []
+        for call in mod.inside(mod.calls(), fn):
+            if mod.enclosing_function(call) != fn and not mod.iteration_callback(mod.enclosing_function(call) or fn):
+                continue
+            sql = _statement_text(mod, call)
+            if sql is None:
+                continue
+            d, i = _SQL_DELETE.match(sql), _SQL_INSERT.match(sql)
+            if d:
+                deletes.append((call, d.group(1).lower()))
+            elif i:
+                inserts.append((call, i.group(3).lower()))
+        for call, table in deletes:
+            later = [c for c, t in inserts if t == table and c.start_byte > call.end_byte]
+            if not later or not (len(later) > 1 or _repeated(mod, later[0], fn)) or _in_transaction(mod, call):
+                continue
+            vocab = _vocabulary(table, mod.function_name(fn))
+            yield Hit(
+                node=call,
+                verdict=Verdict.CONFIRMED if vocab is not None else Verdict.SUSPECTED,
+                claim=f"`{mod.function_name(fn)}` deletes the rows of `{table}` and re-inserts them one statement at "
+                      f"a time (line {mod.line(later[0])}) with no transaction: each statement commits on its own",
+                consequence="a crash after the delete or part-way through the inserts leaves a truncated set of rows "
+                            "that the next load reads back as the complete state",
+                direction="run the delete and the inserts in one transaction (`db.transaction(...)`, `BEGIN`/`COMMIT`) "
+                          "or append only the new rows",
+                confirm_hint="" if vocab is not None else
+                f"verify that `{table}` holds state the agent reads back to resume (a conversation, a run, a session)",
+            )
+            break
+
+
+_KV_WRITE = {"put", "set", "setItem"}
+_KV_READ = {"get", "getItem"}
+_KV_RECEIVER = re.compile(r"(storage|store|kv|redis|cache|db|localStorage|sessionStorage|keyv|namespace|state)$", re.I)
+"""Receivers of a key-value store (`this.state.storage`, `env.KV`, `redis`, `localStorage`)."""
+
+
+def _kv_key(mod: TsModule, call: Node, methods: set[str]) -> str | None:
+    """The literal key of a key-value write or read (`storage.put("messages", v)` -> `messages`)."""
+    receiver, _, method = mod.call_name(call).rpartition(".")
+    if method not in methods or not receiver or not _KV_RECEIVER.search(receiver.rsplit(".", 1)[-1]):
+        return None
+    args = mod.arguments(call)
+    return mod.string_value(args[0]) if args else None
+
+
+@rule(CheckId.C3, lang="typescript", name="state-split-across-writes")
+def state_split_across_writes(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a save that writes the parts of one state object under separate keys of a key-value store, one call
+    after the other (`await storage.put("messages", s.messages); await storage.put("meta", {pending: s.pending})`),
+    when the module reads those keys back together to restore it. Unless the store commits the writes as one, a
+    crash between them restores a new part beside a stale one (suspected: some runtimes coalesce writes)."""
+    if not any(w in mod.text for w in (".put(", ".set(", ".setItem(")):
+        return
+    read_keys = {k for c in mod.calls() if (k := _kv_key(mod, c, _KV_READ)) is not None}
+    if len(read_keys) < 2:
+        return
+    for fn in mod.functions():
+        writes: list[tuple[Node, str, set[str]]] = []
+        for call in mod.inside(mod.calls(), fn):
+            if mod.enclosing_function(call) != fn:
+                continue
+            key = _kv_key(mod, call, _KV_WRITE)
+            if key is None or key not in read_keys:
+                continue
+            value = mod.arguments(call)[1:2]
+            roots = {mod.node_text(i) for v in value for i in mod.identifiers(v)
+                     if i.parent is not None and i.parent.type == "member_expression" and
+                     i.parent.child_by_field_name("object") == i}
+            writes.append((call, key, roots))
+        if len(writes) < 2 or len({k for _, k, _ in writes}) < 2 or _in_transaction(mod, writes[0][0]):
+            continue
+        shared = set.intersection(*(r for _, _, r in writes))
+        if not shared:
+            continue  # the writes store unrelated values, not parts of one object
+        first, second = writes[0], writes[1]
+        yield Hit(
+            node=first[0],
+            verdict=Verdict.SUSPECTED,
+            claim=f"`{mod.function_name(fn)}` saves the parts of `{sorted(shared)[0]}` under separate keys "
+                  f"(`{first[1]}`, then `{second[1]}` on line {mod.line(second[0])}), each its own write; the module "
+                  "restores them together",
+            consequence="a crash between the writes restores the new part beside a stale one (new messages with an "
+                        "old pending-call or turn marker), a state that never existed",
+            direction="write the parts in one call (`put({ messages, meta })`, a transaction, a single serialised "
+                      "record) so they commit together",
+            confirm_hint="verify whether this store commits separate writes atomically (some runtimes coalesce "
+                         "un-awaited writes); if not, the two keys can disagree after a crash",
+        )

@@ -9,20 +9,28 @@ Shapes detected:
   (`generateText` / `streamText` `.text`, `@openai/agents` `run().finalOutput`, `messages.create().content[0].text`,
   `choices[0].message.content`, LangChain `invoke().content`, Gemini `response.text()`, Ollama, Claude Agent SDK
   `query()` results), here or handed to a helper by its callers.
-- `stream-end-commits-partial-calls`: streamed tool-call argument fragments are accumulated and nothing in the
-  project compares `finish_reason` / `stop_reason` / `finishReason` with `length` / `max_tokens` (or with the
+- `stream-end-commits-partial-calls`: streamed tool-call argument fragments are accumulated (in the loop over the
+  stream, or in a handler registered per event: `stream.on("chunk", ...)`, `createParser({ onEvent })`) and nothing
+  in the project compares `finish_reason` / `stop_reason` / `finishReason` with `length` / `max_tokens` (or with the
   tool-call stop value), so a stream cut off by the token limit yields "complete" calls.
+- `finish-reason-unread-before-calls`: a turn receives a streamed reply's finish reason beside its parts and runs
+  the reply's tool calls with the reason only logged or passed on.
 - `aborted-stream-calls-committed`: a `for await` over a stream that accumulates tool-call fragments `break`s on
   abort / error, and the code after the loop commits the accumulated calls without checking how the stream ended.
 - `tool-arguments-parse-error-ends-run`: `JSON.parse` of a call's arguments inside a loop over the calls, in a `try`
   whose `catch` returns or breaks out of the loop without a result for the call.
 - `length-stop-commits-partial-calls`: the stream loop detects `finish_reason === "length"` / `stop_reason ===
   "max_tokens"` but only logs or `break`s, and the accumulated calls are committed anyway.
+- `length-stop-noted-calls-run`: outside the stream loop, a test for the token-limit stop whose branch neither
+  leaves nor drops the calls, after which the reply's tool calls run.
 - `stream-eof-taken-as-complete`: a hand-written stream reader that knows the terminal marker (`[DONE]`,
-  `message_stop`) ends quietly when the body ends without it.
+  `message_stop`) ends quietly when the body ends without it (`if (done) return`, or a `for await` over the raw
+  body whose end is never compared with the marker).
 - `tool-delta-indexed-array`: streamed fragments placed with `calls[delta.index]` into an array that is walked
   (an array only ever read and written at an index is a map in all but name).
 - `tool-call-pushed-per-delta`: every streamed fragment `push`ed as a new call object.
+- `tool-delta-appended-to-last`: a hand-decoded stream appends each fragment to the call started last, never
+  reading the fragment's index.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
-from harness_audit.static.rules_ts._ts_idioms import cached
+from harness_audit.static.rules_ts._ts_idioms import cached, resolve_function
 
 _PARSE_BYTES = {b"JSON.parse", b"JSON5.parse", b"json5.parse", b"secureJsonParse", b"sjson.parse"}
 _MODEL_JSON = re.compile(
@@ -352,6 +360,8 @@ def _accumulated_fragment(mod: TsModule, fn: Node | None, core: Node) -> bool:
                 mod.node_text(obj.child_by_field_name("property")) in props:
             return True
     holder: Node | None = None
+    if core.type == "identifier" and props and _destructured_entry_key(mod, core) in props:
+        return True  # `for (const { json } of entries.values())`: the accumulated field of each entry
     if core.type == "identifier":
         holder = core
     elif core.type == "subscript_expression":
@@ -368,6 +378,30 @@ def _accumulated_fragment(mod: TsModule, fn: Node | None, core: Node) -> bool:
         scope = mod.enclosing_function(scope)
     return (scope.id if scope is not None else 0, mod.node_text(holder)) in locals_ or \
         (fn.id if fn is not None else 0, mod.node_text(holder)) in locals_
+
+
+def _destructured_entry_key(mod: TsModule, ident: Node) -> str | None:
+    """The property a loop variable is destructured from (`for (const { args: raw } of pending)` -> "args"), or
+    from a local bound in its function (`const { json } = entry`); None otherwise."""
+    name = mod.node_text(ident)
+    for anc in mod.ancestors(ident):
+        if anc.type in FUNCTION_TYPES:
+            break
+        if anc.type == "for_in_statement":
+            left = anc.child_by_field_name("left")
+            if left is not None and left.type == "object_pattern":
+                for part in left.named_children:
+                    if part.type == "shorthand_property_identifier_pattern" and mod.node_text(part) == name:
+                        return name
+                    if part.type == "pair_pattern":
+                        key, val = part.child_by_field_name("key"), part.child_by_field_name("value")
+                        if val is not None and mod.node_text(val) == name and key is not None:
+                            return mod.node_text(key)
+    for value in mod.bindings(mod.enclosing_function(ident)).get(name, []):
+        key = _destructured_key(mod, value, name)
+        if key is not None:
+            return key
+    return None
 
 
 _HELPER_LINES = 40
@@ -455,6 +489,22 @@ def _method_calls_guarded(project: TsProject, mod: TsModule, fn: Node) -> bool:
     return found
 
 
+def _strict_schema_only(mod: TsModule, call: Node) -> bool:
+    """`tool.strict ? JSON.parse(call.arguments) : null`: arguments decoded only for tools declared `strict`, whose
+    arguments the provider's constrained decoding makes schema-valid JSON."""
+    child = call
+    for anc in mod.ancestors(call):
+        if anc.type in FUNCTION_TYPES:
+            return False
+        if anc.type in ("ternary_expression", "if_statement"):
+            cond, then = anc.child_by_field_name("condition"), anc.child_by_field_name("consequence")
+            if cond is not None and then is not None and then.id == child.id and \
+                    re.search(r"(?<![!\w])[\w$?.]*\bstrict\b", mod.node_text(cond)) and "!" not in mod.node_text(cond):
+                return True
+        child = anc
+    return False
+
+
 @rule(CheckId.C4, lang="typescript", name="tool-arguments-parse-unguarded")
 def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `JSON.parse` of a tool call's arguments (or the model's JSON reply) that no `try`/`.catch` catches,
@@ -471,7 +521,7 @@ def tool_arguments_parse_unguarded(mod: TsModule, project: TsProject) -> Iterato
         if not args:
             continue
         fn = mod.enclosing_function(call)
-        if not _is_model_json(mod, fn, args[0], project) or mod.guarded(call):
+        if not _is_model_json(mod, fn, args[0], project) or mod.guarded(call) or _strict_schema_only(mod, call):
             continue
         while fn is not None and mod.iteration_callback(fn):
             fn = mod.enclosing_function(fn)  # a `calls.map((c) => JSON.parse(...))` callback fails its caller
@@ -687,7 +737,13 @@ def _holds_reason(mod: TsModule, node: Node) -> bool:
     """A local (`finish`, `why`, `ending`) bound to a finish / stop reason (`finish = choice.finish_reason`)."""
     if node.type != "identifier":
         return False
-    values = mod.bindings(mod.enclosing_function(node)).get(mod.node_text(node), [])
+    name = mod.node_text(node)
+    fn = mod.enclosing_function(node)
+    values = list(mod.bindings(fn).get(name, []))
+    for assign in mod.inside(mod.nodes("assignment_expression"), fn if fn is not None else mod.tree.root_node):
+        left = assign.child_by_field_name("left")  # set by a stream handler inside the function
+        if left is not None and mod.node_text(left) == name and assign.child_by_field_name("right") is not None:
+            values.append(assign.child_by_field_name("right"))
     return any(_FINISH_TEXT.search(mod.node_text(v)) for v in values)
 
 
@@ -746,9 +802,11 @@ def _fragment_sites(mod: TsModule) -> list[tuple[Node, Node]]:
         if site is None or site[0].id in seen:
             continue
         seen.add(site[0].id)
-        if not mod.enclosing_loops(site[0]):
-            continue
         fn = mod.enclosing_function(site[0])
+        if site[0].type == "call_expression" and not _delta_record(mod, fn, site[0], start):
+            continue
+        if not mod.enclosing_loops(site[0]) and _event_handler(mod, fn) is None:
+            continue
         key = fn.id if fn is not None else 0
         if key not in streaming:
             streaming[key] = bool(_STREAM_WORDS.search(mod.node_text(fn) if fn is not None else mod.text))
@@ -756,6 +814,135 @@ def _fragment_sites(mod: TsModule) -> list[tuple[Node, Node]]:
             out.append(site)
     out.sort(key=lambda s: s[0].start_byte)
     return out
+
+
+_HANDLER_REGISTRARS = {"on", "once", "addListener", "addEventListener", "subscribe", "prependListener"}
+_HANDLER_KEY = re.compile(r"^on[A-Z_]?\w*$|^(handle\w*|next)$")
+
+
+def _event_handler(mod: TsModule, fn: Node | None) -> Node | None:
+    """The call that registers `fn` as a handler run once per stream event (`stream.on("streamEvent", fn)`,
+    `source.addEventListener("message", fn)`, `createParser({ onEvent: fn })`, `{ onChunk(ev) { ... } }` handed to
+    a call): the handler is the stream loop, written as a callback. None for any other function."""
+    if fn is None or fn.type not in ("arrow_function", "function_expression", "function", "method_definition"):
+        return None
+    parent = fn.parent
+    if parent is not None and parent.type == "arguments" and parent.parent is not None:
+        call = parent.parent
+        if call.type == "call_expression" and mod.call_name(call).rsplit(".", 1)[-1] in _HANDLER_REGISTRARS:
+            return call
+        return None
+    key: Node | None = None
+    if fn.type == "method_definition":
+        key, obj = fn.child_by_field_name("name"), parent
+    elif parent is not None and parent.type == "pair":
+        key, obj = parent.child_by_field_name("key"), parent.parent
+    else:
+        return None
+    if key is None or obj is None or obj.type != "object" or not _HANDLER_KEY.match(mod.node_text(key)):
+        return None
+    holder = obj.parent
+    if holder is not None and holder.type == "arguments" and holder.parent is not None and \
+            holder.parent.type in ("call_expression", "new_expression"):
+        return holder.parent
+    return None
+
+
+def _site_scope(mod: TsModule, site: Node) -> tuple[Node | None, Node]:
+    """(function, stream loop) of a fragment site: the site's own function and its outermost loop, or, for a site
+    in an event handler, the function that registers the handler and the statement that registers it."""
+    loops = mod.enclosing_loops(site)
+    fn = mod.enclosing_function(site)
+    call = _event_handler(mod, fn)
+    if call is not None:
+        return mod.enclosing_function(call), _statement(call)
+    return fn, loops[-1] if loops else _statement(site)
+
+
+def _drained_after(mod: TsModule, registration: Node) -> Node | None:
+    """The first statement after a handler's registration that waits for the stream (`await stream.done()`,
+    `for await (const buf of body)`): where the handler's accumulation is complete, or taken to be."""
+    block = registration.parent
+    if block is None:
+        return None
+    for stmt in block.named_children:
+        if stmt.start_byte > registration.end_byte and re.search(r"\bawait\b", mod.node_text(stmt)):
+            return stmt
+    return None
+
+
+_DELTA_SOURCE = re.compile(r"delta|chunk|event|partial|stream|\bev\b|\bfrag|\bpart\b", re.I)
+
+
+def _param_sources(mod: TsModule, ident: Node) -> list[Node]:
+    """What a parameter holds: for a callback's parameter (`choices.flatMap(({ message }) => ...)`) the collection it
+    walks; for a function's parameter, the arguments its calls in this module pass at that position."""
+    name = mod.node_text(ident)
+    for owner in mod.ancestors(ident):
+        if owner.type not in FUNCTION_TYPES:
+            continue
+        params = mod.params(owner)
+        if name not in params:
+            continue
+        parent = owner.parent
+        if parent is not None and parent.type == "arguments" and parent.parent is not None and \
+                mod.iteration_callback(owner):
+            callee = parent.parent.child_by_field_name("function")
+            receiver = callee.child_by_field_name("object") if callee is not None and \
+                callee.type == "member_expression" else None
+            return [receiver] if receiver is not None else []
+        index = next((i for i, p in enumerate(owner.child_by_field_name("parameters").named_children)
+                      if p == params[name]), None) if owner.child_by_field_name("parameters") is not None else None
+        fname = mod.function_name(owner)
+        if index is None or not fname or fname == "<anonymous>":
+            return []
+        out: list[Node] = []
+        for call in mod.calls():
+            if mod.call_name(call).rsplit(".", 1)[-1] == fname and len(mod.arguments(call)) > index:
+                out.append(mod.arguments(call)[index])
+        return out
+    return []
+
+
+def _delta_record(mod: TsModule, fn: Node | None, call: Node, at: int) -> bool:
+    """For `calls.push({ ..., arguments: x.arguments })`: whether the record pushed is built from a streamed delta
+    (its `x` comes from a delta, chunk or event), not a finished call copied into a result list."""
+    frag = mod.tree.root_node.descendant_for_byte_range(at, at + 1)
+    if frag is None or not any(a.type == "object" for a in mod.ancestors(frag) if mod.within(a, call)):
+        return True  # the fragment itself is what is pushed or set
+    while frag.type not in ("member_expression", "subscript_expression") and frag.parent is not None and \
+            frag.parent != call:
+        frag = frag.parent
+    while frag.type in ("member_expression", "subscript_expression", "non_null_expression"):
+        inner = frag.child_by_field_name("object") if frag.type != "non_null_expression" else \
+            (frag.named_children[0] if frag.named_children else None)
+        if inner is None:
+            break
+        frag = inner
+    text = mod.node_text(frag)
+    if _DELTA_SOURCE.search(text):
+        return True
+    if frag.type != "identifier":
+        return False
+    seen = {text}
+    frontier = [frag]
+    for _ in range(3):
+        nxt: list[Node] = []
+        for ident in frontier:
+            values = _values_of(mod, fn, ident) or _param_sources(mod, ident)
+            for value in values:
+                if _DELTA_SOURCE.search(mod.node_text(value)):
+                    return True
+                root = _reply_core(mod, fn, value) or value  # `d.tool_calls ?? []` is `d.tool_calls`
+                while root.type in ("member_expression", "subscript_expression", "call_expression"):
+                    root = root.child_by_field_name("function" if root.type == "call_expression" else "object")
+                    if root is None:
+                        break
+                if root is not None and root.type == "identifier" and mod.node_text(root) not in seen:
+                    seen.add(mod.node_text(root))
+                    nxt.append(root)
+        frontier = nxt
+    return False
 
 
 def _accumulation(mod: TsModule, node: Node) -> tuple[Node, Node] | None:
@@ -842,8 +1029,9 @@ def _uses_after(mod: TsModule, fn: Node | None, names: set[str], after: Node) ->
 
 
 def _stream_loop(mod: TsModule, site: Node) -> Node:
-    """The outermost loop of the site's function: the loop that consumes the stream."""
-    return mod.enclosing_loops(site)[-1]
+    """The outermost loop of the site's function: the loop that consumes the stream (for a site in an event handler,
+    the statement that registers the handler)."""
+    return _site_scope(mod, site)[1]
 
 
 _LOG_SINK_PART = re.compile(r"(?i)logger|console|telemetry|tracer")
@@ -916,19 +1104,22 @@ def stream_end_commits_partial_calls(mod: TsModule, project: TsProject) -> Itera
         return
     seen: set[int] = set()
     for site, target in _fragment_sites(mod):
-        fn = mod.enclosing_function(site)
+        fn, loop = _site_scope(mod, site)
         key = fn.id if fn is not None else 0
         if key in seen:
             continue
         seen.add(key)
-        names = _accumulator_names(mod, fn, target)
+        names = _accumulator_names(mod, mod.enclosing_function(site), target)
         if "this" in names:
             # fragments kept in object state are committed by whoever reads that state later
             continue
         if _only_logged(project, mod, fn):
             continue  # calls rebuilt only for a log are never executed
-        loop = _stream_loop(mod, site)
-        cited = _uses_after(mod, fn, names, loop) or _statement(site)
+        handler = _event_handler(mod, mod.enclosing_function(site)) is not None
+        drained = _drained_after(mod, loop) if handler else None
+        if handler and drained is None:
+            continue  # the handler's stream is consumed elsewhere: its end is not seen here
+        cited = drained or _uses_after(mod, fn, names, loop) or _statement(site)
         fname = mod.function_name(fn) if fn is not None else "the module"
         if _FINISH_TEXT.search(mod.node_text(fn) if fn is not None else mod.text):
             yield Hit(
@@ -1145,16 +1336,16 @@ def length_stop_commits_partial_calls(mod: TsModule, project: TsProject) -> Iter
         return
     seen: set[int] = set()
     for site, target in _fragment_sites(mod):
-        fn = mod.enclosing_function(site)
+        fn, loop = _site_scope(mod, site)
+        inner = mod.enclosing_function(site)
         if fn is None or fn.id in seen:
             continue
         seen.add(fn.id)
-        names = _accumulator_names(mod, fn, target) - {"this"}
+        names = _accumulator_names(mod, inner, target) - {"this"}
         if not names:
             continue
-        loop = _stream_loop(mod, site)
         for branch_if in mod.inside(mod.nodes("if_statement"), fn):
-            if mod.enclosing_function(branch_if) != fn or branch_if.start_byte < loop.start_byte:
+            if mod.enclosing_function(branch_if) not in (fn, inner) or branch_if.start_byte < loop.start_byte:
                 continue
             cond = branch_if.child_by_field_name("condition")
             cons = branch_if.child_by_field_name("consequence")
@@ -1178,6 +1369,189 @@ def length_stop_commits_partial_calls(mod: TsModule, project: TsProject) -> Iter
                             "are executed or stored in history as if complete",
                 direction="on a token-limit stop discard the partial calls (or throw a truncation error the loop "
                           "handles) instead of returning them as a finished turn",
+            )
+            break
+
+
+_CALLS_WORDS = re.compile(r"\b(\w*[cC]alls|tool_calls|function_?calls?|functionCalls?|tool_?uses?|toolUses?)\b")
+"""How the tool calls of a reply are spelled where they are executed (`turn.calls`, `msg.tool_calls`, `toolUses`)."""
+
+
+def _noted_truncation(mod: TsModule, cond: Node) -> bool:
+    """A condition true for a reply stopped by the token limit: `reason === "length"`, possibly narrowed by more
+    conjuncts (`&& text.length > 0`), never a negation."""
+    text = mod.node_text(cond)
+    return bool(_FINISH_TEXT.search(text) and _TRUNCATION_LITERAL.search(text)
+                and re.search(r"===?|\.includes\(", text) and not re.search(r"!==?", text))
+
+
+def _branch_stops_calls(mod: TsModule, branch: Node) -> bool:
+    """Whether a branch keeps the reply's calls from running: it leaves (`return`, `throw`, `break`, `continue`),
+    or empties or replaces the calls (`calls = []`, `toolCalls.length = 0`, `calls.splice(0)`)."""
+    for node in mod.inside(mod.nodes("return_statement", "throw_statement", "break_statement",
+                                     "continue_statement"), branch):
+        if not any(a.type in FUNCTION_TYPES for a in mod.ancestors(node) if mod.within(a, branch)):
+            return True
+    text = mod.node_text(branch)
+    return bool(re.search(r"(\w*[cC]alls|tool_calls|toolUses?)\w*(\.length)?\s*=[^=]|\.(splice|clear)\(", text))
+
+
+def _calls_run_after(mod: TsModule, fn: Node, branch_if: Node) -> Node | None:
+    """The first statement after `branch_if` (in its block or a block around it, within `fn`) that executes the
+    reply's tool calls: it names the calls and calls something with them or loops over them."""
+    cur = branch_if
+    while cur is not None and cur != fn:
+        block = cur.parent
+        if block is None:
+            break
+        if block.type in ("statement_block", "program"):
+            for stmt in block.named_children:
+                if stmt.start_byte <= cur.end_byte:
+                    continue
+                if _executes_calls(mod, stmt):
+                    return stmt
+        cur = block
+    return None
+
+
+_CALLED = re.compile(r"(?<!\bif)(?<!\bwhile)(?<!\bfor)(?<!\bswitch)(?<!\bcatch)[\w$)\]]\s*\(")
+
+
+def _executes_calls(mod: TsModule, stmt: Node) -> bool:
+    """Whether a statement runs the reply's tool calls: a loop over them, or a call that takes them (`Promise.all(
+    calls.map(run))`, `await this.execute(toolCalls)`); a log of them, or a test of their count, runs nothing."""
+    if stmt.type == "if_statement":
+        return any(_executes_calls(mod, s) for branch in ("consequence", "alternative")
+                   if (b := stmt.child_by_field_name(branch)) is not None
+                   for s in (b.named_children if b.type in ("statement_block", "else_clause") else [b]))
+    if stmt.type in ("for_in_statement", "for_statement"):
+        head = stmt.child_by_field_name("right") or stmt.child_by_field_name("condition")
+        return head is not None and bool(_CALLS_WORDS.search(mod.node_text(head)))
+    text = mod.node_text(stmt)
+    if not _CALLS_WORDS.search(text) or not _CALLED.search(text):
+        return False
+    expr = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
+    if expr is not None and expr.type == "await_expression" and expr.named_children:
+        expr = expr.named_children[0]
+    return not (expr is not None and expr.type == "call_expression" and _log_sink(mod, expr))
+
+
+@rule(CheckId.C4, lang="typescript", name="length-stop-noted-calls-run")
+def length_stop_noted_calls_run(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a turn that tests the reply for a token-limit stop (`finish_reason === "length"`, `stop_reason ===
+    "max_tokens"`) in a branch that neither leaves nor drops the calls, after which the reply's tool calls are
+    executed. The truncation is noticed (logged, annotated in history) and the calls, whose arguments may be cut off,
+    run as complete. (The stream loop that notices it itself is `length-stop-commits-partial-calls`.)"""
+    if not _TRUNCATION_LITERAL.search(mod.text):
+        return
+    reported: set[int] = set()
+    for branch_if in mod.nodes("if_statement"):
+        cond = branch_if.child_by_field_name("condition")
+        cons = branch_if.child_by_field_name("consequence")
+        fn = mod.enclosing_function(branch_if)
+        if cond is None or cons is None or fn is None or fn.id in reported or not _noted_truncation(mod, cond):
+            continue
+        if branch_if.child_by_field_name("alternative") is not None or _branch_stops_calls(mod, cons):
+            continue
+        if mod.enclosing_loops(branch_if) and any(s for s, _ in _fragment_sites(mod) if mod.within(s, fn)):
+            continue  # inside the stream loop: judged by length-stop-commits-partial-calls
+        run_stmt = _calls_run_after(mod, fn, branch_if)
+        if run_stmt is None:
+            continue
+        reported.add(fn.id)
+        yield Hit(
+            node=branch_if,
+            claim=f"the token-limit stop is tested here (`{mod.node_text(cond).strip('()')[:60]}`) but the branch "
+                  f"neither stops nor drops the calls; they are executed at line {mod.line(run_stmt)}",
+            consequence="a reply cut off by the token limit has tool calls whose arguments may be truncated, and they "
+                        "run as if complete",
+            direction="on a token-limit stop skip the reply's tool calls (answer each with a 'truncated, retry with "
+                      "a shorter call' result) or re-request, instead of executing them",
+        )
+
+
+_STREAMED = re.compile(r"for\s+await\b|\.stream\(|Stream\(|\.on\(\s*[\"'`]\w*(event|chunk|delta|data)", re.I)
+_CONDITION_TYPES = ("if_statement", "ternary_expression", "switch_statement", "while_statement", "do_statement")
+
+
+def _tested(mod: TsModule, fn: Node, name: str) -> bool:
+    """Whether `name` is read in a condition of `fn` (an `if`, `?:`, `switch`, loop test or `&&`/`||` operand)."""
+    for node in _name_nodes(mod, fn, name):
+        for anc in mod.ancestors(node):
+            if anc == fn or anc.type in FUNCTION_TYPES:
+                break
+            if anc.type in _CONDITION_TYPES:
+                cond = anc.child_by_field_name("condition") or anc.child_by_field_name("value")
+                if cond is not None and mod.within(node, cond):
+                    return True
+            if anc.type == "binary_expression" and mod.node_text(anc.child_by_field_name("operator")) in (
+                    "&&", "||", "===", "!==", "==", "!="):
+                return True
+    return False
+
+
+def _streamed_source(mod: TsModule, project: TsProject, fn: Node, value: Node) -> bool:
+    """Whether a turn's value comes from a stream: `fn` consumes one itself, or the call that produced the value
+    is a function (here or imported) that does."""
+    if _STREAMED.search(mod.node_text(fn)):
+        return True
+    call = value.named_children[0] if value.type == "await_expression" and value.named_children else value
+    if call.type != "call_expression":
+        return False
+    found = resolve_function(mod, project, call.child_by_field_name("function"), call)
+    return found is not None and bool(_STREAMED.search(found[0].node_text(found[1])))
+
+
+def _from_same_turn(mod: TsModule, fn: Node, decl: Node, name: str, stmt: Node) -> bool:
+    """Whether `stmt` reads the reply destructured beside the reason (`parts` of `{ parts, finishReason }`) or a
+    local derived from it (`const calls = parts.filter(...)`): the calls run are that turn's calls."""
+    target = decl.child_by_field_name("name")
+    if target is None:
+        return False
+    turn = {mod.node_text(n) for n in mod.pattern_names(target)} - {name}
+    for _ in range(2):
+        for local, values in mod.bindings(fn).items():
+            if local not in turn and any(re.search(rf"\b{re.escape(t)}\b", mod.node_text(v))
+                                         for v in values for t in turn):
+                turn.add(local)
+    text = mod.node_text(stmt)
+    return any(re.search(rf"\b{re.escape(t)}\b", text) for t in turn)
+
+
+@rule(CheckId.C4, lang="typescript", name="finish-reason-unread-before-calls")
+def finish_reason_unread_before_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a turn that receives a streamed reply's finish reason next to its parts (`const { parts, finishReason }
+    = await streamTurn(...)`) and then executes the reply's tool calls, when the reason is only logged or passed on
+    and nothing in the project compares any finish reason with a token-limit value. A stream cut short (token limit,
+    safety stop, dropped connection) is committed and its calls run as complete."""
+    if not _FINISH_TEXT.search(mod.text) or not _CALLS_WORDS.search(mod.text):
+        return
+    for fn in mod.nodes(*FUNCTION_TYPES):
+        for name, values in mod.bindings(fn).items():
+            value = values[0]
+            decl = value.parent
+            if decl is None or decl.type != "variable_declarator":
+                continue
+            key = _destructured_key(mod, value, name)
+            if key is None or not re.fullmatch(r"(?i)finish_?reason|stop_?reason", key):
+                continue  # the reason destructured beside the reply it describes
+            if value.type != "await_expression":
+                continue  # a promise of the reason (`streamText(...).finishReason`) handed on, not a finished turn
+            if _tested(mod, fn, name) or not _streamed_source(mod, project, fn, value):
+                continue
+            stmt = _statement(decl)
+            run_stmt = _calls_run_after(mod, fn, stmt)
+            if run_stmt is None or mod.node_text(run_stmt).startswith("for await") or \
+                    not _from_same_turn(mod, fn, decl, name, run_stmt) or _project_checks_ending(project):
+                continue
+            yield Hit(
+                node=stmt,
+                claim=f"`{name}` of the streamed turn is received here but never tested; the turn's tool calls are "
+                      f"executed at line {mod.line(run_stmt)}",
+                consequence="a turn cut short (token limit, safety stop, dropped stream) is committed to history and "
+                            "its tool calls run as if the reply were complete",
+                direction=f"test `{name}` before running the calls: on a token-limit or safety stop discard the "
+                          "partial turn (or answer its calls with an error) and retry or report",
             )
             break
 
@@ -1220,15 +1594,64 @@ def _marker_flags(mod: TsModule, fn: Node) -> set[str]:
     return flags
 
 
+_RAW_TEXT = re.compile(r"\.feed\(|\bdecode\(|\.split\(|\.indexOf\(\s*[\"'`]\\n")
+"""What a loop over a raw response body does with each chunk: decode it, split it into lines, feed a parser."""
+
+
+def _body_loops_end_quietly(mod: TsModule, requires: bool) -> Iterator[Hit]:
+    """`for await (const buf of res.body) parser.feed(decode(buf))` in a function that knows the terminal marker
+    (in its own code or its parser's handler) when nothing after the loop asks whether the marker came: the loop
+    ends the same way on the marker and on a cut connection."""
+    for loop in mod.nodes("for_in_statement"):
+        if not mod.node_text(loop).startswith("for await"):
+            continue
+        body = loop.child_by_field_name("body")
+        fn = mod.enclosing_function(loop)
+        if body is None or fn is None or not _RAW_TEXT.search(mod.node_text(body)):
+            continue
+        fn_text = mod.node_text(fn)
+        marker = next((m for m in _TERMINAL_MARKERS if m in fn_text), None)
+        if marker is None:
+            continue
+        if any(mod.node_text(r).startswith("return") and r.named_child_count
+               for r in mod.inside(mod.nodes("return_statement"), body)
+               if mod.enclosing_function(r) == fn):
+            continue  # the value is returned from inside the loop (on the marker); falling out of it is another way
+        flags = _marker_flags(mod, fn)
+        after = [st for st in (loop.parent.named_children if loop.parent is not None else [])
+                 if st.start_byte > loop.end_byte]
+        if any(st.type == "throw_statement" or (st.type == "if_statement" and (
+                any(re.search(rf"\b{re.escape(f)}\b", mod.node_text(st.child_by_field_name("condition")))
+                    for f in flags) or _ending_guard(mod.node_text(st.child_by_field_name("condition")))))
+               for st in after):
+            continue  # whether the stream completed is checked after the loop
+        yield Hit(
+            node=after[0] if after else loop, verdict=Verdict.SUSPECTED if requires else Verdict.CONFIRMED,
+            claim=f"the body loop (line {mod.line(loop)}) ends at end-of-body exactly as it does after `{marker}`, "
+                  "and what it accumulated is used here without asking which happened",
+            consequence="a stream cut off mid-turn (dropped connection, proxy timeout) reads as a finished one: the "
+                        "text and tool calls accumulated so far are committed as a complete turn",
+            direction=f"record that `{marker}` (or a finish reason) arrived and throw after the loop when it did "
+                      "not, discarding the partial turn",
+            confirm_hint="" if not requires else
+            "verify that the consumer of this stream rejects a turn that ended without a finish / stop reason "
+            "before its tool calls run",
+        )
+
+
 @rule(CheckId.C4, lang="typescript", name="stream-eof-taken-as-complete")
 def stream_eof_taken_as_complete(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a hand-written stream reader that knows the model stream's terminal marker (`[DONE]`, `message_stop`)
-    but ends quietly when the body ends without it (`if (done) return;`). A connection cut mid-turn then looks like
-    a finished stream, and the text and tool calls accumulated so far are committed as a complete turn."""
-    if ".read()" not in mod.text or not any(m in mod.text for m in _TERMINAL_MARKERS):
+    but ends quietly when the body ends without it (`if (done) return;`, or a `for await` over the raw body after
+    which nothing asks whether the marker came). A connection cut mid-turn then looks like a finished stream, and
+    the text and tool calls accumulated so far are committed as a complete turn."""
+    if not any(m in mod.text for m in _TERMINAL_MARKERS) or (".read()" not in mod.text and "for await" not in mod.text):
         return
     fragments, requires = _project_stream_facts(project)
     if not fragments:
+        return
+    yield from _body_loops_end_quietly(mod, requires)
+    if ".read()" not in mod.text:
         return
     for node in mod.nodes("if_statement"):
         cond = node.child_by_field_name("condition")
@@ -1392,6 +1815,64 @@ def _delta_subscripts(mod: TsModule) -> list[Node]:
                 node = node.parent
             at = mod.source.find(raw, at + len(raw))
     return sorted(out.values(), key=lambda n: n.start_byte)
+
+
+_LAST_SLOT = re.compile(r"^([\w$.]+)\[\s*\1\.length\s*-\s*1\s*\]$|^([\w$.]+)\.at\(\s*-1\s*\)$|^([\w$.]+)\.slice\(\s*-1\s*\)\[0\]$")
+
+
+def _last_slot(mod: TsModule, fn: Node | None, target: Node) -> str | None:
+    """The container when an accumulator is its last element: `calls[calls.length - 1].args += ...`, or a local
+    bound to `calls.at(-1)` whose field is extended."""
+    cur: Node | None = target
+    while cur is not None and cur.type == "member_expression":
+        obj = cur.child_by_field_name("object")
+        text = _norm(mod.node_text(obj)).rstrip("!?") if obj is not None else ""
+        m = _LAST_SLOT.match(text)
+        if m:
+            return next(g for g in m.groups() if g)
+        if obj is not None and obj.type == "identifier":
+            for value in mod.bindings(fn).get(mod.node_text(obj), []):
+                m = _LAST_SLOT.match(_norm(mod.node_text(value)))
+                if m:
+                    return next(g for g in m.groups() if g)
+            return None
+        cur = obj
+    return None
+
+
+@rule(CheckId.C4, lang="typescript", name="tool-delta-appended-to-last")
+def tool_delta_appended_to_last(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags streamed tool-call argument fragments appended to whichever call was started last
+    (`calls[calls.length - 1]`, `calls.at(-1)`) while the fragment's own index is never read, in a client that
+    decodes the stream's chunks itself (a generic OpenAI-compatible client, not one SDK's stream). Fragments of
+    parallel calls that a provider interleaves are then glued onto the wrong call, and both calls' arguments are
+    garbage."""
+    if not _has_fragments(mod) or not re.search(r"length\s*-\s*1|\.at\(\s*-1|slice\(\s*-1", mod.text):
+        return
+    for site, target in _fragment_sites(mod):
+        fn = mod.enclosing_function(site)
+        container = _last_slot(mod, fn, target)
+        if container is None:
+            continue
+        scope_text = mod.node_text(fn) if fn is not None else mod.text
+        if re.search(r"\.index\b|\[['\"]index['\"]\]", scope_text):
+            continue  # the fragment's index is consulted (a switch of current call on a new index)
+        outer = _site_scope(mod, site)[0]
+        if not any(b"JSON.parse" in mod.source[f.start_byte:f.end_byte] for f in (fn, outer) if f is not None):
+            continue  # an SDK's own stream (OpenAI sends one call's deltas before the next): not a generic client
+        if _only_logged(project, mod, outer):
+            continue
+        yield Hit(
+            node=_statement(site), verdict=Verdict.SUSPECTED,
+            claim=f"each argument fragment is appended to the last call started in `{container}`; the fragment's "
+                  "index is never read",
+            consequence="when the deltas of parallel tool calls interleave, fragments are glued onto the wrong call "
+                        "and both calls end up with corrupt arguments",
+            direction="key the accumulating calls by the delta's `index` (a Map) and append each fragment to the "
+                      "call its index names",
+            confirm_hint="verify whether the provider behind this stream can interleave the argument deltas of "
+                         "parallel calls",
+        )
 
 
 def _builds_call(mod: TsModule, node: Node) -> bool:

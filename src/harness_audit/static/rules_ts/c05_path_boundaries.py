@@ -6,7 +6,9 @@ Shapes detected:
   `writeFileSync`, `rm`, `createReadStream`, `Bun.file`, ...) with no containment check in the function; lexical
   clean-ups (`normalize`, stripping `../`) are named as such. A project helper on the way counts as a check only
   if it may confine: one handed only the run's context (`ctxOf(runContext)`, `jobDir(ctx)`) or one that only joins
-  does not. One finding per tool and opened value.
+  does not. One finding per tool and opened value. An Electron main-process handler (`ipcMain.handle(channel,
+  (event, p) => ...)`) receives what a renderer-side tool sends on that channel (`ipcRenderer.invoke(channel, p)`,
+  directly or through a `contextBridge.exposeInMainWorld` bridge), so its parameters are model-supplied then.
 - `path-checked-without-realpath`: a containment check (`startsWith(root)`, `path.relative(root, p)`, `includes("..")`)
   on a model-supplied path that was never resolved through symlinks (`path.resolve` / `path.join` / `normalize`
   only, no `fs.realpath`). A `path.relative` whose result only builds display text (also after `.replace(/\\\\/g,
@@ -33,6 +35,7 @@ from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsPro
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._ts_idioms import (
     in_tool_function,
+    ipc_senders,
     model_sourced,
     object_tool_entry,
     registered_tool_functions,
@@ -122,15 +125,27 @@ def _check_calls(project: TsProject, mod: TsModule) -> list[Node]:
     """Calls of the module that may be containment tests (by callee name), computed once per module."""
     def build() -> list[Node]:
         out: list[Node] = []
+        relatives = _path_relative_names(project, mod)
         for call in mod.calls():
             callee = call.child_by_field_name("function")
             if callee is not None and callee.type == "member_expression":
                 prop = callee.child_by_field_name("property")
                 if prop is not None and mod.source[prop.start_byte:prop.end_byte] in _CHECK_METHODS:
                     out.append(call)
+            elif callee is not None and callee.type == "identifier" and mod.node_text(callee) in relatives:
+                out.append(call)
         return out
 
     return project.memo("c05.check_calls", mod, build)
+
+
+_PATH_MODULES = {"path", "node:path", "path/posix", "node:path/posix", "upath", "pathe"}
+
+
+def _path_relative_names(project: TsProject, mod: TsModule) -> set[str]:
+    """Local names of `path.relative` imported by name (`import { relative } from "node:path"`)."""
+    return {local for local, src in project.imports_of(mod).items()
+            if src.partition("#")[2] == "relative" and src.partition("#")[0] in _PATH_MODULES}
 
 
 def _checks(project: TsProject, mod: TsModule, fn: Node) -> list[_Check]:
@@ -139,6 +154,9 @@ def _checks(project: TsProject, mod: TsModule, fn: Node) -> list[_Check]:
     out: list[_Check] = []
     for call in mod.inside(_check_calls(project, mod), fn):
         callee = call.child_by_field_name("function")
+        if callee is not None and callee.type == "identifier" and len(mod.arguments(call)) == 2:
+            out.append(_Check(call, "relative", mod.arguments(call)[1], mod.arguments(call)[0]))
+            continue  # `relative(root, real)` imported by name from `path`
         if callee is None or callee.type != "member_expression":
             continue
         method = mod.node_text(callee.child_by_field_name("property"))
@@ -305,6 +323,9 @@ def _model_path(project: TsProject, mod: TsModule, fn: Node | None, expr: Node, 
                                     _registered_as_tool(project, mod, fn) or
                                     fn.id in registered_tool_functions(mod, project)) or \
                 _EXECUTOR.match(mod.function_name(fn)) is not None and not names & _NOT_ARGS
+            # an Electron main-process handler: what a renderer-side tool sends over the channel
+            found = found or any(_model_path(project, other, other.enclosing_function(arg), arg, depth - 1)
+                                 for other, arg in ipc_senders(project, mod, fn, index))
             if not found:
                 for other, call in project.callers_of(mod, fn):
                     args = other.arguments(call)

@@ -23,7 +23,8 @@ Shapes detected:
 A command is model-chosen when it comes from a tool's arguments (`tool({ execute })`, MCP `server.tool`, a
 `*Tool` class's `this.params`, a function registered by reference as a tool: `{ parameters, run: runShell }`), from
 a decoded `toolCall.function.arguments`, or from a helper whose caller (one hop, same or importing module) passes
-such a value. A helper called from a tool with a value the model did not write itself (a runbook step, a config
+such a value, or an Electron main-process handler (`ipcMain.handle(channel, ...)`) sent the value over that channel
+by a tool in the renderer (`ipcRenderer.invoke`, directly or through a `contextBridge` bridge). A helper called from a tool with a value the model did not write itself (a runbook step, a config
 entry) is suspected. The finding cites the `env:` option when one is passed, else the spawn.
 """
 
@@ -251,6 +252,12 @@ def _command_source(mod: TsModule, project: TsProject, sp: ts.Spawn, parts: list
         return from_file
     fn, flows = found
     fname = mod.function_name(fn)
+    for index in flows:
+        for other, arg in ts.ipc_senders(project, mod, fn, index):
+            if ts.model_sourced(other, arg):
+                return _Source(Verdict.CONFIRMED, f"the main-process handler of `{ts.ipc_channel(mod, fn)}` is sent "
+                                                  f"`{_short(other, arg)}` from the model's tool call "
+                                                  f"({other.path}:{other.line(arg)})")
     if 0 in flows and fn.id in ts.registered_tool_functions(mod, project):
         return _Source(Verdict.CONFIRMED, f"`{fname}` is registered as a tool, so its first parameter "
                                           f"`{_short(mod, ts.param_pattern(ts.params(fn)[0]), 30)}` is the model's tool arguments")

@@ -1,7 +1,8 @@
 """C7 · Error taxonomy and retryability — TypeScript/JavaScript rules.
 
 Projects that have a taxonomy still flatten errors at particular sites, so the rules judge the site, not the
-project: a taxonomy somewhere (an `enum` of error codes / kinds, a string-literal union of error kinds, a `retryable`
+project: a taxonomy somewhere (an `enum` of error codes / kinds, a string-literal union of error kinds, a union of
+tagged failure objects (`| { kind: "timeout" } | { kind: "denied" }`), a `retryable`
 / `shouldRetry` classification, a family of project error classes) only silences a site that uses it or whose
 errors a classifying boundary maps.
 
@@ -12,7 +13,8 @@ Shapes detected:
   way (no mapper such as `asToolError(err)`, no `instanceof ToolError`, no value of the project's taxonomy). A
   re-throw that only runs on abort does not count as re-throwing.
 - `tool-throws-plain-error`: a tool's `execute`/handler throws `new Error(...)` with runtime details (not caught by
-  its own `try`). In a project with a taxonomy only when sibling tools of the module report failures through it
+  its own `try`), tool entries with a nested schema (`{ spec: { input_schema }, run(input) {...} }`) included. In a
+  project with a taxonomy only when sibling tools of the module report failures through it
   and no dispatcher of the project classifies what tools throw.
 - `provider-error-rethrown-plain` (projects without a taxonomy): a `catch` around a model call re-throws
   `new Error(...)` or returns the error as text, dropping the provider's status and type.
@@ -22,7 +24,9 @@ Shapes detected:
   result: text built from the error (`` return `Error: could not write ${p}: ${err.message}` ``), a failure
   message (`return "Failed to fetch the page"`), or an object carrying only such text (`{ content: [{ type: "text",
   text: `Error: ${e}` }] }` with no `isError` / `ok: false` / code); also `.catch((e) => `Error: ${e}`)` on the
-  value the tool returns. The dispatcher sees a success, in a project with a taxonomy too.
+  value the tool returns. The dispatcher sees a success, in a project with a taxonomy too. A project function that
+  runs a call later on the tool's behalf (after an approval) counts as the tool when a caller puts its value in a
+  tool-result record (`{ type: "tool-result", toolCallId, result: text }`, `{ role: "tool", tool_call_id, content }`).
 - `settled-tool-error-becomes-text`: tool calls run with `Promise.allSettled` whose rejected outcomes are handed on as
   text built from `.reason` (`` `Error: ${r.reason}` ``), with no code.
 - `provider-error-surfaced-as-text`: a `catch` (or `.catch(cb)`) around a model request (an SDK / `ai` / LangChain /
@@ -125,6 +129,7 @@ def _vocabulary(project: TsProject) -> _Vocabulary:
                 values.update(re.findall(r"['\"]([^'\"\n]+)['\"]", m.group(2)))
         for m in _keyword_matches(_CLASS_EXTENDS, text):
             parent[m.group(1)] = m.group(2).rsplit(".", 1)[-1]
+        values.update(_union_member_codes(mod))
 
     def is_error(name: str, depth: int = 0) -> bool:
         if name in _GENERIC_ERRORS:
@@ -138,6 +143,28 @@ def _vocabulary(project: TsProject) -> _Vocabulary:
         _VOCAB.clear()
     _VOCAB[id(project)] = (project, vocab)
     return vocab
+
+
+_MEMBER_CODE = re.compile(r"\b(kind|code|type|reason|errorCode|errorKind|category)\??\s*:\s*['\"]([^'\"\n]{1,40})['\"]")
+
+
+def _union_member_codes(mod: TsModule) -> set[str]:
+    """The discriminants of a failure type written as a union of object types (`type ToolFailure = | { kind:
+    "timeout"; afterMs: number } | { kind: "denied" }`): each member's literal tag is a code of the taxonomy."""
+    if "type" not in mod.text:
+        return set()
+    out: set[str] = set()
+    tops = [c for n in mod.tree.root_node.named_children for c in ([n, *n.named_children]
+                                                                  if n.type == "export_statement" else [n])]
+    for alias in (t for t in tops if t.type == "type_alias_declaration"):
+        name = mod.node_text(alias.child_by_field_name("name"))
+        value = alias.child_by_field_name("value")
+        if value is None or value.type != "union_type" or not _TAXONOMY_NAME.search(name):
+            continue
+        tags = [m.group(2) for m in _MEMBER_CODE.finditer(mod.node_text(value))]
+        if len(tags) >= 2:
+            out.update(tags)
+    return out
 
 
 def _uses_vocabulary(mod: TsModule, vocab: _Vocabulary, node: Node, *, into_functions: bool = True) -> bool:
@@ -612,7 +639,7 @@ def tool_throws_plain_error(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     and a transient one given up on."""
     if ts.skipped_module(mod) or "Error(" not in mod.text:
         return
-    tools = ts.tool_functions(mod)
+    tools = {**ts.tool_functions(mod), **{f.id: "args" for f in mod.functions() if ts.object_tool_entry(mod, f)}}
     vocab = _vocabulary(project)
     if _has_taxonomy(project):
         # the project classifies failures: only a tool that ignores the classification its sibling tools use, and
@@ -1062,9 +1089,44 @@ def _tool_impl(mod: TsModule, project: TsProject, node: Node) -> Node | None:
     fn = mod.enclosing_function(node)
     if fn is None:
         return None
-    if ts.is_tool_function(mod, fn) or fn.id in ts.registered_tool_functions(mod, project):
+    if ts.is_tool_function(mod, fn) or fn.id in ts.registered_tool_functions(mod, project) or \
+            _recorded_as_tool_result(mod, project, fn):
         return fn
     return None
+
+
+_RESULT_RECORD = re.compile(r"\b(tool_call_id|tool_use_id|toolCallId|toolUseId|call_id)\b|"
+                            r"['\"](tool-result|tool_result|function_call_output)['\"]|\brole\s*:\s*['\"](tool|function)['\"]")
+"""What marks an object literal as the tool-result record of a call (OpenAI, Anthropic, the `ai` package)."""
+
+
+def _recorded_as_tool_result(mod: TsModule, project: TsProject, fn: Node) -> bool:
+    """Whether a project function does a tool's work on its behalf (a call run later, after the user approved it):
+    a caller binds its awaited value (`const text = await openApproved(call)`) and puts that value in a tool-result
+    record (`{ type: "tool-result", toolCallId, result: text }`, `{ role: "tool", tool_call_id, content: text }`)."""
+    if fn.type == "method_definition" or mod.function_name(fn) == "<anonymous>":
+        return False
+    for cmod, call in ts.callers(mod, project, fn)[:6]:
+        holder = call.parent
+        while holder is not None and holder.type in ("await_expression", "parenthesized_expression", "as_expression"):
+            holder = holder.parent
+        if holder is None or holder.type != "variable_declarator":
+            continue
+        name = holder.child_by_field_name("name")
+        caller = cmod.enclosing_function(call)
+        if name is None or name.type != "identifier" or caller is None:
+            continue
+        bound = cmod.node_text(name)
+        for obj in cmod.inside(cmod.nodes("object"), caller):
+            if not _RESULT_RECORD.search(cmod.node_text(obj)):
+                continue
+            for value in cmod.object_keys(obj).values():
+                if value.type == "identifier" and cmod.node_text(value) == bound:
+                    return True
+            if any(p.type == "shorthand_property_identifier" and cmod.node_text(p) == bound
+                   for p in obj.named_children):
+                return True
+    return False
 
 
 def _returned_by_tool(mod: TsModule, project: TsProject, call: Node) -> Node | None:

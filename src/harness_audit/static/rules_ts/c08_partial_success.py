@@ -8,6 +8,11 @@ Shapes detected:
   components (`connect`, `init`, `createMCPClient` over servers or plugins). An item (or the project function
   it calls, a namespace / `require` import followed) whose `catch` stores the expected failure class in its
   result (`if (e instanceof ToolError) result.error = e; else throw e`) handles its own errors.
+  Items that each run a sub-agent (a method of a project class, built per item with `new`, that loops over model
+  requests: `team.map((r) => r.investigate(goal))`) are confirmed.
+- `message-batch-settled-as-one`: a queue consumer giving a whole batch one outcome: Cloudflare Queues'
+  `batch.retryAll()` in the `catch` around the processing of `batch.messages`, or an AWS SQS handler whose records
+  can throw out of it with no `batchItemFailures` partial response (suspected).
 - `batch-catch-drops-collected-results`: one `try` around a loop that collects per-item results
   (`results.push(await op(x))`), whose `catch` returns a failure without them.
 
@@ -28,8 +33,9 @@ from typing import Literal
 from tree_sitter import Node
 
 from harness_audit.findings import CheckId, Verdict
-from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts import _agent_idioms as agent
 from harness_audit.static.rules_ts import _ts_idioms as ts
 
 BatchKind = Literal["tool", "io"]
@@ -488,6 +494,130 @@ def _sends(mod: TsModule, project: TsProject, batch: _Batch) -> bool:
     return False
 
 
+# ---------------------------------------------------------------- sub-agents: each item runs its own model loop
+_CLASS_TYPES = ("class_declaration", "class", "abstract_class_declaration")
+
+
+def _class_named(mod: TsModule, project: TsProject, name: str) -> tuple[TsModule, Node] | None:
+    """The project class `name`: declared in this module or imported from a relative one."""
+    for where in (mod, project.resolve_import(mod, ts.imports_of(mod).get(name, "").split("#", 1)[0])):
+        if where is None:
+            continue
+        wanted = name if where is mod else (ts.imports_of(mod)[name].partition("#")[2] or name)
+        for cls in _classes(where):
+            if where.node_text(cls.child_by_field_name("name")) == wanted:
+                return where, cls
+    return None
+
+
+def _classes(mod: TsModule) -> list[Node]:
+    return ts.cached(mod, "c08.classes", lambda: [n for n in ts.descendants(mod.tree.root_node)
+                                                  if n.type in _CLASS_TYPES])
+
+
+def _constructed(mod: TsModule, node: Node | None, fn: Node | None, depth: int = 2) -> str | None:
+    """The class an expression's value is an instance of, when the code shows it being built: `new Agent(...)`,
+    a local bound to one, or an element of a collection made of them (`tasks.map((t) => new Agent(t))`,
+    `[new A(), new A()]`)."""
+    node = ts.unwrap(node)
+    if node is None or depth < 0:
+        return None
+    if node.type == "new_expression":
+        ctor = node.child_by_field_name("constructor")
+        return mod.node_text(ctor) if ctor is not None and ctor.type == "identifier" else None
+    if node.type == "identifier":
+        for scope in ([fn] if fn is not None else []) + ts.enclosing_functions(mod, node):
+            for value in mod.bindings(scope).get(mod.node_text(node), [])[:1]:
+                return _constructed(mod, value, scope, depth - 1)
+    return None
+
+
+def _element_class(mod: TsModule, collection: Node | None, fn: Node | None) -> str | None:
+    """The class of the elements of a collection: `xs.map((x) => new Agent(x))` or `[new Agent(a), ...]`, directly
+    or through the local it is bound to."""
+    node = ts.unwrap(collection)
+    if node is not None and node.type == "identifier" and fn is not None:
+        values = mod.bindings(fn).get(mod.node_text(node), [])
+        node = ts.unwrap(values[0]) if values else None
+    if node is None:
+        return None
+    if node.type == "array":
+        names = {_constructed(mod, e, fn) for e in node.named_children if e.type != "comment"}
+        return names.pop() if len(names) == 1 else None
+    if node.type == "call_expression" and ts.last(mod.call_name(node)) == "map":
+        args = mod.arguments(node)
+        cb = ts.unwrap(args[0]) if args else None
+        body = ts.unwrap(cb.child_by_field_name("body")) if cb is not None and cb.type in FUNCTION_TYPES else None
+        if body is not None and body.type == "new_expression":
+            return _constructed(mod, body, cb)
+        if body is not None and body.type == "statement_block":
+            rets = [r for r in mod.inside(mod.nodes("return_statement"), body) if mod.enclosing_function(r) == cb]
+            if len(rets) == 1 and rets[0].named_children:
+                return _constructed(mod, rets[0].named_children[0], cb)
+    return None
+
+
+def _model_loop(project: TsProject, mod: TsModule, fn: Node, depth: int = 4) -> bool:
+    """Whether `fn` runs a loop of model requests: a `for`/`while` around a call that reaches the model (an SDK
+    or HTTP model request, or a project function that makes one), followed through `this.` methods, imported
+    functions and uniquely named methods, `depth` calls deep."""
+    memo = ts.cached(mod, "c08.model_loop", dict[int, bool])
+    if fn.id in memo:
+        return memo[fn.id]
+    memo[fn.id] = False
+    found = any(_reaches_model(project, mod, call, depth) for call in mod.inside(mod.calls(), fn)
+                if mod.enclosing_loops(call)) or depth > 0 and any(
+        _model_loop(project, ref.module, ref.node, depth - 1) for call in mod.inside(mod.calls(), fn)
+        for ref in agent.resolve_call(mod, project, call)[:2] if ref.node != fn)
+    memo[fn.id] = found
+    return found
+
+
+def _reaches_model(project: TsProject, mod: TsModule, call: Node, depth: int) -> bool:
+    """Whether a call is a model request or reaches one through project functions (`depth` calls deep)."""
+    if ts.is_model_call(mod, call) or agent.is_model_call(mod, call):
+        return True
+    if depth <= 0:
+        return False
+    memo = ts.cached(mod, "c08.reaches_model", dict[tuple[int, int], bool])
+    slot = (call.id, depth)
+    if slot not in memo:
+        memo[slot] = False
+        memo[slot] = any(_reaches_model(project, ref.module, inner, depth - 1)
+                         for ref in agent.resolve_call(mod, project, call)[:2]
+                         for inner in ref.module.inside(ref.module.calls(), ref.node))
+    return memo[slot]
+
+
+def _runs_sub_agents(mod: TsModule, project: TsProject, batch: _Batch) -> str | None:
+    """The class whose method each item runs, when that method runs its own loop of model turns: the batch fans
+    out sub-agents (`children.map((c) => c.run(task))` over `new Agent(...)` instances)."""
+    fn_of_batch = mod.enclosing_function(batch.items[0]) if batch.items else None
+    for item in batch.items:
+        cb = ts.unwrap(item)
+        if cb is None or cb.type not in FUNCTION_TYPES:
+            continue
+        first = ts.params(cb)[:1]
+        param = mod.node_text(ts.param_pattern(first[0])) if first else ""
+        for call in mod.inside(mod.calls(), cb)[:4]:
+            callee = call.child_by_field_name("function")
+            if callee is None or callee.type != "member_expression":
+                continue
+            recv = ts.unwrap(callee.child_by_field_name("object"))
+            cls_name = _constructed(mod, recv, cb)
+            if cls_name is None and recv is not None and recv.type == "identifier" and mod.node_text(recv) == param:
+                cls_name = next((c for src in batch.sources if (c := _element_class(mod, src, fn_of_batch))), None)
+            found = _class_named(mod, project, cls_name) if cls_name else None
+            if found is None:
+                continue
+            where, cls = found
+            method = mod.node_text(callee.child_by_field_name("property"))
+            for fn in where.inside(where.nodes("method_definition"), cls):
+                if where.node_text(fn.child_by_field_name("name")) == method and _model_loop(project, where, fn):
+                    return cls_name
+    return None
+
+
 _ALL_OR_NOTHING = {"Promise.all", "pMap", "Promise.map", "Bluebird.map", "bluebird.map", "pAll"}
 """Combinators that reject when an item fails (`p-map`, `p-all`, Bluebird's `map`) and return no partial results."""
 
@@ -573,6 +703,18 @@ def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterat
                 confirm_hint="" if certain else
                 f"verify that the items loaded at line {mod.line(call)} are independent of one another, so one "
                 "failure should not discard the others",
+            )
+            continue
+        sub_agent = _runs_sub_agents(mod, project, batch) if used else None
+        if sub_agent is not None:
+            yield Hit(
+                node=call,
+                claim=f"`{shown}` runs one `{sub_agent}` sub-agent per item (each its own loop of model turns) and "
+                      "rejects as soon as one of them fails; the items do not catch their own errors",
+                consequence="one failing sub-agent discards the finished work (and the paid model turns) of every "
+                            "sibling, and the parent sees a single failure",
+                direction="use `Promise.allSettled` and report each sub-agent's outcome (its result, or its failure "
+                          "with the error) to the parent",
             )
             continue
         kind = _judge(mod, project, batch)
@@ -708,3 +850,89 @@ def batch_catch_drops_collected_results(mod: TsModule, project: TsProject) -> It
                              f"operation at line {mod.line(op)} does not need earlier items to have succeeded)",
             )
             break
+
+
+# ---------------------------------------------------------------- queue consumers settling a batch as one
+_SQS_TYPES = re.compile(r"\b(SQSEvent|SQSHandler|SQSRecord|SQSBatchResponse)\b|['\"]aws:sqs['\"]")
+
+
+def _swallowed(mod: TsModule, node: Node) -> bool:
+    """Whether a `try` of the enclosing function catches `node`'s failure without re-throwing it."""
+    for tr, part in mod.enclosing_trys(node):
+        handler = tr.child_by_field_name("handler")
+        if part == "body" and handler is not None and not re.search(r"\bthrow\b", mod.node_text(handler)):
+            return True
+    return False
+
+
+def _per_item_catch(mod: TsModule, project: TsProject, node: Node) -> bool:
+    """Whether the per-message work under `node` catches its own failures (a `try` in the loop body or the
+    callback, or a callback that handles its own errors)."""
+    if node.type in LOOP_TYPES:
+        body = node.child_by_field_name("body")
+        return body is not None and bool(mod.inside(mod.nodes("try_statement"), body))
+    batch = _batch_of(mod, mod.arguments(node)[0]) if mod.arguments(node) else None
+    return batch is None or any(_item_handles(mod, project, i) for i in batch.items)
+
+
+def _sqs_batches(mod: TsModule) -> Iterator[Node]:
+    """`Promise.all(event.Records.map(...))` and `for (const r of event.Records)` loops that await per-record work."""
+    for call in ts.calls_named(mod, "all"):
+        args = mod.arguments(call)
+        if mod.call_name(call) == "Promise.all" and args and re.search(r"\.Records\b", mod.node_text(args[0])):
+            yield call
+    for loop in mod.nodes("for_in_statement"):
+        right = loop.child_by_field_name("right")
+        body = loop.child_by_field_name("body")
+        if right is not None and body is not None and re.search(r"\.Records$", mod.node_text(right)) and \
+                mod.inside(mod.nodes("await_expression"), body):
+            yield loop
+
+
+@rule(CheckId.C8, lang="typescript", name="message-batch-settled-as-one")
+def message_batch_settled_as_one(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a queue consumer that gives a whole batch of messages one outcome: Cloudflare Queues'
+    `batch.retryAll()` in the `catch` of a `try` that processes `batch.messages`, or an AWS SQS Lambda handler
+    whose per-record work can throw out of the handler with no `batchItemFailures` response.
+
+    The queue then redelivers every message of the batch, the ones already handled included: their successes are
+    discarded and their effects repeated. Both queues offer per-message outcomes (`message.ack()` /
+    `message.retry()`, a partial batch response naming the failed records).
+    """
+    if ts.skipped_module(mod) or not ("retryAll" in mod.text or ".Records" in mod.text):
+        return
+    for call in ts.calls_named(mod, "retryAll"):
+        name = mod.call_name(call)
+        recv = name.rsplit(".", 1)[0] if "." in name else ""
+        if not recv:
+            continue
+        for tr, part in mod.enclosing_trys(call):
+            body = tr.child_by_field_name("body")
+            if part != "handler" or body is None or f"{recv}.messages" not in mod.node_text(body):
+                continue
+            yield Hit(
+                node=call,
+                claim=f"one failing message sends the whole batch back: `{name}(...)` runs in the `catch` of the "
+                      f"`try` at line {mod.line(tr)} that processes every message of `{recv}`",
+                consequence="the messages that were handled are redelivered with the failed one: their results "
+                            "are discarded and their side effects run again",
+                direction="settle each message on its own: `msg.ack()` after it succeeds and `msg.retry()` only for "
+                          "the one that failed (`Promise.allSettled` over the messages)",
+            )
+            break
+    if "batchItemFailures" in mod.text or not _SQS_TYPES.search(mod.text):
+        return
+    for node in _sqs_batches(mod):
+        if _swallowed(mod, node) or _per_item_catch(mod, project, node):
+            continue
+        yield Hit(
+            node=node, verdict=Verdict.SUSPECTED,
+            claim="an SQS handler processes the batch's records with no per-record outcome: the first record that "
+                  "throws fails the whole invocation, and no `batchItemFailures` names the failed ones",
+            consequence="SQS redelivers every record of the batch, those already processed included: their work is "
+                        "discarded and their side effects repeated",
+            direction="catch per record and return `{ batchItemFailures: [{ itemIdentifier: record.messageId }] }` "
+                      "for the failed ones (with `ReportBatchItemFailures` enabled on the event source mapping)",
+            confirm_hint="verify that this handler is an SQS event source (not another trigger with a `Records` "
+                         "array) and that its records are independent of one another",
+        )

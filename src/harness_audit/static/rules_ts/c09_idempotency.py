@@ -9,6 +9,9 @@ Shapes detected:
   `Date.now()` inside the retried region, so every attempt carries a new key.
 - `transport-retry-replays-post`: `axiosRetry(client, { retryCondition })` whose condition does not restrict
   itself to idempotent requests, or a got/ky/undici retry policy whose `methods` include POST.
+- `redelivered-message-repeats-side-effect`: a queue consumer that hands a message back for redelivery on failure
+  (Cloudflare Queues `batch.retryAll()` / `msg.retry()`, Pub/Sub `message.nack()`) after work that sends, posts or
+  charges, with no idempotency key and no check (`if (await kv.get(id)) return`) of whether it was already handled.
 
 Effects are followed into the functions the region calls (two calls deep, same or importing module). A send,
 charge, file append, a POST/PATCH to an endpoint that names its effect, or an SDK command that sends or publishes
@@ -653,4 +656,83 @@ def transport_retry_replays_post(mod: TsModule, project: TsProject) -> Iterator[
             consequence=_CONSEQUENCE,
             direction="keep `isNetworkOrIdempotentRequestError` (or check `error.config.method`) in the condition, or "
                       "send an idempotency key with every POST",
+        )
+
+
+# ---------------------------------------------------------------- queue redelivery
+_DEDUP_READ = {"get", "has", "exists", "getItem", "hget", "sismember", "head", "count", "findUnique", "findFirst"}
+"""Reads that can tell whether a message was already handled (`await kv.get(\\`done:${id}\\`)`, `seen.has(id)`)."""
+
+
+def _redelivery_region(mod: TsModule, call: Node) -> Node | None:
+    """The work a queue redelivers when `call` runs: the `try` body around which `batch.retryAll()` runs in the
+    `catch` (the body processes `batch.messages`), or around which `msg.retry()` / `msg.nack()` runs for a
+    message the function also acknowledges with `msg.ack()`."""
+    name = mod.call_name(call)
+    recv, _, verb = name.rpartition(".")
+    if not recv:
+        return None
+    fn = mod.enclosing_function(call)
+    for tr, part in mod.enclosing_trys(call):
+        body = tr.child_by_field_name("body")
+        if part != "handler" or body is None:
+            continue
+        if verb == "retryAll" and f"{recv}.messages" in mod.node_text(body):
+            return body
+        if verb in ("retry", "nack") and fn is not None and re.search(
+                rf"(?<![\w$.]){re.escape(recv)}\.ack\(", mod.node_text(fn)):
+            return body
+    return None
+
+
+def _dedup_checked(mod: TsModule, fn: Node, before: Node) -> bool:
+    """Whether `fn` returns early, before `before`, when a read says the message was already handled: `if (await
+    kv.get(key)) return;`, `if (seen.has(id)) continue;`."""
+    for branch in mod.inside(mod.nodes("if_statement"), fn):
+        if branch.start_byte >= before.start_byte:
+            continue
+        cond = branch.child_by_field_name("condition")
+        cons = branch.child_by_field_name("consequence")
+        if cond is None or cons is None or not re.search(r"\b(return|continue)\b", mod.node_text(cons)):
+            continue
+        if any(ts.last(mod.call_name(c)) in _DEDUP_READ or _QUERY_NAME.search(ts.last(mod.call_name(c)))
+               for c in [cond, *mod.inside(mod.calls(), cond)] if c.type == "call_expression"):
+            return True
+    return False
+
+
+@rule(CheckId.C9, lang="typescript", name="redelivered-message-repeats-side-effect")
+def redelivered_message_repeats_side_effect(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a queue consumer whose message handling sends, posts or charges, and that hands the message back for
+    redelivery on failure (Cloudflare Queues' `batch.retryAll()` / `msg.retry()`, Pub/Sub's `message.nack()`)
+    with no idempotency key and no check of whether the message was already handled.
+
+    Redelivery is a retry of the whole handler: a failure after the first effect committed (or of a sibling
+    message, with `retryAll`) runs the effects that already happened again.
+    """
+    if ts.skipped_module(mod) or not any(k in mod.text for k in ("retryAll", ".retry(", ".nack(")):
+        return
+    for call in ts.calls_named(mod, "retryAll", "retry", "nack"):
+        region = _redelivery_region(mod, call)
+        if region is None or _KEY_TEXT.search(mod.node_text(region)):
+            continue
+        effects = _region_effects(mod, project, [region])
+        effects = [e for e in effects if not ((fn := e.module.enclosing_function(e.call)) is not None and
+                                              _dedup_checked(e.module, fn, e.call))]
+        if not effects:
+            continue
+        first = effects[0]
+        where = first.call if first.module is mod else call
+        certain = any(e.certain for e in effects)
+        yield Hit(
+            node=where, verdict=Verdict.CONFIRMED if certain else Verdict.SUSPECTED,
+            claim=f"the queue redelivers this message (`{mod.call_name(call)}(...)` at line {mod.line(call)}) and "
+                  f"its handling performs {_describe(effects, mod)} with no idempotency key and no check of "
+                  "whether the message was already handled",
+            consequence="a failure after the effect committed (or, with `retryAll`, of another message of the "
+                        "batch) delivers the message again: the email, webhook or charge happens twice",
+            direction="record each handled message id and skip it on redelivery (check before the effect, not only "
+                      "write a marker after it), or send an idempotency key derived from the message id",
+            confirm_hint="" if certain else
+            f"verify whether repeating {first.what} on redelivery duplicates an external effect",
         )

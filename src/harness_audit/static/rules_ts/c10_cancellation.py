@@ -24,7 +24,12 @@ A signal counts as available when a parameter, a destructured option, a local `A
 (or a signal field) the class owns provides it, or a context object carries one: a parameter or local whose declared
 type has a `signal: AbortSignal` member (also `RunContext<T>` of `@openai/agents`, LangChain's `RunnableConfig`, MCP's
 `RequestHandlerExtra`), a local made by a function returning such a type, or a parameter or local from which the
-module's other functions read `ctx.signal`; for model calls, a web route's `Request` too. A tool callback of the `ai`
+module's other functions read `ctx.signal`; for model calls, a web route's `Request` too. Three more sources: the
+per-call context a tool entry does not take although its dispatcher passes `{ signal }` there or the other entries
+of the same slot read it (`handler({ url })` beside `handler({ cmd }, { signal })`); the ambient run context of an
+`AsyncLocalStorage` whose type carries a signal, in tool code of a module that reads it elsewhere (`const { signal }
+= current()`); and a controller held outside the calling function (a module variable, a store's state, a
+component's ref) that another function aborts on stop (`stop() { useRun.getState().controller?.abort() }`). A tool callback of the `ai`
 package (`execute(args, { abortSignal })`) or of an MCP server (`(args, extra) => …`) that does not take the
 framework's signal is reported as suspected.
 """
@@ -336,8 +341,286 @@ def _context_signals(mod: TsModule, project: TsProject, node: Node, *, model: bo
                            _InferredSignal(f"{name}.{member}", True, name))
         out.extend(_local_context_signals(mod, project, fn, node))
         out.extend(_ai_options_signal(mod, fn))
+        out.extend(_dropped_context_signal(mod, project, fn))
     out.extend(_class_field_signal(mod, node))
+    out.extend(_ambient_signal(mod, project, node))
+    out.extend(_held_controller_signal(mod, project, node))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _DroppedContext(ts.SignalRef):
+    """The per-call context a tool entry does not take although the run's signal arrives in it: the dispatcher
+    passes `{ signal }` at that position, or the other entries of the same slot read a signal from it."""
+
+    slot: str = ""
+    index: int = 0
+    evidence: str = ""
+
+
+def _available_phrase(sig: ts.SignalRef) -> str:
+    """How a claim names an available signal."""
+    if isinstance(sig, _DroppedContext):
+        return (f"the run's `{sig.expr}`, which arrives in parameter {sig.index + 1} of this tool's `{sig.slot}` "
+                f"although the `{sig.slot}` does not take it ({sig.evidence})")
+    return f"`{sig.expr}`"
+
+
+_ENTRY_SLOTS = ("execute", "handler", "run", "invoke", "call", "func", "handle", "fn", "impl")
+"""The slots a tool object keeps its implementation in."""
+
+
+def _entry_slot(mod: TsModule, fn: Node) -> str | None:
+    """The slot a tool's implementation sits in (`handler`, `run`, `execute`), for a tool entry of an object."""
+    if not (ts.tool_kind(mod, fn) == "args" or ts.object_tool_entry(mod, fn)):
+        return None
+    if fn.type == "method_definition":
+        return mod.node_text(fn.child_by_field_name("name"))
+    if fn.parent is not None and fn.parent.type == "pair":
+        return ts.strip_quotes(mod.node_text(fn.parent.child_by_field_name("key")))
+    return None
+
+
+def _entry_factory(mod: TsModule, fn: Node) -> str:
+    """The call a tool entry's object is handed to (`createStep({ execute })` → `createStep`), whose calling
+    convention then applies; "" for a plain object literal (an array element, a record value)."""
+    obj = fn.parent if fn.type == "method_definition" else (fn.parent.parent if fn.parent is not None else None)
+    holder = obj.parent if obj is not None and obj.type == "object" else None
+    if holder is not None and holder.type == "arguments" and holder.parent is not None:
+        return ts.last(mod.call_name(holder.parent))
+    return ""
+
+
+def _param_signal(mod: TsModule, project: TsProject, fn: Node, index: int) -> str | None:
+    """The signal member a function reads from its parameter at `index` (`{ signal }`, `ctx.signal`, a parameter
+    typed with a signal member); None when it reads none."""
+    ps = ts.params(fn)
+    if index >= len(ps):
+        return None
+    pattern = ts.param_pattern(ps[index])
+    if pattern.type == "object_pattern":
+        return next((n for n in ts.bound_names(mod, pattern) if n in ts.SIGNAL_KEYS), None)
+    if pattern.type != "identifier":
+        return None
+    found = re.search(rf"(?<![\w$.]){re.escape(mod.node_text(pattern))}\??\.(signal|abortSignal|cancelSignal)\b",
+                      mod.node_text(fn.child_by_field_name("body")))
+    if found is not None:
+        return found.group(1)
+    ptype = ts.param_type(mod, ps[index])
+    return _type_signal(project, ptype) if ptype else None
+
+
+def _slot_evidence(project: TsProject) -> dict[str, list[tuple[int, str, str, str, str]]]:
+    """Slot name → (argument index, signal member, where, module path, factory) for every place the project shows
+    that the functions in that slot get the run's signal at that position: a call `tool.handler(args, { signal })`
+    that passes one (to entries of plain object literals), or a tool entry of that slot that reads one from that
+    parameter (for entries handed to the same factory)."""
+
+    def build() -> dict[str, list[tuple[int, str, str, str, str]]]:
+        out: dict[str, list[tuple[int, str, str, str, str]]] = {}
+        for other in project.modules.values():
+            if ts.skipped_module(other) or "ignal" not in other.text:
+                continue
+            for call in ts.calls_named(other, *_ENTRY_SLOTS):
+                name = other.call_name(call) if call.type == "call_expression" else ""
+                if "." not in name or name.startswith("this."):
+                    continue
+                for index, arg in enumerate(ts.call_args(other, call)[1:], start=1):
+                    node = ts.unwrap(arg)
+                    if node is not None and node.type == "identifier":
+                        node = ts.resolve_object(other, node)  # `const callCtx = { signal, … }; t.run(a, callCtx)`
+                    if node is not None and node.type == "object" and ts.names_signal(other, node):
+                        keys = other.object_keys(node)
+                        member = next((k for k in keys if k in ts.SIGNAL_KEYS), "signal")
+                        out.setdefault(ts.last(name), []).append(
+                            (index, member, f"`{name}(...)` at {other.path}:{other.line(call)} passes it",
+                             other.path, ""))
+            for fn in other.functions():
+                slot = _entry_slot(other, fn)
+                if slot is None:
+                    continue
+                for index in range(1, len(ts.params(fn))):
+                    member = _param_signal(other, project, fn, index)
+                    if member is not None:
+                        out.setdefault(slot, []).append(
+                            (index, member, f"the `{slot}` at {other.path}:{other.line(fn)} reads it", other.path,
+                             _entry_factory(other, fn)))
+        return out
+
+    return memo(project, "c10_slot_evidence", build)
+
+
+def _dropped_context_signal(mod: TsModule, project: TsProject, fn: Node) -> list[ts.SignalRef]:
+    """A tool entry (`handler`, `run`, `execute` of a tool object) that does not take the per-call context in
+    which the run's signal arrives: it declares fewer parameters, or destructures it without the signal, or names
+    it and never reads the signal from it, while a dispatcher passes `{ signal }` at that position or the other
+    entries of the same slot read it there."""
+    slot = _entry_slot(mod, fn)
+    if slot is None:
+        return []
+    ps = ts.params(fn)
+    evidence = _slot_evidence(project).get(slot, [])
+    if not evidence:
+        return []
+    # the dispatcher that passes the signal imports this module; sibling entries sit in this module
+    related = {mod.path} | {other.path for other in ts.importers(project, mod)}
+    factory = _entry_factory(mod, fn)
+    for index, member, where, path, kind in evidence:
+        if path not in related or kind != factory:
+            continue  # another module's convention, or entries handed to another factory
+        if index > len(ps):
+            continue  # a gap in the parameters: not the same calling convention
+        if index == len(ps):
+            return [_DroppedContext(member, True, slot, index, where)]
+        pattern = ts.param_pattern(ps[index])
+        if _param_signal(mod, project, fn, index) is not None:
+            return []
+        if pattern.type == "object_pattern":
+            return [_DroppedContext(member, True, slot, index, where)]
+        if pattern.type == "identifier":
+            return [ts.SignalRef(f"{mod.node_text(pattern)}.{member}", True)]
+        return []
+    return []
+
+
+def _ambient_accessors(project: TsProject) -> dict[str, str]:
+    """Functions (and stores) that hand out an ambient run context carrying an abort signal, mapped to how the
+    signal is read: `function current(): RunContext { return store.getStore() }` → `current().signal`, and
+    `const store = new AsyncLocalStorage<RunContext>()` → `store.getStore()?.signal`."""
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for other in project.modules.values():
+            if "AsyncLocalStorage" not in other.text or ts.skipped_module(other):
+                continue
+            stores: dict[str, str] = {}
+            for decl in other.nodes("variable_declarator"):
+                value = ts.unwrap(decl.child_by_field_name("value"))
+                target = decl.child_by_field_name("name")
+                if value is None or target is None or value.type != "new_expression" or \
+                        other.call_name(value) != "AsyncLocalStorage":
+                    continue
+                generic = re.search(r"AsyncLocalStorage\s*<\s*([A-Z][\w$]*)\s*>", other.node_text(value))
+                member = _type_signal(project, generic.group(1)) if generic is not None else None
+                if member is not None:
+                    stores[other.node_text(target)] = member
+                    out[other.node_text(target)] = f"{other.node_text(target)}.getStore()?.{member}"
+            for fn in other.functions():
+                body = other.node_text(fn.child_by_field_name("body"))
+                store = next((name for name in stores if f"{name}.getStore()" in body), None)
+                name = other.function_name(fn)
+                if store is None or name in ("<anonymous>", "constructor") or ts.params(fn):
+                    continue
+                out[name] = f"{name}().{stores[store]}"
+        return out
+
+    return memo(project, "c10_ambient_accessors", build)
+
+
+def _ambient_signal(mod: TsModule, project: TsProject, node: Node) -> list[ts.SignalRef]:
+    """In tool code of a module that reads the ambient run context (`const { signal } = current()` in another
+    tool), the signal of that context: the tool runs inside the same `store.run(ctx, …)`."""
+    accessors = _ambient_accessors(project)
+    if not accessors or ts.in_tool_function(mod, node) is None and ts.in_object_tool(mod, node) is None:
+        return []
+    for name, expr in accessors.items():
+        callee = name if expr.startswith(f"{name}()") else f"{name}.getStore"
+        if any(mod.call_name(c) == callee for c in ts.calls_named(mod, ts.last(callee))):
+            return [ts.SignalRef(expr, True)]
+    return []
+
+
+_CONTROLLER_FIELD = re.compile(r"\b([A-Za-z_$][\w$]*)\??\s*(?::\s*(?:new\s+)?AbortController\b|"
+                               r"=\s*(?:[^;\n]*\?\s*)?new\s+AbortController\b)")
+
+
+def _controller_fields(project: TsProject) -> frozenset[str]:
+    """Names the project declares as holding an `AbortController` (`controller: AbortController | null`,
+    `state.controller = busy ? new AbortController() : null`)."""
+
+    def build() -> frozenset[str]:
+        out: set[str] = set()
+        for other in project.modules.values():
+            if "AbortController" in other.text:
+                out.update(m.group(1) for m in _CONTROLLER_FIELD.finditer(other.text))
+        return frozenset(out)
+
+    return memo(project, "c10_controller_fields", build)
+
+
+def _module_bindings(mod: TsModule) -> frozenset[str]:
+    """Names bound at the top level of the module: imports and top-level variables."""
+
+    def build() -> frozenset[str]:
+        out = set(ts.imports_of(mod))
+        for decl in mod.nodes("variable_declarator"):
+            target = decl.child_by_field_name("name")
+            if target is not None and target.type == "identifier" and mod.enclosing_function(decl) is None:
+                out.add(mod.node_text(target))
+        return frozenset(out)
+
+    return ts.cached(mod, "c10_module_bindings", build)
+
+
+def _declares(mod: TsModule, fn: Node, name: str) -> bool:
+    """Whether `fn` binds `name` itself: a parameter, or a variable declared directly in its body."""
+    if name in mod.params(fn):
+        return True
+    return any(mod.enclosing_function(d) == fn and mod.node_text(d.child_by_field_name("name")) == name
+               for d in mod.inside(mod.nodes("variable_declarator"), fn))
+
+
+def _holder_scope(mod: TsModule, root: str, call: Node, node: Node) -> Node | None:
+    """The scope that owns the holder `root` seen the same by the aborting call and by `node`: the innermost
+    function around both that binds it (a component's `useRef`), or the module (`mod.tree.root_node`) for an
+    import or a top-level variable; None when either side binds the name again on its own."""
+    calls_in = ts.enclosing_functions(mod, call)
+    node_in = ts.enclosing_functions(mod, node)
+    shared = {f.id for f in calls_in} & {f.id for f in node_in}
+    owner = next((f for f in node_in if f.id in shared and _declares(mod, f, root)), None)
+    if owner is None and root not in _module_bindings(mod):
+        return None
+    for chain in (calls_in, node_in):
+        for f in chain:
+            if owner is not None and f.id == owner.id:
+                break
+            if _declares(mod, f, root):
+                return None
+    return owner if owner is not None else mod.tree.root_node
+
+
+def _held_controller_signal(mod: TsModule, project: TsProject, node: Node) -> list[ts.SignalRef]:
+    """The signal of a controller held outside the function making the call (a module variable, a store's state,
+    a shared object, a component's ref) that another function aborts (`stop() {
+    useRun.getState().controller?.abort() }`, `onClick={() => ref.current?.abort()}`), when the function making the
+    call works with the same holder: stop aborts a signal this call never got."""
+    if ".abort(" not in mod.text.replace("?.abort(", ".abort("):
+        return []
+    fns = ts.enclosing_functions(mod, node)
+    if not fns:
+        return []
+    fields = _controller_fields(project)
+    for call in ts.calls_named(mod, "abort"):
+        name = mod.call_name(call) if call.type == "call_expression" else ""
+        recv = name[: -len(".abort")] if name.endswith(".abort") else ""
+        root = re.split(r"[.(\[?]", recv, maxsplit=1)[0]
+        aborter = mod.enclosing_function(call)
+        if not recv or root in ("this", "self") or aborter is None or any(f.id == aborter.id for f in fns) or \
+                ts.last(recv.rstrip("?")) not in fields:
+            continue  # an abort in the calling function itself is its own timeout or cleanup
+        timer = aborter.parent.parent if aborter.parent is not None and aborter.parent.type == "arguments" else None
+        if timer is not None and timer.type == "call_expression" and \
+                ts.last(mod.call_name(timer)) in ("setTimeout", "setInterval"):
+            continue  # a deadline, not a stop
+        owner = _holder_scope(mod, root, call, node)
+        if owner is None or (owner.type in FUNCTION_TYPES and "." not in recv.rstrip("?")):
+            continue  # a plain local controller of a function is judged as a local (`abort_signals`)
+        user = next((f for f in reversed(fns) if mod.within(f, owner) and f.id != owner.id), fns[0])
+        if not re.search(rf"(?<![\w$.]){re.escape(root)}\b", mod.node_text(user)):
+            continue
+        text = " ".join(mod.node_text(call.child_by_field_name("function")).split())
+        return [ts.SignalRef(re.sub(r"\.abort$", "", text) + ".signal", True)]
+    return []
 
 
 def _ai_options_signal(mod: TsModule, fn: Node) -> list[ts.SignalRef]:
@@ -458,6 +741,8 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
             continue
         sig = signals[0]
         claim = f"`{kind[0]}(...)` is issued without `{sig.expr}`, the abort signal available here"
+        if isinstance(sig, _DroppedContext):
+            claim = f"`{kind[0]}(...)` is issued with no abort signal: {_available_phrase(sig)}"
         if isinstance(sig, _InferredSignal):
             fn = next((f for f in ts.enclosing_functions(mod, call)
                        if sig.param in [mod.node_text(ts.param_pattern(p)) for p in ts.params(f)]), None)
@@ -480,6 +765,9 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
             direction = ("find where the run's abort signal reaches this function (a tool callback's per-call "
                          "options, the run context) and pass it in the request options (`{ signal }`; `abortSignal` "
                          "for the `ai` package)")
+        elif isinstance(sig, _DroppedContext):
+            direction = (f"take the per-call context as parameter {sig.index + 1} of the `{sig.slot}` and pass its "
+                         f"`{sig.expr}` in the request options (`abortSignal` for the `ai` package)")
         else:
             direction = (f"pass the signal through: `{{ signal: {sig.expr} }}` (`abortSignal` for the `ai` package, "
                          "the request-options argument for the openai/anthropic SDKs)")
@@ -614,7 +902,7 @@ def spawn_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hi
             continue
         yield _signal_hit(
             sig, node=sp.call,
-            claim=f"`{sp.api}` starts a process although `{sig.expr}` is available, but neither passes it "
+            claim=f"`{sp.api}` starts a process although {_available_phrase(sig)} is available, but neither passes it "
                   "(`signal` option) nor registers an abort listener that kills the process",
             consequence="pressing stop leaves the command (and everything it started) running",
             direction=f"pass `{{ signal: {sig.expr} }}` or add `{sig.expr}.addEventListener(\"abort\", ...)` that "
@@ -626,12 +914,47 @@ def _kill_calls(mod: TsModule, scope: Node, name: str) -> list[Node]:
     return [c for c in mod.inside(mod.calls(), scope) if mod.call_name(c) == f"{name}.kill"]
 
 
+def _registry_kills(mod: TsModule, scope: Node, name: str) -> list[Node]:
+    """`child.kill()` calls on a handle kept in a registry of running processes: the child is stored
+    (`running.set(id, child)`, `jobs[id] = child`, `procs.push(child)`) and a cancel handler elsewhere in the module
+    takes it back out (`const c = running.get(id); c.kill()`, `running.get(id)?.kill()`, `for (const c of
+    running.values()) c.kill()`)."""
+    quoted = re.escape(name)
+    text = mod.node_text(scope)
+    registries = {m.group(1) for m in re.finditer(
+        rf"\b([\w$.]+)\.(?:set|push|add)\(\s*(?:[^,()]+,\s*)?{quoted}\s*\)", text)}
+    registries |= {m.group(1) for m in re.finditer(rf"\b([\w$.]+)\[[^\]]+\]\s*=\s*{quoted}\b", text)}
+    registries.discard(name)
+    if not registries:
+        return []
+    out: list[Node] = []
+    for call in mod.calls():
+        callee = mod.call_name(call)
+        if not callee.endswith(".kill") or mod.within(call, scope):
+            continue
+        recv = callee[: -len(".kill")].rstrip("?")
+        for reg in registries:
+            ref = re.escape(reg)
+            if re.fullmatch(rf"{ref}(\.get\(.*\)|\[.*\])\??", recv, re.S):
+                out.append(call)
+                break
+            fn = mod.enclosing_function(call)
+            held = re.search(rf"\b{re.escape(recv)}\s*=\s*{ref}(\.get\(|\[)|"
+                             rf"\bfor\s*\(\s*(const|let|var)\s+{re.escape(recv)}\s+of\s+{ref}\b",
+                             mod.node_text(fn) if fn is not None else mod.text)
+            if re.fullmatch(r"[\w$]+", recv) and held is not None:
+                out.append(call)
+                break
+    return out
+
+
 @rule(CheckId.C10, lang="typescript", name="abort-kills-only-shell")
 def abort_kills_only_shell(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a shell child (`exec`, `shell: true`, `bash -c`) that cancellation stops with `child.kill()` or the
     `signal` option alone. Both signal only the direct child, the shell: the commands it started (a test runner, a
     dev server) are grandchildren in the same process group and survive the stop. A `detached: true` child is a
-    group leader, and `child.kill()` still reaches only the leader."""
+    group leader, and `child.kill()` still reaches only the leader. A child kept in a registry of running processes
+    (`running.set(id, child)`) and killed by a cancel handler that takes it back out is reported at the spawn."""
     if ts.skipped_module(mod) or not ts.spawns(mod) or _GROUP_KILL.search(mod.text):
         return
     for sp in ts.spawns(mod):
@@ -641,13 +964,16 @@ def abort_kills_only_shell(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         detached = ts.truthy_literal(mod, ts.option(mod, opts, "detached"))
         fns = ts.enclosing_functions(mod, sp.call)
         name, _ = _handle(mod, sp.call)
-        kills = _kill_calls(mod, fns[-1], name) if fns and name else []
+        kills = (_kill_calls(mod, fns[-1], name) or _registry_kills(mod, fns[-1], name)) if fns and name else []
         keys = mod.object_keys(opts.obj) if opts.obj is not None else {}
         by_signal = bool(keys.keys() & ts.SIGNAL_KEYS)
         if not kills and not by_signal:
             continue
-        cited = kills[0] if kills else sp.call
+        remote = bool(kills) and not mod.within(kills[0], fns[-1])
+        cited = sp.call if remote or not kills else kills[0]
         how = f"`{mod.call_name(kills[0])}()`" if kills else "the `signal` option"
+        if remote:
+            how += f" (line {mod.line(kills[0])}, on the handle taken back from the registry of running processes)"
         group = "the detached child leads its own process group, but " if detached else ""
         yield Hit(
             node=cited,

@@ -22,7 +22,9 @@ Shapes detected:
   "cancelled"`, reported at the timer.
 
 Tool code is a function registered as a tool (`tool({ execute })`, `{ name, description, execute }`, a tools
-map, `registry.set(name, fn)`), a `*Tool` class method, a tool dispatcher, or a function those call.
+map, `registry.set(name, fn)`), a `*Tool` class method, a tool dispatcher, or a function those call; also an
+Electron main-process handler (`ipcMain.handle(channel, fn)`) whose channel tool code invokes across the bridge
+(`ipcRenderer.invoke(channel)`, or a preload method exposed with `contextBridge.exposeInMainWorld`).
 """
 
 from __future__ import annotations
@@ -442,8 +444,9 @@ def _bound_from_registry(mod: TsModule, at: Node, ident: Node) -> bool:
         scope = mod.enclosing_function(scope)
     if value is None:
         return False
-    return bool(re.search(r"(tools?|handlers?|registry|toolMap|functions)\b\s*(\[|\.get\()", mod.node_text(value),
-                          re.I))
+    # `tools[name]`, `registry.get(name)`, or a wrapper's `const original = agentTool.execute` (every tool wrapped)
+    return bool(re.search(r"(tools?|handlers?|registry|toolMap|functions)\b\s*(\[|\.get\()|"
+                          r"^\w*tool\w*\??\.(execute|run|call|invoke|handler)$", mod.node_text(value).strip(), re.I))
 
 
 def _tool_budgeted(mod: TsModule, project: TsProject, tool_fn: Node) -> bool:
@@ -642,8 +645,105 @@ class _Unbounded:
     """How to name it."""
     tool_fn: Node
     """The tool code it runs in."""
+    label: str
+    """How to name that tool code."""
     signal: str | None
     """The caller's stop signal it passes (its only bound), if any."""
+
+
+_IPC_SEND = {"invoke", "send", "sendSync"}
+_IPC_RECEIVE = {"handle", "handleOnce", "on", "once"}
+
+
+def _ipc_tool_handlers(project: TsProject) -> dict[Key, tuple[str, bool]]:
+    """Electron main-process handlers (`ipcMain.handle("shell:run", fn)`) that tool code reaches across the IPC
+    bridge, mapped to (channel, whether some invoking tool runs under a budget): tool code calls
+    `ipcRenderer.invoke("shell:run", …)` itself, or a method the preload script exposes
+    (`contextBridge.exposeInMainWorld("desk", { runShell: (id, cmd) => ipcRenderer.invoke("shell:run", id, cmd) })`,
+    called as `window.desk.runShell(…)`). The handler's work is part of that tool call."""
+
+    def build() -> dict[Key, tuple[str, bool]]:
+        if not any("ipcMain" in m.text for m in project.modules.values()):
+            return {}
+        invoked: dict[str, bool] = {}
+        exposed: dict[tuple[str, str], str] = {}
+        for mod in project.modules.values():
+            if "ipcRenderer" not in mod.text or is_test_module(mod):
+                continue
+            for call in calls_named(mod, _IPC_SEND):
+                if receiver(cname(mod, call)) != "ipcRenderer" or not mod.arguments(call):
+                    continue
+                channel = string_value(mod, mod.arguments(call)[0])
+                tool_fn = in_tool_code(mod, project, call)
+                if channel is None:
+                    continue
+                if tool_fn is not None:
+                    invoked[channel] = invoked.get(channel, False) or _under_budget(mod, call) or \
+                        _tool_budgeted(mod, project, tool_fn)
+                    continue
+                fn = mod.enclosing_function(call)
+                pair = fn.parent if fn is not None else None
+                obj = pair.parent if pair is not None and pair.type == "pair" else None
+                args = obj.parent if obj is not None and obj.type == "object" else None
+                bridge = args.parent if args is not None and args.type == "arguments" else None
+                if bridge is None or last(cname(mod, bridge)) != "exposeInMainWorld":
+                    continue
+                api = string_value(mod, mod.arguments(bridge)[0]) if mod.arguments(bridge) else None
+                if api is not None and pair is not None:
+                    exposed[(api, mod.node_text(pair.child_by_field_name("key")))] = channel
+        if exposed:
+            for mod in project.modules.values():
+                if is_test_module(mod):
+                    continue
+                for call in calls_named(mod, {m for _, m in exposed}):
+                    parts = cname(mod, call).split(".")
+                    channel = exposed.get((parts[-2], parts[-1])) if len(parts) >= 2 else None
+                    tool_fn = in_tool_code(mod, project, call) if channel is not None else None
+                    if channel is not None and tool_fn is not None:
+                        invoked[channel] = invoked.get(channel, False) or _under_budget(mod, call) or \
+                            _tool_budgeted(mod, project, tool_fn)
+        out: dict[Key, tuple[str, bool]] = {}
+        for mod in project.modules.values():
+            if "ipcMain" not in mod.text:
+                continue
+            for call in calls_named(mod, _IPC_RECEIVE):
+                args = mod.arguments(call)
+                channel = string_value(mod, args[0]) if args and receiver(cname(mod, call)) == "ipcMain" else None
+                handler = unwrap(args[-1]) if channel in invoked and len(args) >= 2 else None
+                if handler is None or channel is None:
+                    continue
+                if handler.type in FUNCTION_TYPES:
+                    out[key(mod, handler)] = (channel, invoked[channel])
+                elif handler.type == "identifier":  # `ipcMain.handle("job:run", runJob)`
+                    for fn in mod.functions():
+                        if fn.type != "method_definition" and mod.function_name(fn) == mod.node_text(handler):
+                            out[key(mod, fn)] = (channel, invoked[channel])
+        return out
+
+    return memo(project, "c11_ipc_tool_handlers", build)
+
+
+def _quoted_label(mod: TsModule, fn: Node) -> str:
+    label = fn_label(mod, fn)
+    return label if "`" in label else f"`{label}`"
+
+
+def _tool_code(mod: TsModule, project: TsProject, node: Node) -> tuple[Node, str] | None:
+    """The tool code `node` runs in and how to name it: a tool function, or a main-process IPC handler that tool
+    code invokes across the Electron bridge (None when a budget around the invoking tool bounds it)."""
+    tool_fn = in_tool_code(mod, project, node)
+    if tool_fn is not None:
+        return tool_fn, _quoted_label(mod, tool_fn)
+    handlers = _ipc_tool_handlers(project)
+    if not handlers:
+        return None
+    for anc in mod.ancestors(node):
+        found = handlers.get(key(mod, anc)) if anc.type in FUNCTION_TYPES else None
+        if found is not None:
+            channel, budgeted = found
+            return None if budgeted else (anc, f"{_quoted_label(mod, anc)} (the main-process side of IPC channel "
+                                               f"`{channel}`, which tool code invokes)")
+    return None
 
 
 def _unbounded_requests(mod: TsModule, project: TsProject, instances: dict[str, bool]) -> Iterator[_Unbounded]:
@@ -663,11 +763,12 @@ def _unbounded_requests(mod: TsModule, project: TsProject, instances: dict[str, 
             deadline = _framework_deadline(mod, project, call, signal)
             if deadline or (deadline is None and not _timed_elsewhere(mod, signal)):
                 continue
-        tool_fn = in_tool_code(mod, project, call)
-        if tool_fn is None or _under_budget(mod, call) or _tool_budgeted(mod, project, tool_fn) or \
-                _caller_budgeted(mod, project, tool_fn):
+        found_tool = _tool_code(mod, project, call)
+        tool_fn = found_tool[0] if found_tool is not None else None
+        if found_tool is None or tool_fn is None or _under_budget(mod, call) or \
+                _tool_budgeted(mod, project, tool_fn) or _caller_budgeted(mod, project, tool_fn):
             continue
-        yield _Unbounded(call=call, what=what, tool_fn=tool_fn, signal=signal)
+        yield _Unbounded(call=call, what=what, tool_fn=tool_fn, label=found_tool[1], signal=signal)
 
 
 def _instance_calls(mod: TsModule) -> dict[str, Node]:
@@ -694,7 +795,7 @@ def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `fetch(url)`, an axios or got request in tool code with no timeout and no budget around it: no signal,
     or only the caller's stop signal where the module shows that signal carries no deadline (it adds
     `AbortSignal.timeout` to it elsewhere). Requests sent through an `axios.create(...)` client without a `timeout`
-    are reported once, at the client.
+    are reported once, at the client (at the request when the client serves only that one).
 
     `fetch` and axios wait indefinitely by default (axios `timeout: 0`): a server that stops answering holds
     the tool, and the whole turn, forever, and no layer ever reports which tool hung.
@@ -713,7 +814,7 @@ def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         bound = f"only the caller's stop signal `{req.signal}`" if req.signal else "no abort signal"
         yield Hit(
             node=req.call,
-            claim=f"{req.what} in tool code `{fn_label(mod, req.tool_fn)}` has no timeout, {bound} and no budget "
+            claim=f"{req.what} in tool code {req.label} has no timeout, {bound} and no budget "
                   "around it; fetch and axios wait indefinitely by default",
             consequence="a server that stops responding hangs the tool call and the agent turn indefinitely, with no "
                         "error naming the tool",
@@ -721,7 +822,20 @@ def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                       "map its `TimeoutError` to the tool's classified timeout",
         )
     for client, reqs in by_client.items():
-        tools = ", ".join(dict.fromkeys(f"`{fn_label(mod, r.tool_fn)}`" for r in reqs))
+        tools = ", ".join(dict.fromkeys(r.label for r in reqs))
+        sites = [c for c in calls_named(mod, _AXIOS_VERBS) if receiver(cname(mod, c)) == client]
+        if len(sites) == 1:  # the client's one request: cite it; several share the client, the place to fix them all
+            yield Hit(
+                node=reqs[0].call,
+                claim=f"{reqs[0].what} in tool code {tools} goes through the axios client `{client}` created without "
+                      f"a `timeout` at line {mod.line(created[client])} (axios waits forever by default), with no "
+                      "timeout of its own and no budget around it",
+                consequence="a server that stops responding hangs the tool call and the agent turn indefinitely, with "
+                            "no error naming the tool",
+                direction=f"give `{client}` a `timeout` shorter than the tool's budget (or pass one with this "
+                          "request) and map its `ECONNABORTED` to the tool's classified timeout",
+            )
+            continue
         yield Hit(
             node=created[client],
             claim=f"the axios client `{client}` is created without a `timeout` (axios waits forever by default), "
@@ -834,7 +948,9 @@ def _kill_timer_in(mod: TsModule, fn: Node) -> bool:
 @rule(CheckId.C11, lang="typescript", name="exec-without-timeout")
 def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a child process a tool runs (`execSync`, `exec`, `execFile`, `spawnSync`, `execa`, or `spawn` with no
-    kill timer) with no `timeout` option, no abort signal and no budget around it.
+    kill timer) with no `timeout` option, no abort signal and no budget around it. An Electron main-process
+    handler that tool code invokes over IPC (`window.api.runShell(...)` → `ipcMain.handle("shell:run", …)`) is
+    tool code too: the tool waits for its reply.
 
     A command that never exits (it waits for input, or a network call inside it hangs) blocks the tool forever,
     and the loop never gets a timeout it could report.
@@ -855,16 +971,17 @@ def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             continue
         if opts is not None and _options_verdict(mod, opts, call) is not False:
             continue
-        tool_fn = in_tool_code(mod, project, call)
-        if tool_fn is None or _under_budget(mod, call) or _tool_budgeted(mod, project, tool_fn) or \
-                _caller_budgeted(mod, project, tool_fn):
+        found_tool = _tool_code(mod, project, call)
+        tool_fn = found_tool[0] if found_tool is not None else None
+        if found_tool is None or tool_fn is None or _under_budget(mod, call) or \
+                _tool_budgeted(mod, project, tool_fn) or _caller_budgeted(mod, project, tool_fn):
             continue
         fn = mod.enclosing_function(call)
         if not kind.endswith("Sync") and fn is not None and _kill_timer(mod, fn):
             continue
         yield Hit(
             node=call,
-            claim=f"`{cname(mod, call)}(...)` ({kind}) in tool code `{fn_label(mod, tool_fn)}` has no `timeout`, "
+            claim=f"`{cname(mod, call)}(...)` ({kind}) in tool code {found_tool[1]} has no `timeout`, "
                   "no abort signal and no budget around it",
             consequence="a command that never exits hangs the tool call and the agent turn, and nobody learns which "
                         "tool is stuck",

@@ -12,7 +12,8 @@ Shapes detected:
   through to an ordinary `return` of the last answer (or marks the run with the success status, `run.status =
   "done"`), cited at that return.
 - `sdk-step-cap-returns-as-done`: `generateText({ tools, maxSteps })` (or `stopWhen` with a step count) of the `ai`
-  package whose text is taken as the answer without reading the finish reason or the step count.
+  package whose text is taken as the answer without reading the finish reason or the step count (a finish reason
+  only printed in `onStepFinish` is not read).
 - `sdk-loop-without-step-cap`: an SDK tool loop that stops only on the model's choice (`stopWhen:
   hasToolCall("finish")` without `stepCountIs(n)`), or a turn cap set to `Infinity` (`maxTurns`, `recursionLimit`).
 - `limit-error-caught-as-done`: a `catch` that recognises the turn-limit error (`MaxTurnsExceededError`,
@@ -21,6 +22,8 @@ Shapes detected:
   depth limit compared anywhere.
 - `subagent-fanout-without-cap`: a tool that runs a model call or sub-agent per item of a model-supplied list
   (`Promise.all(tasks.map(runWorker))`, a `for … of` over it) with no cap on the list's length.
+- `subagent-depth-never-checked`: a sub-agent started with its depth raised by one (`new Worker({ depth: ctx.depth
+  + 1 })`) where no module of the project ever compares that depth.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     memo,
     model_index,
     module_consts,
+    module_speaks_llm,
     nodes_in,
     receiver,
     resolve_call,
@@ -663,6 +667,29 @@ _CAP_CHECK = re.compile(r"\bfinishReason\b|\bfinish_reason\b|\bsteps\s*\.\s*leng
                         r"(?:[<>=!]=?|===)\s*[\w.]*steps\s*\.\s*length\b")
 
 
+_FINISH_NAMES = frozenset({"finishReason", "finish_reason"})
+_LOGGERS = re.compile(r"^(console|_?log|_?logger|debug)$|\.(debug|info|log|warn|trace|verbose)$", re.I)
+
+
+def _cap_checked(mod: TsModule, fn: Node) -> bool:
+    """Whether the function looks at the finish reason or the step count. A finish reason only printed
+    (`console.debug("step", step.finishReason)` in `onStepFinish`) checks nothing."""
+    text = code_text(mod, fn)
+    m = _CAP_CHECK.search(text)
+    if m is None:
+        return False
+    if not m.group(0).startswith("finish") or re.search(r"steps\s*\.\s*length", text):
+        return True
+    for node in iter_subtree(fn):
+        if node.type not in ("property_identifier", "identifier") or \
+                mod.node_text(node) not in _FINISH_NAMES:
+            continue
+        outer = next((a for a in mod.ancestors(node) if a.type in ("call_expression", "statement_block")), None)
+        if outer is None or outer.type != "call_expression" or not _LOGGERS.search(cname(mod, outer)):
+            return True
+    return False
+
+
 def _result_escapes(mod: TsModule, call: Node) -> bool:
     """Whether the whole result of the call leaves the function (returned or handed on), so a caller can read its
     finish reason."""
@@ -713,7 +740,7 @@ def sdk_step_cap_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[
             continue
         if cap_key == "stopWhen" and _step_cap(mod, keys[cap_key]) is False:
             continue  # no step cap at all: `sdk-loop-without-step-cap`
-        if _CAP_CHECK.search(code_text(mod, fn)) or _result_escapes(mod, call):
+        if _cap_checked(mod, fn) or _result_escapes(mod, call):
             continue
         cap = keys[cap_key]
         pair = cap.parent if cap.parent is not None and cap.parent.type == "pair" else call
@@ -1095,4 +1122,110 @@ def subagent_fanout_without_cap(mod: TsModule, project: TsProject) -> Iterator[H
                         "with whatever the model asks for",
             direction=f"cap `{listed}` (a `.max(n)` in the schema, or refuse lists longer than a fixed maximum) and "
                       "count sub-agents against the run's budget",
+        )
+
+
+_DEPTH_KEY = re.compile(r"^(depth|level|nesting|nestingLevel|generation|[a-z]\w*Depth|\w+_depth)$")
+
+
+def _incremented(mod: TsModule, value: Node | None) -> str | None:
+    """`ctx.depth + 1` / `1 + depth` / `++level`: the depth-like value it raises, else None."""
+    node = unwrap(value)
+    if node is None or node.type != "binary_expression" or mod.node_text(node.child_by_field_name("operator")) != "+":
+        return None
+    sides = [unwrap(node.child_by_field_name(f)) for f in ("left", "right")]
+    if not any(s is not None and s.type == "number" and mod.node_text(s) == "1" for s in sides):
+        return None
+    for side in sides:
+        if side is not None and side.type in ("identifier", "member_expression"):
+            name = last(mod.dotted(side))
+            if name and _DEPTH_KEY.match(name):
+                return mod.dotted(side)
+    return None
+
+
+def _agent_class_names(project: TsProject) -> set[str]:
+    """Names of the project's agent classes (once per project): a method reaches the model, or the class loops in
+    a module that builds chat messages and tool calls (a run loop over an injected client)."""
+
+    def build() -> set[str]:
+        out: set[str] = set()
+        for head, *_rest in model_index(project).reaching.values():
+            cls = head.node.parent.parent if head.node.type == "method_definition" and head.node.parent else None
+            name = cls.child_by_field_name("name") if cls is not None and cls.type in ("class_declaration",
+                                                                                        "class") else None
+            if name is not None:
+                out.add(head.module.node_text(name))
+        for mod in project.modules.values():
+            if is_test_module(mod) or "class" not in mod.text or not module_speaks_llm(mod, project):
+                continue
+            for cls in mod.nodes("class_declaration"):
+                name = cls.child_by_field_name("name")
+                if name is not None and any(n.type in LOOP_TYPES for n in iter_subtree(cls)):
+                    out.add(mod.node_text(name))
+        return out
+
+    return memo(project, "c12_agent_classes", build)
+
+
+def _starts_agent(mod: TsModule, project: TsProject, obj: Node) -> str | None:
+    """What the options object configures when that reaches the model: `new Worker({...})` of a project class
+    whose methods call the model, or a call of a project function that does."""
+    parent = obj.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "satisfies_expression"):
+        parent = parent.parent
+    call = parent.parent if parent is not None and parent.type == "arguments" else None
+    if call is None:
+        return None
+    if call.type == "new_expression":
+        name = last(cname(mod, call))
+        return f"new {name}" if name in _agent_class_names(project) else None
+    if call.type == "call_expression":
+        reaching = model_index(project).reaching
+        if is_model_call(mod, call) or any(key(t.module, t.node) in reaching
+                                           for t in resolve_call(mod, project, call)):
+            return cname(mod, call)
+    return None
+
+
+def _compared_anywhere(project: TsProject, name: str) -> bool:
+    """Whether any first-party module compares a value named `name` (`ctx.depth >= MAX_DEPTH`, `level < 3`)."""
+
+    quoted = re.escape(name)
+    compare = re.compile(rf"\b{quoted}\b\s*\)?\s*(<=?|(?<![=>])>=?|[!=]==?)(?!>)|"
+                         rf"(<=?|(?<![=>])>=?|[!=]==?)\s*\(?\s*[\w$.?]*\b{quoted}\b")
+
+    def build() -> bool:
+        return any(not is_test_module(mod) and name in mod.text and compare.search(code_text(mod, mod.tree.root_node))
+                   for mod in project.modules.values())
+
+    return memo(project, f"c12_compared_{name}", build)
+
+
+@rule(CheckId.C12, lang="typescript", name="subagent-depth-never-checked")
+def subagent_depth_never_checked(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a sub-agent started with its nesting depth raised by one (`new Worker({ ...opts, depth: ctx.depth + 1
+    })`, `runAgent(task, { level: level + 1 })`) where no module of the project ever compares that depth: the
+    counter is carried down but no ceiling reads it, so a delegate can delegate again without end."""
+    if is_test_module(mod) or "1" not in mod.text:
+        return
+    for pair in mod.nodes("pair"):
+        k = mod.node_text(pair.child_by_field_name("key")).strip("'\"")
+        if not _DEPTH_KEY.match(k):
+            continue
+        raised = _incremented(mod, pair.child_by_field_name("value"))
+        obj = pair.parent
+        if raised is None or obj is None or obj.type != "object":
+            continue
+        started = _starts_agent(mod, project, obj)
+        if started is None or _compared_anywhere(project, k) or _compared_anywhere(project, last(raised)):
+            continue
+        yield Hit(
+            node=pair,
+            claim=f"`{started}` is given `{k}: {raised} + 1`, but no code of the project compares `{k}` against a "
+                  "limit",
+            consequence="a sub-agent can start sub-agents of its own without end; cost and nesting grow until the "
+                        "process or the budget gives out",
+            direction=f"refuse to delegate (or withhold the delegating tool) once `{k}` reaches a fixed maximum, and "
+                      "report that as a limit, not an answer",
         )

@@ -3,7 +3,8 @@
 Shapes detected:
 - `window-cut-orphans-tool-result`: the history cut by count alone (`messages.slice(-N)`, `history.shift()` until
   it fits, also on a copy such as `const [first, ...rest] = history`, `messages.splice(1, k)`, an agent SDK's
-  input items `run(agent, items.slice(-N))`) with no check that a tool result keeps its call. A message converter
+  input items `run(agent, items.slice(-N))`, the stored rows a `loadHistory()` hands back as `rows.slice(-n)`)
+  with no check that a tool result keeps its call. A message converter
   on the way (`toProvider(window)`, which merges tool results) and a stop condition (`hasToolCall("done")`) are not
   pairing checks; dropping leading tool messages, cutting at a user turn, or filtering orphans by id are. Not cuts
   of a model history: bounded windows of bookkeeping records (`occurrencesHistory` in a `ToolCallChecker`), a
@@ -377,6 +378,7 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
         sized = method == "slice" and _size_cut(mod, call)
         if not _is_history(mod, obj) and (method == "slice" or not _history_copy(mod, obj)) and \
                 not (method == "slice" and _agent_input_cut(mod, call, obj)) and \
+                not (method == "slice" and _history_loader(mod, call)) and \
                 not (sized and _items_kept_back(mod, call, obj)):
             continue
         base = mod.dotted(unwrap(obj))
@@ -397,10 +399,22 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
             if len(args) < 2 or number_value(mod, args[1]) == 0:
                 continue
             count = code_text(mod, args[1])
-            if _removed_by_identity(mod, call, base):
-                continue
+            removed = number_value(mod, args[1])
+            if _removed_by_identity(mod, call, base) or (removed is not None and len(args) - 2 >= removed):
+                continue  # `splice(i, 1, a, b)` rewrites one message as two: a replacement, nothing is cut
             if _size_guarded(mod, call) or _TRIMMER.search(count) or ".length" in count:
                 yield call, text, base
+
+
+_LOADER_FN = re.compile(r"^#?(get|load|fetch|read|restore|select|recent|latest|last)\w*(messages|history|conversation|"
+                        r"turns|transcript|contents)$", re.I)
+
+
+def _history_loader(mod: TsModule, call: Node) -> bool:
+    """A cut inside a function that loads the conversation (`loadHistory(chat) { return rows.slice(-n).map(toTurn)
+    }`): whatever the rows are called, the function's name says they are the history it hands back."""
+    fn = mod.enclosing_function(call)
+    return fn is not None and bool(_LOADER_FN.match(mod.function_name(fn)))
 
 
 def _removed_by_identity(mod: TsModule, call: Node, base: str) -> bool:

@@ -9,8 +9,9 @@ Shapes detected:
   holding a metadata object (`system: { hostname, platform }` of a log record) is not a prompt.
 - `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `{ ...registry }` /
   `for (… of registry)` feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry
-  is filled in discovery or completion order (`readdir`/`glob` loops, per-item callbacks that run concurrently and
-  fill after an `await` or in a `.then`), directly, through a registry class's `register(tool)` method, or returned
+  is filled in discovery or completion order (`readdir`/`glob` loops, also over a local assigned the listing later,
+  per-item callbacks that run concurrently and fill after an `await` or in a `.then`), directly, through a registry
+  class's `register(tool)` method (called from outside or as `this.register(…)` inside the class), or returned
   by a loader; a loader's registry handed on whole (`tools: { ...(await loadTools()) }`) is cited at its fill. A class
   field filled by a method that concurrent per-item loads reach after an `await` (`Promise.all(ms.map((m) =>
   this.load(m)))` → `await import(…)` → `this.register(tool)`) counts as filled in completion order.
@@ -608,10 +609,27 @@ def _unsorted_discovery(mod: TsModule, expr: Node | None) -> str | None:
     m = _DISCOVERY.search(text)
     if m is None:
         if expr.type == "identifier":
-            value = _local_value(mod, expr)
-            return _unsorted_discovery(mod, value) if value is not None and not same(value, expr) else None
+            for value in _local_values(mod, expr):
+                why = _unsorted_discovery(mod, value) if not same(value, expr) else None
+                if why is not None:
+                    return why
         return None
     return m.group(0).rstrip("(.<").strip()
+
+
+def _local_values(mod: TsModule, ident: Node) -> list[Node]:
+    """What a local holds where `ident` reads it: its initialiser and the values assigned to it before
+    (`let entries: string[] = []; try { entries = readdirSync(dir) } catch { return }`)."""
+    name = mod.node_text(ident)
+    fn = mod.enclosing_function(ident)
+    out = [v] if (v := _local_value(mod, ident)) is not None else []
+    for assign in nodes_in(mod, fn, "assignment_expression") if fn is not None else ():
+        left = assign.child_by_field_name("left")
+        value = unwrap(assign.child_by_field_name("right"))
+        if assign.start_byte < ident.start_byte and left is not None and left.type == "identifier" and \
+                mod.node_text(left) == name and value is not None:
+            out.append(value)
+    return out
 
 
 def _local_value(mod: TsModule, ident: Node) -> Node | None:
@@ -663,8 +681,9 @@ _REGISTER_FN = re.compile(r"^_?(register|add|use|install|define|load)\w*", re.I)
 
 def _filled_fields(mod: TsModule, project: TsProject, fill: Node) -> Iterator[tuple[TsModule, str]]:
     """The fields a registry method fills when `fill` calls it (`registry.register(tool)` runs
-    `this.tools.set(tool.name, tool)` in the `ToolRegistry` class): the order of the calls is the fields' order."""
-    if fill.type != "call_expression" or receiver(cname(mod, fill)) in ("", "this"):
+    `this.tools.set(tool.name, tool)` in the `ToolRegistry` class, or `this.add(name, def)` inside the class runs
+    `this.defs[name] = def`): the order of the calls is the fields' order."""
+    if fill.type != "call_expression" or not receiver(cname(mod, fill)):
         return
     for target in resolve_call(mod, project, fill):
         if target.node.type != "method_definition":

@@ -2,7 +2,9 @@
 
 Shapes detected:
 - `tool-event-missing-call-id`: a tool call / result event recorded as an object (`events.push({...})`,
-  `emit({...})`, `this.emit("tool_result", {...})`, `logger.info({...})`, a JSON line) with no call id.
+  `emit({...})`, `this.emit("tool_result", {...})`, `logger.info({...})`, a JSON line, the module's own recorder
+  `log("tool", {...})` that writes its fields out) with no call id; an event kind of just `"tool"` counts. A
+  provider part recorded whole (`{ call: part.functionCall }`) carries its id.
 - `tool-call-logged-without-id`: in a project with no tracing integration, tool execution logged by name
   (`console.log("running tool " + name)`) in a function that never touches a call id nor hands the whole call
   object to an event or record (`dispatchEvent("tool-call", { toolCall: { ...toolCall } })`).
@@ -13,6 +15,8 @@ Shapes detected:
   `stream_options: { include_usage: true }`, so the stream never carries usage; also a raw HTTP request to a
   `/chat/completions` endpoint (`fetch` with `body: JSON.stringify({ stream: true, messages })`, `axios.post`) in a
   project that never reads usage.
+- `finish-callback-omits-usage`: an `ai` request's `onFinish` / `onStepFinish` records an event without its usage
+  (or, where no code reads usage, hands a recorder only `step.text`).
 - `stream-event-usage-dropped`: a hand-decoded stream handles the event that carries usage (Responses API
   `response.completed`, Anthropic `message_start` / `message_delta`, the `ai` package's `finish` part) without reading
   it, in a project where no code reads usage (declaring the wire type of usage does not count).
@@ -39,6 +43,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     cname,
     code_text,
     fn_label,
+    function_defs,
     imports_of,
     is_model_call,
     is_test_module,
@@ -159,11 +164,19 @@ def _tool_event(mod: TsModule, obj: Node, kind_hint: str | None) -> bool:
     values = [v for v in (string_value(mod, n) for n in keys.values()) if v]
     tool_key = any(_TOOL_KEY.search(k) for k in keys)
     tool_value = [v for v in values if _TOOL_KIND_VALUE.search(v) and len(v) < 40]
+    bare = [v for k, n in keys.items() if k in _KIND_KEYS and (v := string_value(mod, n)) in _BARE_TOOL_KINDS]
     if kind_hint is not None:
-        return bool(set(keys) & _PAYLOAD_KEYS) or tool_key
+        return bool(set(keys) & _PAYLOAD_KEYS) or tool_key or "name" in keys
+    if bare and (set(keys) & _PAYLOAD_KEYS or "name" in keys):
+        return True  # `{ event: "tool", name, ok: true }`: the event kind says it is one tool run
     if not (tool_key or tool_value):
         return False
     return bool(set(keys) & _PAYLOAD_KEYS) or any(_CALL_EVENT.search(v) for v in tool_value)
+
+
+_KIND_KEYS = frozenset({"event", "type", "kind", "evt", "ev", "category"})
+_BARE_TOOL_KINDS = frozenset({"tool", "function", "Tool", "TOOL"})
+"""An event kind that is just the word `tool` (`{ event: "tool", name, ok }`, `log("tool", { name })`)."""
 
 
 _OWNER_ID = re.compile(r"^(chat|session|sess|conversation|conv|thread|user|job|tenant|org|organization|project|"
@@ -182,6 +195,9 @@ def _has_id(mod: TsModule, obj: Node) -> bool:
         if whole is not None and whole.type in ("identifier", "shorthand_property_identifier") and \
                 _CALL_OBJECT.match(mod.node_text(whole)):
             return True  # the whole call object (`{ toolCall: { ...call } }`, `{ call }`) carries its id
+        if whole is not None and whole.type == "member_expression" and \
+                _WHOLE_PART.match(mod.node_text(whole.child_by_field_name("property"))):
+            return True  # `{ call: part.functionCall }`, `{ result: part.functionResponse }`: the part carries its id
         if node.type == "pair":
             name = mod.node_text(node.child_by_field_name("key")).strip("'\"`[]")
         elif node.type == "shorthand_property_identifier":
@@ -249,6 +265,8 @@ def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
     tail, recv = last(name), receiver(name)
     if _METRIC.search(tail):
         return None  # `recordToolCallMetrics(...)`: a counter's attributes, where an id would explode cardinality
+    if _product_analytics(name):
+        return None
     args = mod.arguments(call)
     if name == "JSON.stringify":
         outer = call.parent
@@ -271,14 +289,38 @@ def _event_sink(mod: TsModule, obj: Node) -> tuple[str, str | None] | None:
         return f"`{name}`", kind
     if _EMIT_FUNC.match(tail):
         kind = string_value(mod, args[0]) if args and not same(args[0], obj) else None
-        if kind is not None and not _EVENT_KIND.search(kind.replace(" ", "_")):
+        if kind is not None and not (_EVENT_KIND.search(kind.replace(" ", "_")) or kind in _BARE_TOOL_KINDS):
             return None
         return f"`{name}`", kind
+    if not recv and _writes_record(mod, name):
+        # `log("tool", { name })` where `function log(event, fields)` writes a JSON line: the project's own recorder
+        kind = string_value(mod, args[0]) if args and not same(args[0], obj) else None
+        if kind is not None and not (_EVENT_KIND.search(kind.replace(" ", "_")) or kind in _BARE_TOOL_KINDS):
+            return None
+        return f"`{name}` (it writes the record)", kind
     if recv and tail not in _NOT_RECORDING and _SINK_RECEIVER.search(last(recv)):
         # `log.write({...})`, `trace.step("tools", {...})`, `this.audit.record({...})`: an event log's method
         kind = string_value(mod, args[0]) if args and not same(args[0], obj) else None
         return f"`{name}`", kind if kind is not None and _SINK_KIND.search(kind.replace(" ", "_")) else None
     return None
+
+
+_WRITES = re.compile(r"\bJSON\.stringify\s*\(|\.(write|appendFile|appendFileSync|writeSync)\s*\(|"
+                     r"\b(console|logger|log)\.(log|info|debug|warn|error)\s*\(")
+
+
+def _writes_record(mod: TsModule, name: str) -> bool:
+    """Whether `name` is a function of the module that takes its fields as parameters and writes them out (a JSON
+    line to stdout or a file, a logger call): a first-party event recorder."""
+    if not name or "." in name:
+        return False
+    for fn in function_defs(mod).get(name, []):
+        params = {n for p in ts.params(fn) for n in ts.bound_names(mod, ts.param_pattern(p))}
+        body = code_text(mod, fn)
+        if len(params) >= 2 and _WRITES.search(body) and any(re.search(rf"\.\.\.{re.escape(p)}\b", body) or
+                                                            re.search(rf"\b{re.escape(p)}\b", body) for p in params):
+            return True
+    return False
 
 
 _SINK_KIND = re.compile(r"(?i:^(tool|function)[_:.\- ]?(call|result|output|start|end|finish|error|invocation|return|"
@@ -332,10 +374,21 @@ def _loose_sink(mod: TsModule, obj: Node) -> str | None:
     if call is None or call.type != "call_expression":
         return None
     name = cname(mod, call)
-    return f"`{name}`" if _EMIT_FUNC.match(last(name)) and not _METRIC.search(last(name)) else None
+    return f"`{name}`" if _EMIT_FUNC.match(last(name)) and not _METRIC.search(last(name)) \
+        and not _product_analytics(name) else None
 
 
 _METRIC = re.compile(r"(Metric|metric|Counter|counter|Histogram|histogram|Gauge|gauge|Stats?$)")
+_ANALYTICS_CLIENT = re.compile(r"(?i:analytics|posthog|mixpanel|segment|amplitude|rudder|plausible|usage_?stats)|"
+                               r"(^|\.)(Tel|Telemetry|telemetry)(\.|$)")
+
+
+def _product_analytics(name: str) -> bool:
+    """`Tel.getInstance().trackToolCall({...})`, `analytics.track(...)`, `posthog.capture(...)`: product usage
+    analytics, sent to a vendor to count feature use, is not the run's event record, and a call id has no place
+    there."""
+    tail, recv = last(name), receiver(name)
+    return bool(recv) and tail.startswith(("track", "capture")) and bool(_ANALYTICS_CLIENT.search(recv))
 
 
 def _idless_tool_events(mod: TsModule) -> list[tuple[Node, tuple[str, str | None]]]:
@@ -345,7 +398,9 @@ def _idless_tool_events(mod: TsModule) -> list[tuple[Node, tuple[str, str | None
         if is_test_module(mod) or ("tool" not in mod.text and "Tool" not in mod.text and "unction" not in mod.text):
             return []
         methods = _sink_methods(mod.text)
+        writers = [n for n in function_defs(mod) if "." not in n and _writes_record(mod, n)]
         recorders = [*calls_named(mod, _RECORD_LASTS), *calls_matching(mod, _EMIT_FUNC),
+                     *(c for c in calls_named(mod, writers) if not receiver(cname(mod, c))),
                      *(c for c in calls_named(mod, methods) if _SINK_RECEIVER.search(last(receiver(cname(mod, c)))))]
         objects = {key(mod, a): a for call in recorders for arg in mod.arguments(call) for a in _object_args(arg)}
         out: list[tuple[Node, tuple[str, str | None]]] = []
@@ -613,6 +668,9 @@ def _mentions_id(mod: TsModule, fn: Node) -> bool:
 _EVENT_CALL = re.compile(r"^(dispatchEvent|dispatch|emit|publish|record\w*|track\w*|trace\w*|notify\w*|"
                          r"on[A-Z]\w*|handle\w*Event|send\w*Event|append\w*|push)$")
 _CALL_OBJECT = re.compile(r"^(toolCall|tool_call|toolUse|tool_use|functionCall|function_call|call|tc)$")
+_WHOLE_PART = re.compile(r"^(toolCall|tool_call|toolUse|tool_use|functionCall|function_call|functionResponse|"
+                         r"function_response|toolResult|tool_result)$")
+"""A provider part that carries its own call id (Gemini `functionCall` / `functionResponse` have an `id`)."""
 
 
 def _records_whole_call(mod: TsModule, fn: Node) -> bool:
@@ -1024,22 +1082,43 @@ def _ai_requests(mod: TsModule) -> Iterator[tuple[Node, Node]]:
                 yield new, opts
 
 
-def _callback_records(mod: TsModule, cb: Node) -> Node | None:
+_STEP_RECORDER = re.compile(r"^_?(log|record|save|store|append|add|push|track|persist|emit|write)\w*$", re.I)
+
+
+def _callback_records(mod: TsModule, cb: Node, projections: bool = True) -> Node | None:
     """The first event record (an event sink, an `emit`/`logEvent`-style recorder, a structured logger) made in a
-    callback."""
+    callback, or a recorder (`logStep`, `history.push`, `saveStep`) handed only a projection of the step it is
+    given (`logStep(step.text)`): what it keeps leaves the usage behind."""
+    param = _first_param_name(mod, cb)
     for call in nodes_in(mod, cb, "call_expression"):
         for arg in mod.arguments(call):
             for obj in _object_args(arg):
                 if _loose_sink(mod, obj) is not None:
                     return call
+        name = cname(mod, call)
+        if projections and param and not name.startswith("console.") and _STEP_RECORDER.match(last(name)):
+            args = [unwrap(a) for a in mod.arguments(call)]
+            projected = [a for a in args if a is not None and a.type == "member_expression" and
+                         mod.dotted(a).split(".", 1)[0] == param]
+            whole = any(a is not None and a.type == "identifier" and mod.node_text(a) == param for a in args)
+            if projected and not whole:
+                return call
     return None
+
+
+def _first_param_name(mod: TsModule, fn: Node) -> str:
+    """The name of a callback's first parameter when it is a plain identifier (`(step) => …`), else ""."""
+    found = ts.params(fn)
+    pattern = ts.param_pattern(found[0]) if found else None
+    return mod.node_text(pattern) if pattern is not None and pattern.type == "identifier" else ""
 
 
 @rule(CheckId.C15, lang="typescript", name="finish-callback-omits-usage")
 def finish_callback_omits_usage(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags an `ai` request (`streamText`, `generateText`, an `ai` `Agent`) whose `onFinish` / `onStepFinish`
     callback records an event (`logEvent({...})`, `events.push({...})`, `logger.info({...})`) without the `usage` /
-    `totalUsage` it is handed, while nothing else around the request reads usage and no telemetry is on. The run's
+    `totalUsage` it is handed, while nothing else around the request reads usage and no telemetry is on; in a project
+    where no code reads usage, also a recorder handed only a projection of the step (`logStep(step.text)`). The run's
     event record exists but never says what the run cost."""
     if is_test_module(mod) or ("onFinish" not in mod.text and "onStepFinish" not in mod.text):
         return
@@ -1054,7 +1133,9 @@ def finish_callback_omits_usage(mod: TsModule, project: TsProject) -> Iterator[H
         outer = _outermost_function(mod, call)
         if _USAGE_WORDS.search(code_text(mod, outer if outer is not None else opts)):
             continue
-        record = next((r for cb in callbacks if (r := _callback_records(mod, cb)) is not None), None)
+        # a recorder fed a projection of the step (`logStep(step.text)`) counts only where no code reads usage
+        record = next((r for cb in callbacks
+                       if (r := _callback_records(mod, cb, not _facts(project).reads_usage)) is not None), None)
         if record is None:
             continue
         yield Hit(
