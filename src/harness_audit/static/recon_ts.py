@@ -86,7 +86,8 @@ _MODEL_LASTS = frozenset({"create", "parse", "stream", "runTools", "generateCont
 _MODEL_RECEIVER = re.compile(r"(llm|model|chat|chain|anthropic|openai|gemini|claude|gpt|ollama|mistral|groq|provider)",
                              re.I)
 _LLM_MODULES = ("openai", "@anthropic-ai/", "ai", "@ai-sdk/", "@langchain/", "langchain", "@google/genai",
-                "@google/generative-ai", "ollama", "@mistralai/", "groq-sdk", "@openai/agents", "cohere-ai")
+                "@google/generative-ai", "ollama", "@mistralai/", "groq-sdk", "@openai/agents", "cohere-ai",
+                "@aws-sdk/client-bedrock", "@huggingface/inference", "together-ai", "@cerebras/", "replicate")
 _AGENTS_MODULES = ("@openai/agents", "@openai/agents-core")
 _LANGGRAPH_MODULES = ("@langchain/langgraph",)
 _LOOP_AGENT_CLASSES = frozenset({"Agent", "Experimental_Agent", "ToolLoopAgent", "AgentExecutor"})
@@ -100,6 +101,13 @@ _MODEL_URL = re.compile(
     r"|api\.x\.ai|api\.together\.xyz|api\.fireworks\.ai|bedrock-runtime"
     r"|\}/(responses|completions)['\"`?]")
 _MODEL_KEYS = frozenset({"messages", "input", "prompt", "contents"})
+MODEL_COMMAND = re.compile(r"^(Converse|ConverseStream|InvokeModel|InvokeModelWithResponseStream|InvokeAgent|"
+                           r"InvokeInlineAgent)Command$")
+"""AWS SDK v3 commands that run a Bedrock model (sent with `client.send(new ...Command(input))`)."""
+REALTIME_REQUEST = re.compile(r"""\btype\s*:\s*["'`]response\.create["'`]""")
+"""A realtime (speech-to-speech) session's request for the next model response: the turn's model call."""
+_EVENT_REGISTRATIONS = frozenset({"on", "addEventListener", "addListener", "once", "subscribe", "onMessage"})
+
 
 # ---------------------------------------------------------------- HTTP
 _HTTP_METHODS = frozenset({"get", "post", "put", "patch", "delete", "head", "options", "request"})
@@ -358,6 +366,7 @@ class _ModuleRecon:
         self.scan_calls()
         self.scan_new()
         self.scan_loops()
+        self.scan_event_loops()
         self.scan_functions()
         self.scan_declarations()
         self.scan_objects()
@@ -389,6 +398,15 @@ class _ModuleRecon:
             prop = self.text(node.child_by_field_name("property"))
             return _history_name(prop) or self.gemini_contents(prop)
         return False
+
+    def _history_class_items(self, call: Node, obj: Node) -> bool:
+        """`this.items.slice(-n)` in a class named for the conversation (`class ConversationHistory`): the class
+        holds the history whatever its field is called."""
+        if obj.type != "member_expression" or self.text(obj.child_by_field_name("object")) != "this":
+            return False
+        cls = next((a for a in self.mod.ancestors(call) if a.type in ("class_declaration", "class")), None)
+        name = cls.child_by_field_name("name") if cls is not None else None
+        return name is not None and bool(_HISTORY_PARAM.search(self.text(name)))
 
     def gemini_contents(self, name: str) -> bool:
         """`contents` in a module that builds Gemini turns (`functionResponse` parts, `role: "model"`): Gemini's
@@ -485,8 +503,9 @@ class _ModuleRecon:
         if obj is not None and not self.is_history(obj) and last == "slice":
             fn = self.mod.enclosing_function(call)
             args = self.mod.arguments(call)
-            if fn is not None and _HISTORY_LOADER_FN.match(self.mod.function_name(fn)) and len(args) == 1 and \
-                    args[0].type == "unary_expression" and self.text(args[0]).startswith("-"):
+            if fn is not None and len(args) == 1 and args[0].type == "unary_expression" and \
+                    self.text(args[0]).startswith("-") and (_HISTORY_LOADER_FN.match(self.mod.function_name(fn))
+                                                            or self._history_class_items(call, obj)):
                 self.add(K.TRUNCATION, call, "medium")
             return
         if obj is None or not self.is_history(obj):
@@ -497,9 +516,10 @@ class _ModuleRecon:
             self.add(K.HISTORY_APPEND if inserting else K.TRUNCATION, call)
         elif last in ("shift", "pop"):
             self.add(K.TRUNCATION, call, "medium")
-        elif args and not (len(args) == 1 and self.text(args[0]) == "0") and not _spliced_or_iterated(call):
+        elif args and not (len(args) == 1 and self.text(args[0]) == "0") and (
+                not _spliced_or_iterated(call) or _tail_only(self.mod, call, args)):
             # `slice()`/`slice(0)` only copy; `[...h.slice(0, i), x, ...h.slice(i)]` and `for (m of h.slice(k))`
-            # rebuild or walk the history rather than shorten it
+            # rebuild or walk the history rather than shorten it; `[system, ...h.slice(-N)]` keeps only its tail
             negative = args[0].type == "unary_expression" and self.text(args[0]).startswith("-")
             self.add(K.TRUNCATION, call, "high" if negative or self._assigned_back(call) else "medium")
 
@@ -696,6 +716,30 @@ class _ModuleRecon:
             retry = self._retry_loop(loop, body)
             if retry is not None:
                 self.add(K.RETRY, loop, retry)
+
+    def scan_event_loops(self) -> None:
+        """`ws.on("message", (raw) => this.onServerEvent(raw))` where handling an event can ask the model for the
+        next response: an event-driven agent loop (a realtime session, a socket or queue consumer) has no loop
+        statement; the registration is where its turns begin."""
+        reach, names = self.facts.reach, self.names
+        if not reach and not self.facts.model:
+            return
+        for call in self.mod.calls():
+            last = _last(names.get(call.id, ""))
+            if last not in _EVENT_REGISTRATIONS:
+                continue
+            args = self.mod.arguments(call)
+            handler = _unwrap(args[-1]) if len(args) >= 2 else None
+            if handler is None:
+                continue
+            if handler.type in ("identifier", "member_expression"):
+                hit = self.mod.dotted(handler) in reach
+            else:
+                hit = handler.type in FUNCTION_TYPES and any(
+                    c.id in self.facts.model or names.get(c.id, "") in reach
+                    for c in self.mod.inside(self.mod.calls(), handler))
+            if hit:
+                self.add(K.AGENT_LOOP, call, "medium")
 
     def _for_of(self, loop: Node, body: Node) -> None:
         """`for (const tc of toolCalls)`, `for await (const chunk of stream)`."""
@@ -1003,6 +1047,13 @@ def _statement(node: Node) -> Node:
     return node
 
 
+def _tail_only(mod: TsModule, call: Node, args: list[Node]) -> bool:
+    """`[system, ...history.slice(-MAX)]`: a single negative start keeps only the newest messages, which is a cut
+    even when the tail is spread into the request."""
+    return len(args) == 1 and args[0].type == "unary_expression" and mod.node_text(args[0]).startswith("-") and \
+        call.parent is not None and call.parent.type == "spread_element"
+
+
 def _spliced_or_iterated(call: Node) -> bool:
     """A slice spread into a new array (maybe through a ternary) or walked by a `for ... of`."""
     parent = call.parent
@@ -1176,6 +1227,13 @@ def _model_call(mod: TsModule, facts: _Facts, llm_module: bool, call: Node, name
     imports = facts.imports
     last = _last(name)
     root = name.split(".")[0]
+    if last == "send":
+        first = next(iter(mod.arguments(call)), None)
+        if first is not None and first.type == "new_expression" and MODEL_COMMAND.match(_last(mod.call_name(first))):
+            return "high"  # AWS SDK v3: `client.send(new ConverseStreamCommand({...}))`
+    if REALTIME_REQUEST.search(mod.node_text(call)[:300]) and any(
+            a.type == "object" and REALTIME_REQUEST.search(mod.node_text(a)[:200]) for a in mod.arguments(call)):
+        return "high"  # a realtime session asked for the next model response: `send({ type: "response.create" })`
     if last in _MODEL_LASTS:
         if name.endswith(_MODEL_SUFFIXES):
             return "high"
@@ -1298,7 +1356,7 @@ def _named_function(mod: TsModule, node: Node) -> str | None:
     return mod.function_name(fn) if fn is not None else None
 
 
-def _model_functions(mod: TsModule, facts: _Facts) -> set[str]:
+def _model_functions(mod: TsModule, facts: _Facts, extra: set[int] | frozenset[int] = frozenset()) -> set[str]:
     """Functions of `mod` that call a model, closed over same-module calls (`run -> step -> callModel -> create`).
 
     Only names defined once in the module count: in a bundle, `fn` or `transform` name many functions and a call
@@ -1307,7 +1365,7 @@ def _model_functions(mod: TsModule, facts: _Facts) -> set[str]:
     for fn in mod.functions():
         name = mod.function_name(fn)
         defined[name] = defined.get(name, 0) + 1
-    fn_names = {n for call in mod.calls() if call.id in facts.model
+    fn_names = {n for call in mod.calls() if call.id in facts.model or call.id in extra
                 for n in [_named_function(mod, call)] if n is not None and defined.get(n) == 1}
     for _ in range(3):
         grown = False
@@ -1378,11 +1436,17 @@ def find_ts_landmarks(project: TsProject) -> Iterator[LandmarkCandidate]:
     all_facts = {path: _module_facts(mod) for path, mod in project.modules.items()}
     resolved: dict[tuple[str, str], str | None] = {}
     fn_modules = [path for path, facts in all_facts.items() if facts.model_fns]
-    for path, mod in project.modules.items():
-        all_facts[path].reach = _reach(mod, project, all_facts[path], all_facts, resolved, fn_modules)
     methods = {m for path in fn_modules for m in _class_model_methods(project.modules[path], all_facts[path])}
     if methods:
-        for facts in all_facts.values():
+        for path, facts in all_facts.items():
             facts.client_methods = methods
+            mod = project.modules[path]
+            via_client = {call.id for call in mod.calls() if _client_method_call(facts.names.get(call.id, ""), methods)}
+            if via_client:
+                # a turn that calls the model through a project client (`this.client.chat(...)`) calls the model
+                facts.model_fns |= _model_functions(mod, facts, via_client)
+        fn_modules = [path for path, facts in all_facts.items() if facts.model_fns]
+    for path, mod in project.modules.items():
+        all_facts[path].reach = _reach(mod, project, all_facts[path], all_facts, resolved, fn_modules)
     for path, mod in project.modules.items():
         yield from _ModuleRecon(mod, all_facts[path]).run()

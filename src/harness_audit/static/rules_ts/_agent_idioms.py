@@ -17,6 +17,7 @@ from typing import TypeVar
 from tree_sitter import Node
 
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, INDEXED_TYPES, LOOP_TYPES, TsModule, TsProject
+from harness_audit.static.recon_ts import MODEL_COMMAND, REALTIME_REQUEST
 
 T = TypeVar("T")
 
@@ -337,7 +338,9 @@ _HTTP_POSTERS = {"fetch", "axios.post", "axios", "got.post", "ky.post", "request
 _OLLAMA = {"ollama.chat", "ollama.generate"}
 MODEL_LASTS = frozenset({last(s) for s in _SDK_SUFFIXES} | AI_SDK_FUNCS | _LANGCHAIN_METHODS | {"chat", "generate",
                                                                                                 "fetch", "post",
-                                                                                                "axios", "request"})
+                                                                                                "axios", "request",
+                                                                                                "send"})
+
 """Last names a model call can have (the cheap filter before `is_model_call`)."""
 
 
@@ -352,6 +355,13 @@ def is_model_call(mod: TsModule, call: Node) -> bool:
     if name.endswith(_SDK_SUFFIXES) or name in _OLLAMA:
         return True
     tail = last(name)
+    if tail == "send":
+        args = mod.arguments(call)
+        first = unwrap(args[0]) if args else None
+        if first is not None and first.type == "new_expression" and MODEL_COMMAND.match(last(mod.call_name(first))):
+            return True  # AWS SDK v3: `client.send(new ConverseStreamCommand({...}))`
+        if first is not None and first.type == "object" and REALTIME_REQUEST.search(mod.node_text(first)[:200]):
+            return True  # a realtime session asks for the next response: `send({ type: "response.create" })`
     if tail in AI_SDK_FUNCS and (name == tail or receiver(name) in ("ai", "AI")):
         return True
     if tail in _LANGCHAIN_METHODS and _MODEL_RECEIVER.search(receiver(name)):
