@@ -820,3 +820,92 @@ def test_every_landmark_passes_the_gate(tmp_path: Path) -> None:
             gated = validate_landmark(lm, ctx)
             assert not hasattr(gated, "reason"), f"{case}: the gate refused {lm.kind} at {lm.line}: {gated}"
             assert getattr(gated, "line", None) == lm.line, f"{case}: {lm.kind} moved from {lm.line} to {gated}"
+
+
+def test_agent_loop_through_a_turn_method_that_calls_the_client() -> None:
+    """`run -> this.turn -> this.client.chat -> fetch(/api/chat)`: a loop two methods above the project client."""
+    client = _CLIENT_FILES["fetch-anthropic-js"][1]
+    agent = """\
+export class Agent {
+  constructor(api) { this.api = api; }
+  async turn(messages) {
+    return this.api.send({ messages });
+  }
+  async run(messages) {
+    for (let i = 0; i < 8; i++) {
+      const reply = await this.turn(messages);
+      if (!reply.tool_calls) return reply;
+    }
+  }
+}
+"""
+    found = _project_landmarks({"bg/anthropic.js": client, "src/agent.js": agent})
+    assert ("src/agent.js", "agent-loop", 7) in found
+
+
+def test_bedrock_converse_command_is_a_model_call() -> None:
+    source = """\
+import { BedrockRuntimeClient, ConverseCommand } from "@aws-sdk/client-bedrock-runtime";
+const client = new BedrockRuntimeClient({});
+export async function run(messages) {
+  while (true) {
+    const out = await client.send(new ConverseCommand({ modelId: "m", messages }));
+    if (out.stopReason !== "tool_use") return out;
+  }
+}
+"""
+    assert ("src/run.mjs", "agent-loop", 4) in _project_landmarks({"src/run.mjs": source})
+
+
+def test_realtime_session_handler_is_an_event_driven_agent_loop() -> None:
+    source = """\
+import WebSocket from "ws";
+export class Session {
+  constructor(url) {
+    this.ws = new WebSocket(url);
+    this.ws.on("message", (raw) => this.onEvent(JSON.parse(raw.toString())));
+    this.ws.on("close", () => console.log("closed"));
+  }
+  send(event) { this.ws.send(JSON.stringify(event)); }
+  async onEvent(ev) {
+    if (ev.type === "response.function_call_arguments.done") await this.answer(ev);
+  }
+  async answer(ev) {
+    const output = await runTool(ev.name, JSON.parse(ev.arguments));
+    this.send({ type: "conversation.item.create", item: { type: "function_call_output", call_id: ev.call_id, output } });
+    this.send({ type: "response.create" });
+  }
+}
+"""
+    found = _project_landmarks({"src/session.js": source})
+    assert ("src/session.js", "agent-loop", 5) in found
+    assert ("src/session.js", "agent-loop", 6) not in found
+
+
+def test_tail_window_spread_into_the_request_is_truncation() -> None:
+    source = """\
+export class Chat {
+  history = [];
+  request() {
+    return [{ role: "system", content: "be brief" }, ...this.history.slice(-20)];
+  }
+}
+"""
+    assert ("src/chat.ts", "truncation", 4) in _project_landmarks({"src/chat.ts": source})
+
+
+def test_a_history_class_keeps_a_tail_window_of_its_items() -> None:
+    source = """\
+export class ConversationLog {
+  items = [];
+  add(item) { this.items.push(item); }
+  recent(n) { return this.items.slice(-n); }
+}
+export class Cache {
+  items = [];
+  recent(n) { return this.items.slice(-n); }
+}
+"""
+    found = _project_landmarks({"src/log.ts": source})
+    assert ("src/log.ts", "truncation", 4) in found
+    assert ("src/log.ts", "truncation", 8) not in found
