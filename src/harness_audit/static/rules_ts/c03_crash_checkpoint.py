@@ -294,7 +294,7 @@ def state_file_overwritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 _vocabulary(mod.node_text(path)) is None:
             yield from _generic_writer(mod, project, fn, call, mod.node_text(path))
             continue
-        if _compacted_log(project, mod, path):
+        if _compacted_log(project, mod, path) or _binary_artifact(mod, call, path):
             continue
         judged = _judge_write(mod, fn, path, call)
         if judged is not None and _editor_fs(mod.call_name(call).rpartition(".")[0]):
@@ -304,6 +304,29 @@ def state_file_overwritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                              "reads")
         if judged is not None:
             yield _hit(call, mod.node_text(path), judged)
+
+
+_BINARY = re.compile(r"(screenshot|image|img|png|jpe?g|webp|gif|audio|video|pdf|photo|thumbnail)s?$", re.I)
+_BINARY_FILE = re.compile(r"\.(png|jpe?g|webp|gif|bmp|mp3|wav|ogg|mp4|webm|pdf|zip)\b", re.I)
+
+
+def _binary_artifact(mod: TsModule, call: Node, path: Node) -> bool:
+    """`writeFile(join(dir, "shots/3.png"), step.screenshot)`: image, audio or archive bytes saved as an artifact are
+    not run state; nothing resumes from a screenshot, and a torn one is a broken picture, not a wrong state."""
+    args = mod.arguments(call)
+    data = args[1] if len(args) > 1 else None
+    if data is not None and data.type in ("identifier", "member_expression") and \
+            _BINARY.search(mod.node_text(data).rsplit(".", 1)[-1]):
+        return True
+    if _BINARY_FILE.search(mod.node_text(path)):
+        return True
+    fn = mod.enclosing_function(call)
+    if fn is None:
+        return False
+    text = mod.node_text(fn)
+    # `relPath = \`shots/${i}.png\`` before `writeFile(join(dir, relPath), ...)`
+    return any(_BINARY_FILE.search(m.group(1)) for name in re.findall(r"[A-Za-z_$][\w$]*", mod.node_text(path))
+               for m in re.finditer(rf"\b{re.escape(name)}\s*=\s*([^;\n]*)", text))
 
 
 def _compacted_log(project: TsProject, mod: TsModule, path: Node) -> bool:

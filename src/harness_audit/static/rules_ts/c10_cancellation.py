@@ -723,6 +723,32 @@ def _stream_checks_abort(mod: TsModule, call: Node) -> bool:
     return False
 
 
+def _built_from_holder(mod: TsModule, call: Node, sig: ts.SignalRef) -> bool:
+    """`let params = buildParams(model, context, options); client.models.generateContentStream(params)`: the request
+    is built by a helper handed the object that holds the signal (`options.signal`), which may well put it in the
+    request's config; the builder decides, not this call."""
+    holder = sig.expr.split(".", 1)[0].rstrip("?")
+    if "." not in sig.expr or not holder.isidentifier() or holder == "this":
+        return False
+    fn = mod.enclosing_function(call)
+    text = mod.node_text(fn) if fn is not None else ""
+    for arg in mod.arguments(call):
+        node = ts.unwrap(arg)
+        if node is None:
+            continue
+        if node.type == "call_expression":
+            built = [mod.node_text(node.child_by_field_name("arguments"))]
+        elif node.type == "identifier":
+            name = re.escape(mod.node_text(node))
+            built = [m.group(1) for m in re.finditer(
+                rf"\b{name}\s*=\s*(?:await\s+)?[\w$.]+\s*\(([^;]*)\)", text)]
+        else:
+            continue
+        if any(re.search(rf"(?<![\w$.]){re.escape(holder)}\b(?!\s*\.\s*(?!signal\b)\w)", b) for b in built):
+            return True
+    return False
+
+
 @rule(CheckId.C10, lang="typescript", name="request-ignores-abort-signal")
 def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags an outbound request (`fetch`, undici, axios, got, ky) or SDK model call made where an `AbortSignal`
@@ -737,7 +763,7 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
         signals = _available_signals(mod, project, call, model=_is_model(mod, call))
         if not signals or ts.passes_signal(mod, call, kind[1]) or ts.in_abort_handler(mod, call) or \
                 _raced_against_abort(mod, call) or \
-                _stream_checks_abort(mod, call):
+                _stream_checks_abort(mod, call) or _built_from_holder(mod, call, signals[0]):
             continue
         sig = signals[0]
         claim = f"`{kind[0]}(...)` is issued without `{sig.expr}`, the abort signal available here"

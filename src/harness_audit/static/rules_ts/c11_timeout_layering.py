@@ -945,6 +945,21 @@ def _kill_timer_in(mod: TsModule, fn: Node) -> bool:
         bool(re.search(r"addEventListener\(\s*['\"]abort['\"][^)]*\)?[\s\S]{0,200}\.kill\(", text))
 
 
+def _fire_and_forget(mod: TsModule, call: Node) -> bool:
+    """`exec('open "' + url + '"', (err) => log(err))` as a statement of its own, outside any `new Promise(...)`:
+    nothing waits for the process, so it cannot hold the tool or the turn."""
+    parent = call.parent
+    if parent is None or parent.type != "expression_statement":
+        return False
+    fn = mod.enclosing_function(call)
+    while fn is not None:
+        holder = fn.parent.parent if fn.parent is not None and fn.parent.type == "arguments" else None
+        if holder is not None and holder.type == "new_expression" and mod.call_name(holder) == "Promise":
+            return False
+        fn = mod.enclosing_function(fn)
+    return True
+
+
 @rule(CheckId.C11, lang="typescript", name="exec-without-timeout")
 def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a child process a tool runs (`execSync`, `exec`, `execFile`, `spawnSync`, `execa`, or `spawn` with no
@@ -967,7 +982,7 @@ def exec_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         first = unwrap(mod.arguments(call)[0]) if mod.arguments(call) else None
         if kind in _BUN_SPAWN and first is not None and first.type == "object":
             opts = first  # `Bun.spawn({ cmd, timeout })`
-        if isinstance(opts, bool):
+        if isinstance(opts, bool) or (not kind.endswith("Sync") and _fire_and_forget(mod, call)):
             continue
         if opts is not None and _options_verdict(mod, opts, call) is not False:
             continue
