@@ -13,12 +13,13 @@ from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, Verdict
 
 CORPUS = Path(__file__).parent / "bench_corpus"
-TUNED_CORPORA = [CORPUS, *(CORPUS.with_name(n) for n in ("bench_corpus_ts", "bench_corpus_ts_holdout",
-                                                           "bench_corpus_ts_holdout2", "bench_corpus_ts_holdout3"))]
-"""The corpora the rules were developed against and meet the bar on: Python; TS/JS; three blind TS/JS sets, each
-studied in a later round after it had measured the round before. `bench_corpus_ts_holdout4` (never studied: the
-held-out measurement, run by hand) is checked only for a valid answer key."""
-HELD_OUT = [CORPUS.with_name("bench_corpus_ts_holdout4")]
+TUNED_CORPORA = [CORPUS, *(CORPUS.with_name(f"bench_corpus_ts{n}") for n in ("", "_holdout", "_holdout2", "_holdout3",
+                                                                              "_holdout4"))]
+"""The corpora the rules were developed against and meet the bar on: Python; TS/JS; four blind TS/JS sets, each
+studied in a later round after it had measured the round before."""
+HELD_OUT = [CORPUS.with_name(n) for n in ("bench_corpus_ts_holdout5", "bench_corpus_py_holdout")]
+"""Never studied: the held-out measurements of the TS/JS and the Python engines, run by hand (their numbers are in
+benchmarks/README.md), checked here only for a valid answer key."""
 
 
 @pytest.mark.parametrize("corpus", [*TUNED_CORPORA, *HELD_OUT], ids=lambda p: p.name)
@@ -26,7 +27,7 @@ def test_answer_key_loads_and_names_every_check(corpus: Path) -> None:
     key = load_answers(corpus)
     assert {d.check for d in key.defects} == set(CheckId)
     assert key.controls
-    if corpus in TUNED_CORPORA:
+    if corpus in TUNED_CORPORA[:2]:  # the visible corpora hold a control for every check; later sets most checks
         assert {c for ctl in key.controls for c in ctl.checks} == set(CheckId)
     for project in key.projects:
         assert (corpus / project).is_dir()

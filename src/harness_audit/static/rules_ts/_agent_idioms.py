@@ -18,6 +18,7 @@ from tree_sitter import Node
 
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, INDEXED_TYPES, LOOP_TYPES, TsModule, TsProject
 from harness_audit.static.recon_ts import MODEL_COMMAND, REALTIME_REQUEST
+from harness_audit.static.rules_ts._ts_idioms import dispatch_table
 
 T = TypeVar("T")
 
@@ -445,10 +446,75 @@ def resolve_call(mod: TsModule, project: TsProject, call: Node) -> list[FuncRef]
             other = project.resolve_import(mod, spec)
             if other is not None:
                 return [FuncRef(other, f, tail) for f in function_defs(other).get(tail, [])]
+    typed = _typed_receiver(mod, project, call, recv)
+    if typed is not None:
+        other, cls = typed
+        found = [FuncRef(other, f, tail) for f in function_defs(other).get(tail, []) if other.within(f, cls)]
+        if found:
+            return found
     if tail in _GENERIC or len(tail) < 5:
         return []
     found = _method_index(project).get(tail, [])
     return found if len(found) == 1 else []
+
+
+def _typed_receiver(mod: TsModule, project: TsProject, call: Node, recv: str) -> tuple[TsModule, Node] | None:
+    """The project class of a `this.field` receiver, from the field's declared type or `new` initialiser
+    (`constructor(private client: OllamaClient)`, `client = new Client()`), so `this.client.chat()` resolves even
+    when the method name is short or shared."""
+    if not recv.startswith("this.") or recv.count(".") != 1:
+        return None
+    field_name = recv[5:]
+    cls = enclosing_class(mod, call)
+    body = cls.child_by_field_name("body") if cls is not None else None
+    if body is None:
+        return None
+    type_name = None
+    for node in iter_subtree(body, into_functions=False):
+        if node.type in ("public_field_definition", "field_definition"):
+            name = node.child_by_field_name("name") or node.child_by_field_name("property")
+            if name is None or mod.node_text(name) != field_name:
+                continue
+            type_name = _declared_class(mod, node.child_by_field_name("type"), node.child_by_field_name("value"))
+        elif node.type == "method_definition" and mod.function_name(node) == "constructor":
+            params = node.child_by_field_name("parameters")
+            for param in params.named_children if params is not None else ():
+                pattern = param.child_by_field_name("pattern")
+                if param.type in ("required_parameter", "optional_parameter") and pattern is not None \
+                        and mod.node_text(pattern) == field_name:
+                    type_name = _declared_class(mod, param.child_by_field_name("type"),
+                                                param.child_by_field_name("value"))
+        if type_name:
+            break
+    if not type_name:
+        return None
+    home: TsModule | None = mod
+    spec, _, export = imports_of(mod).get(type_name, "").partition("#")
+    if spec:
+        home = project.resolve_import(mod, spec) if spec.startswith(".") else None
+        type_name = export if export and export != "default" else type_name
+    if home is None:
+        return None
+    for node in iter_subtree(home.tree.root_node, into_functions=False):
+        if node.type == "class_declaration":
+            name = node.child_by_field_name("name")
+            if name is not None and home.node_text(name) == type_name:
+                return home, node
+    return None
+
+
+def _declared_class(mod: TsModule, annotation: Node | None, value: Node | None) -> str | None:
+    """The class name a field's type annotation (`: Client`, `: Client<T>`) or `new Client(...)` value names."""
+    if annotation is not None:
+        named = next((n for n in iter_subtree(annotation) if n.type == "type_identifier"), None)
+        if named is not None:
+            return mod.node_text(named)
+    value = unwrap(value)
+    if value is not None and value.type == "new_expression":
+        ctor = value.child_by_field_name("constructor")
+        if ctor is not None and ctor.type == "identifier":
+            return mod.node_text(ctor)
+    return None
 
 
 def _method_index(project: TsProject) -> dict[str, list[FuncRef]]:
@@ -556,8 +622,16 @@ def model_index(project: TsProject) -> ModelIndex:
     return memo(project, "model_index", build)
 
 
+CALL_BLOCK_FIELDS = frozenset({"toolUse", "tool_use", "functionCall", "function_call", "toolCall", "tool_call"})
+"""The field of a content block / part that carries one tool call, by provider wire format: AWS Bedrock Converse
+`block.toolUse`, Gemini `part.functionCall`, legacy OpenAI `message.function_call`, and SDK-side `toolCall`."""
+RESULT_BLOCK_KEYS = frozenset({"toolResult", "functionResponse", "tool_call_id", "tool_use_id", "toolCallId",
+                               "toolUseId", "tool_result", "function_call_output", "tool-result"})
+"""Keys and type values that mark an object as one tool RESULT: Bedrock `{toolResult: {toolUseId}}`, Gemini
+`{functionResponse: {...}}`, OpenAI `{tool_call_id}`, Anthropic `{type: "tool_result", tool_use_id}`, OpenAI
+Responses / Realtime `{type: "function_call_output"}`, Vercel AI `{type: "tool-result", toolCallId}`."""
 _LLM_FIELD_WORDS = ("tool_calls", "tool_call_id", "tool_use_id", "toolCallId", "toolCalls", '"tool_use"', "'tool_use'",
-                    "function_call_output")
+                    "function_call_output", "toolUseId", "toolResult", "functionResponse", "done_reason")
 _LLM_ROLE = re.compile(r"role:\s*[\"'](tool|assistant)[\"']")
 
 
@@ -673,7 +747,8 @@ def _tool_roots(mod: TsModule) -> list[Node]:
             continue
         target = holder.child_by_field_name("name") or holder.child_by_field_name("property") or \
             holder.child_by_field_name("left")
-        if target is not None and _table_name(mod.dotted(target) or mod.node_text(target), agentish):
+        if target is not None and (_table_name(mod.dotted(target) or mod.node_text(target), agentish) or
+                                   target.type == "identifier" and dispatch_table(mod, mod.node_text(target))):
             out.extend(_table_entries(mod, value))
     for call in calls_named(mod, ("set", "register", "registerTool", "addTool")):
         name = cname(mod, call)

@@ -14,6 +14,7 @@ from typing import Literal, TypeVar
 from tree_sitter import Node
 
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
+from harness_audit.static.recon_ts import MODEL_COMMAND
 
 _T = TypeVar("_T")
 _CACHE: dict[tuple[str, int], tuple[TsModule, object]] = {}
@@ -557,16 +558,43 @@ def _enclosing_object_call(mod: TsModule, obj: Node) -> str:
 _REGISTRY_NAME = re.compile(r"tool|handler|registry|TOOL|HANDLER|REGISTRY")
 
 
+_DISPATCHER_FN = re.compile(r"(execute|exec|run|call|invoke|dispatch|handle|perform)_?(tool|function)(s|_?calls?|_?uses?)?$|"
+                            r"^_?(tool|function)_?(call|exec|dispatch|handler|runner)", re.I)
+_TOOL_NAME_KEY = re.compile(r"^(tool_?name|toolName|name|fn_?name|functionName)$|\.(name|toolName|tool_name)$")
+
+
+def dispatch_table(mod: TsModule, name: str) -> bool:
+    """Whether the module-level object `name` is a tool dispatch table: it is indexed by a computed key (`IMPLS[key]`)
+    inside a tool dispatcher (`runTool(name, input)`, `executeFunction`), or by the tool call's name
+    (`table[call.name]`, `table[toolName]`). Its values are then the tools, whatever the table is called."""
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
+        return False
+    for m in re.finditer(rb"(?<![\w$.])" + re.escape(name.encode()) + rb"\s*\[", mod.source):
+        ident = mod.tree.root_node.descendant_for_byte_range(m.start(), m.start() + len(name))
+        sub = ident.parent if ident is not None else None
+        if sub is None or sub.type != "subscript_expression" or sub.child_by_field_name("object") != ident:
+            continue
+        index = unwrap(sub.child_by_field_name("index"))
+        if index is None or index.type in ("string", "number", "template_string"):
+            continue
+        fn = mod.enclosing_function(sub)
+        if fn is not None and _DISPATCHER_FN.search(mod.function_name(fn)) or \
+                _TOOL_NAME_KEY.search(mod.node_text(index)) and TOOL_ARG_TEXT.search(mod.text) is not None:
+            return True
+    return False
+
+
 def _registry_object(mod: TsModule, obj: Node) -> bool:
-    """An object literal bound to a tool-registry name (`toolHandlers`, `TOOLS`, `this.toolMap`), whose values are
-    the tools themselves."""
+    """An object literal bound to a tool-registry name (`toolHandlers`, `TOOLS`, `this.toolMap`), or used as a tool
+    dispatch table (`dispatch_table`), whose values are the tools themselves."""
     holder = obj.parent
     if holder is not None and holder.type in ("as_expression", "satisfies_expression"):
         holder = holder.parent
     if holder is None:
         return False
     if holder.type == "variable_declarator":
-        return bool(_REGISTRY_NAME.search(mod.node_text(holder.child_by_field_name("name"))))
+        name = mod.node_text(holder.child_by_field_name("name"))
+        return bool(_REGISTRY_NAME.search(name)) or dispatch_table(mod, name)
     if holder.type == "assignment_expression":
         return bool(_REGISTRY_NAME.search(mod.node_text(holder.child_by_field_name("left"))))
     if holder.type in ("public_field_definition", "field_definition"):
@@ -1022,10 +1050,16 @@ _AI_FUNCS = {"generateText", "streamText", "generateObject", "streamObject", "em
 
 
 def is_model_call(mod: TsModule, call: Node) -> bool:
-    """An SDK model request (`openai` / `@anthropic-ai/sdk` style chains, the `ai` package's generate/stream)."""
+    """An SDK model request (`openai` / `@anthropic-ai/sdk` style chains, the `ai` package's generate/stream, the AWS
+    SDK v3 `client.send(new ConverseStreamCommand(...))` of Bedrock, whose request options come second)."""
     name = mod.call_name(call)
     if _MODEL_TAIL.search("." + name) and name.count(".") >= 2:
         return True
+    if name.endswith(".send"):
+        args = mod.arguments(call)
+        first = unwrap(args[0]) if args else None
+        return first is not None and first.type == "new_expression" and \
+            MODEL_COMMAND.match(last(mod.call_name(first))) is not None
     return name in _AI_FUNCS and imported_from(mod, name) == "ai"
 
 

@@ -17,6 +17,9 @@ Shapes detected:
 - `denied-call-returns-no-result`: a per-call function (a `useChat` `onToolCall({ toolCall })` handler, a `.map`
   callback over the calls whose return value is the result) that records the call's result but returns nothing on
   a denial / unknown-tool / validation check (`if (!window.confirm(...)) return;`, `if (!handler) return null`).
+- `handler-exit-skips-result`: a function that answers one tool call per invocation (an event handler or helper
+  handed the call, recording `{call_id: ev.call_id, ...}` at its end) `return`s earlier on an abort, denial,
+  unknown-tool or validation check without recording a result (event-driven harnesses have no loop around the call).
 - `declined-held-call-unanswered`: a function that settles a tool call held for a person's decision (its id kept in
   a field) records a result only on the approved path; the declined branch returns with the call unanswered.
 - `filtered-calls-never-answered`: tool calls filtered down to the known / allowed ones
@@ -43,6 +46,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import CALL_BLOCK_FIELDS, RESULT_BLOCK_KEYS
 
 _CALLS_ITER = re.compile(
     r"(tool_?calls?|function_?calls?|tool_?uses?|tool_?use_?blocks?|tool_?requests?|tool_?invocations?|"
@@ -63,8 +67,8 @@ _RECORD_FUNC = re.compile(
 """Helpers whose name says they record a result (`addToolResult`, `appendMessage`, `onToolResult`)."""
 _LOG_RECEIVER = re.compile(r"(^|\.)(console|_?log|_?logger|logging|debug|span|tracer|telemetry|metrics|stderr|stdout)$",
                            re.I)
-_RESULT_KEYS = {"tool_call_id", "tool_use_id", "toolCallId", "tool_result", "function_call_output", "tool-result"}
-"""Keys and values that mark an object as a tool result."""
+_RESULT_KEYS = set(RESULT_BLOCK_KEYS)
+"""Keys and values that mark an object as a tool result (every provider's wire format, see `RESULT_BLOCK_KEYS`)."""
 
 _DENIED = re.compile(r"(\bdeni|\bdeny|reject|forbid|blocked|disallow|not_?allowed|notAllowed)", re.I)
 """Words that name the refusal itself (`if (denied) continue`)."""
@@ -230,9 +234,14 @@ def _awaits_stream(mod: TsModule, loop: Node) -> bool:
 
 
 def _selects_calls(mod: TsModule, loop: Node, target: str) -> bool:
-    """Whether the loop body picks the tool calls out of the items by type (`item.type === "function_call"`)."""
+    """Whether the loop body picks the tool calls out of the items by type (`item.type === "function_call"`) or by
+    the field that carries a call in the provider's wire format (`if (!block.toolUse) continue` over Bedrock
+    content blocks, `if (part.functionCall)` over Gemini parts)."""
     body = loop.child_by_field_name("body")
     head = mod.source[body.start_byte:min(body.end_byte, body.start_byte + 600)] if body is not None else b""
+    fields = "|".join(sorted(CALL_BLOCK_FIELDS))
+    if re.search(rf"\bif\s*\(\s*!?\s*{re.escape(target)}\??\.({fields})\s*\)".encode(), head):
+        return True
     match = _CALLS_FILTER.search(head.decode("utf-8", errors="replace"))
     if match is None:
         return False
@@ -279,7 +288,21 @@ def _is_record(mod: TsModule, node: Node) -> bool:
         # `pending.push(toolMessage(p.call, out))`, `batch.push(new ToolMessage({...}))`: so does its maker
         return method in ("push", "unshift") and bool(args) and (
             _result_object(mod, args[0]) or _result_maker(mod, args[0]))
-    return bool(_RECORD_FUNC.match(method or name))
+    if _RECORD_FUNC.match(method or name):
+        return True
+    # `await this.append({ role: "tool", ... })`, `session.add(toolMessage(...))`: whatever the helper is called,
+    # handing it a tool-result object records the result
+    return any(_result_object(mod, a) and _carries_content(mod, a) for a in mod.arguments(node)[:2])
+
+
+_CONTENT_KEYS = {"content", "output", "result", "error", "text", "parts", "response", "json", "body", "data",
+                 "toolResult", "functionResponse", "item"}
+
+
+def _carries_content(mod: TsModule, obj: Node) -> bool:
+    """Whether a result-shaped object carries the result itself (`{role: "tool", content}`), not only the call's id
+    (`events.emit({type: "unknown_tool", toolCallId})` is a notice, not an answer)."""
+    return bool(set(mod.object_keys(obj)) & _CONTENT_KEYS)
 
 
 _RESULT_MAKER = re.compile(r"(tool_?(result|message|output|response|reply|answer)|function_?(result|output|response|"
@@ -576,8 +599,10 @@ def catch_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             if not later:
                 continue
             helper = _passes_call_to_helper(mod, handler, tl.target)
+            body = handler.child_by_field_name("body")
+            first = next((c for c in body.named_children if c.type != "comment"), None) if body is not None else None
             yield Hit(
-                node=handler,
+                node=first if first is not None and first != exit_stmt else handler,
                 verdict=_verdict(tl, helper),
                 claim=f"in the loop over `{tl.what}`, {_caught(mod, handler)} runs `{_exit_word(exit_stmt)}` before "
                       f"the call's result is pushed (line {mod.line(later[0])})",
@@ -801,6 +826,71 @@ def abort_exit_skips_results(mod: TsModule, project: TsProject) -> Iterator[Hit]
                 direction="before leaving, push a synthetic \"cancelled\" result for this call and every remaining "
                           "one",
                 confirm_hint=_loop_hint(tl, helper),
+            )
+
+
+def _handler_records(mod: TsModule, fn: Node) -> list[Node]:
+    """Result records in `fn`'s own body that answer a call handed in as a parameter (`{type:
+    "function_call_output", call_id: ev.call_id}` where `ev` is the parameter): `fn` answers one call per
+    invocation."""
+    names = set(mod.params(fn))
+    if not names:
+        return []
+    out: list[Node] = []
+    for node in _walk(fn.child_by_field_name("body") or fn):
+        if node.type != "call_expression" or not _is_record(mod, node):
+            continue
+        text = mod.node_text(node)[:800]
+        if any(re.match(rf"({'|'.join(map(re.escape, names))})\b", text[m.end():m.end() + 40])
+               for m in _ANSWER_KEY.finditer(text)):
+            out.append(node)
+    return out
+
+
+@rule(CheckId.C1, lang="typescript", name="handler-exit-skips-result")
+def handler_exit_skips_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a function that answers one tool call per invocation (an event handler or helper handed the call,
+    recording `{call_id: ev.call_id, ...}` / `{tool_call_id: call.id, ...}` at its end) with an earlier `if` that
+    `return`s on an abort, denial, unknown-tool or validation condition without recording a result. Event-driven
+    harnesses (realtime sockets, queue consumers) have no loop around the call, so that `return` is the call's
+    only exit without an answer and the conversation keeps an unanswered call."""
+    if "return" not in mod.text or not any(k in mod.text for k in _RESULT_KEYS):
+        return
+    loops = {tl.loop.id for tl in _tool_loops(mod, project)}
+    for fn in mod.nodes(*FUNCTION_TYPES):
+        body = fn.child_by_field_name("body")
+        if body is None or body.type != "statement_block" or fn.id in loops:
+            continue  # a `forEach` callback over the calls is judged as a loop
+        records = _handler_records(mod, fn)
+        if not records:
+            continue
+        first = min(r.start_byte for r in records)
+        for stmt in body.named_children:
+            if stmt.start_byte >= first:
+                break
+            if stmt.type != "if_statement":
+                continue
+            branch = stmt.child_by_field_name("consequence")
+            exit_stmt = _exit_of(mod, branch)
+            if exit_stmt is None or exit_stmt.type != "return_statement" or _throws(branch) or \
+                    _block_records(mod, project, branch) or stmt.child_by_field_name("alternative") is not None:
+                continue
+            cond = stmt.child_by_field_name("condition")
+            reason = _skip_reason(mod, cond) or _flag_reason(mod, cond) or (
+                "abort/cancellation" if _abort_reason(mod, cond) else None)
+            if reason is None:
+                continue
+            yield Hit(
+                node=stmt,
+                verdict=Verdict.CONFIRMED,
+                claim=f"`{mod.function_name(fn) or 'this handler'}` answers one tool call (line "
+                      f"{mod.line(records[0])}), but the {reason} check `{_text(mod, cond, 80)}` returns before "
+                      "that, recording no result for the call",
+                consequence="the conversation keeps a tool call with no output: the next response is rejected or "
+                            "the model waits for a result that never comes",
+                direction="record a synthetic result (\"cancelled\", \"denied\", \"invalid arguments\") for the call "
+                          "before returning",
+                confirm_hint="",
             )
 
 
@@ -1394,7 +1484,17 @@ def _result_object(mod: TsModule, node: Node) -> bool:
     if node.type != "object":
         return False
     keys = mod.object_keys(node)
-    return bool(set(keys) & _RESULT_KEYS) or mod.string_value(keys.get("type")) in _RESULT_KEYS
+    if bool(set(keys) & _RESULT_KEYS) or mod.string_value(keys.get("type")) in _RESULT_KEYS or \
+            mod.string_value(keys.get("role")) in ("tool", "function"):
+        return True
+    # a realtime event that carries the result item: `{type: "conversation.item.create", item: {...}}`
+    item = keys.get("item")
+    if item is not None and item.type == "object" and _result_object(mod, item):
+        return True
+    # an Anthropic / Gemini user turn that carries result blocks: `{role: "user", content: [{type: "tool_result"}]}`
+    blocks = keys.get("content") or keys.get("parts")
+    return blocks is not None and blocks.type == "array" and any(
+        b.type == "object" and _result_object(mod, b) for b in blocks.named_children)
 
 
 def _kept_name(mod: TsModule, call: Node) -> str | None:

@@ -750,7 +750,7 @@ def _element_names(mod: TsModule, project: TsProject) -> set[str]:
     def build() -> set[str]:
         names = {name for _, loop_names, _ in _history_loops(mod, project) for name in loop_names}
         names.update(name for _, loop_names, _ in _part_loops(mod, project) for name in loop_names)
-        for at in _element_byte_offsets(mod.source):
+        for at in _element_byte_offsets(mod.source, _dialect_words(mod)):
             node = mod.tree.root_node.descendant_for_byte_range(at, at + 1)
             for _ in range(6):  # up from `messages` in `const last = this.messages[i]` to its declarator
                 if node is None or node.type in ("variable_declarator", "assignment_expression") or \
@@ -974,7 +974,7 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             if key not in aliases:
                 # only a function that names a history array can bind an element of one
                 scope_text = mod.node_text(fn) if fn is not None else mod.text
-                aliases[key] = _element_aliases(mod, fn) if _takes_element(scope_text) else {}
+                aliases[key] = _element_aliases(mod, fn) if _takes_element(scope_text, _dialect_words(mod)) else {}
             alias = aliases[key].get(ident) or _loop_element(mod, project, ident, node) or \
                 _part_element(mod, project, aliases[key], ident, node)
             if alias is None:
@@ -1010,59 +1010,130 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     yield from _first_per_function(found)
 
 
+def _appending_helper(mod: TsModule, project: TsProject, call: Node) -> tuple[TsModule, Node, Node] | None:
+    """`await this.append(reply)` / `addMessage(msg)`: a project function that pushes the argument it is handed to
+    a history array; (its module, itself, the history array it pushes to)."""
+    args = mod.arguments(call)
+    if not args or len(args) > 2 or args[0].type != "identifier":
+        return None
+    for other, callee in project.resolve_call(mod, call):
+        params = callee.child_by_field_name("parameters")
+        positions = [q for q in params.named_children if q.type != "comment"] if params is not None else []
+        names = [other.node_text(n) for n in other.pattern_names(positions[0])] if positions else []
+        if not names:
+            continue
+        for inner in other.inside(other.calls(), callee):
+            fnode = inner.child_by_field_name("function")
+            if fnode is None or fnode.type != "member_expression" or \
+                    other.node_text(fnode.child_by_field_name("property")) not in ("push", "unshift"):
+                continue
+            inner_args = other.arguments(inner)
+            target = fnode.child_by_field_name("object")
+            if len(inner_args) == 1 and other.node_text(inner_args[0]) == names[0] and target is not None and \
+                    _history_name(other, target) is not None:
+                return other, callee, target
+    return None
+
+
 @rule(CheckId.C2, lang="typescript", name="pushed-message-mutated")
 def pushed_message_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a message object that is written after it was pushed to history in the same function (streaming
-    back-fill: push an empty assistant message, then `msg.content += delta`). The history entry changes after the
-    fact, so what was recorded and what was sent disagree."""
-    if ".push(" not in mod.text or not _mentions_history(mod, project):
+    back-fill: push an empty assistant message, then `msg.content += delta`; a final answer "cleaned up" or given a
+    sources footer after it was recorded), also when the push goes through a project helper that appends its
+    argument to history (`this.append(reply)`) and when the write goes into one of the message's parts (`for
+    (const block of msg.content) block.text = ...`). The history entry changes after the fact, so what was recorded
+    (and persisted) and what the model produced disagree."""
+    if not _mentions_history(mod, project):
         return
     for call in mod.calls():
         callee = call.child_by_field_name("function")
-        if callee is None or callee.type != "member_expression" or \
-                mod.node_text(callee.child_by_field_name("property")) not in ("push", "unshift"):
+        if callee is None:
             continue
         args = mod.arguments(call)
-        target = callee.child_by_field_name("object")
-        if len(args) != 1 or args[0].type != "identifier" or target is None or _history_name(mod, target) is None:
-            continue
+        helper = None
+        if callee.type == "member_expression" and \
+                mod.node_text(callee.child_by_field_name("property")) in ("push", "unshift"):
+            target = callee.child_by_field_name("object")
+            if len(args) != 1 or args[0].type != "identifier" or target is None or \
+                    _history_name(mod, target) is None:
+                continue
+        else:
+            helper = _appending_helper(mod, project, call)
+            if helper is None:
+                continue
+            target = None
         fn = mod.enclosing_function(call)
         if fn is None or _compaction(mod, fn):
             continue
-        place = _place(mod, fn, target)
-        judged = _judge(project, mod, fn, place, element=True) if place is not None else None
-        if place is None or judged is None:
-            continue
         name = mod.node_text(args[0])
-        write = _later_write(mod, project, fn, name, call)
-        if write is None:
+        writes = _later_writes(mod, project, fn, name, call)
+        if not writes:
             continue
-        yield Hit(
-            node=write,
-            verdict=judged.verdict,
-            claim=f"`{name}` is written after it was pushed to {judged.where} (line {mod.line(call)})",
-            consequence="the message in history changes after it was recorded: partial stream state can be committed, "
-                        "replays diverge, and the cached prefix is invalidated",
-            direction=f"finish building `{name}` (accumulate deltas in a local) and push it once complete",
-            confirm_hint=judged.hint,
-        )
+        if helper is not None:
+            other, hfn, htarget = helper
+            if _compaction(other, hfn):
+                continue
+            place = _place(other, hfn, htarget)
+            judged = _judge(project, other, hfn, place, element=True) if place is not None else None
+            if judged is not None:
+                judged = _Judged(judged.verdict, f"{judged.where} by `{mod.call_name(call)}`", judged.hint)
+        else:
+            place = _place(mod, fn, target)
+            judged = _judge(project, mod, fn, place, element=True, node=writes[0]) if place is not None else None
+        if judged is None:
+            continue
+        for write in writes:
+            yield Hit(
+                node=write,
+                verdict=judged.verdict,
+                claim=f"`{name}` is written after it was pushed to {judged.where} (line {mod.line(call)})",
+                consequence="the message in history changes after it was recorded: partial stream state can be "
+                            "committed, a stored copy no longer matches the live one, replays diverge, and the "
+                            "cached prefix is invalidated",
+                direction=f"finish building `{name}` (accumulate deltas in a local) and push it once complete",
+                confirm_hint=judged.hint,
+            )
 
 
-def _later_write(mod: TsModule, project: TsProject, fn: Node, name: str, after: Node) -> Node | None:
-    """The first write into `name.x` / `name[k]` (or a mutating method on its parts) after `after`, in `fn` or a
-    callback inside it, unless `name` is rebound first."""
+def _written_field(mod: TsModule, target: Node) -> str:
+    """`content` for `msg.content += d` / `msg.content.push(...)`: the first field under the root."""
+    cur = _unwrap(target)
+    last = ""
+    while cur.type in ("member_expression", "subscript_expression", "call_expression"):
+        if cur.type == "member_expression":
+            last = mod.node_text(cur.child_by_field_name("property"))
+        nxt = cur.child_by_field_name("function" if cur.type == "call_expression" else "object")
+        if nxt is None:
+            break
+        cur = _unwrap(nxt)
+    return last
+
+
+def _later_writes(mod: TsModule, project: TsProject, fn: Node, name: str, after: Node) -> list[Node]:
+    """The first write per field into `name.x` / `name[k]` (or a mutating method on its parts, or a write through a
+    loop over its parts: `for (const b of name.content) b.text = ...`) after `after`, in `fn` or a callback inside
+    it, unless `name` is rebound first."""
     rebinds = [v for v in mod.bindings(fn).get(name, []) if v.start_byte > after.end_byte]
     stop = min((v.start_byte for v in rebinds), default=fn.end_byte)
+    parts = [(scope, names) for scope, names, owner in _part_loops(mod, project)
+             if mod.node_text(owner) == name and scope.start_byte > after.end_byte and mod.within(scope, fn)]
+    out: dict[str, Node] = {}
     for node, target, method in _writes_in(mod, project, fn):
         if node.start_byte <= after.end_byte or node.start_byte >= stop:
             continue
         root = _root(target)
-        if root.type != "identifier" or mod.node_text(root) != name:
+        if root.type != "identifier":
             continue
-        if root == _unwrap(target) and method not in ("Object.assign",):
-            continue  # `msg.push(...)` on the message itself is not a message shape
-        return node
-    return None
+        if mod.node_text(root) != name:
+            if not any(mod.node_text(root) in names and mod.within(node, scope) for scope, names in parts):
+                continue
+            field = "parts"
+        else:
+            if root == _unwrap(target) and method not in ("Object.assign",):
+                continue  # `msg.push(...)` on the message itself is not a message shape
+            field = _written_field(mod, target)
+        out.setdefault(field, node)
+    return list(out.values())
 
 
 def _writes_in(mod: TsModule, project: TsProject, fn: Node) -> Iterator[tuple[Node, Node, str | None]]:
@@ -1079,10 +1150,17 @@ _ELEMENT_TAIL = re.compile(r"\w*\s*(!?\??\.(at|find|findLast)\(|\[)")
 _ELEMENT_TAIL_BYTES = re.compile(_ELEMENT_TAIL.pattern.encode("utf-8"))
 
 
-def _element_offsets(text: str) -> Iterator[int]:
+def _dialect_words(mod: TsModule) -> tuple[str, ...]:
+    """History words of the provider dialect the module speaks: a Responses / Realtime module keeps its
+    conversation as `items` / `input`, a Gemini module as `contents` (see `_history_name`)."""
+    return _WORDS + (("tems", "nput") if _speaks_responses(mod) else ()) + \
+        (("ontents",) if _speaks_gemini(mod) else ())
+
+
+def _element_offsets(text: str, words: tuple[str, ...] = _WORDS) -> Iterator[int]:
     """Offsets of history words followed by an element access (`messages[i]`, `history.at(-1)`): each word found
     with `find`, then the text after it matched (a regex over a whole module is slow)."""
-    for word in _WORDS:
+    for word in words:
         at = text.find(word)
         while at >= 0:
             if _ELEMENT_TAIL.match(text, at + len(word)):
@@ -1090,14 +1168,14 @@ def _element_offsets(text: str) -> Iterator[int]:
             at = text.find(word, at + len(word))
 
 
-def _takes_element(text: str) -> bool:
+def _takes_element(text: str, words: tuple[str, ...] = _WORDS) -> bool:
     """Whether a scope takes one element out of a history array."""
-    return next(_element_offsets(text), None) is not None
+    return next(_element_offsets(text, words), None) is not None
 
 
-def _element_byte_offsets(source: bytes) -> Iterator[int]:
+def _element_byte_offsets(source: bytes, words: tuple[str, ...] = _WORDS) -> Iterator[int]:
     """`_element_offsets` over the UTF-8 source, whose offsets are the tree's."""
-    for word in _WORDS:
+    for word in words:
         raw = word.encode("utf-8")
         at = source.find(raw)
         while at >= 0:

@@ -14,6 +14,11 @@ Shapes detected:
 - `interrupted-work-restarted`: recovery that re-queues work whose status says it was running and discards its
   recorded progress (`if (job.status === "running") { job.status = "queued"; job.messages = undefined }`), so the
   job re-runs from the start and repeats its side effects.
+- `running-work-requeued-onto-turn-checkpoint`: recovery SQL puts work found running back on the queue (`UPDATE ...
+  SET status = 'queued' WHERE status = 'running'`) while the project checkpoints a run only after the loop that runs
+  a turn's tool calls, so the resumed job re-runs the calls of the interrupted turn.
+- `state-split-across-writes` also flags a key-value write that stores a pointer (a count, an index) to an entry
+  written by a later, separate write (`kv.set([..., "meta"], {count: n + 1})` then `kv.set([..., "msg", n], m)`).
 - `done-marks-saved-after-loop`: a loop that performs an outside side effect per item and marks it done only in
   memory, while the state is saved once after the loop (suspected).
 """
@@ -29,6 +34,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import TOOL_DISPATCH_NAME
 
 _STRONG = re.compile(r"(state|session|checkpoint|ckpt|snapshot|resume|progress)", re.I)
 """Words that make a written file the run's recoverable state."""
@@ -742,7 +748,7 @@ _SQL_INSERT = re.compile(r"^\s*(INSERT|REPLACE)\s+(OR\s+\w+\s+)?INTO\s+[`\"\[]?(
 _SQL_RUN = {"run", "exec", "execute", "query", "all", "get", "execSync", "executeSync", "unsafe", "raw"}
 """Methods that execute a statement (`db.run(sql)`, `stmt.run(...)`, `pool.query(sql)`, `client.execute(sql)`)."""
 _TX_WORDS = re.compile(r"([tT]ransaction\w*\s*(\(|<)|[\"'`]\s*(BEGIN|START\s+TRANSACTION|SAVEPOINT)\b|\.batch\(|"
-                       r"\.multi\(|\btrx\b)")
+                       r"\.multi\(|\btrx\b|\.atomic\(\s*\))")
 """Signs that statements commit together (`db.transaction(fn)`, `BEGIN`, `$transaction`, `db.batch([...])`)."""
 
 
@@ -844,7 +850,26 @@ def _kv_key(mod: TsModule, call: Node, methods: set[str]) -> str | None:
     if method not in methods or not receiver or not _KV_RECEIVER.search(receiver.rsplit(".", 1)[-1]):
         return None
     args = mod.arguments(call)
+    if args and args[0].type == "array":
+        # Deno KV / tuple keys (`kv.set(["session", id, "meta"], v)`): the literal parts, `*` for the variable ones
+        parts = [mod.string_value(p) for p in args[0].named_children]
+        if not any(parts):
+            return None
+        return "/".join(p if p is not None else "*" for p in parts)
     return mod.string_value(args[0]) if args else None
+
+
+def _pointer_first(mod: TsModule, first: Node, second: Node) -> str | None:
+    """`kv.set(meta, { count: count + 1 })` then `kv.set(["msg", count], msg)`: a name the first write stores
+    (a count, an index, an id) that addresses the key of the second. Written in that order, a crash between them
+    leaves a stored pointer to an entry that was never written."""
+    value = mod.arguments(first)[1:2]
+    key = mod.arguments(second)[:1]
+    if not value or not key or key[0].type != "array":
+        return None
+    stored = {mod.node_text(i) for i in mod.identifiers(value[0])}
+    used = {mod.node_text(i) for i in mod.identifiers(key[0])}
+    return next(iter(sorted(stored & used)), None)
 
 
 @rule(CheckId.C3, lang="typescript", name="state-split-across-writes")
@@ -874,6 +899,21 @@ def state_split_across_writes(mod: TsModule, project: TsProject) -> Iterator[Hit
         if len(writes) < 2 or len({k for _, k, _ in writes}) < 2 or _in_transaction(mod, writes[0][0]):
             continue
         shared = set.intersection(*(r for _, _, r in writes))
+        pointer = next(((a, b, name) for i, a in enumerate(writes) for b in writes[i + 1:]
+                        if a[1] != b[1] and (name := _pointer_first(mod, a[0], b[0])) is not None), None)
+        if pointer is not None:
+            a, b, name = pointer
+            yield Hit(
+                node=a[0],
+                verdict=Verdict.CONFIRMED,
+                claim=f"`{mod.function_name(fn)}` stores `{name}` under `{a[1]}` before writing the entry it "
+                      f"addresses (`{b[1]}`, line {mod.line(b[0])}), as two separate writes",
+                consequence="a crash between the writes leaves the stored pointer (count, index, id) naming an entry "
+                            "that was never written: the restore reads a missing record as part of the state",
+                direction="commit both in one atomic operation (`kv.atomic().set(...).set(...).commit()`, a "
+                          "transaction, `MULTI`), or write the entry first and the pointer to it last",
+            )
+            continue
         if not shared:
             continue  # the writes store unrelated values, not parts of one object
         first, second = writes[0], writes[1]
@@ -890,3 +930,78 @@ def state_split_across_writes(mod: TsModule, project: TsProject) -> Iterator[Hit
             confirm_hint="verify whether this store commits separate writes atomically (some runtimes coalesce "
                          "un-awaited writes); if not, the two keys can disagree after a crash",
         )
+
+
+# ---------------------------------------------------------------- interrupted work re-queued onto a per-turn checkpoint
+_SQL_REQUEUE = re.compile(r"\bUPDATE\b\s+\S+\s+SET\b(?P<set>(?:(?!\bWHERE\b)[^;])*)\bWHERE\b(?P<where>[^;]*)", re.I)
+_SQL_QUEUED = re.compile(r"\b(status|state)\s*=\s*'(queued|pending|ready|new|waiting)'", re.I)
+_SQL_RUNNING = re.compile(r"\b(status|state)\s*=\s*'(running|in_progress|processing|active|started|claimed|leased)'",
+                          re.I)
+"""`UPDATE jobs SET status = 'queued' WHERE status = 'running' AND ...`: work the process died during goes back on
+the queue."""
+_SQL_UPDATE_BYTES = re.compile(rb"\bUPDATE\b", re.I)
+_CHECKPOINT_SAVE = re.compile(r"^#?(save|persist|write|store|put)\w*(checkpoint|state|progress|session|snapshot)\w*$|"
+                              r"^#?checkpoint\w*$", re.I)
+
+
+def _turn_checkpoint(project: TsProject) -> tuple[TsModule, Node, Node] | None:
+    """(module, save, tool loop): a checkpoint saved after a loop that runs the tool calls, not inside it, so the
+    calls of one turn complete before any of them is recorded."""
+    for mod in project.modules.values():
+        if _is_test(mod):
+            continue
+        for call in mod.calls():
+            if not _CHECKPOINT_SAVE.search(mod.call_name(call).rsplit(".", 1)[-1]):
+                continue
+            stmt = call
+            while stmt.parent is not None and stmt.parent.type not in ("statement_block", "program"):
+                stmt = stmt.parent
+            block = stmt.parent
+            if block is None:
+                continue
+            for prev in block.named_children:
+                if prev.start_byte >= stmt.start_byte:
+                    break
+                if prev.type not in ("for_in_statement", "for_statement"):
+                    continue
+                body = mod.node_text(prev.child_by_field_name("body"))
+                runs = any(TOOL_DISPATCH_NAME.search(mod.call_name(c).rsplit(".", 1)[-1])
+                           for c in mod.inside(mod.calls(), prev))
+                if runs and not _CHECKPOINT_SAVE.search(body) and not re.search(r"(save|persist|checkpoint)\w*\(",
+                                                                                   body, re.I):
+                    return mod, call, prev
+    return None
+
+
+@rule(CheckId.C3, lang="typescript", name="running-work-requeued-onto-turn-checkpoint")
+def running_work_requeued_onto_turn_checkpoint(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags recovery that puts work found running (its worker died) back on the queue (`UPDATE jobs SET status =
+    'queued' WHERE status = 'running'`) when the project checkpoints a run only after a whole batch of tool calls
+    (the save follows the loop that runs them). The resumed job restarts from the last checkpoint, so every tool
+    call of the interrupted turn that had already run (a ticket filed, a message sent) runs a second time."""
+    if _is_test(mod) or "UPDATE" not in mod.text.upper():
+        return
+    for match in _SQL_UPDATE_BYTES.finditer(mod.source):
+        node = mod.tree.root_node.descendant_for_byte_range(match.start(), match.start() + 1)
+        while node is not None and node.type not in ("string", "template_string"):
+            node = node.parent
+        sql = _SQL_REQUEUE.search(mod.node_text(node)) if node is not None else None
+        if node is None or sql is None or not _SQL_QUEUED.search(sql.group("set")) or \
+                not _SQL_RUNNING.search(sql.group("where")):
+            continue
+        found = _turn_checkpoint(project)
+        if found is None:
+            return
+        cmod, save, loop = found
+        yield Hit(
+            node=node,
+            claim=f"running work is put back on the queue here, and a resumed run restarts from the checkpoint "
+                  f"`{cmod.call_name(save)}` ({cmod.path}:{cmod.line(save)}), which is saved only after the loop "
+                  f"that runs a turn's tool calls ({cmod.path}:{cmod.line(loop)})",
+            consequence="a worker that dies part-way through a turn leaves tool calls that already ran unrecorded: "
+                        "the re-queued job runs them again (duplicate tickets, messages, writes)",
+            direction="record each tool call's completion (its result, or an idempotency key) before the next one "
+                      "runs and skip recorded calls on resume; or mark interrupted jobs failed/interrupted instead of "
+                      "re-queueing them",
+        )
+        return

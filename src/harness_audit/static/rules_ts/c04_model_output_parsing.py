@@ -26,6 +26,8 @@ Shapes detected:
 - `stream-eof-taken-as-complete`: a hand-written stream reader that knows the terminal marker (`[DONE]`,
   `message_stop`) ends quietly when the body ends without it (`if (done) return`, or a `for await` over the raw
   body whose end is never compared with the marker).
+- `chunk-lines-split-without-carry`: a hand-read SSE / NDJSON model stream splits each network chunk into lines and
+  parses every line, with no buffer carrying the unfinished last line into the next chunk.
 - `tool-delta-indexed-array`: streamed fragments placed with `calls[delta.index]` into an array that is walked
   (an array only ever read and written at an index is a map in all but name).
 - `tool-call-pushed-per-delta`: every streamed fragment `push`ed as a new call object.
@@ -448,11 +450,13 @@ def _caller_handles(project: TsProject, mod: TsModule, fn: Node, depth: int = 2)
         return None
     result: bool | None = False
     for cmod, call in callers:
-        if cmod.guarded(call):
-            return True
         cfn = cmod.enclosing_function(call)
         if cfn is None:
+            # `main().catch((e) => { log(e); process.exit(1) })` at module level: the program's crash handler,
+            # reached only after the run is lost
             continue
+        if cmod.guarded(call):
+            return True
         if _part_of_turn(cmod, cfn) and not cmod.iteration_callback(cfn):
             # the error leaves the turn itself here: a `catch` further up (the request handler, the REPL) only
             # learns that the whole turn failed
@@ -665,8 +669,10 @@ def tool_arguments_parse_error_ends_run(mod: TsModule, project: TsProject) -> It
 
 # ---------------------------------------------------------------- streamed fragments
 _STREAM_WORDS = re.compile(r"\b(delta|deltas|chunk|chunks|partial_json|content_block_delta|stream|for\s+await)\b")
-_FINISH_TEXT = re.compile(r"finish_?reason|stop_?reason|finishReason|stopReason|incomplete_details|\.status\b",
-                          re.I)
+_FINISH_TEXT = re.compile(r"finish_?reason|stop_?reason|finishReason|stopReason|done_?reason|doneReason|"
+                          r"incomplete_details|\.status\b", re.I)
+"""How a reply's finish reason is spelled: OpenAI `finish_reason`, Anthropic `stop_reason`, Bedrock `stopReason`,
+Gemini / Vercel AI `finishReason`, Ollama `done_reason`, Responses `incomplete_details` / `status`."""
 _END_VALUES = {"length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "incomplete", "model_length",
                "tool_calls", "tool_use", "tool-calls", "function_call"}
 """Finish values whose comparison shows the stream's ending is checked (truncated, or ended on tool calls)."""
@@ -760,9 +766,10 @@ def _root_name(mod: TsModule, node: Node) -> str | None:
 
 
 _FRAGMENT_WORDS = (".arguments", "'arguments'", '"arguments"', "partial_json", "partialJson", "argumentsDelta",
-                   "arguments_delta", "TextDelta", "json_delta")
-"""How a streamed tool-call argument fragment is spelled (`delta.function.arguments`, `partial_json`); searched with
-`in` and `find`, since a regex over every module's whole text is slow."""
+                   "arguments_delta", "TextDelta", "json_delta", "toolUse.input", "toolUse?.input")
+"""How a streamed tool-call argument fragment is spelled (`delta.function.arguments`, `partial_json`, Bedrock
+ConverseStream `contentBlockDelta.delta.toolUse.input`); searched with `in` and `find`, since a regex over every
+module's whole text is slow."""
 
 
 def _has_fragments(mod: TsModule) -> bool:
@@ -1408,10 +1415,22 @@ def _calls_run_after(mod: TsModule, fn: Node, branch_if: Node) -> Node | None:
             for stmt in block.named_children:
                 if stmt.start_byte <= cur.end_byte:
                     continue
-                if _executes_calls(mod, stmt):
+                if _executes_calls(mod, stmt) or _returns_calls_alone(mod, stmt, branch_if):
                     return stmt
         cur = block
     return None
+
+
+def _returns_calls_alone(mod: TsModule, stmt: Node, branch_if: Node) -> bool:
+    """`return { reply, toolCalls }` after the stop was only noted: the calls go to the caller to be run, and the
+    finish reason does not go with them, so no caller can tell they were cut off."""
+    if stmt.type != "return_statement" or not _CALLS_WORDS.search(mod.node_text(stmt)):
+        return False
+    cond = branch_if.child_by_field_name("condition")
+    reasons = {mod.node_text(n) for n in mod.inside(mod.nodes("identifier", "member_expression"), cond)
+               if _FINISH_TEXT.search(mod.node_text(n))} if cond is not None else set()
+    text = mod.node_text(stmt)
+    return not _FINISH_TEXT.search(text) and not any(r.rsplit(".", 1)[-1] in text for r in reasons)
 
 
 _CALLED = re.compile(r"(?<!\bif)(?<!\bwhile)(?<!\bfor)(?<!\bswitch)(?<!\bcatch)[\w$)\]]\s*\(")
@@ -1462,7 +1481,10 @@ def length_stop_noted_calls_run(mod: TsModule, project: TsProject) -> Iterator[H
         yield Hit(
             node=branch_if,
             claim=f"the token-limit stop is tested here (`{mod.node_text(cond).strip('()')[:60]}`) but the branch "
-                  f"neither stops nor drops the calls; they are executed at line {mod.line(run_stmt)}",
+                  "neither stops nor drops the calls; " + (
+                      f"they are returned to the caller to run, without the reason, at line {mod.line(run_stmt)}"
+                      if run_stmt.type == "return_statement" else
+                      f"they are executed at line {mod.line(run_stmt)}"),
             consequence="a reply cut off by the token limit has tool calls whose arguments may be truncated, and they "
                         "run as if complete",
             direction="on a token-limit stop skip the reply's tool calls (answer each with a 'truncated, retry with "
@@ -1916,3 +1938,96 @@ def tool_call_pushed_per_delta(mod: TsModule, project: TsProject) -> Iterator[Hi
                              "completions does), so each fragment here becomes its own call",
             )
             break
+
+
+# ---------------------------------------------------------------- a line split per network chunk
+_LINE_SEP = re.compile(r"""^(["'`])(\\r)?\\n\1$|^/\\r\?\\n/[a-z]*$|^/\\n/[a-z]*$|^/\(\?:\\r\)\?\\n/[a-z]*$""")
+"""A newline separator: `"\\n"`, `/\\r?\\n/`, `/\\n/`."""
+_MODEL_STREAM_HINT = re.compile(r"chat/completions|/v1/messages\b|/api/(chat|generate)\b|:streamGenerateContent|"
+                                r"/v1/responses\b|data:\s|text/event-stream|x-ndjson|\[DONE\]")
+"""A hand-read model stream in the module: a model endpoint, the SSE `data:` framing, an NDJSON content type."""
+
+
+def _chunk_loop(mod: TsModule, node: Node, fn: Node) -> Node | None:
+    """The innermost loop around `node` in `fn` that takes one network chunk per pass: `for await (const c of
+    body)` or a loop that calls `reader.read()`."""
+    for loop in mod.enclosing_loops(node):
+        if not mod.within(loop, fn):
+            break
+        text = mod.node_text(loop)
+        if text.startswith("for await") or (loop.type in ("while_statement", "do_statement", "for_statement")
+                                            and re.search(r"\.read\(\s*\)", text)):
+            return loop
+    return None
+
+
+def _carried(mod: TsModule, fn: Node, loop: Node, split: Node, receiver: Node) -> bool:
+    """Whether the split keeps the unfinished last line for the next chunk: the split text is a buffer declared
+    outside the loop (`buf += decode(c); const lines = buf.split("\\n"); buf = lines.pop()`), or the split's result
+    is `pop`ped / indexed at its end."""
+    if receiver.type == "identifier" or receiver.type == "member_expression":
+        name = mod.node_text(receiver)
+        if receiver.type == "member_expression" and name.startswith("this."):
+            return True  # a field outlives the pass
+        inside = [v for v in mod.bindings(fn).get(name, []) if mod.within(v, loop)]
+        if name in mod.bindings(fn) and not inside or name in mod.params(fn):
+            return True
+    for node in mod.inside(mod.nodes("augmented_assignment_expression", "assignment_expression"), loop):
+        left = node.child_by_field_name("left")
+        if left is None or mod.enclosing_function(node) != fn:
+            continue
+        name = mod.node_text(left)
+        right = mod.node_text(node.child_by_field_name("right"))
+        if node.type == "assignment_expression" and not (re.search(rf"\b{re.escape(name)}\b", right) or
+                                                         ".pop(" in right):
+            continue  # `cut = buf.indexOf(...)`: not text kept for the next pass
+        if left.type == "member_expression" or (left.type == "identifier" and (name in mod.params(fn) or any(
+                not mod.within(v, loop) for v in mod.bindings(fn).get(name, [])))):
+            return True  # the loop keeps text across passes (`buffer += chunk`, `buf = buf.slice(cut)`): it carries
+    holder = split.parent
+    while holder is not None and holder.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        holder = holder.parent
+    if holder is not None and holder.type == "variable_declarator":
+        lines = mod.node_text(holder.child_by_field_name("name"))
+        body = mod.node_text(loop)
+        return bool(re.search(rf"\b{re.escape(lines)}\.(pop|splice)\(|\b{re.escape(lines)}\[\s*{re.escape(lines)}"
+                              rf"\.length\s*-\s*1\s*\]|\b{re.escape(lines)}\.at\(\s*-1\s*\)", body))
+    return False
+
+
+@rule(CheckId.C4, lang="typescript", name="chunk-lines-split-without-carry")
+def chunk_lines_split_without_carry(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a hand-read model stream (SSE or NDJSON) that splits each network chunk into lines and parses every
+    line, with no buffer that carries the unfinished last line into the next chunk. A network chunk ends wherever
+    the transport cut it, not at a line boundary, so an event split across two chunks is parsed as two halves:
+    `JSON.parse` throws (or the half is skipped and the event is lost)."""
+    if ".split(" not in mod.text or "JSON.parse" not in mod.text or not _MODEL_STREAM_HINT.search(mod.text):
+        return
+    for call in mod.calls():
+        callee = call.child_by_field_name("function")
+        if callee is None or callee.type != "member_expression" or \
+                mod.node_text(callee.child_by_field_name("property")) != "split":
+            continue
+        args = mod.arguments(call)
+        if len(args) != 1 or not _LINE_SEP.match(mod.node_text(args[0])):
+            continue
+        fn = mod.enclosing_function(call)
+        receiver = callee.child_by_field_name("object")
+        if fn is None or receiver is None:
+            continue
+        loop = _chunk_loop(mod, call, fn)
+        if loop is None:
+            continue
+        parses = [p for p in mod.inside(mod.calls(), loop) if mod.call_name(p) == "JSON.parse"
+                  and p.start_byte > call.start_byte and mod.enclosing_function(p) == fn]
+        if not parses or _carried(mod, fn, loop, call, receiver):
+            continue
+        yield Hit(
+            node=call,
+            claim=f"each network chunk is split into lines here (`{mod.node_text(call)[:60]}`) and every line is "
+                  f"parsed (line {mod.line(parses[0])}); the unfinished last line is not kept for the next chunk",
+            consequence="an event that straddles two chunks is parsed in halves: `JSON.parse` throws out of the "
+                        "stream (or the event is silently lost), ending the turn on routine network framing",
+            direction="keep a buffer across chunks: append the decoded chunk, split it, parse every line but the "
+                      "last, and keep the last (unfinished) one for the next chunk",
+        )

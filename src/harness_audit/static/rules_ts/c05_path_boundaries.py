@@ -9,9 +9,12 @@ Shapes detected:
   does not. One finding per tool and opened value. An Electron main-process handler (`ipcMain.handle(channel,
   (event, p) => ...)`) receives what a renderer-side tool sends on that channel (`ipcRenderer.invoke(channel, p)`,
   directly or through a `contextBridge.exposeInMainWorld` bridge), so its parameters are model-supplied then.
+  Functions a dispatch table holds (`const IMPLS = { write_report: writeReport }` looked up as `IMPLS[name]` in
+  `runTool`) are tools too. The finding cites where the opened local is built (`const target = path.join(root,
+  name)`) when that is another line: the containment check belongs there.
 - `path-checked-without-realpath`: a containment check (`startsWith(root)`, `path.relative(root, p)`, `includes("..")`)
   on a model-supplied path that was never resolved through symlinks (`path.resolve` / `path.join` / `normalize`
-  only, no `fs.realpath`). A `path.relative` whose result only builds display text (also after `.replace(/\\\\/g,
+  only, no `fs.realpath` / `Deno.realPath`). A `path.relative` whose result only builds display text (also after `.replace(/\\\\/g,
   "/")` or `.split(sep).join("/")`) is no check.
 - `path-prefix-without-separator`: `real.startsWith(root)` on a realpath'd model path when `root` has no trailing
   separator: `/srv/app` admits `/srv/app-secrets`.
@@ -57,7 +60,8 @@ _FS_IMPORTS = ("'fs'", '"fs"', "fs/promises", "node:fs", "fs-extra", "graceful-f
 _EDITOR_FS = re.compile(r"(^|\.)workspace\.fs$|^Deno$")
 """Editor and runtime file systems with the same verbs (`vscode.workspace.fs.readFile(uri)`, `Deno.readTextFile`)."""
 _EDITOR_ONE_PATH = {"delete", "readDirectory", "createDirectory", "readDir", "readTextFileSync", "writeTextFileSync"}
-_REALPATH = re.compile(r"\brealpath(Sync)?\b|\.realpath\b")
+_REALPATH = re.compile(r"\brealpath(Sync)?\b|\.realpath\b", re.I)
+"""`fs.realpath`, `realpathSync`, and the camel-cased runtime spellings (`Deno.realPath`, `realPathSync`)."""
 _VALIDATING = re.compile(r"(safe|secure|sanitiz|validat|check|ensure|assert|confine|sandbox|within|inside|contain|jail|"
                          r"guard|restrict|allowed|isSub|isChild|inWorkspace|resolveWorkspace|resolveIn|resolveSafe)",
                          re.I)
@@ -139,13 +143,16 @@ def _check_calls(project: TsProject, mod: TsModule) -> list[Node]:
     return project.memo("c05.check_calls", mod, build)
 
 
-_PATH_MODULES = {"path", "node:path", "path/posix", "node:path/posix", "upath", "pathe"}
+_PATH_MODULES = {"path", "node:path", "path/posix", "node:path/posix", "path/win32", "node:path/win32", "upath", "pathe",
+                 "@std/path", "jsr:@std/path", "@std/path/posix", "jsr:@std/path/posix"}
+"""Modules whose `relative` is `path.relative` (Node, and Deno's standard library)."""
 
 
 def _path_relative_names(project: TsProject, mod: TsModule) -> set[str]:
     """Local names of `path.relative` imported by name (`import { relative } from "node:path"`)."""
     return {local for local, src in project.imports_of(mod).items()
-            if src.partition("#")[2] == "relative" and src.partition("#")[0] in _PATH_MODULES}
+            if src.partition("#")[2] == "relative" and (src.partition("#")[0] in _PATH_MODULES or
+                                                        re.search(r"/std(@[^/]+)?/path/mod\.ts$", src.partition("#")[0]))}
 
 
 def _checks(project: TsProject, mod: TsModule, fn: Node) -> list[_Check]:
@@ -468,16 +475,38 @@ def tool_path_unconfined(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 break
             reported.add(slot)
             lexical = " (only cleaned lexically, never resolved and contained)" if _LEXICAL.search(derivation) else ""
+            built = _built_at(mod, fn, path, call)
             yield Hit(
-                node=call,
-                claim=f"the model-supplied path `{mod.node_text(path)[:80]}` reaches `{mod.call_name(call)}` with no "
-                      f"containment check{lexical}",
+                node=built if built is not None else call,
+                claim=f"the model-supplied path `{mod.node_text(path)[:80]}` reaches `{mod.call_name(call)}`"
+                      f"{f' (line {mod.line(call)})' if built is not None else ''} with no containment check{lexical}",
                 consequence="a tool call with `../` segments, an absolute path or a symlink reads, writes or deletes "
                             "files outside the workspace",
                 direction="resolve first (`const real = await fs.realpath(path.resolve(root, p))`), require "
                           "`path.relative(rootReal, real)` not to start with `..` nor be absolute, then open `real`",
             )
             break
+
+
+_JOINS = re.compile(r"^(path\.)?(posix\.)?(join|resolve)$")
+
+
+def _built_at(mod: TsModule, fn: Node, path: Node, call: Node) -> Node | None:
+    """Where the opened path is built, when the file call opens a local bound once, in the same function and away
+    from the call, to `path.join(root, modelValue)` / `path.resolve(...)`: the place the containment check belongs
+    (`const target = path.join(REPORT_DIR, filename)` … `rename(tmp, target)`)."""
+    if path.type != "identifier":
+        return None
+    bound = mod.bindings(fn).get(mod.node_text(path), [])
+    if len(bound) != 1:
+        return None
+    value = bound[0]
+    while value.type in ("await_expression", "parenthesized_expression", "as_expression"):
+        value = value.named_children[0]
+    if value.type != "call_expression" or not _JOINS.match(mod.call_name(value)) or \
+            mod.line(value) == mod.line(call) or mod.enclosing_function(value) != fn:
+        return None
+    return value
 
 
 def _sink_slot(mod: TsModule, scope: Node, call: Node, path: Node) -> tuple[int, int, str]:

@@ -3,7 +3,9 @@
 Shapes detected:
 - `model-command-inherits-env`: `child_process` `exec`/`spawn`/`execFile`/`fork` (sync variants too), `execa`,
   `Bun.spawn` or `node-pty` running a model-chosen command with no `env` option, `env: process.env`, or
-  `env: { ...process.env, X }`. Suspected when the command is a `command` parameter not traced to a tool call.
+  `env: { ...process.env, X }`. A model-written argument of a program that runs its argument as code with a way out
+  to the shell (`psql -c` with `\\!`, `sqlite3` `.shell`, `awk` `system()`, an interpreter's `-e`) chooses the command
+  too. Suspected when the command is a `command` parameter not traced to a tool call.
 - `execa-env-merged-with-parent`: `execa(..., { env: {...} })` without `extendEnv: false` (or `new Deno.Command(...,
   { env })` without `clearEnv: true`): the runtime adds the whole parent environment to the allow-list it was given.
 - Commands arriving as messages (`worker_threads` `parentPort.on("message")`, a forked child's `process.on("message")`,
@@ -25,7 +27,8 @@ A command is model-chosen when it comes from a tool's arguments (`tool({ execute
 a decoded `toolCall.function.arguments`, or from a helper whose caller (one hop, same or importing module) passes
 such a value, or an Electron main-process handler (`ipcMain.handle(channel, ...)`) sent the value over that channel
 by a tool in the renderer (`ipcRenderer.invoke`, directly or through a `contextBridge` bridge). A helper called from a tool with a value the model did not write itself (a runbook step, a config
-entry) is suspected. The finding cites the `env:` option when one is passed, else the spawn.
+entry) is suspected. The finding cites the `env:` option when one is passed, else the options object the spawn is
+given (where `env` belongs), else the spawn.
 """
 
 from __future__ import annotations
@@ -235,7 +238,14 @@ def _position_ok(mod: TsModule, sp: ts.Spawn, parts: list[Node], tainted: Node) 
     interpreter runs (an argument of a fixed program such as `git` or `rg` does not)."""
     if ts.spawn_is_shell(mod, sp) or sp.api == "$" or len(parts) == 1 or tainted == parts[0]:
         return True
-    return bool(ts.INTERPRETERS.match(ts.program_name(mod, parts[0])))
+    program = ts.program_name(mod, parts[0])
+    return bool(ts.INTERPRETERS.match(program) or _EVALUATORS.match(program))
+
+
+_EVALUATORS = re.compile(r"^(/(usr/)?(local/)?bin/)?(psql|mysql|mariadb|sqlite3|duckdb|mongosh|mongo|clickhouse-client|"
+                         r"awk|gawk|mawk|php|lua|luajit|Rscript|julia|osascript|tclsh|expect)$")
+"""Programs that run their argument as a program of their own language, with a way out to the shell: a database
+client's `\\!` / `.shell` / `system` meta-commands, `awk`'s `system()`, a scripting runtime's `-e`/`-r`."""
 
 
 def _command_source(mod: TsModule, project: TsProject, sp: ts.Spawn, parts: list[Node]) -> _Source | None:
@@ -438,9 +448,15 @@ def _tool_around(mod: TsModule, project: TsProject, node: Node) -> Node | None:
 
 def _env_node(mod: TsModule, sp: ts.Spawn) -> Node:
     """What a finding cites: the `env: ...` option when one is passed, else the spawn call."""
-    env = ts.option(mod, ts.spawn_options(mod, sp), "env")
+    opts = ts.spawn_options(mod, sp)
+    env = ts.option(mod, opts, "env")
     pair = env.parent if env is not None else None
-    return pair if pair is not None and pair.type == "pair" else sp.call
+    if pair is not None and pair.type == "pair":
+        return pair
+    if env is None and opts.obj is not None and not opts.opaque and \
+            any(mod.within(opts.obj, a) for a in mod.arguments(sp.call)):
+        return opts.obj  # the options passed without `env`: where the allow-list belongs
+    return sp.call
 
 
 @rule(CheckId.C6, lang="typescript", name="model-command-inherits-env")
@@ -458,7 +474,7 @@ def model_command_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hi
             continue
         confirmed = source.verdict is Verdict.CONFIRMED
         yield Hit(
-            node=_env_node(mod, sp) if state == "full" else sp.call, verdict=source.verdict,
+            node=_env_node(mod, sp), verdict=source.verdict,
             claim=f"a {'model-chosen' if confirmed else 'possibly model-chosen'} command runs with the harness's "
                   f"whole environment: {detail}; {source.why}",
             consequence="the model (or a prompt injection it read) can print every API key and token of the "

@@ -8,7 +8,7 @@ errors a classifying boundary maps.
 
 Shapes detected:
 - `caught-tool-error-becomes-text`: a `catch` around a tool invocation (`tools[name](args)`, `tool.run(args)`,
-  `def.run(block.input)`) turns the error into a string (`` `Error: ${e}` ``, `String(err)`, `err.message`, a local
+  `def.run(block.input)`, a local looked up in a dispatch table: `const impl = IMPLS[name]; impl(args)`) turns the error into a string (`` `Error: ${e}` ``, `String(err)`, `err.message`, a local
   holding such text) that is pushed or returned as the tool result, with no code, and classifies nothing on the
   way (no mapper such as `asToolError(err)`, no `instanceof ToolError`, no value of the project's taxonomy). A
   re-throw that only runs on abort does not count as re-throwing.
@@ -24,7 +24,9 @@ Shapes detected:
   result: text built from the error (`` return `Error: could not write ${p}: ${err.message}` ``), a failure
   message (`return "Failed to fetch the page"`), or an object carrying only such text (`{ content: [{ type: "text",
   text: `Error: ${e}` }] }` with no `isError` / `ok: false` / code); also `.catch((e) => `Error: ${e}`)` on the
-  value the tool returns. The dispatcher sees a success, in a project with a taxonomy too. A project function that
+  value the tool returns. The dispatcher sees a success, in a project with a taxonomy too; a catch that classifies
+  some errors (`if (e instanceof BudgetExceeded) return { code: "timeout" }`) and returns the rest as bare text is
+  flagged at that fallback. A project function that
   runs a call later on the tool's behalf (after an approval) counts as the tool when a caller puts its value in a
   tool-result record (`{ type: "tool-result", toolCallId, result: text }`, `{ role: "tool", tool_call_id, content }`).
 - `settled-tool-error-becomes-text`: tool calls run with `Promise.allSettled` whose rejected outcomes are handed on as
@@ -384,6 +386,8 @@ def _tool_invocation(mod: TsModule, body: Node, *, caught_too: bool = False) -> 
         if fn is not None and fn.type == "subscript_expression" and _TOOL_RECEIVER.search(mod.node_text(
                 fn.child_by_field_name("object"))):
             return call
+        if _table_lookup(mod, fn):
+            return call  # `const impl = IMPLS[name]; … impl(args, ctx)`: a dispatch table's tool
         if short in ("execute", "run", "call", "invoke", "handler") and (
                 _TOOL_RECEIVER.search(recv) or "[]" in recv or recv.endswith("()")):
             return call
@@ -396,6 +400,19 @@ def _tool_invocation(mod: TsModule, body: Node, *, caught_too: bool = False) -> 
         if short in _EXEC_NAMES and _is_call_item(mod, next(iter(ts.call_args(mod, call)[:1]), None)):
             return call  # `this.invoke(call)`, `runner.execute(toolCall)` over the model's list of tool calls
     return None
+
+
+def _table_lookup(mod: TsModule, fn: Node | None) -> bool:
+    """Whether a callee is a tool looked up in a dispatch table by a computed key: `TABLE[name](args)`, or a local
+    bound to `TABLE[name]` (see `dispatch_table`)."""
+    fn = ts.unwrap(fn)
+    if fn is not None and fn.type == "identifier":
+        values = ts.declarators_by_name(mod).get(mod.node_text(fn), [])
+        fn = ts.unwrap(values[0].child_by_field_name("value")) if len(values) == 1 else None
+    if fn is None or fn.type != "subscript_expression":
+        return False
+    table = fn.child_by_field_name("object")
+    return table is not None and table.type == "identifier" and ts.dispatch_table(mod, mod.node_text(table))
 
 
 _HANDLER_TABLE = re.compile(r"(^|\.)(handlers|toolHandlers|tool_handlers|tools)$")
@@ -1172,8 +1189,8 @@ def tool_returns_failure_as_text(mod: TsModule, project: TsProject) -> Iterator[
         tool = _tool_impl(mod, project, tr)
         if tool is None or _tool_invocation(mod, body) is not None:
             continue  # a dispatcher's catch: `caught-tool-error-becomes-text`
-        if (err is not None and (_rethrows(mod, hbody, err) or _classifies(mod, vocab, hbody, err))) or \
-                _uses_vocabulary(mod, vocab, hbody):
+        if ((err is not None and (_rethrows(mod, hbody, err) or _classifies(mod, vocab, hbody, err))) or
+                _uses_vocabulary(mod, vocab, hbody)) and not _unclassified_fallback(mod, vocab, hbody, ret, err):
             continue
         yield _returns_failure_hit(mod, tool, ret, err)
     for call in ts.calls_named(mod, "catch"):
@@ -1197,11 +1214,28 @@ def tool_returns_failure_as_text(mod: TsModule, project: TsProject) -> Iterator[
             yield _returns_failure_hit(mod, tool, cited, err)
 
 
+def _unclassified_fallback(mod: TsModule, vocab: _Vocabulary, hbody: Node, ret: Node, err: str | None) -> bool:
+    """Whether the cited return is the catch's fallback for every error its classifying branches did not take:
+    `if (e instanceof ToolTimeout) return { error: "timeout", retryable: true }; return `Error: ${e.message}``.
+    The classified kinds are handled; everything else (an HTTP status, a client's own timeout) still reaches the
+    model as bare text."""
+    if ret.parent is None or ret.parent.id != hbody.id or _uses_vocabulary(mod, vocab, ret) or \
+            (err is not None and _classifies(mod, vocab, ret, err)):
+        return False
+    earlier = [c for c in hbody.named_children if c.end_byte <= ret.start_byte and c.type != "comment"]
+    if not earlier or any(c.type != "if_statement" or c.child_by_field_name("alternative") is not None
+                          for c in earlier):
+        return False
+    return all(re.search(r"\b(return|throw)\b", mod.node_text(c.child_by_field_name("consequence"))) for c in earlier)
+
+
 def _returns_failure_hit(mod: TsModule, tool: Node, node: Node, err: str | None) -> Hit:
     source = f"built from `{err}`" if err else "describing the failure"
+    name = mod.function_name(tool)
+    label = f"the tool `{name}`" if name != "<anonymous>" else f"the tool function at line {mod.line(tool)}"
     return Hit(
         node=node,
-        claim=f"the tool `{mod.function_name(tool)}` catches its own failure and returns text {source} as an ordinary "
+        claim=f"{label} catches its own failure and returns text {source} as an ordinary "
               "result, with no error flag or code",
         consequence="the dispatcher and the loop record a success; nothing marks the result as failed, and nobody "
                     "can tell whether a retry makes sense (a missing file, a denial and a timeout read alike)",

@@ -10,6 +10,9 @@ Shapes detected:
   result (`if (e instanceof ToolError) result.error = e; else throw e`) handles its own errors.
   Items that each run a sub-agent (a method of a project class, built per item with `new`, that loops over model
   requests: `team.map((r) => r.investigate(goal))`) are confirmed.
+- The same combinator inside a `try` whose `catch` hands the walked collection to a call (`markFailed(jobs.map((j)
+  => j.id), err)`): every item is recorded failed, the ones that finished included; confirmed when the items run
+  the model (agent jobs), else suspected.
 - `message-batch-settled-as-one`: a queue consumer giving a whole batch one outcome: Cloudflare Queues'
   `batch.retryAll()` in the `catch` around the processing of `batch.messages`, or an AWS SQS handler whose records
   can throw out of it with no `batchItemFailures` partial response (suspected).
@@ -670,22 +673,66 @@ def _pipeline_step(mod: TsModule, call: Node) -> str | None:
     return None
 
 
+def _catch_fails_every_item(mod: TsModule, call: Node, batch: _Batch) -> tuple[Node, Node] | None:
+    """(collection, call) when the `catch` of the `try` around the batch (same function) passes the collection the
+    batch walked to a call (`markFailed(jobs.map((j) => j.id), err)`, `for (const j of jobs) await fail(j)`): the
+    batch's one failure is recorded against every item."""
+    names = {mod.node_text(s) for s in batch.sources if s.type == "identifier"}
+    if not names:
+        return None
+    fn = mod.enclosing_function(call)
+    for anc in mod.ancestors(call):
+        if anc == fn:
+            return None
+        if anc.type != "statement_block" or anc.parent is None or anc.parent.type != "try_statement" or \
+                anc.parent.child_by_field_name("body") != anc:
+            continue
+        handler = anc.parent.child_by_field_name("handler")
+        hbody = handler.child_by_field_name("body") if handler is not None else None
+        if hbody is None:
+            return None
+        walked: dict[str, Node | None] = dict.fromkeys(names)
+        for loop in mod.inside(mod.nodes("for_in_statement"), hbody):
+            left, right = loop.child_by_field_name("left"), ts.unwrap(loop.child_by_field_name("right"))
+            if left is not None and right is not None and right.type == "identifier" and mod.node_text(right) in names:
+                for n in ts.idents(left):  # `for (const j of jobs) await fail(j.id)`
+                    walked[mod.node_text(n)] = right
+        for inner in mod.inside(mod.calls(), hbody):
+            if _LOGGING_CALL.search(mod.call_name(inner)):
+                continue
+            for arg in mod.arguments(inner):
+                for ident in ts.idents(arg):
+                    if ident.type == "identifier" and mod.node_text(ident) in walked:
+                        return walked[mod.node_text(ident)] or ident, inner
+        return None
+    return None
+
+
+_LOGGING_CALL = re.compile(r"^(console|logger|log|this\.logger|this\.log)\.|^(debug|warn|info|error)$")
+
+
 @rule(CheckId.C8, lang="typescript", name="promise-all-rejects-whole-batch")
 def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `await Promise.all(...)` (or `p-map` / Bluebird `map`) over tool calls, requests or components whose
     items do not catch their own errors.
 
     `Promise.all` rejects as soon as one item rejects: the values of the items that succeeded are never
-    returned, so one failure discards the whole batch. `Promise.allSettled` keeps every outcome.
+    returned, so one failure discards the whole batch. `Promise.allSettled` keeps every outcome. A `catch` around
+    the batch that records the failure against every item of the collection it walked (`failJobs(jobs.map((j) =>
+    j.id), err)`) marks finished items failed as well.
     """
     if ts.skipped_module(mod) or not any(w in mod.text for w in ("Promise.all", "pMap", ".map(", "pAll")):
         return
     for call, combinator, batch in _batches(mod):
         args = mod.arguments(call)
-        if any(_item_handles(mod, project, i) for i in batch.items):
+        shown = f"{combinator}({_short(mod, args[0], 40)})"
+        # the catch records the failure against every item: judged on the item's own function (its callees may
+        # catch some errors, but the author expects the item to reject)
+        blamed = _catch_fails_every_item(mod, call, batch) if not any(
+            _item_handles(mod, project, i, 1) for i in batch.items) else None
+        if blamed is None and any(_item_handles(mod, project, i) for i in batch.items):
             continue
         used = _result_used(call) or _filled_collection(mod, call, batch) is not None
-        shown = f"{combinator}({_short(mod, args[0], 40)})"
         imports = _imports_per_item(mod, project, batch) and _component_owner(mod, call)
         if _loads_component(mod, batch) or imports or _starts_component(mod, project, batch) and \
                 _component_sources(mod, call, batch):
@@ -715,6 +762,24 @@ def promise_all_rejects_whole_batch(mod: TsModule, project: TsProject) -> Iterat
                             "sibling, and the parent sees a single failure",
                 direction="use `Promise.allSettled` and report each sub-agent's outcome (its result, or its failure "
                           "with the error) to the parent",
+            )
+            continue
+        if blamed is not None:
+            agents = any(_reaches_model(project, where, inner, 3) for item in batch.items
+                         for where, scope in _item_scopes(mod, project, item)
+                         for inner in where.inside(where.calls(), scope))
+            yield Hit(
+                node=call, verdict=Verdict.CONFIRMED if agents else Verdict.SUSPECTED,
+                claim=f"`{shown}` rejects on the first failing item, and its `catch` hands every item of "
+                      f"`{_short(mod, blamed[0], 30)}` to `{_short(mod, blamed[1], 40)}`, the items that succeeded "
+                      "included" + (" (each item runs the model)" if agents else ""),
+                consequence="one failing item marks the whole batch failed: finished work is recorded as failed, and a "
+                            "retry runs (and pays for) it again",
+                direction="use `Promise.allSettled` and record each item's own outcome (done with its result, or "
+                          "failed with its error)",
+                confirm_hint="" if agents else
+                f"verify that the items of the batch at line {mod.line(call)} are independent, so one failing should "
+                "not mark the others failed",
             )
             continue
         kind = _judge(mod, project, batch)

@@ -4,8 +4,9 @@ Shapes detected:
 - `request-ignores-abort-signal`: `fetch` / undici / axios / got / ky (or a client made with `axios.create`,
   `got.extend`, `ky.create`) or an SDK model call (`openai`, `@anthropic-ai/sdk`, the `ai` package) issued without
   the `AbortSignal` the surrounding code has.
-- `timeout-signal-drops-abort-signal`: a request given only `signal: AbortSignal.timeout(ms)` where the run's abort
-  signal is available: the timeout ends it, stop does not.
+- `timeout-signal-drops-abort-signal`: a request or a child process (`spawn`/`execFile`/execa, `new Deno.Command`)
+  given only `signal: AbortSignal.timeout(ms)` where the run's abort signal is available: the timeout ends it, stop
+  does not.
 - `spawn-ignores-abort-signal`: a child process started where an `AbortSignal` is available, with no `signal`
   option and no abort listener that kills it; or a synchronous `execSync`/`spawnSync` that blocks the abort itself.
 - `abort-kills-only-shell`: a shell child (`exec`, `shell: true`, `bash -c`) stopped by `child.kill()` or the
@@ -57,7 +58,7 @@ _NEGATED_ABORT = re.compile(r"!\s*[\w$.?]*\.aborted\b|!\s*isAbort\w*\([^)]*\)")
 _SIGNAL_WORDS = ("ignal", "AbortController", "'ai'", '"ai"', "modelcontextprotocol", "Request", "Config", "Context")
 _REQUEST_SHORTS = ("fetch", "request", "get", "post", "put", "patch", "delete", "head", "options", "axios", "got",
                    "ky", "create", "stream", "parse", "generateContent", "generateContentStream", "generateText", "streamText", "generateObject", "streamObject",
-                   "embed", "embedMany", "invoke", "batch", "callTool")
+                   "embed", "embedMany", "invoke", "batch", "callTool", "send")
 _LANGCHAIN_CALLS = {"invoke", "stream", "batch"}
 """LangChain model methods: `llm.invoke(messages, { signal })` takes its call options second."""
 _ABORT_TEST = re.compile(r"AbortError|isAbort|\.aborted\b|APIUserAbortError|ABORT_ERR|['\"]Abort")
@@ -370,8 +371,16 @@ _ENTRY_SLOTS = ("execute", "handler", "run", "invoke", "call", "func", "handle",
 """The slots a tool object keeps its implementation in."""
 
 
+_TABLE_SLOT = "<tool table>"
+"""The slot of functions registered by reference in a tool table or dispatch table of their module (`const impls =
+{ lookup: lookupThing }` looked up by the tool's name): the dispatcher calls all of them the same way."""
+
+
 def _entry_slot(mod: TsModule, fn: Node) -> str | None:
-    """The slot a tool's implementation sits in (`handler`, `run`, `execute`), for a tool entry of an object."""
+    """The slot a tool's implementation sits in (`handler`, `run`, `execute`), for a tool entry of an object, or
+    `_TABLE_SLOT` for a function its module registers by reference in a tool table."""
+    if fn.id in ts.registered_tool_functions(mod, None):
+        return _TABLE_SLOT
     if not (ts.tool_kind(mod, fn) == "args" or ts.object_tool_entry(mod, fn)):
         return None
     if fn.type == "method_definition":
@@ -835,8 +844,8 @@ def _timeout_only(mod: TsModule, value: Node | None) -> str | None:
 
 @rule(CheckId.C10, lang="typescript", name="timeout-signal-drops-abort-signal")
 def timeout_signal_drops_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a request (`fetch`, axios, got, ky, an SDK model call) whose only signal is `AbortSignal.timeout(ms)`
-    where the run's abort signal is available. The timeout bounds the request, but stop does not reach it: the
+    """Flags a request (`fetch`, axios, got, ky, an SDK model call) or a child process (`spawn`, `execFile`, execa,
+    `new Deno.Command`) whose only signal is `AbortSignal.timeout(ms)` where the run's abort signal is available. The timeout bounds the request, but stop does not reach it: the
     stopped run keeps waiting for the response until the timer fires. `AbortSignal.any([signal,
     AbortSignal.timeout(ms)])` gives both."""
     if ts.skipped_module(mod) or "AbortSignal.timeout" not in mod.text:
@@ -855,13 +864,46 @@ def timeout_signal_drops_abort_signal(mod: TsModule, project: TsProject) -> Iter
             continue
         sig = signals[0]
         yield _signal_hit(
-            sig, node=pair,
-            claim=f"`{kind[0]}(...)` gets only `{_short(mod, value, 50)}`; `{sig.expr}`, "
+            sig, node=call,
+            claim=f"`{kind[0]}(...)` gets only `{_short(mod, value, 50)}`; {_available_phrase(sig)}, "
                   "the run's abort signal, is available here but not passed",
             consequence="pressing stop does not cancel this request: the stopped run keeps waiting until the timeout "
                         "fires",
             direction=f"combine both: `signal: AbortSignal.any([{sig.expr}, AbortSignal.timeout(ms)])`",
         )
+    for call, index, what in _signalled_spawns(mod):
+        pair = _signal_option(mod, call, index)
+        value = pair.child_by_field_name("value") if pair is not None and pair.type == "pair" else pair
+        held = _timeout_only(mod, value)
+        if pair is None or held is None or ts.in_abort_handler(mod, call):
+            continue
+        signals = [sig for sig in _available_signals(mod, project, call) if sig.expr != held]
+        if not signals:
+            continue
+        sig = signals[0]
+        yield _signal_hit(
+            sig, node=pair,
+            claim=f"the process started by `{what}` gets only `{_short(mod, value, 50)}`; {_available_phrase(sig)}, "
+                  "the run's abort signal, is available here but not passed",
+            consequence="pressing stop leaves the command running until the timeout kills it",
+            direction=f"combine both: `signal: AbortSignal.any([{sig.expr}, AbortSignal.timeout(ms)])`",
+        )
+
+
+def _signalled_spawns(mod: TsModule) -> Iterator[tuple[Node, int, str]]:
+    """(call, index of its options argument, name) of the process spawns that take a `signal` option:
+    `child_process` / execa spawns, and Deno's `new Deno.Command(program, { args, signal })`."""
+    for sp in ts.spawns(mod):
+        if sp.family in ("child_process", "execa") and sp.api != "$":
+            args = mod.arguments(sp.call)
+            index = next((i for i, a in enumerate(args) if i > 0 and ts.unwrap(a) is not None and
+                          ts.resolve_object(mod, a) is not None), None)
+            if index is not None:
+                yield sp.call, index, sp.api
+    if "Deno.Command" in mod.text:
+        for new in mod.nodes("new_expression"):
+            if mod.call_name(new) == "Deno.Command" and len(mod.arguments(new)) >= 2:
+                yield new, 1, "Deno.Command"
 
 
 def _handle(mod: TsModule, call: Node) -> tuple[str | None, bool]:

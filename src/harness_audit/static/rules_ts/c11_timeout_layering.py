@@ -1,10 +1,11 @@
 """C11 · Timeout layering — TypeScript/JavaScript rules.
 
 Shapes detected:
-- `fetch-without-timeout`: `fetch(url)` / `axios.get(url)` / `got(url)` in tool code with no timeout and no budget
-  around it: no signal, or only the caller's stop signal where the module shows it carries no deadline, or the `ai`
+- `fetch-without-timeout`: `fetch(url)` / `axios.get(url)` / `got(url)` / `https.get(url)` in tool code with no
+  timeout and no budget around it: no signal, or only the caller's stop signal where the module (or the whole
+  project, which never gives a signal a deadline) shows it carries no deadline, or the `ai`
   package's tool `abortSignal` where no model run of the project gives it one (fetch and axios wait indefinitely by
-  default); an `axios.create` client without `timeout` is reported at the client.
+  default; a dispatcher that merges a timer-aborted controller into the signal every tool gets is a deadline); an `axios.create` client without `timeout` is reported at the client.
 - `exec-without-timeout`: `execSync(cmd)` / `exec(cmd, cb)` / `spawnSync` / `execa(...)` / `spawn` / `Bun.spawn`
   without a kill timer (also one in the function around a callback holding the child), in tool code, with no
   `timeout` and no budget around it.
@@ -12,7 +13,8 @@ Shapes detected:
   timeout option (`timeout`, undici's `headersTimeout`/`bodyTimeout`, got's `timeout: { request }`) inside a tool run
   under a longer budget (`Promise.race`, `withTimeout(p, 60_000)`, `withDeadline(name, 60_000, fn)`, or any helper
   that runs the work it is given under its own timer, with the duration from an argument or from the tool's registry
-  entry and a default, `spec.budgetMs ?? 60_000`), its expiry not mapped and not retried by the client; reported at the
+  entry and a default, `spec.budgetMs ?? 60_000`, or a dispatcher's `setTimeout(() => deadline.abort(), ms)` whose
+  signal the tool it looked up in a dispatch table receives), its expiry not mapped and not retried by the client; reported at the
   budget when the timeout sits in a helper the budget calls. A client configured outside the tool (`const api =
   got.extend({ timeout, retry })` in a plugin factory or at module level) counts with all its attempts.
 - `timeout-abort-reported-as-cancel`: a timeout folded into the cancel signal (`AbortSignal.any([signal,
@@ -66,7 +68,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     tool_functions,
     unwrap,
 )
-from harness_audit.static.rules_ts._ts_idioms import in_abort_handler
+from harness_audit.static.rules_ts._ts_idioms import dispatch_table, in_abort_handler
 
 _FETCH_NAMES = {"fetch", "globalThis.fetch", "window.fetch", "undici.fetch", "self.fetch"}
 _FETCH_MODULES = ("node-fetch", "undici", "cross-fetch", "isomorphic-fetch", "isomorphic-unfetch")
@@ -184,6 +186,10 @@ class _Budget:
     """The project functions that implement the budget (`withBudget` itself): their timer is the budget."""
     per_tool: str = ""
     """The key of a registry entry that overrides the value for one tool (`tool.budgetMs ?? 60_000`)."""
+    via_signal: bool = False
+    """A deadline handed to the work as its abort signal (`setTimeout(() => budget.abort(), ms)` merged into the
+    signal the tool gets): it bounds only work that honours the signal, so it never counts as a budget around
+    a request or process that ignores it."""
 
 
 _DYNAMIC_TOOL = re.compile(r"(tools?|handlers?|registry|toolMap|functions|impl|fn|func|handler|tool)"
@@ -300,9 +306,81 @@ def _budgets(project: TsProject) -> list[_Budget]:
                 out.append(_Budget(module=mod, node=call, ms=ms, setting=setting, bounded=bounded,
                                    roots=tuple(roots), covered=frozenset(covered), dynamic=dynamic,
                                    helpers=frozenset(key(h.module, h.node) for h in helpers), per_tool=per_tool))
+            out.extend(_signal_budgets(mod, project))
         return out
 
     return memo(project, "c11_budgets", build)
+
+
+def _signal_budgets(mod: TsModule, project: TsProject) -> list[_Budget]:
+    """Deadlines a dispatcher hands to the tool it runs as the tool's abort signal: a local controller aborted by a
+    timer (`const budget = new AbortController(); setTimeout(() => budget.abort(), TOOL_BUDGET_MS)`) whose signal
+    (directly or merged: `AbortSignal.any([ctx.signal, budget.signal])`) is passed to a call of the same function,
+    `impl(args, { ...ctx, signal })`, where `impl` is the tool the model named."""
+    if "abort" not in mod.text or "setTimeout" not in mod.text:
+        return []
+    out: list[_Budget] = []
+    for timer in calls_named(mod, ("setTimeout",)):
+        args = mod.arguments(timer)
+        cb = unwrap(args[0]) if args else None
+        fn = mod.enclosing_function(timer)
+        if cb is None or cb.type not in FUNCTION_TYPES or len(args) < 2 or fn is None:
+            continue
+        aborted = re.fullmatch(r"\s*\{?\s*([A-Za-z_$][\w$]*)\.abort\(\s*\)\s*;?\s*\}?\s*",
+                               mod.node_text(cb.child_by_field_name("body")))
+        if aborted is None:
+            continue
+        controller = aborted.group(1)
+        carriers = {f"{controller}.signal"}
+        for decl in nodes_in(mod, fn, "variable_declarator"):
+            value, name = decl.child_by_field_name("value"), decl.child_by_field_name("name")
+            if value is not None and name is not None and name.type == "identifier" and \
+                    f"{controller}.signal" in mod.node_text(value):
+                carriers.add(mod.node_text(name))  # `const signal = AbortSignal.any([ctx.signal, budget.signal])`
+        for call in nodes_in(mod, fn, "call_expression"):
+            if call.start_byte < timer.end_byte or mod.enclosing_function(call) != fn:
+                continue
+            callee = call.child_by_field_name("function")
+            passes = any(re.search(rf"(?<![\w$.]){re.escape(c)}(?![\w$])", mod.node_text(a)) and
+                         unwrap(a) is not None and unwrap(a).type == "object"
+                         for a in mod.arguments(call) for c in carriers)
+            if not passes or callee is None or callee.type != "identifier":
+                continue
+            if not (_bound_from_registry(mod, call, callee) or _dispatched_tool(mod, callee)):
+                continue
+            delay = unwrap(args[1])
+            out.append(_Budget(module=mod, node=timer, ms=number_value(mod, delay), setting=mod.node_text(delay),
+                               bounded=call, roots=(), covered=frozenset(), dynamic=True, via_signal=True))
+            break
+    return out
+
+
+_RETRY_WRAPPER = re.compile(r"(^|\.)(retry|pRetry|asyncRetry|backoff|withRetry|retrying)$", re.I)
+
+
+def _retried_until_aborted(mod: TsModule, node: Node) -> bool:
+    """A request timeout (`{ timeout: 8_000, signal: ctx.signal }`) inside a retry wrapper's callback, whose request
+    also carries the tool's signal: its expiry is retried, and the dispatcher's deadline (arriving through that
+    signal) is what ends the attempts, so the inner expiry does not reach the model."""
+    call = next((a for a in mod.ancestors(node) if a.type in ("call_expression", "new_expression")), None)
+    if call is None or not any(re.search(r"(?<![\w$])(signal|abortSignal)\b(?!\s*:\s*AbortSignal\.timeout)",
+                                         code_text(mod, a)) for a in mod.arguments(call)):
+        return False
+    for fn in (a for a in mod.ancestors(call) if a.type in FUNCTION_TYPES):
+        holder = fn.parent
+        if holder is not None and holder.type == "arguments" and holder.parent is not None and \
+                _RETRY_WRAPPER.search(cname(mod, holder.parent)):
+            return True
+    return False
+
+
+def _dispatched_tool(mod: TsModule, ident: Node) -> bool:
+    """`const impl = IMPLS[name]` where `IMPLS` is a tool dispatch table (see `dispatch_table`)."""
+    value = _local_value(mod, ident, ident)
+    if value is None or value.type != "subscript_expression":
+        return False
+    table = value.child_by_field_name("object")
+    return table is not None and table.type == "identifier" and dispatch_table(mod, mod.node_text(table))
 
 
 def _structural_helpers(project: TsProject) -> dict[Key, FuncRef]:
@@ -452,7 +530,7 @@ def _bound_from_registry(mod: TsModule, at: Node, ident: Node) -> bool:
 def _tool_budgeted(mod: TsModule, project: TsProject, tool_fn: Node) -> bool:
     """Whether the tool function runs under a budget: a dispatcher budget around dynamic tools, or a budget
     around a call of this function (or of the function that calls it)."""
-    budgets = _budgets(project)
+    budgets = [b for b in _budgets(project) if not b.via_signal]
     if any(b.dynamic for b in budgets):
         return True
     return any(key(mod, tool_fn) in {key(r.module, r.node) for r in b.roots} for b in budgets)
@@ -515,7 +593,49 @@ def _request_options(mod: TsModule, call: Node, instances: dict[str, bool]) -> t
         return f"`{name}(...)`", args[at] if len(args) > at else None
     if (name == "got" or (recv == "got" and tail in _AXIOS_VERBS)) and imports.get("got", "").startswith("got"):
         return f"`{name}(...)`", args[1] if len(args) > 1 else None
+    if tail in ("get", "request") and (imports.get(recv or name, "").split("#")[0] in _NODE_HTTP or
+                                       imports.get(name, "").split("#")[0] in _NODE_HTTP):
+        # `https.get(url, { signal }, onResponse)`: the options sit first or second; `req.setTimeout(ms)` bounds it
+        fn = mod.enclosing_function(call)
+        if fn is not None and re.search(r"\.setTimeout\(\s*[\w$]", code_text(mod, fn)):
+            return None
+        opts = next((a for a in args[:2] if (u := unwrap(a)) is not None and u.type in ("object", "identifier") and
+                     not (u.type == "identifier" and re.search(r"url|href|uri", mod.node_text(u), re.I))), None)
+        return f"`{name}(...)`", opts
     return None
+
+
+_NODE_HTTP = {"http", "https", "node:http", "node:https"}
+"""Node's own HTTP client: `http.get` / `https.request` have no timeout unless given one."""
+
+
+def _signals_never_timed(project: TsProject) -> bool:
+    """Whether no module of the project puts a deadline on an abort signal it hands on: no `AbortSignal.any`, no
+    `AbortSignal.timeout` kept or passed other than as one request's own `signal:` option, and no timer that
+    aborts a controller. The run's signal is then only a stop button (SIGINT, a cancel route), never a deadline."""
+
+    def build() -> bool:
+        for mod in project.modules.values():
+            if is_test_module(mod) or "bort" not in mod.text:
+                continue
+            for call in calls_named(mod, ("any", "timeout")):
+                name = cname(mod, call)
+                if name == "AbortSignal.any":
+                    return False
+                if name == "AbortSignal.timeout":
+                    pair = call.parent
+                    key_text = mod.node_text(pair.child_by_field_name("key")) if pair is not None and \
+                        pair.type == "pair" else ""
+                    if key_text not in _SIGNAL_OPTION_KEYS:
+                        return False
+            for call in calls_named(mod, ("abort",)):
+                if any(a.type in FUNCTION_TYPES and a.parent is not None and a.parent.type == "arguments" and
+                       a.parent.parent is not None and last(cname(mod, a.parent.parent)) == "setTimeout"
+                       for a in mod.ancestors(call)):
+                    return False
+        return True
+
+    return memo(project, "c11_signals_never_timed", build)
 
 
 def _cancel_only(mod: TsModule, opts: Node | None, call: Node) -> str | None:
@@ -761,8 +881,11 @@ def _unbounded_requests(mod: TsModule, project: TsProject, instances: dict[str, 
             if signal is None:
                 continue
             deadline = _framework_deadline(mod, project, call, signal)
-            if deadline or (deadline is None and not _timed_elsewhere(mod, signal)):
+            if deadline or (deadline is None and not _timed_elsewhere(mod, signal) and
+                            not _signals_never_timed(project)):
                 continue
+            if any(b.via_signal for b in _budgets(project)) and in_tool_code(mod, project, call) is not None:
+                continue  # the dispatcher merges its deadline into the signal every tool gets
         found_tool = _tool_code(mod, project, call)
         tool_fn = found_tool[0] if found_tool is not None else None
         if found_tool is None or tool_fn is None or _under_budget(mod, call) or \
@@ -792,16 +915,18 @@ def _instance_calls(mod: TsModule) -> dict[str, Node]:
 
 @rule(CheckId.C11, lang="typescript", name="fetch-without-timeout")
 def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags `fetch(url)`, an axios or got request in tool code with no timeout and no budget around it: no signal,
-    or only the caller's stop signal where the module shows that signal carries no deadline (it adds
-    `AbortSignal.timeout` to it elsewhere). Requests sent through an `axios.create(...)` client without a `timeout`
+    """Flags `fetch(url)`, an axios, got or Node `http(s).get/request` request in tool code with no timeout and no
+    budget around it: no signal, or only the caller's stop signal where the module shows that signal carries no
+    deadline (it adds `AbortSignal.timeout` to it elsewhere) or no module of the project ever gives a signal one (no
+    `AbortSignal.any`, no kept `AbortSignal.timeout`, no timer that aborts a controller). Requests sent through an `axios.create(...)` client without a `timeout`
     are reported once, at the client (at the request when the client serves only that one).
 
     `fetch` and axios wait indefinitely by default (axios `timeout: 0`): a server that stops answering holds
     the tool, and the whole turn, forever, and no layer ever reports which tool hung.
     """
     text = mod.text
-    if is_test_module(mod) or ("fetch" not in text and "axios" not in text and "got" not in text):
+    if is_test_module(mod) or ("fetch" not in text and "axios" not in text and "got" not in text and
+                               "http" not in text):
         return
     instances = _axios_instances(mod)
     created = _instance_calls(mod) if instances else {}
@@ -812,6 +937,8 @@ def fetch_without_timeout(mod: TsModule, project: TsProject) -> Iterator[Hit]:
             by_client.setdefault(client, []).append(req)
             continue
         bound = f"only the caller's stop signal `{req.signal}`" if req.signal else "no abort signal"
+        if req.signal and _signals_never_timed(project):
+            bound += " (no module of the project gives an abort signal a deadline)"
         yield Hit(
             node=req.call,
             claim=f"{req.what} in tool code {req.label} has no timeout, {bound} and no budget "
@@ -942,7 +1069,9 @@ def _kill_timer(mod: TsModule, fn: Node) -> bool:
 def _kill_timer_in(mod: TsModule, fn: Node) -> bool:
     text = code_text(mod, fn)
     return bool(re.search(r"setTimeout\s*\(", text) and re.search(r"\.kill\s*\(|abort\s*\(", text)) or \
-        bool(re.search(r"addEventListener\(\s*['\"]abort['\"][^)]*\)?[\s\S]{0,200}\.kill\(", text))
+        bool(re.search(r"addEventListener\(\s*['\"]abort['\"][^)]*\)?[\s\S]{0,200}\.kill\(", text)) or \
+        bool(re.search(r"(addEventListener|once)\(\s*['\"]abort['\"]\s*,\s*[\w$]+|\.onabort\s*=\s*[\w$]+", text) and
+             re.search(r"\.kill\s*\(", text))  # `const stop = () => process.kill(-child.pid)` named, then listened
 
 
 def _fire_and_forget(mod: TsModule, call: Node) -> bool:
@@ -1205,9 +1334,14 @@ def _handled_here(mod: TsModule, node: Node) -> bool:
     """Whether a catch around `node` (in its function) classifies a timeout, or absorbs every error into a fallback
     (no `throw`, the error itself never passed on): either way the inner expiry never reaches the loop as a raw
     client error."""
-    for clause in [*catch_clauses_around(mod, node), *promise_catch_around(mod, node)]:
-        if _TIMEOUT_HANDLING.search(code_text(mod, clause)) or _absorbs(mod, clause):
-            return True
+    at: Node | None = node
+    while at is not None:
+        for clause in [*catch_clauses_around(mod, at), *promise_catch_around(mod, at)]:
+            if _TIMEOUT_HANDLING.search(code_text(mod, clause)) or _absorbs(mod, clause):
+                return True
+        # a callback of `xs.map(...)` awaited under `Promise.all` in a `try`: that catch sees its errors too
+        inner = mod.enclosing_function(at)
+        at = inner if inner is not None and mod.iteration_callback(inner) else None
     fn = mod.enclosing_function(node)
     if fn is not None:
         for call in nodes_in(mod, fn, "call_expression"):
@@ -1270,11 +1404,14 @@ def inner_timeout_below_tool_budget(mod: TsModule, project: TsProject) -> Iterat
                  mod.enclosing_function(b.node) == fn]
         if not covering and not local:
             continue
-        for inner in [*_inner_timeouts(mod, fn, aliases), *_captured_client_timeouts(mod, fn)]:
+        captured = _captured_client_timeouts(mod, fn)
+        for inner in [*_inner_timeouts(mod, fn, aliases), *captured]:
             if key(mod, inner.node) in seen:
                 continue
             around = covering + [b for b in budgets if b.module is mod and mod.within(inner.node, b.bounded)
                                  and not any(same(b.node, c.node) for c in covering)]
+            if _retried_until_aborted(mod, inner.node):
+                around = [b for b in around if not b.via_signal]
             if not around:
                 continue
             verdicts = [(v, b) for b in around if (v := _compare(inner, b)) is not None]
@@ -1288,7 +1425,10 @@ def inner_timeout_below_tool_budget(mod: TsModule, project: TsProject) -> Iterat
             shown = f"{budget.ms / 1000:g} s" if budget.ms is not None else f"`{budget.setting}`"
             inner_shown = f"{inner.ms / 1000:g} s" if inner.ms is not None else f"`{inner.setting}`"
             # a helper the budget calls may run elsewhere with no budget: the layering is wrong at the budget
-            at_budget = not budget.dynamic and not (budget.module is mod and mod.within(inner.node, budget.bounded))
+            # (a client configured outside the tool and captured by it is cited at its own `timeout`: that setting is
+            # what fires first, for every tool sharing the client)
+            at_budget = not budget.dynamic and not (budget.module is mod and mod.within(inner.node, budget.bounded)) \
+                and not any(same(inner.node, c.node) for c in captured)
             if at_budget and key(budget.module, budget.node) in seen:
                 continue
             seen.add(key(budget.module, budget.node))

@@ -24,6 +24,9 @@ Shapes detected:
   (`Promise.all(tasks.map(runWorker))`, a `for … of` over it) with no cap on the list's length.
 - `subagent-depth-never-checked`: a sub-agent started with its depth raised by one (`new Worker({ depth: ctx.depth
   + 1 })`) where no module of the project ever compares that depth.
+- `event-tool-loop-without-ceiling`: an event handler (a socket or live-session callback, or a function called from
+  its branch on the event type) that runs the model's tool call and then asks for the next response (realtime
+  `response.create`, Gemini Live `sendToolResponse`, a new model request) with no count or budget compared.
 """
 
 from __future__ import annotations
@@ -37,12 +40,15 @@ from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import (
+    TOOL_DISPATCH_NAME,
     Drive,
     FuncRef,
     Key,
+    callers_of,
     calls_named,
     cname,
     code_text,
+    fn_label,
     imports_of,
     in_tool_code,
     is_model_call,
@@ -52,6 +58,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     last,
     later_statements,
     memo,
+    mod_memo,
     model_index,
     module_consts,
     module_speaks_llm,
@@ -440,7 +447,8 @@ def _driven_loops(mod: TsModule, project: TsProject) -> list[tuple[Node, Drive]]
     """Loops of `mod` whose own body reaches the model (a nested `while` counts for itself, not its parents)."""
     out: dict[Key, tuple[Node, Drive]] = {}
     for drive in _drives(project).get(mod.path, []):
-        for anc in mod.ancestors(drive.call):
+        # a call in a callback handed to a wrapper (`withRetry(() => this.turn())`) runs where the wrapper is called
+        for anc in mod.ancestors(_wrapper_call(mod, drive.call)):
             if anc.type in FUNCTION_TYPES:
                 break
             if anc.type not in LOOP_TYPES:
@@ -1228,4 +1236,162 @@ def subagent_depth_never_checked(mod: TsModule, project: TsProject) -> Iterator[
                         "process or the budget gives out",
             direction=f"refuse to delegate (or withhold the delegating tool) once `{k}` reaches a fixed maximum, and "
                       "report that as a limit, not an answer",
+        )
+
+
+# ---------------------------------------------------------------- event-driven tool loops
+_EVENT_HOOKS = frozenset({"on", "once", "addEventListener", "addListener", "subscribe", "onMessage"})
+_HANDLER_KEY = re.compile(r"^on[A-Z_]?\w*$")
+"""A handler in a callbacks object (`callbacks: { onmessage }`, `{ onToolCall }`)."""
+_REPROMPT_LASTS = frozenset({"sendToolResponse"})
+"""Gemini Live `session.sendToolResponse({ functionResponses })`: the model continues as soon as it gets the result."""
+_RESPONSE_CREATE = re.compile(r"""\btype\s*:\s*["'`]response\.create["'`]""")
+"""OpenAI Realtime `response.create`: asks the session for the next model response."""
+_EVENT_TYPE_TEST = re.compile(r"\btype\s*===?|===?\s*[\w$.?]*\btype\b|\.(toolCall|tool_call|toolCalls|functionCalls)\b")
+
+
+def _reprompts(mod: TsModule, call: Node) -> bool:
+    """A call that makes the model produce its next response: a model request, a realtime `response.create`, or a
+    live session's tool response."""
+    if is_model_call(mod, call) or last(cname(mod, call)) in _REPROMPT_LASTS:
+        return True
+    args = mod.arguments(call)
+    return bool(args) and bool(_RESPONSE_CREATE.search(mod.node_text(args[0])[:300]))
+
+
+def _runs_tool(mod: TsModule, project: TsProject, call: Node) -> bool:
+    """A call that runs the model's tool: a dispatcher (`runTool(name, args)`, `this.executeTool(call)`) or a tool
+    looked up by the name the model chose (`tools[call.name](args)`, `registry.get(fc.name).run(args)`)."""
+    if TOOL_DISPATCH_NAME.search(last(cname(mod, call))):
+        return True
+    callee = call.child_by_field_name("function")
+    looked_up = callee.child_by_field_name("object") if callee is not None and callee.type == "member_expression" \
+        else callee
+    if looked_up is not None and looked_up.type == "subscript_expression":
+        return bool(re.search(r"\.name\b", mod.node_text(looked_up.child_by_field_name("index"))))
+    if looked_up is not None and looked_up.type in ("call_expression", "non_null_expression"):
+        inner = unwrap(looked_up.named_children[0]) if looked_up.type == "non_null_expression" else looked_up
+        return inner is not None and inner.type == "call_expression" and last(cname(mod, inner)) == "get" and \
+            bool(re.search(r"\.name\b", code_text(mod, inner.child_by_field_name("arguments"))))
+    return any(TOOL_DISPATCH_NAME.search(t.name) for t in resolve_call(mod, project, call))
+
+
+def _registered_handler(mod: TsModule, fn: Node) -> bool:
+    """`ws.on("message", (ev) => …)` / `addEventListener(…)` / `callbacks: { onmessage: (m) => … }`."""
+    parent = fn.parent
+    if parent is not None and parent.type == "arguments" and parent.parent is not None:
+        return last(cname(mod, parent.parent)) in _EVENT_HOOKS
+    if parent is not None and parent.type == "pair":
+        return bool(_HANDLER_KEY.match(mod.node_text(parent.child_by_field_name("key")).strip("'\"")))
+    if fn.type == "method_definition":
+        return bool(_HANDLER_KEY.match(mod.function_name(fn))) and "type" in code_text(mod, fn)
+    return False
+
+
+def _event_dispatched(mod: TsModule, project: TsProject, fn: Node, depth: int = 2) -> bool:
+    """Whether `fn` runs because the model's stream or socket delivered an event: it is a registered handler, or it
+    is called from a handler's branch on the event type (`case "response.function_call_arguments.done":`)."""
+    if _registered_handler(mod, fn):
+        return True
+    if depth == 0:
+        return False
+    for other, call in callers_of(project, mod, fn):
+        outer = other.enclosing_function(call)
+        for anc in other.ancestors(call):
+            if anc.type in FUNCTION_TYPES:
+                break
+            if anc.type == "switch_case" or (anc.type == "if_statement" and _EVENT_TYPE_TEST.search(
+                    code_text(other, anc.child_by_field_name("condition")))):
+                if outer is not None and (_registered_handler(other, outer) or
+                                          _event_dispatched(other, project, outer, depth - 1)):
+                    return True
+                break
+        else:
+            continue
+        if outer is not None and outer.type in ("arrow_function", "function_expression") and \
+                _registered_handler(other, outer):
+            return True
+    return False
+
+
+def _in_own_loop(mod: TsModule, node: Node) -> bool:
+    for anc in mod.ancestors(node):
+        if anc.type in FUNCTION_TYPES:
+            return False
+        if anc.type in LOOP_TYPES:
+            return True
+    return False
+
+
+def _budget_checked(mod: TsModule, project: TsProject, fn: Node) -> bool:
+    """A count, size or budget comparison in the handler, in its class, or in a function that calls it."""
+    scopes = [fn]
+    cls = next((a for a in mod.ancestors(fn) if a.type in ("class_declaration", "class")), None)
+    if cls is not None:
+        scopes = [cls]
+    places = [(mod, s) for s in scopes]
+    for other, call in callers_of(project, mod, fn):
+        outer = other.enclosing_function(call)
+        if outer is not None:
+            places.append((other, outer))
+    for where, scope in places:
+        counted = _incremented_names(where)
+        for node in iter_subtree(scope):
+            if node.type in ("if_statement", "while_statement", "ternary_expression") and \
+                    _counter_compare(where, node.child_by_field_name("condition")):
+                return True
+            if node.type == "binary_expression" and where.node_text(node.child_by_field_name("operator")) in (
+                    "<", "<=", ">", ">=") and any(where.dotted(unwrap(node.child_by_field_name(side))) in counted
+                                                 for side in ("left", "right")):
+                return True  # `if (callsThisTurn > CEILING)`: a counter the code increments, whatever its name
+    return False
+
+
+def _incremented_names(mod: TsModule) -> set[str]:
+    """Names the module counts up (`n++`, `this.calls += 1`)."""
+
+    def build() -> set[str]:
+        out: set[str] = set()
+        for node in mod.nodes("augmented_assignment_expression"):
+            left = node.child_by_field_name("left")
+            if left is not None and "+=" in mod.node_text(node):
+                out.add(mod.dotted(left))
+        for match in re.finditer(r"(\+\+\s*([\w$.]+)|([\w$.]+)\s*\+\+)", mod.text):
+            out.add(match.group(2) or match.group(3))
+        return out - {""}
+
+    return mod_memo(mod, "c12_incremented", build)
+
+
+@rule(CheckId.C12, lang="typescript", name="event-tool-loop-without-ceiling")
+def event_tool_loop_without_ceiling(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags an event handler that runs the model's tool call and then asks the model for its next response
+    (a realtime `response.create`, a live session's `sendToolResponse`, a new model request) with no count, budget
+    or time comparison in the handler, its class or its caller. The loop is the event cycle itself: every response
+    may call another tool, whose result triggers another response, so no code bounds the tool calls of a turn.
+    """
+    if is_test_module(mod) or not module_speaks_llm(mod, project):
+        return
+    for fn in mod.functions():
+        body = fn.child_by_field_name("body")
+        if body is None:
+            continue
+        own = [n for n in iter_subtree(body, into_functions=False) if n.type == "call_expression"]
+        tool = next((c for c in own if _runs_tool(mod, project, c)), None)
+        if tool is None:
+            continue
+        again = next((c for c in own if c.start_byte > tool.end_byte and _reprompts(mod, c)), None)
+        if again is None or _in_own_loop(mod, again):
+            continue
+        if not _event_dispatched(mod, project, fn) or _budget_checked(mod, project, fn):
+            continue
+        yield Hit(
+            node=again,
+            claim=f"`{fn_label(mod, fn)}` runs the model's tool call (`{cname(mod, tool)}`) and then asks for the next "
+                  f"response (`{' '.join(code_text(mod, again).split())[:60]}`); nothing counts the tool calls or "
+                  "compares a budget on this event cycle",
+            consequence="the model can chain tool calls without end within one turn: each result triggers a new "
+                        "response that may call another tool, and cost and latency grow until someone hangs up",
+            direction="count tool calls per user turn (and per session) and stop asking for a response, with a "
+                      "visible `max_tool_calls` status, once the count reaches a ceiling",
         )

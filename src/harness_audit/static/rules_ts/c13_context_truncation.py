@@ -36,6 +36,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     cname,
     code_text,
     function_defs,
+    imports_of,
     is_model_call,
     is_test_module,
     iter_subtree,
@@ -43,6 +44,8 @@ from harness_audit.static.rules_ts._agent_idioms import (
     last,
     later_statements,
     memo,
+    mod_memo,
+    model_index,
     module_speaks_llm,
     nodes_in,
     number_value,
@@ -160,13 +163,15 @@ def _target_names(mod: TsModule, holder: Node) -> set[str]:
     return set()
 
 
-def _reaches_model(mod: TsModule, call: Node, holder: Node | None, base: str) -> bool:
-    """Whether the cut list is what the model is sent: passed to a request, returned by a history builder, or
-    stored back into the history; not a slice shown in a UI or returned by a listing API."""
+def _reaches_model(mod: TsModule, project: TsProject, call: Node, holder: Node | None, base: str) -> bool:
+    """Whether the cut list is what the model is sent: passed to a request, returned by a history builder (named
+    so, or whose callers hand the result to a model request), or stored back into the history; not a slice shown in
+    a UI or returned by a listing API."""
     if holder is None:
         return False
     fn = mod.enclosing_function(call)
-    builder = fn is not None and bool(_BUILDER_FN.search(mod.function_name(fn)))
+    builder = fn is not None and (bool(_BUILDER_FN.search(mod.function_name(fn))) or
+                                  _result_sent_to_model(mod, project, fn))
     if holder.type in ("return_statement", "arrow_function"):
         return builder
     if holder.type not in ("variable_declarator", "assignment_expression"):
@@ -182,6 +187,105 @@ def _reaches_model(mod: TsModule, call: Node, holder: Node | None, base: str) ->
                 return True
             if node.type == "return_statement" and builder and _mentions(mod, node, names):
                 return True
+    return False
+
+
+_CONTEXT_ITEM = re.compile(r"""\btype\s*:\s*["'`]conversation\.item\.create["'`]""")
+"""An OpenAI Realtime client event that puts an item into the model's conversation (its context)."""
+
+
+def _model_bound(mod: TsModule, project: TsProject, call: Node) -> bool:
+    """A call that is a model request or reaches one through project functions (`this.client.chat(req)`), or that
+    writes into a realtime session's conversation (`send({ type: "conversation.item.create", item })`)."""
+    if is_model_call(mod, call):
+        return True
+    args = mod.arguments(call)
+    first = unwrap(args[0]) if args else None
+    if first is not None and first.type == "object" and _CONTEXT_ITEM.search(mod.node_text(first)[:200]):
+        return True
+    reaching = model_index(project).reaching
+    return any(key(t.module, t.node) in reaching for t in resolve_call(mod, project, call))
+
+
+def _pair_typed(mod: TsModule, project: TsProject, obj: Node | None) -> bool:
+    """Whether the list's declared element type (a class field `items: HistoryItem[]`, a typed local) is a type of
+    the project whose variants include tool calls or results (`{ type: "function_call_output"; call_id }`): the list
+    holds call/result pairs whatever it is called."""
+    name = mod.dotted(unwrap(obj)) if obj is not None else ""
+    if not name or "(" in name:
+        return False
+    field = name[5:] if name.startswith("this.") and name.count(".") == 1 else name if "." not in name else ""
+    if not field:
+        return False
+    annotation = None
+    kinds = ("public_field_definition", "field_definition") if name.startswith("this.") else ("variable_declarator",)
+    for node in mod.nodes(*kinds):
+        label = node.child_by_field_name("name") or node.child_by_field_name("property")
+        if label is not None and mod.node_text(label) == field:
+            annotation = node.child_by_field_name("type")
+            if annotation is not None:
+                break
+    if annotation is None:
+        return False
+    types = {mod.node_text(n) for n in iter_subtree(annotation) if n.type == "type_identifier"}
+    for type_name in types:
+        home: TsModule | None = mod
+        spec, _, export = imports_of(mod).get(type_name, "").partition("#")
+        if spec:
+            home = project.resolve_import(mod, spec) if spec.startswith(".") else None
+            type_name = export if export and export != "default" else type_name
+        if home is None:
+            continue
+        decl = _type_decls(home).get(type_name)
+        if decl is not None and _PAIR_TOKENS.search(home.node_text(decl)):
+            return True
+    return False
+
+
+def _type_decls(mod: TsModule) -> dict[str, Node]:
+    """The module's top-level `type X = …` and `interface X {…}` declarations by name (once per module)."""
+
+    def build() -> dict[str, Node]:
+        out: dict[str, Node] = {}
+        for node in mod.tree.root_node.named_children:
+            decl = node.named_children[0] if node.type == "export_statement" and node.named_children else node
+            if decl.type in ("type_alias_declaration", "interface_declaration"):
+                label = decl.child_by_field_name("name")
+                if label is not None:
+                    out[mod.node_text(label)] = decl
+        return out
+
+    return mod_memo(mod, "c13_type_decls", build)
+
+
+def _result_sent_to_model(mod: TsModule, project: TsProject, fn: Node) -> bool:
+    """Whether a caller hands `fn`'s result to a model request, as an argument (`chat(buildRequest())`) or through a
+    local (`const req = this.buildRequest(); … client.chat(req)`)."""
+    if mod.function_name(fn) == "<anonymous>":
+        return False
+    for other, call in callers_of(project, mod, fn):
+        for anc in other.ancestors(call):
+            if anc.type == "for_in_statement" and other.within(call, anc.child_by_field_name("right") or anc):
+                # `for (const item of this.history.recent(40)) send({ …, item })`: each kept item is sent
+                names = {other.node_text(n) for n in iter_subtree(anc.child_by_field_name("left") or anc)
+                         if n.type == "identifier"}
+                if any(node.type == "call_expression" and _mentions(other, node.child_by_field_name("arguments"),
+                                                                    names) and _model_bound(other, project, node)
+                       for node in iter_subtree(anc.child_by_field_name("body") or anc, into_functions=False)):
+                    return True
+                break
+            if anc.type in FUNCTION_TYPES or anc.type.endswith("_statement"):
+                break
+            if anc.type == "call_expression" and _model_bound(other, project, anc):
+                return True
+            if anc.type == "variable_declarator":
+                names = {other.node_text(anc.child_by_field_name("name"))}
+                for later in later_statements(other, statement_of(anc)):
+                    for node in iter_subtree(later, into_functions=False):
+                        if node.type == "call_expression" and _mentions(other, node.child_by_field_name(
+                                "arguments"), names) and _model_bound(other, project, node):
+                            return True
+                break
     return False
 
 
@@ -365,7 +469,7 @@ def _items_kept_back(mod: TsModule, call: Node, obj: Node | None) -> bool:
         mod.dotted(holder.child_by_field_name("left")) == base
 
 
-def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
+def _cut_sites(mod: TsModule, project: TsProject) -> Iterator[tuple[Node, str, str]]:
     """Every count-only cut of a history list: (node, its text, the cut list's name)."""
     for call in calls_named(mod, ("slice", "shift", "splice")):
         fn_node = call.child_by_field_name("function")
@@ -379,7 +483,8 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
         if not _is_history(mod, obj) and (method == "slice" or not _history_copy(mod, obj)) and \
                 not (method == "slice" and _agent_input_cut(mod, call, obj)) and \
                 not (method == "slice" and _history_loader(mod, call)) and \
-                not (sized and _items_kept_back(mod, call, obj)):
+                not (sized and _items_kept_back(mod, call, obj)) and \
+                not (method != "shift" and _pair_typed(mod, project, obj)):
             continue
         base = mod.dotted(unwrap(obj))
         text = " ".join(code_text(mod, call).split())
@@ -387,7 +492,7 @@ def _cut_sites(mod: TsModule) -> Iterator[tuple[Node, str, str]]:
             if not (_tail_slice(mod, call) or sized):
                 continue
             kept, holder = _kept_as_history(mod, call)
-            if kept and _reaches_model(mod, call, holder, base):
+            if kept and _reaches_model(mod, project, call, holder, base):
                 yield call, text, base
         elif method == "shift":
             parent = call.parent
@@ -610,7 +715,7 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
     if is_test_module(mod) or (".slice(" not in text and ".shift(" not in text and ".splice(" not in text):
         return
     seen: set[tuple[Key | None, str]] = set()
-    for node, text, base in _cut_sites(mod):
+    for node, text, base in _cut_sites(mod, project):
         fn = mod.enclosing_function(node)
         marker = (key(mod, fn) if fn is not None else None, base)
         if marker in seen or _holds_records(mod, base) or _bookkeeping(mod, node, base) or \

@@ -9,7 +9,8 @@ Shapes detected:
   holding a metadata object (`system: { hostname, platform }` of a log record) is not a prompt.
 - `unsorted-tool-registry-in-request`: `Object.keys(registry)` / `[...registry.values()]` / `{ ...registry }` /
   `for (… of registry)` feeding the tool list (or a tool listing in the system prompt) unsorted, where the registry
-  is filled in discovery or completion order (`readdir`/`glob` loops, also over a local assigned the listing later,
+  is filled in discovery or completion order (`readdir`/`glob` loops, Deno `Deno.readDir`/std `expandGlob`, also
+  over a local assigned the listing later,
   per-item callbacks that run concurrently and fill after an `await` or in a `.then`), directly, through a registry
   class's `register(tool)` method (called from outside or as `this.register(…)` inside the class), or returned
   by a loader; a loader's registry handed on whole (`tools: { ...(await loadTools()) }`) is cited at its fill. A class
@@ -17,6 +18,9 @@ Shapes detected:
   this.load(m)))` → `await import(…)` → `this.register(tool)`) counts as filled in completion order.
 - `varying-block-before-cache-breakpoint`: a content block interpolating a per-call value (`${tab.url}`) placed ahead
   of a later block carrying `cache_control`: the cached prefix includes it.
+- `per-turn-content-in-system-prompt`: a system prompt (`new SystemMessage(…)`, a `role: "system"` message, a
+  `system`/`systemInstruction`/`instructions` field) rebuilt inside the agent loop from a value that changes every
+  iteration (the loop counter, a local derived from the growing history such as retrieved notes).
 """
 
 from __future__ import annotations
@@ -40,11 +44,13 @@ from harness_audit.static.rules_ts._agent_idioms import (
     enclosing_class,
     function_defs,
     imports_of,
+    is_model_call,
     is_test_module,
     iter_subtree,
     key,
     last,
     memo,
+    model_index,
     nodes_in,
     receiver,
     resolve_call,
@@ -97,6 +103,8 @@ _VOLATILE_CALLS = {"Date": "the current date and time", "Date.now": "the current
                    "Temporal.Now.zonedDateTimeISO": "the current time", "Temporal.Now.plainDateISO": "the current date"}
 _VOLATILE_CALLS.update({"shuffle": "a random order", "_.shuffle": "a random order", "sampleSize": "a random sample",
                         "_.sampleSize": "a random sample", "_.sample": "a random choice"})
+_VOLATILE_CALLS.update({"Deno.hostname": "the host name", "Deno.osUptime": "the machine uptime",
+                        "Bun.randomUUIDv7": "a time-based id"})
 _NOW_WITHOUT_ARGS = {"dayjs", "moment", "DateTime.local"}
 """Date libraries that give the current time only when called without a date."""
 _VOLATILE_MODULES = {"randomUUID": ("crypto", "node:crypto"), "hostname": ("os", "node:os"),
@@ -109,16 +117,20 @@ _VOLATILE_MODULES = {"randomUUID": ("crypto", "node:crypto"), "hostname": ("os",
                      "_.shuffle": ("lodash", "lodash-es", "underscore"), "_.sampleSize": ("lodash", "lodash-es"),
                      "_.sample": ("lodash", "lodash-es", "underscore")}
 _VOLATILE_LASTS = frozenset({s.rsplit(".", 1)[-1] for s in _VOLATILE_CALLS} | {"readdirSync", "readdir", "opendir",
+                                                                                 "readDir", "readDirSync",
                                                                                  "opendirSync"})
 _PER_PROCESS = {"the host name", "the process id"}
-_VOLATILE_WORDS = ("Date", "random", "uuid", "UUID", "hostname", "pid", "nanoid", "readdir", "uptime", "hrtime", "ulid",
+_VOLATILE_WORDS = ("Date", "random", "readDir", "Deno.hostname", "osUptime", "uuid", "UUID", "hostname", "pid", "nanoid", "readdir", "uptime", "hrtime", "ulid",
                    "cuid", "createId", "freemem", "loadavg", "dayjs", "moment", "Temporal", "shuffle", "sample")
 """Words a module with a volatile source contains (substring tests: a regex alternation over a large file is slow)."""
 _LISTING_CALLS = {"readdirSync", "readdir", "fs.readdirSync", "fs.readdir", "fs.promises.readdir", "fsp.readdir",
-                  "opendir", "opendirSync"}
+                  "opendir", "opendirSync", "Deno.readDir", "Deno.readDirSync"}
 _DISCOVERY = re.compile(r"\b(readdirSync|readdir|opendir|opendirSync|globSync|glob|fg|fastGlob|fastglob|globby|"
-                        r"import\.meta\.glob|walk|walkSync)\s*[(.<]|\bimport\s*\(")
-_DISCOVERY_WORDS = ("readdir", "opendir", "glob", "fg(", "fastGlob", "walk", "listTools", "import(", "Promise.all",
+                        r"import\.meta\.glob|walk|walkSync|readDir|readDirSync|expandGlob|expandGlobSync)\s*[(.<]|"
+                        r"\bimport\s*\(")
+"""Directory listings and globs (Node `fs`, Deno `Deno.readDir`/std `expandGlob`/`walk`, glob packages) and dynamic
+imports: orders the file system or the module loader chooses."""
+_DISCOVERY_WORDS = ("readdir", "readDir", "opendir", "glob", "Glob", "fg(", "fastGlob", "walk", "listTools", "import(", "Promise.all",
                     "Promise.race", "Promise.any", "forEach(async")
 _FILL_METHODS = ("set", "add", "push", "register", "registerTool", "addTool", "unshift")
 _MAX_HOPS = 3
@@ -521,7 +533,7 @@ def _volatile_sources(mod: TsModule) -> Iterator[tuple[Node, str]]:
             continue
         if name in _LISTING_CALLS or last(name) in ("readdirSync", "readdir"):
             args = mod.arguments(call)
-            if args and re.fullmatch(r"process\.cwd\(\)|['\"]\.\/?['\"]|cwd", mod.node_text(args[0])):
+            if args and re.fullmatch(r"(process|Deno)\.cwd\(\)|['\"]\.\/?['\"]|cwd", mod.node_text(args[0])):
                 yield call, "a listing of the working directory"
             elif args and _WORKSPACE_DIR.search(last(mod.dotted(args[0]) or "")) and \
                     not _PACKAGE_DIR.search(mod.node_text(args[0])):
@@ -1137,5 +1149,131 @@ def varying_block_before_cache_breakpoint(mod: TsModule, project: TsProject) -> 
                           "the breakpoint, or into the latest user message",
                 confirm_hint="" if per_turn else
                 "verify that this builder runs for more than one request with different values",
+            )
+            break
+
+
+# ---------------------------------------------------------------- per-turn content at the front
+_SYSTEM_CLASSES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
+_SYSTEM_PARAM_KEYS = frozenset({"system", "systemInstruction", "system_instruction", "instructions", "systemPrompt",
+                                "system_prompt", "preamble"})
+"""Where the system prompt goes: LangChain `new SystemMessage(...)`, a `{ role: "system" }` message, or the request's
+own field (Anthropic `system`, Gemini `systemInstruction`, OpenAI Responses `instructions`, Cohere `preamble`,
+the `ai` package's `system`)."""
+_MUTATORS = frozenset({"push", "unshift", "splice", "concat", "set", "add"})
+
+
+def _own_nodes(scope: Node) -> Iterator[Node]:
+    yield from iter_subtree(scope, into_functions=False)
+
+
+def _loop_reaches_model(mod: TsModule, project: TsProject, body: Node) -> Node | None:
+    """The model request in the loop body (a direct SDK call, or a project function reaching one)."""
+    reaching = model_index(project).reaching
+    for node in _own_nodes(body):
+        if node.type != "call_expression":
+            continue
+        if is_model_call(mod, node) or any(key(t.module, t.node) in reaching
+                                           for t in resolve_call(mod, project, node)):
+            return node
+    return None
+
+
+def _changing_names(mod: TsModule, loop: Node, body: Node) -> set[str]:
+    """Names whose value changes from one iteration to the next: the loop's counter or item, lists the body grows,
+    locals the body reassigns."""
+    out: set[str] = set()
+    for part in ("initializer", "left", "update"):
+        head = loop.child_by_field_name(part)
+        if head is None:
+            continue
+        if part == "initializer":  # `let step = first`: the counter, not what it starts from
+            out.update(mod.node_text(d.child_by_field_name("name")) for d in iter_subtree(head)
+                       if d.type == "variable_declarator" and d.child_by_field_name("name") is not None)
+        else:
+            out.update(mod.node_text(n) for n in iter_subtree(head) if n.type == "identifier")
+    for node in _own_nodes(body):
+        if node.type in ("assignment_expression", "augmented_assignment_expression"):
+            left = node.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                out.add(mod.node_text(left))
+        elif node.type == "update_expression":
+            out.update(mod.node_text(n) for n in node.named_children if n.type == "identifier")
+        elif node.type == "call_expression":
+            name = cname(mod, node)
+            if last(name) in _MUTATORS and receiver(name) and "." not in receiver(name) and "(" not in receiver(name):
+                out.add(receiver(name))
+    return out
+
+
+def _per_turn_locals(mod: TsModule, body: Node, changing: set[str]) -> dict[str, Node]:
+    """Locals declared in the loop body whose value is derived from what changes each iteration (name → value)."""
+    varying = set(changing)
+    out: dict[str, Node] = {}
+    for decl in _own_nodes(body):
+        if decl.type != "variable_declarator":
+            continue
+        value = decl.child_by_field_name("value")
+        label = decl.child_by_field_name("name")
+        if value is None or label is None or label.type != "identifier":
+            continue
+        used = {mod.node_text(n) for n in iter_subtree(value) if n.type == "identifier"}
+        if used & varying:
+            varying.add(mod.node_text(label))
+            out[mod.node_text(label)] = value
+    return out
+
+
+def _system_sites(mod: TsModule, body: Node) -> Iterator[tuple[Node, Node]]:
+    """(the system prompt construction, the expression of its text) in the loop body."""
+    for node in _own_nodes(body):
+        if node.type == "new_expression" and cname(mod, node) in _SYSTEM_CLASSES:
+            args = mod.arguments(node)
+            if args:
+                yield node, args[0]
+        elif node.type == "object":
+            keys = mod.object_keys(node)
+            if string_value(mod, keys.get("role")) in ("system", "developer") and keys.get("content") is not None:
+                yield node, keys["content"]
+        elif node.type == "pair":
+            name = mod.node_text(node.child_by_field_name("key")).strip("'\"")
+            value = node.child_by_field_name("value")
+            if name in _SYSTEM_PARAM_KEYS and value is not None and value.type not in ("true", "false"):
+                yield node, value
+
+
+@rule(CheckId.C14, lang="typescript", name="per-turn-content-in-system-prompt")
+def per_turn_content_in_system_prompt(mod: TsModule, project: TsProject) -> Iterator[Hit]:
+    """Flags a system prompt rebuilt inside the agent loop from a value that changes every iteration (retrieved
+    notes looked up from the latest message, the step counter, a summary of the growing history): the front of
+    every request differs from the one before, so the provider's prefix cache never covers even the system
+    prompt, let alone the history behind it.
+    """
+    if is_test_module(mod) or "ystem" not in mod.text and "instructions" not in mod.text and "preamble" not in mod.text:
+        return
+    for loop in mod.nodes("for_statement", "for_in_statement", "while_statement", "do_statement"):
+        body = loop.child_by_field_name("body")
+        if body is None or _loop_reaches_model(mod, project, body) is None:
+            continue
+        sites = list(_system_sites(mod, body))
+        if not sites:
+            continue
+        changing = _changing_names(mod, loop, body)
+        per_turn = _per_turn_locals(mod, body, changing)
+        for site, text in sites:
+            used = [mod.node_text(n) for n in iter_subtree(text) if n.type == "identifier"]
+            hit = next((n for n in used if n in per_turn or n in changing), None)
+            if hit is None:
+                continue
+            origin = per_turn.get(hit)
+            shown = " ".join(code_text(mod, origin).split())[:60] if origin is not None else hit
+            yield Hit(
+                node=site,
+                claim=f"the system prompt is rebuilt on every iteration of the agent loop (line {mod.line(loop)}) "
+                      f"with `{hit}` (`{shown}`), which changes from one iteration to the next",
+                consequence="the first bytes of every request differ, so the provider's prefix cache misses on the "
+                            "system prompt and on the whole history after it; every step is billed at full price",
+                direction="keep the system prompt constant and put per-turn material (retrieved notes, the step "
+                          "count) in the newest user message, after the cached prefix",
             )
             break

@@ -42,6 +42,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     calls_named,
     cname,
     code_text,
+    enclosing_class,
     fn_label,
     function_defs,
     imports_of,
@@ -94,11 +95,13 @@ _USAGE_WORDS = re.compile(r"\busage\b|\busageMetadata\b|\busage_metadata\b|\btok
                           r"input_tokens|prompt_tokens|inputTokens|"
                           r"promptTokens|total_tokens|totalTokens|completion_tokens|output_tokens|outputTokens|"
                           r"cache_read_input_tokens|cache_creation_input_tokens|cached_tokens|cachedInputTokens|"
-                          r"promptTokenCount|candidatesTokenCount")
+                          r"promptTokenCount|candidatesTokenCount|cachedContentTokenCount|cacheReadInputTokens|"
+                          r"prompt_eval_count|eval_count")
 _USAGE_LIST = ("usage", "usageMetadata", "usage_metadata", "tokenUsage", "totalUsage", "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
                "total_tokens", "totalTokens", "completion_tokens", "output_tokens", "outputTokens",
                "cache_read_input_tokens", "cache_creation_input_tokens", "cached_tokens", "cachedInputTokens",
-               "promptTokenCount", "candidatesTokenCount")
+               "promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "cacheReadInputTokens",
+               "eval_count")
 _CONTENT_ATTRS = {"choices", "content", "output_text", "outputText", "text", "message", "output", "candidates",
                   "tool_calls", "toolCalls", "stop_reason", "stopReason", "finish_reason", "finishReason", "object",
                   "textStream", "partialObjectStream", "reasoning", "parsed", "output_parsed", "role", "type",
@@ -420,6 +423,44 @@ def _idless_tool_events(mod: TsModule) -> list[tuple[Node, tuple[str, str | None
     return mod_memo(mod, "c15_idless_events", build)
 
 
+_TOOL_ROLES = frozenset({"tool", "function", "tool_result", "tool-result"})
+
+
+def _persisting_recorder(mod: TsModule, project: TsProject, call: Node) -> str | None:
+    """`this.transcript.add(entry)` / `journal.append(entry)` where the method (a project method, found through the
+    receiver's declared class) writes its entries out (a file write, a JSON line, a logger): described, else None."""
+    name = cname(mod, call)
+    if not receiver(name) or last(name) not in _RECORD_LASTS or is_model_call(mod, call):
+        return None
+    for target in resolve_call(mod, project, call):
+        if target.node.type != "method_definition":
+            continue
+        cls = enclosing_class(target.module, target.node)
+        body = code_text(target.module, cls if cls is not None else target.node)
+        if re.search(r"\b(writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream)\b|\.write\s*\(", body):
+            return f"`{name}` (it writes the record out)"
+    return None
+
+
+def _persisted_tool_entries(mod: TsModule, project: TsProject) -> Iterator[tuple[Node, str]]:
+    """Entries with a tool role (`{ role: "tool", text: `${name} -> ${out}` }`) handed to a recorder that persists
+    them, with no call id: the durable record names the tool in free text, so calls and results cannot be joined.
+    A `role: "tool"` message sent to the model is not such an entry (the recorder must write to storage)."""
+    if is_test_module(mod) or "role" not in mod.text:
+        return
+    for call in calls_named(mod, _RECORD_LASTS):
+        args = mod.arguments(call)
+        obj = unwrap(args[0]) if len(args) == 1 else None
+        if obj is None or obj.type != "object" or _has_id(mod, obj):
+            continue
+        role = string_value(mod, mod.object_keys(obj).get("role"))
+        if role not in _TOOL_ROLES:
+            continue
+        how = _persisting_recorder(mod, project, call)
+        if how is not None:
+            yield obj, how
+
+
 def _forwarded_from_params(mod: TsModule, fn: Node, obj: Node) -> bool:
     """Whether the event's tool fields are the recording function's parameters (`tool(session, name, ok, ms) {
     this.emit({ kind: "tool", session, tool: name, ok, ms }) }`): its callers decide what the event carries."""
@@ -503,7 +544,8 @@ def tool_event_missing_call_id(mod: TsModule, project: TsProject) -> Iterator[Hi
             direction="give the recorder a call-id parameter and pass the provider's tool-call id (`tool_call_id` / "
                       "`toolCallId` / `tool_use_id`) with every call and result event",
         )
-    for obj, sink in _idless_tool_events(mod):
+    events = [*_idless_tool_events(mod), *((obj, (how, None)) for obj, how in _persisted_tool_entries(mod, project))]
+    for obj, sink in events:
         if key(mod, obj) in moved:
             continue
         how, _kind = sink
@@ -1249,9 +1291,17 @@ Realtime `response.done`), Anthropic `message_start` (input tokens) / `message_d
 _EVENT_TEST = re.compile(r"\.?\btype\s*===?\s*(['\"`])([\w.\-]+)\1|(['\"`])([\w.\-]+)\3\s*===?\s*[\w$.?]*\btype\b")
 
 
+_FINAL_CHUNK = re.compile(r"^\(?\s*[\w$.?]+\.done\s*(===?\s*true\s*)?\)?$")
+"""`if (chunk.done)`: Ollama's NDJSON stream ends with a `done: true` chunk that alone carries `prompt_eval_count` /
+`eval_count` (with `done_reason`)."""
+_OLLAMA_WIRE = re.compile(r"\bdone_reason\b|/api/(chat|generate)\b")
+
+
 def _usage_event_handlers(mod: TsModule) -> Iterator[tuple[Node, str, Node]]:
     """(the place the event is handled, its name, the code that handles it) for every `case "response.completed":`
-    or `if (ev.type === "message_delta")` of a usage-carrying stream event."""
+    or `if (ev.type === "message_delta")` of a usage-carrying stream event, and the `if (chunk.done)` of an Ollama
+    stream (a module that reads `done_reason` or posts to `/api/chat`) inside a `for await` over the chunks."""
+    ollama = _OLLAMA_WIRE.search(mod.text) is not None
     for sw in mod.nodes("switch_statement"):
         body = sw.child_by_field_name("body")
         for case in (body.named_children if body is not None else []):
@@ -1265,6 +1315,28 @@ def _usage_event_handlers(mod: TsModule) -> Iterator[tuple[Node, str, Node]]:
         name = (m.group(2) or m.group(4)) if m is not None else None
         if name in _USAGE_EVENTS:
             yield stmt, name, stmt.child_by_field_name("consequence") or stmt
+        elif ollama and cond is not None and _FINAL_CHUNK.match(code_text(mod, cond)) and any(
+                a.type == "for_in_statement" and mod.node_text(a).startswith("for await") for a in mod.ancestors(stmt)):
+            yield stmt, "done", stmt.child_by_field_name("consequence") or stmt
+
+
+def _event_read(mod: TsModule, node: Node, handler: Node) -> Node | None:
+    """The first statement of the handler that reads the event (`status: ev.response?.status` recorded,
+    `reason = chunk.done_reason`): where the event's other fields are taken and its usage is left behind."""
+    test = node.parent.parent if node.type == "switch_case" and node.parent is not None else node
+    tested = test.child_by_field_name("value") if test is not None and test.type == "switch_statement" else \
+        node.child_by_field_name("condition")
+    event = next((mod.node_text(n) for n in iter_subtree(tested) if n.type == "identifier"), None) \
+        if tested is not None else None
+    if event is None:
+        return None
+    for stmt in iter_subtree(handler, into_functions=False):
+        if stmt.type not in ("expression_statement", "lexical_declaration", "variable_declaration",
+                             "return_statement"):
+            continue
+        if any(n.type == "identifier" and mod.node_text(n) == event for n in iter_subtree(stmt)):
+            return stmt
+    return None
 
 
 _TYPE_CONTEXTS = frozenset({"interface_declaration", "type_alias_declaration", "property_signature",
@@ -1302,18 +1374,18 @@ def stream_event_usage_dropped(mod: TsModule, project: TsProject) -> Iterator[Hi
     `response.completed`, Anthropic `message_start` / `message_delta`, the `ai` package's `finish` part) without
     reading it, in a project where no module reads usage at all. The provider reports what every turn cost and the
     harness throws it away with the event."""
-    if is_test_module(mod) or not any(e in mod.text for e in _USAGE_EVENTS) or \
+    if is_test_module(mod) or not (any(e in mod.text for e in _USAGE_EVENTS) or "done_reason" in mod.text) or \
             not module_speaks_llm(mod, project) or _reads_usage_in_code(project):
         return
     seen: set[Key] = set()
-    for node, name, _handler in _usage_event_handlers(mod):
+    for node, name, handler in _usage_event_handlers(mod):
         fn = mod.enclosing_function(node)
         if fn is not None and key(mod, fn) in seen:
             continue
         if fn is not None:
             seen.add(key(mod, fn))
         yield Hit(
-            node=node,
+            node=_event_read(mod, node, handler) or node,
             claim=f"the `{name}` stream event carries the turn's token usage, but its handler "
                   f"{'in `' + fn_label(mod, fn) + '` ' if fn is not None else ''}never reads it and no module of "
                   "the project reads usage",
