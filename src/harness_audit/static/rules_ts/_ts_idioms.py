@@ -563,12 +563,16 @@ _DISPATCHER_FN = re.compile(r"(execute|exec|run|call|invoke|dispatch|handle|perf
 _TOOL_NAME_KEY = re.compile(r"^(tool_?name|toolName|name|fn_?name|functionName)$|\.(name|toolName|tool_name)$")
 
 
+_SUBSCRIPTED = re.compile(rb"(?<![\w$.])([A-Za-z_$][\w$]*)\s*\[")
+
+
 def dispatch_table(mod: TsModule, name: str) -> bool:
     """Whether the module-level object `name` is a tool dispatch table: it is indexed by a computed key (`IMPLS[key]`)
     inside a tool dispatcher (`runTool(name, input)`, `executeFunction`), or by the tool call's name
     (`table[call.name]`, `table[toolName]`). Its values are then the tools, whatever the table is called."""
-    if not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
-        return False
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*", name) or name not in cached(mod, "subscripted", lambda: {
+            m.group(1).decode() for m in _SUBSCRIPTED.finditer(mod.source)}):
+        return False  # the module never indexes anything by that name: one scan of the module answers every name
     for m in re.finditer(rb"(?<![\w$.])" + re.escape(name.encode()) + rb"\s*\[", mod.source):
         ident = mod.tree.root_node.descendant_for_byte_range(m.start(), m.start() + len(name))
         sub = ident.parent if ident is not None else None

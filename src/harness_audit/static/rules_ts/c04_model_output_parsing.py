@@ -673,6 +673,17 @@ _FINISH_TEXT = re.compile(r"finish_?reason|stop_?reason|finishReason|stopReason|
                           r"incomplete_details|\.status\b", re.I)
 """How a reply's finish reason is spelled: OpenAI `finish_reason`, Anthropic `stop_reason`, Bedrock `stopReason`,
 Gemini / Vercel AI `finishReason`, Ollama `done_reason`, Responses `incomplete_details` / `status`."""
+_REASON_WORD = re.compile(r"(?i:reason)")
+_STATUS_WORD = re.compile(r"\.status\b")
+
+
+def _mentions_finish(text: str) -> bool:
+    """`_FINISH_TEXT.search(text)` for a whole module, without running a case-blind alternation over every position:
+    only the few `reason`s are tested with the text just before them."""
+    low = text.lower()
+    if "incomplete_details" in low or (".status" in low and _STATUS_WORD.search(low)):
+        return True
+    return any(_FINISH_TEXT.search(text, max(0, m.start() - 8), m.end()) for m in _REASON_WORD.finditer(text))
 _END_VALUES = {"length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "incomplete", "model_length",
                "tool_calls", "tool_use", "tool-calls", "function_call"}
 """Finish values whose comparison shows the stream's ending is checked (truncated, or ended on tool calls)."""
@@ -1128,7 +1139,7 @@ def stream_end_commits_partial_calls(mod: TsModule, project: TsProject) -> Itera
             continue  # the handler's stream is consumed elsewhere: its end is not seen here
         cited = drained or _uses_after(mod, fn, names, loop) or _statement(site)
         fname = mod.function_name(fn) if fn is not None else "the module"
-        if _FINISH_TEXT.search(mod.node_text(fn) if fn is not None else mod.text):
+        if _mentions_finish(mod.node_text(fn) if fn is not None else mod.text):
             yield Hit(
                 node=cited, verdict=Verdict.SUSPECTED,
                 claim=f"`{fname}` accumulates streamed tool-call arguments and reads the finish reason, but nothing "
@@ -1380,8 +1391,9 @@ def length_stop_commits_partial_calls(mod: TsModule, project: TsProject) -> Iter
             break
 
 
-_CALLS_WORDS = re.compile(r"\b(\w*[cC]alls|tool_calls|function_?calls?|functionCalls?|tool_?uses?|toolUses?)\b")
-"""How the tool calls of a reply are spelled where they are executed (`turn.calls`, `msg.tool_calls`, `toolUses`)."""
+_CALLS_WORDS = re.compile(r"[cC]alls\b|\b(function_?calls?|functionCalls?|tool_?uses?|toolUses?)\b")
+"""How the tool calls of a reply are spelled where they are executed (`turn.calls`, `msg.tool_calls`, `toolUses`).
+A word ending in `calls` is found by its ending alone: a pattern that starts at every word backtracks through all of them."""
 
 
 def _noted_truncation(mod: TsModule, cond: Node) -> bool:
@@ -1546,7 +1558,7 @@ def finish_reason_unread_before_calls(mod: TsModule, project: TsProject) -> Iter
     = await streamTurn(...)`) and then executes the reply's tool calls, when the reason is only logged or passed on
     and nothing in the project compares any finish reason with a token-limit value. A stream cut short (token limit,
     safety stop, dropped connection) is committed and its calls run as complete."""
-    if not _FINISH_TEXT.search(mod.text) or not _CALLS_WORDS.search(mod.text):
+    if not _mentions_finish(mod.text) or not _CALLS_WORDS.search(mod.text):
         return
     for fn in mod.nodes(*FUNCTION_TYPES):
         for name, values in mod.bindings(fn).items():

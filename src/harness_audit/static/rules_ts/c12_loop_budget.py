@@ -1377,10 +1377,13 @@ def event_tool_loop_without_ceiling(mod: TsModule, project: TsProject) -> Iterat
         if body is None:
             continue
         own = [n for n in iter_subtree(body, into_functions=False) if n.type == "call_expression"]
-        tool = next((c for c in own if _runs_tool(mod, project, c)), None)
+        asks = [c for c in own if _reprompts(mod, c)]
+        if not asks:
+            continue  # no request for a next response here: no tool call needs resolving (the costly part)
+        tool = next((c for c in own if c.start_byte < asks[-1].start_byte and _runs_tool(mod, project, c)), None)
         if tool is None:
             continue
-        again = next((c for c in own if c.start_byte > tool.end_byte and _reprompts(mod, c)), None)
+        again = next((c for c in asks if c.start_byte > tool.end_byte), None)
         if again is None or _in_own_loop(mod, again):
             continue
         if not _event_dispatched(mod, project, fn) or _budget_checked(mod, project, fn):

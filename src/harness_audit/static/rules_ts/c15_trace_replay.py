@@ -315,9 +315,18 @@ _WRITES = re.compile(r"\bJSON\.stringify\s*\(|\.(write|appendFile|appendFileSync
 def _writes_record(mod: TsModule, name: str) -> bool:
     """Whether `name` is a function of the module that takes its fields as parameters and writes them out (a JSON
     line to stdout or a file, a logger call): a first-party event recorder."""
-    if not name or "." in name:
+    if not name or "." in name or name not in function_defs(mod):
         return False
+    known = mod_memo(mod, "c15_writes_record", dict[str, bool])
+    if name not in known:
+        known[name] = _writes_record_uncached(mod, name)
+    return known[name]
+
+
+def _writes_record_uncached(mod: TsModule, name: str) -> bool:
     for fn in function_defs(mod).get(name, []):
+        if not _WRITES.search(mod.node_text(fn)):
+            continue  # the raw text first: comments stripped can only take a write away
         params = {n for p in ts.params(fn) for n in ts.bound_names(mod, ts.param_pattern(p))}
         body = code_text(mod, fn)
         if len(params) >= 2 and _WRITES.search(body) and any(re.search(rf"\.\.\.{re.escape(p)}\b", body) or
