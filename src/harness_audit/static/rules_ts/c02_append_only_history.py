@@ -633,6 +633,8 @@ def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if mod.node_text(index).replace(" ", "") == f"{mod.node_text(base)}.length":
             continue  # `H[H.length] = m` appends
         fn = mod.enclosing_function(node)
+        if _mirrors_source_update(mod, fn, node, base):
+            continue
         hit = _rewrite_hit(project, mod, fn, node, base, "an assignment replaces an element of {where}")
         if hit is not None:
             found.append(hit)
@@ -648,6 +650,32 @@ def history_array_rewritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
         if hit is not None:
             found.append(hit)
     yield from _first_per_function(found)
+
+
+def _mirrors_source_update(mod: TsModule, fn: Node | None, node: Node, base: Node) -> bool:
+    """`this.copy[i] = incoming` where `i` is the position of `incoming`'s own id (`findIndex((m) => m.id ===
+    incoming.id)`) and `this.copy` was seeded as a copy of another object's message list (`[...source.messages]`):
+    a replica taking the version its source already holds, not the conversation the model is sent."""
+    right, left = node.child_by_field_name("right"), node.child_by_field_name("left")
+    index = left.child_by_field_name("index") if left is not None else None
+    cls = _class_of(mod, node)
+    if fn is None or cls is None or right is None or index is None or _unwrap(right).type != "identifier" or \
+            index.type != "identifier" or not mod.node_text(base).startswith("this."):
+        return False
+    value, position, field = mod.node_text(_unwrap(right)), mod.node_text(index), mod.node_text(base)
+    if not re.search(rf"\b{re.escape(position)}\s*=\s*{re.escape(field)}\.findIndex\([^;]*?\.id\s*===?\s*"
+                     rf"{re.escape(value)}\.id\b|\b{re.escape(position)}\s*=\s*{re.escape(field)}\.findIndex\("
+                     rf"[^;]*?\b{re.escape(value)}\.id\s*===?\s*\w+\.id\b", mod.node_text(fn)):
+        return False
+    for seed in mod.inside(mod.nodes("assignment_expression"), cls):
+        seeded, copy = seed.child_by_field_name("left"), seed.child_by_field_name("right")
+        if seeded is None or copy is None or mod.node_text(seeded) != field:
+            continue
+        source = _shallow_copy_of(mod, copy)
+        if source is not None and _unwrap(source).type == "member_expression" and \
+                not mod.node_text(source).startswith("this."):
+            return True
+    return False
 
 
 def _clears(mod: TsModule, call: Node, target: Node, method: str) -> bool:
@@ -940,6 +968,32 @@ def _in_flight_merge(mod: TsModule, fn: Node | None, target: Node) -> bool:
     return bool(_PENDING.search(mod.node_text(fn)))
 
 
+_IDENTITY_FIELD = re.compile(r"^_?(id|uuid|key|\w+Id)$")
+
+
+def _fills_missing_identity(mod: TsModule, node: Node, target: Node) -> bool:
+    """`if (!msg.id) msg.id = uuid()`, `m.id ??= nanoid()`: an identity field assigned only where the message has
+    none. No content and no existing id changes, so what was sent and what is stored still agree."""
+    if node.type not in ("assignment_expression", "augmented_assignment_expression"):
+        return False
+    field = _unwrap(target)
+    if field.type != "member_expression" or not _IDENTITY_FIELD.match(
+            mod.node_text(field.child_by_field_name("property"))):
+        return False
+    if node.type == "augmented_assignment_expression":
+        return mod.node_text(node.child_by_field_name("operator")) in ("??=", "||=")
+    written = re.escape(mod.node_text(field))
+    absent = rf"^\(\s*(!\s*{written}|{written}\s*(===?\s*(undefined|null)|==\s*null))\s*\)$"
+    for anc in mod.ancestors(node):
+        if anc.type == "if_statement":
+            cond, then = anc.child_by_field_name("condition"), anc.child_by_field_name("consequence")
+            return cond is not None and then is not None and then.start_byte <= node.start_byte < then.end_byte \
+                and bool(re.match(absent, " ".join(mod.node_text(cond).split())))
+        if anc.type not in ("expression_statement", "statement_block", "parenthesized_expression"):
+            return False
+    return False
+
+
 @rule(CheckId.C2, lang="typescript", name="history-entry-mutated")
 def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags writes into a message that is already in history: `messages[messages.length - 1].content += delta`,
@@ -981,8 +1035,8 @@ def history_entry_mutated(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 continue
             base, how = alias[0], alias[1].replace("{name}", ident) if "{name}" in alias[1] else \
                 f"`{ident}`, an element of {{where}}"
-        if _compaction(mod, fn) or _in_flight_merge(mod, fn, target) or \
-                _model_invisible(mod, target, element.access if element is not None else _root(target)):
+        if _compaction(mod, fn) or _in_flight_merge(mod, fn, target) or _fills_missing_identity(mod, node, target) \
+                or _model_invisible(mod, target, element.access if element is not None else _root(target)):
             continue
         place = _place(mod, fn, base)
         judged = _judge(project, mod, fn, place, element=True, node=node) if place is not None else None

@@ -1628,6 +1628,13 @@ def _marker_flags(mod: TsModule, fn: Node) -> set[str]:
     return flags
 
 
+def _flag_handed_on(mod: TsModule, fn: Node, flags: set[str]) -> bool:
+    """Whether a marker flag is passed whole to a call (`finish(sawFinish, sawDone)`): the callee decides what a
+    stream that ended without the marker means, so the flag is not dropped."""
+    return any(a.type == "identifier" and mod.node_text(a) in flags
+               for call in mod.inside(mod.nodes("call_expression"), fn) for a in mod.arguments(call))
+
+
 _RAW_TEXT = re.compile(r"\.feed\(|\bdecode\(|\.split\(|\.indexOf\(\s*[\"'`]\\n")
 """What a loop over a raw response body does with each chunk: decode it, split it into lines, feed a parser."""
 
@@ -1706,6 +1713,8 @@ def stream_eof_taken_as_complete(mod: TsModule, project: TsProject) -> Iterator[
         if any(re.search(rf"\b{re.escape(f)}\b", mod.node_text(c.child_by_field_name("condition")))
                for c in mod.inside(mod.nodes("if_statement"), fn) for f in flags):
             continue  # whether the marker came is recorded and checked
+        if _flag_handed_on(mod, fn, flags):
+            continue  # whether the marker came is recorded and handed to what finishes the turn
         marker = next(m for m in _TERMINAL_MARKERS if m in fn_text)
         yield Hit(
             node=node, verdict=Verdict.SUSPECTED if requires else Verdict.CONFIRMED,

@@ -254,9 +254,22 @@ def _carries_code(mod: TsModule, node: Node) -> bool:
     for sub in [node, *ts.descendants(node)]:
         if sub.type == "object" and mod.object_keys(sub).keys() & _CODE_KEYS:
             return True
+        if sub.type == "object" and _failing_exit_status(mod, sub):
+            return True  # a shell-style result: the non-zero exit status is the code its caller branches on
         if sub.type == "call_expression" and any(_code_argument(mod, a) for a in mod.arguments(sub)):
             return True  # `rpcError(id, ErrorCode.InternalError, msg)`, `fail(-32603, msg)`
     return False
+
+
+_EXIT_KEYS = ("exitCode", "exit_code", "exitStatus", "exit_status")
+
+
+def _failing_exit_status(mod: TsModule, obj: Node) -> bool:
+    """An object literal shaped as a process result with a literal non-zero exit status (`{ stderr, exitCode: 1 }`):
+    at a command interface the exit status is the error code."""
+    keys = mod.object_keys(obj)
+    value = next((keys[k] for k in _EXIT_KEYS if k in keys), None)
+    return value is not None and value.type == "number" and mod.node_text(value) not in ("0", "0x0")
 
 
 _CODE_ENUM = re.compile(r"^([A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*(Code|Codes|Kind|Kinds|Category|Reason)\."

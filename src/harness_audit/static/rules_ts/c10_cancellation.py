@@ -1127,9 +1127,34 @@ def _exits(mod: TsModule, block: Node) -> bool:
     return bool(stmts) and stmts[-1].type in ("throw_statement", "return_statement")
 
 
+def _never_rejects(mod: TsModule, aw: Node) -> bool:
+    """Whether `aw` awaits `new Promise(executor)` whose executor takes no `reject` parameter and throws nothing:
+    such a promise can only resolve, so no exception leaves the await."""
+    operand = next((c for c in aw.named_children if c.type != "comment"), None)
+    while operand is not None and operand.type == "parenthesized_expression":
+        operand = next((c for c in operand.named_children if c.type != "comment"), None)
+    if operand is None or operand.type != "new_expression":
+        return False
+    ctor = operand.child_by_field_name("constructor")
+    args = operand.child_by_field_name("arguments")
+    if ctor is None or mod.node_text(ctor) != "Promise" or args is None:
+        return False
+    executor = next((c for c in args.named_children if c.type != "comment"), None)
+    if executor is None or executor.type not in ("arrow_function", "function_expression", "function"):
+        return False
+    params = executor.child_by_field_name("parameters") or executor.child_by_field_name("parameter")
+    if params is None:
+        return False
+    n_params = 1 if params.type == "identifier" else len([c for c in params.named_children if c.type != "comment"])
+    body = executor.child_by_field_name("body")
+    return n_params <= 1 and body is not None and not mod.inside(mod.nodes("throw_statement"), body)
+
+
 def _await_escapes(mod: TsModule, aw: Node, fn: Node, clear: Node) -> bool:
     """Whether an exception at `aw` can leave `fn` without passing `clear`: no enclosing `try` (inside `fn`) whose
     `catch` handles it and then falls through to the clear (or ends the process, taking the timer with it)."""
+    if _never_rejects(mod, aw):
+        return False
     for anc in mod.ancestors(aw):
         if anc == fn:
             return True
@@ -1152,7 +1177,8 @@ def timer_cleared_on_success_only(mod: TsModule, project: TsProject) -> Iterator
     """Flags `const t = setTimeout(...)` (or `setInterval`) whose `clearTimeout(t)` runs after an `await` on the
     normal path only, not in `finally` or `catch`, when the timer does something on firing (kills, retries, emits;
     an interval always). When the awaited work throws or is aborted, the timer stays armed and fires into a run that
-    has ended (a kill aimed at a pid that may be reused, a retry of finished work)."""
+    has ended (a kill aimed at a pid that may be reused, a retry of finished work). An awaited `new Promise`
+    whose executor has no `reject` and throws nothing cannot fail, so the clear after it always runs."""
     if ts.skipped_module(mod) or ("clearTimeout" not in mod.text and "clearInterval" not in mod.text):
         return
     for call in ts.calls_named(mod, "setTimeout", "setInterval"):

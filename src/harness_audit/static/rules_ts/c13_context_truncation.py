@@ -9,9 +9,11 @@ Shapes detected:
   pairing checks; dropping leading tool messages, cutting at a user turn, or filtering orphans by id are. Not cuts
   of a model history: bounded windows of bookkeeping records (`occurrencesHistory` in a `ToolCallChecker`), a
   storage read's `limit` over AI SDK `UIMessage`s (call and result share one part), removal by id (`if
-  (ids.has(H[i].id)) H.splice(i, 1)`).
+  (ids.has(H[i].id)) H.splice(i, 1)`), a whole-list swap (`list.splice(0, list.length, ...next)`), and a returned
+  window that every caller flattens to text (`getBufferString(kept)` for a summary prompt).
 - `trim-messages-without-start-on`: LangChain's `trimMessages(messages, { maxTokens, ... })` keeping the last
-  messages without `startOn`, so the window can begin with an orphaned tool message.
+  messages without `startOn`, so the window can begin with an orphaned tool message (not when the returned window
+  only ever becomes a text transcript).
 - `single-compaction-then-send`: `if (countTokens(messages) > limit) messages = await summarize(messages)`, then
   the request goes out without measuring again.
 - `tool-output-appended-unbounded`: a tool result message (`{ role: "tool", content: output }`,
@@ -507,6 +509,9 @@ def _cut_sites(mod: TsModule, project: TsProject) -> Iterator[tuple[Node, str, s
             removed = number_value(mod, args[1])
             if _removed_by_identity(mod, call, base) or (removed is not None and len(args) - 2 >= removed):
                 continue  # `splice(i, 1, a, b)` rewrites one message as two: a replacement, nothing is cut
+            if len(args) > 2 and number_value(mod, args[0]) == 0 and code_text(mod, args[1]).strip() == \
+                    f"{base}.length":
+                continue  # `list.splice(0, list.length, ...next)` swaps the whole content in place: no window
             if _size_guarded(mod, call) or _TRIMMER.search(count) or ".length" in count:
                 yield call, text, base
 
@@ -705,6 +710,78 @@ def _ui_message_page(mod: TsModule, node: Node, fn: Node | None) -> bool:
     return bool(_UI_PARTS.search(mod.text))
 
 
+_FLATTENER = re.compile(r"^(getBufferString|stringify|toString|\w*To(Text|String|Transcript)|format\w*|render\w*|"
+                        r"serializ\w*|join)$")
+"""A call that turns a message list into one string (`getBufferString(msgs)`, `JSON.stringify(msgs)`)."""
+
+
+def _flattened(mod: TsModule, node: Node) -> bool:
+    """Whether the value at `node` goes into a call that flattens it to text, directly or through list methods
+    (`JSON.stringify(kept.map(toLine))`)."""
+    chained: Node | None = None
+    for anc in mod.ancestors(node):
+        if anc.type in ("await_expression", "parenthesized_expression", "arguments"):
+            continue
+        if anc.type == "member_expression" and \
+                mod.node_text(anc.child_by_field_name("property")) in _CHAIN_KEEPS:
+            chained = anc
+            continue
+        if anc.type == "call_expression" and chained is not None and same(anc.child_by_field_name("function"),
+                                                                            chained):
+            chained = None
+            continue
+        return anc.type == "call_expression" and bool(_FLATTENER.match(_callee_last(mod, anc)))
+    return False
+
+
+def _callee_last(mod: TsModule, call: Node) -> str:
+    """The callee's last name, also through a bundler's indirect call (`(0, _core.getBufferString)(msgs)`)."""
+    fn = call.child_by_field_name("function")
+    while fn is not None and fn.type in ("parenthesized_expression", "sequence_expression"):
+        named = [c for c in fn.named_children if c.type != "comment"]
+        fn = named[-1] if named else None
+    return last(mod.dotted(fn)) if fn is not None else ""
+
+
+def _length_read(mod: TsModule, node: Node) -> bool:
+    """`kept.length`: reading the list's size, which sends nothing."""
+    parent = node.parent
+    return parent is not None and parent.type == "member_expression" and \
+        mod.node_text(parent.child_by_field_name("property")) == "length"
+
+
+def _only_flattened(mod: TsModule, project: TsProject, fn: Node | None) -> bool:
+    """Whether every caller turns `fn`'s returned list into plain text (`const kept = await trimForSummary(msgs);
+    prompt = getBufferString(kept)`) before anything uses it: a transcript string for a summariser carries no
+    structured tool call or result, so a cut inside it cannot leave an orphan for the provider to reject."""
+    callers = callers_of(project, mod, fn) if fn is not None else []
+    if not callers:
+        return False
+    for other, call in callers:
+        if _flattened(other, call):
+            continue
+        holder = next((a for a in other.ancestors(call) if a.type not in ("await_expression",
+                                                                           "parenthesized_expression")), None)
+        if holder is None or holder.type != "variable_declarator":
+            return False
+        name = other.node_text(holder.child_by_field_name("name"))
+        uses = [n for later in later_statements(other, statement_of(holder))
+                for n in iter_subtree(later, into_functions=False)
+                if n.type == "identifier" and other.node_text(n) == name]
+        if not uses or not all(_flattened(other, n) or _length_read(other, n) for n in uses):
+            return False
+    return True
+
+
+def _returned(mod: TsModule, node: Node) -> bool:
+    """Whether `node` is the value its function returns (`return await trim(...)`, `return list.slice(-n)`)."""
+    for anc in mod.ancestors(node):
+        if anc.type in ("await_expression", "parenthesized_expression"):
+            continue
+        return anc.type == "return_statement"
+    return False
+
+
 @rule(CheckId.C13, lang="typescript", name="window-cut-orphans-tool-result")
 def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a history cut chosen by message count alone (`messages.slice(-N)` kept as the history,
@@ -719,7 +796,8 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
         fn = mod.enclosing_function(node)
         marker = (key(mod, fn) if fn is not None else None, base)
         if marker in seen or _holds_records(mod, base) or _bookkeeping(mod, node, base) or \
-                _ui_message_page(mod, node, fn) or _handles_pairs(mod, project, node):
+                _ui_message_page(mod, node, fn) or _handles_pairs(mod, project, node) or \
+                _returned(mod, node) and _only_flattened(mod, project, fn):
             continue
         seen.add(marker)
         speaks = module_speaks_llm(mod, project) or _sdk_typed(mod, fn) or _feeds_model(mod, project, fn) or \
@@ -759,7 +837,8 @@ def trim_messages_without_start_on(mod: TsModule, project: TsProject) -> Iterato
         if options is None:
             continue
         keys = mod.object_keys(options)
-        if "startOn" in keys or string_value(mod, keys.get("strategy")) == "first":
+        if "startOn" in keys or string_value(mod, keys.get("strategy")) == "first" or \
+                _returned(mod, call) and _only_flattened(mod, project, mod.enclosing_function(call)):
             continue
         speaks = module_speaks_llm(mod, project) or _project_uses_tools(project)
         yield Hit(

@@ -188,10 +188,26 @@ _OWNER_ID = re.compile(r"^(chat|session|sess|conversation|conv|thread|user|job|t
 """Ids of what a run belongs to (`chatId`, `sessionId`, `jobId`): they do not tell one tool call from another."""
 
 
-def _has_id(mod: TsModule, obj: Node) -> bool:
-    """Whether the event carries an id at any depth (`toolCallId`, `"ai.toolCall.id"`, `call_id` in `meta`); the id
-    of what the run belongs to (`chatId`, `sessionId`) does not count."""
+def _refers_to_record_with_id(mod: TsModule, obj: Node, value: Node | None, depth: int) -> bool:
+    """`{ event: resultEvent.id }` where `resultEvent` is a local built in the same function from an object that
+    carries the call id: the entry points at a record that joins the call, so it is correlated through it."""
+    if depth > 0 or value is None or value.type != "member_expression" or \
+            mod.node_text(value.child_by_field_name("property")) != "id":
+        return False
+    holder = value.child_by_field_name("object")
+    if holder is None or holder.type != "identifier":
+        return False
+    bound = mod.bindings(mod.enclosing_function(obj)).get(mod.node_text(holder), [])
+    return any(_has_id(mod, o, depth + 1) for v in bound for o in iter_subtree(v, into_functions=False)
+               if o.type == "object")
+
+
+def _has_id(mod: TsModule, obj: Node, depth: int = 0) -> bool:
+    """Whether the event carries an id at any depth (`toolCallId`, `"ai.toolCall.id"`, `call_id` in `meta`), or the
+    id of a local record that does; the id of what the run belongs to (`chatId`, `sessionId`) does not count."""
     for node in iter_subtree(obj, into_functions=False):
+        if node.type == "pair" and _refers_to_record_with_id(mod, obj, node.child_by_field_name("value"), depth):
+            return True
         whole = node.named_children[0] if node.type == "spread_element" and node.named_children else \
             node.child_by_field_name("value") if node.type == "pair" else \
             node if node.type == "shorthand_property_identifier" else None
@@ -853,9 +869,29 @@ class _Dropped:
     """The local the response is bound to, when there is one."""
 
 
+_RUN_CONFIG = re.compile(r"\b(callbacks|runManager|run_manager)\b|[cC]onfig\b")
+"""What a Runnable-style call's options carry when they are the run's config: the run's callback handlers."""
+
+
+def _hands_run_config(mod: TsModule, call: Node) -> bool:
+    """`model.invoke(prompt, config)` / `.stream(input, { callbacks })`: the request is given the run's config or
+    callback handlers, so the response's usage reaches the callback layer that traces it (its end-of-request
+    handler), whatever the caller keeps of it."""
+    if last(cname(mod, call)) not in ("invoke", "stream", "batch", "streamEvents"):
+        return False
+    fn = mod.enclosing_function(call)
+    for arg in mod.arguments(call)[1:]:
+        texts = [code_text(mod, arg)]
+        if arg.type == "identifier":
+            texts += [code_text(mod, v) for v in mod.bindings(fn).get(mod.node_text(arg), [])]
+        if any(_RUN_CONFIG.search(t) for t in texts):
+            return True
+    return False
+
+
 def _dropped_responses(mod: TsModule) -> Iterator[_Dropped]:
     for call in calls_named(mod, _SDK_LASTS):
-        if not _is_model_request(mod, call):
+        if not _is_model_request(mod, call) or _hands_run_config(mod, call):
             continue
         fn = mod.enclosing_function(call)
         if fn is None or _USAGE_WORDS.search(code_text(mod, fn)) or re.search(
