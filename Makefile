@@ -5,10 +5,11 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test evals bench speed clean
 
-$(BIN)/.installed: pyproject.toml
+# constraints.txt pins every dependency to the versions CI tested, so a fresh machine installs the same set.
+$(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --upgrade -c constraints.txt pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $@
 
 # Audit the bundled example harness with the static engine (no model, no key) and print where the reports are.
