@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from evals.harness import DONE, EvalRun, Scenario, Step, call, finding, landmark, reply, run_scenario
 from evals.targets import (
     C1_EVIDENCE,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -26,14 +27,24 @@ def make_parser() -> argparse.ArgumentParser:
     from harness_audit.cli import ArgParser
 
     p = ArgParser(prog="harness-audit bench",
-                  description="Score the static engine against a corpus with an answer key (answers*.json).")
-    p.add_argument("corpus", help="directory with one folder per project and answers.json beside them")
+                  description="Score the static engine against a corpus with an answer key (answers*.json), "
+                              "or against the real-bug corpus (a cases .json file; see benchmarks/README.md).")
+    p.add_argument("corpus", help="directory with one folder per project and answers.json beside them, "
+                                  "or a real-bug case file such as benchmarks/realbugs/cases.json")
     p.add_argument("--semgrep-config", metavar="YML", help="also run semgrep with this ruleset and score it")
     p.add_argument("--semgrep-json", metavar="DIR",
                    help="score recorded semgrep output instead of running it: DIR/<project>.json per project")
     p.add_argument("--json", dest="as_json", action="store_true", help="print the scores as JSON")
     p.add_argument("--min-detection", type=float, default=None, metavar="R", help="exit 1 below this detection rate")
     p.add_argument("--max-false-positives", type=int, default=None, metavar="N", help="exit 1 above this many")
+    real = p.add_argument_group("real-bug corpus (when CORPUS is a case file)")
+    real.add_argument("--trees", metavar="DIR", help="where scripts/realbugs_export.py exported the trees")
+    real.add_argument("--split", choices=("study", "heldout", "all"), default="all", help="which cases to score")
+    real.add_argument("--case", dest="only", action="append", default=[], metavar="ID", help="only this case (repeatable)")
+    real.add_argument("--compare", action="append", default=[], metavar="NAME=EXE",
+                      help="also score another harness-audit executable, e.g. today=/path/.venv/bin/harness-audit")
+    real.add_argument("--semgrep", metavar="EXE", help="semgrep executable for --semgrep-config (default: on PATH)")
+    real.add_argument("--results", metavar="FILE", help="write one JSON line per case and engine")
     return p
 
 
@@ -51,6 +62,8 @@ def _recorded(corpus: Path, folder: Path, projects: list[str]) -> EngineRun:
 def run(ns: argparse.Namespace) -> int:
     """Run and print the benchmark."""
     corpus = Path(ns.corpus)
+    if corpus.suffix == ".json":
+        return _run_realbugs(ns, corpus)
     if not corpus.is_dir():
         raise UsageError(f"corpus {ns.corpus!r} is not a directory")
     key = load_answers(corpus)
@@ -82,3 +95,62 @@ def run(ns: argparse.Namespace) -> int:
     failed = (ns.min_detection is not None and ours.detection < ns.min_detection) or (
         ns.max_false_positives is not None and len(ours.false_positives) > ns.max_false_positives)
     return 1 if failed else 0
+
+
+def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
+    import shutil
+    import sys
+
+    from harness_audit.bench import realbugs as rb
+
+    if not ns.trees:
+        raise UsageError("a real-bug case file needs --trees DIR (export them with scripts/realbugs_export.py)")
+    cases = [c for c in rb.load_cases(path) if (ns.split == "all" or c.split == ns.split)
+             and (not ns.only or c.id in ns.only)]
+    if not cases:
+        raise UsageError("no case matches --split/--case")
+    engines: list[rb.Engine] = [rb.HarnessAuditEngine(exe=_own_exe(sys.executable))]
+    for spec in ns.compare:
+        name, sep, exe = spec.partition("=")
+        if not sep or not Path(exe).is_file():
+            raise UsageError(f"--compare {spec!r}: expected NAME=EXECUTABLE of an existing file")
+        engines.append(rb.HarnessAuditEngine(exe=exe, name=name))
+    if ns.semgrep_config:
+        exe = ns.semgrep or shutil.which("semgrep")
+        if not exe:
+            raise UsageError("semgrep is not installed; `pip install semgrep` or pass --semgrep EXE")
+        engines.append(rb.SemgrepEngine(exe=exe, config=Path(ns.semgrep_config)))
+    trees = Path(ns.trees)
+    results: list[rb.CaseResult] = []
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(Path(ns.results).open("w", encoding="utf-8")) if ns.results else None
+        for case in cases:
+            for engine in engines:
+                r = rb.run_case(case, engine, trees)
+                results.append(r)
+                mark = "DETECTED" if r.detected else ("error" if r.error else "missed")
+                print(f"{case.id:<28} {case.check.value:>3} {engine.name[:18]:<18} {mark}"
+                      f"{' (still at fix)' if r.still_flagged else ''}{(': ' + r.error) if r.error else ''}",
+                      file=sys.stderr, flush=True)
+                if out:
+                    out.write(json.dumps({"case": case.id, "split": case.split, "language": case.language,
+                                          "check": case.check.value, "engine": r.engine, "detected": r.detected,
+                                          "still_flagged": r.still_flagged, "error": r.error,
+                                          "seconds": round(r.seconds, 2),
+                                          "pre_flags": [asdict(f) for f in r.pre_flags]}) + "\n")
+    if ns.as_json:
+        print(json.dumps({e.name: {f"{lang} {split}": asdict(rb.tally(
+            r for r in results if r.engine == e.name and r.case.split == split
+            and (lang == "all" or r.case.lang_group == lang)))
+            for lang in ("python", "ts/js", "all") for split in ("study", "heldout")} for e in engines}, indent=2))
+    else:
+        print("\n".join(rb.table(results, [e.name for e in engines])))
+    return 0
+
+
+def _own_exe(python: str) -> str:
+    """The harness-audit script beside this interpreter (the engine under test)."""
+    exe = Path(python).with_name("harness-audit")
+    if not exe.is_file():
+        raise UsageError(f"no harness-audit executable beside {python}; install the project (make test)")
+    return str(exe)

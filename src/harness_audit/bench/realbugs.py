@@ -1,0 +1,336 @@
+"""Real-bug benchmark: bug-fix commits from public agent harnesses, audited before and after the fix.
+
+Each case names a repository, the fix commit and its first parent, the defective lines at the parent
+and the corresponding lines at the fix, and the check the bug violates. An engine *detects* a case
+when, auditing the parent's package root with that check, it reports a finding at the cited lines
+(±3) or at one of the case's agreed alternative sites; a detected case is *still flagged* when the
+same audit of the fix commit reports a finding at the fixed lines (±3).
+
+Trees are exported from local git mirrors (`<mirrors>/<owner>+<name>/repo`, a bare repository with
+history) into a cache outside the project; engines run as subprocesses (any `harness-audit`
+executable, so today's engine and an older checkout can be compared on the same cases), and the
+semgrep baseline runs the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness_audit.bench import semgrep_hits
+from harness_audit.errors import UsageError
+from harness_audit.findings import CheckId
+
+WINDOW = 3
+"""A finding within this many lines of the cited range counts as at the cited lines."""
+
+Split = Literal["study", "heldout"]
+
+
+class Site(BaseModel):
+    """An agreed alternative place to cite the same defect (at the pre-fix commit)."""
+
+    model_config = ConfigDict(extra="forbid")
+    file: str
+    lines: tuple[int, int]
+    why: str = ""
+
+
+class Case(BaseModel):
+    """One verified real bug."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    repo: str
+    language: Literal["python", "typescript", "javascript"]
+    license: str
+    fix_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    pre_commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    fix_date: str = ""
+    check: CheckId
+    also_checks: list[CheckId] = Field(default_factory=list[CheckId])
+    file: str
+    lines: tuple[int, int]
+    evidence_excerpt: str
+    fix_file: str
+    fix_lines: tuple[int, int]
+    alt_sites: list[Site] = Field(default_factory=list[Site])
+    root: str = ""
+    summary: str
+    diff: str
+    how_found: str = ""
+    static_visible: Literal["yes", "partly", "no"]
+    notes: str = ""
+    split: Split
+
+    @field_validator("root")
+    @classmethod
+    def _root(cls, v: str) -> str:
+        return v.strip("/")
+
+    @property
+    def checks(self) -> tuple[CheckId, ...]:
+        """The check and any other check the same bug violates."""
+        return (self.check, *self.also_checks)
+
+    @property
+    def lang_group(self) -> str:
+        """`python` or `ts/js`: how results are reported."""
+        return "python" if self.language == "python" else "ts/js"
+
+    def rel(self, path: str) -> str | None:
+        """`path` (repo-relative) relative to the audited root, or None when it lies outside it."""
+        if not self.root:
+            return path
+        prefix = self.root + "/"
+        return path[len(prefix):] if path.startswith(prefix) else None
+
+
+class Corpus(BaseModel):
+    """The case file."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: int = 1
+    note: str = ""
+    cases: list[Case]
+
+
+def load_cases(path: Path) -> list[Case]:
+    """Read and validate a case file; duplicate ids are refused."""
+    try:
+        corpus = Corpus.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read the case file {str(path)!r}: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise UsageError(f"{path.name}: bad case at {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    seen: set[str] = set()
+    for c in corpus.cases:
+        if c.id in seen:
+            raise UsageError(f"{path.name}: duplicate case id {c.id!r}")
+        seen.add(c.id)
+    return corpus.cases
+
+
+def mirror_of(mirrors: Path, repo: str) -> Path:
+    """The bare git mirror of `owner/name`."""
+    return mirrors / repo.replace("/", "+") / "repo"
+
+
+def tree_of(trees: Path, case: Case, commit: str) -> Path:
+    """Where the exported package root of `case` at `commit` lies."""
+    base = trees / case.repo.replace("/", "+") / commit
+    return base / case.root if case.root else base
+
+
+def export(cases: Iterable[Case], mirrors: Path, trees: Path) -> list[str]:
+    """Export the package root of every case at its pre and fix commits; return what could not be exported."""
+    problems: list[str] = []
+    for case in cases:
+        mirror = mirror_of(mirrors, case.repo)
+        if not mirror.is_dir():
+            problems.append(f"{case.id}: no mirror at {mirror} (fetch github:{case.repo} first)")
+            continue
+        for commit in (case.pre_commit, case.fix_commit):
+            try:
+                _export_one(mirror, commit, case.root, trees / case.repo.replace("/", "+") / commit)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                problems.append(f"{case.id}: cannot export {commit[:12]}:{case.root or '.'}: {exc}")
+    return problems
+
+
+def _export_one(mirror: Path, commit: str, root: str, dest: Path) -> None:
+    done = dest / ".export-complete" / (root.replace("/", "+") or "_")
+    if done.is_file():
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".export-") as tmp:
+        archive = subprocess.run(["git", "-C", str(mirror), "archive", "--format=tar", commit, "--", root or "."],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True, capture_output=True)
+        src = Path(tmp) / root if root else Path(tmp)
+        target = dest / root if root else dest
+        if root:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                shutil.rmtree(target)
+            src.rename(target)
+        else:
+            for child in src.iterdir():
+                if not (target / child.name).exists():
+                    child.rename(target / child.name)
+    done.parent.mkdir(parents=True, exist_ok=True)
+    done.touch()
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One finding an engine reported, reduced to what scoring needs."""
+
+    check: str
+    file: str
+    line: int
+
+
+@dataclass(slots=True)
+class CaseResult:
+    """How one engine did on one case."""
+
+    case: Case
+    engine: str
+    detected: bool = False
+    still_flagged: bool = False
+    error: str = ""
+    seconds: float = 0.0
+    pre_flags: list[Flag] = field(default_factory=list[Flag])
+
+
+def _near(flags: Sequence[Flag], checks: Sequence[CheckId], file: str | None, lines: tuple[int, int]) -> bool:
+    if file is None:
+        return False
+    wanted = {c.value for c in checks}
+    return any(f.check in wanted and f.file == file and lines[0] - WINDOW <= f.line <= lines[1] + WINDOW
+               for f in flags)
+
+
+def detected(case: Case, flags: Sequence[Flag]) -> bool:
+    """A finding of the case's check(s) at the cited lines or an alternative site (pre-fix tree)."""
+    sites = [(case.rel(case.file), case.lines), *((case.rel(s.file), s.lines) for s in case.alt_sites)]
+    return any(_near(flags, case.checks, f, lines) for f, lines in sites)
+
+
+def still_flagged(case: Case, flags: Sequence[Flag]) -> bool:
+    """A finding of the case's check(s) at the fixed lines (fix tree)."""
+    return _near(flags, case.checks, case.rel(case.fix_file), case.fix_lines)
+
+
+class Engine:
+    """Something that audits a tree for some checks and returns flags."""
+
+    name: str
+
+    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(slots=True)
+class HarnessAuditEngine(Engine):
+    """A `harness-audit` executable run as a subprocess (static engine, JSON report)."""
+
+    exe: str
+    name: str = "harness-audit"
+    timeout: float = 600.0
+
+    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:
+        with tempfile.TemporaryDirectory(prefix="ha-realbugs-") as out:
+            proc = subprocess.run(
+                [self.exe, str(root), ",".join(c.value for c in checks), "--engine", "static", "--format", "json",
+                 "--output-dir", out, "--fail-on", "never", "--no-cache", "-q"],
+                capture_output=True, text=True, timeout=self.timeout, check=False)
+            reports = sorted(Path(out).glob("report-*.json"))
+            if proc.returncode not in (0, 1) or not reports:
+                raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}")
+            data = json.loads(reports[-1].read_text(encoding="utf-8"))
+        flags: list[Flag] = []
+        for f in data.get("findings", []):
+            if f.get("file") and f.get("line"):
+                flags.append(Flag(f["check"], f["file"], int(f["line"])))
+                for extra in f.get("also_at", []) or []:
+                    file, _, line = str(extra).rpartition(":")
+                    if file and line.isdigit():
+                        flags.append(Flag(f["check"], file, int(line)))
+        return flags
+
+
+@dataclass(slots=True)
+class SemgrepEngine(Engine):
+    """The semgrep baseline ruleset; a rule's check is the last part of its id."""
+
+    exe: str
+    config: Path
+    name: str = "semgrep baseline"
+    timeout: float = 600.0
+
+    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:
+        from harness_audit.bench import _semgrep_env
+
+        proc = subprocess.run(
+            [self.exe, "scan", "--config", str(self.config.resolve()), "--json", "--metrics", "off", "--quiet",
+             "--disable-version-check", str(root)],
+            capture_output=True, text=True, timeout=self.timeout, check=False, env=_semgrep_env())
+        try:
+            data = json.loads(proc.stdout)
+        except ValueError:
+            raise RuntimeError(f"semgrep produced no JSON: {proc.stderr.strip()[-300:]}") from None
+        wanted = {c for c in checks}
+        return [Flag(h.check.value, h.file or "", h.line or 0) for h in semgrep_hits("", data, root.resolve())
+                if h.check in wanted and h.file and h.line]
+
+
+def run_case(case: Case, engine: Engine, trees: Path) -> CaseResult:
+    """Audit the pre and (when detected) the fix tree of one case."""
+    res = CaseResult(case=case, engine=engine.name)
+    pre, fix = tree_of(trees, case, case.pre_commit), tree_of(trees, case, case.fix_commit)
+    if not pre.is_dir() or not fix.is_dir():
+        res.error = "tree not exported (run the export first)"
+        return res
+    t = time.perf_counter()
+    try:
+        res.pre_flags = engine.flags(pre, case.checks)
+        res.detected = detected(case, res.pre_flags)
+        if res.detected:
+            res.still_flagged = still_flagged(case, engine.flags(fix, case.checks))
+    except (RuntimeError, OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        res.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    res.seconds = time.perf_counter() - t
+    return res
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Counts for one engine over one group of cases."""
+
+    cases: int
+    detected: int
+    still_flagged: int
+    errors: int
+
+    @property
+    def rate(self) -> float:
+        """Detected share."""
+        return self.detected / self.cases if self.cases else 0.0
+
+    def cell(self) -> str:
+        """`7/20 35% (1 fix)`."""
+        err = f" {self.errors}err" if self.errors else ""
+        return f"{self.detected:>3}/{self.cases:<3} {self.rate:>4.0%} ({self.still_flagged} at fix){err}"
+
+
+def tally(results: Iterable[CaseResult]) -> Tally:
+    """Sum a group of results."""
+    rs = list(results)
+    return Tally(len(rs), sum(r.detected for r in rs), sum(r.still_flagged for r in rs), sum(bool(r.error) for r in rs))
+
+
+def table(results: Sequence[CaseResult], engines: Sequence[str]) -> list[str]:
+    """Detection per language and split, one column per engine."""
+    groups = [(lang, split) for lang in ("python", "ts/js") for split in ("study", "heldout")]
+    head = f"{'group':<16}" + "".join(f"| {e[:30]:<30} " for e in engines)
+    lines = [head, "-" * len(head)]
+    for lang, split in [*groups, ("all", "study"), ("all", "heldout")]:
+        row = f"{lang + ' ' + split:<16}"
+        for e in engines:
+            sel = [r for r in results if r.engine == e and r.case.split == split
+                   and (lang == "all" or r.case.lang_group == lang)]
+            row += f"| {tally(sel).cell():<30} "
+        lines.append(row)
+    return lines

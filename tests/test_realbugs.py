@@ -1,0 +1,144 @@
+"""The real-bug benchmark: case file validation, export from a git mirror, scoring before and after a fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness_audit.bench import realbugs as rb
+from harness_audit.cli import main
+from harness_audit.errors import UsageError
+
+BUGGY = '''\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def run(messages, tools):
+    while True:
+        reply = client.chat.completions.create(model="m", messages=messages, tools=tools)
+        msg = reply.choices[0].message
+        messages.append(msg)
+        if not msg.tool_calls:
+            return msg.content
+'''
+
+FIXED = '''\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+class MaxTurnsExceeded(Exception):
+    pass
+
+
+def run(messages, tools, max_turns=20):
+    for _ in range(max_turns):
+        reply = client.chat.completions.create(model="m", messages=messages, tools=tools)
+        msg = reply.choices[0].message
+        messages.append(msg)
+        if not msg.tool_calls:
+            return msg.content
+    raise MaxTurnsExceeded(max_turns)
+'''
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                               "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> tuple[Path, str, str]:
+    """A bare mirror of `acme/agent` with one buggy commit and its fix, the package under `pkg/`."""
+    work = tmp_path / "work"
+    (work / "pkg" / "agent").mkdir(parents=True)
+    _git(work, "init", "-q")
+    (work / "pkg" / "pyproject.toml").write_text("[project]\nname='agent'\n")
+    (work / "pkg" / "agent" / "loop.py").write_text(BUGGY)
+    (work / "README.md").write_text("outside the package root\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-qm", "loop")
+    pre = _git(work, "rev-parse", "HEAD")
+    (work / "pkg" / "agent" / "loop.py").write_text(FIXED)
+    _git(work, "commit", "-qam", "fix: cap the turns")
+    fix = _git(work, "rev-parse", "HEAD")
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(work), str(mirrors / "acme+agent" / "repo")], check=True)
+    return mirrors, pre, fix
+
+
+def _case(pre: str, fix: str, **over: object) -> dict[str, object]:
+    case: dict[str, object] = {
+        "id": "agent-1", "repo": "acme/agent", "language": "python", "license": "MIT",
+        "fix_commit": fix, "pre_commit": pre, "check": "C12", "file": "pkg/agent/loop.py", "lines": [7, 7],
+        "evidence_excerpt": "    while True:", "fix_file": "pkg/agent/loop.py", "fix_lines": [11, 11],
+        "root": "pkg", "summary": "the loop had no turn ceiling", "diff": "-    while True:",
+        "static_visible": "yes", "split": "study"}
+    case.update(over)
+    return case
+
+
+def _write(tmp_path: Path, *cases: dict[str, object]) -> Path:
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"version": 1, "cases": list(cases)}))
+    return path
+
+
+def test_export_then_score_detects_before_and_is_silent_after(tmp_path: Path, mirror: tuple[Path, str, str]) -> None:
+    """Risk: the yardstick itself is wrong — it exports the wrong tree, compares repo-relative paths with
+    root-relative ones, or counts a finding the fix left in place as a detection."""
+    mirrors, pre, fix = mirror
+    cases = rb.load_cases(_write(tmp_path, _case(pre, fix)))
+    trees = tmp_path / "trees"
+    assert rb.export(cases, mirrors, trees) == []
+    pre_tree = rb.tree_of(trees, cases[0], pre)
+    assert (pre_tree / "agent" / "loop.py").read_text() == BUGGY
+    assert not (pre_tree / "README.md").exists()  # only the package root is exported
+    assert rb.export(cases, mirrors, trees) == []  # a second export keeps what is there
+    engine = rb.HarnessAuditEngine(exe=str(Path(sys.executable).with_name("harness-audit")))
+    result = rb.run_case(cases[0], engine, trees)
+    assert result.error == ""
+    assert result.detected and not result.still_flagged
+
+
+def test_scoring_windows_alt_sites_and_other_checks() -> None:
+    """Risk: a finding three lines off, or at an agreed alternative site, is missed; a finding of an unrelated
+    check at the right line is counted."""
+    case = rb.Case.model_validate(_case("a" * 40, "b" * 40, alt_sites=[
+        {"file": "pkg/agent/other.py", "lines": [40, 42], "why": "the caller"}], also_checks=["C1"]))
+    assert rb.detected(case, [rb.Flag("C12", "agent/loop.py", 10)])
+    assert not rb.detected(case, [rb.Flag("C12", "agent/loop.py", 11)])
+    assert not rb.detected(case, [rb.Flag("C9", "agent/loop.py", 7)])
+    assert rb.detected(case, [rb.Flag("C1", "agent/loop.py", 7)])
+    assert rb.detected(case, [rb.Flag("C12", "agent/other.py", 44)])
+    assert rb.still_flagged(case, [rb.Flag("C12", "agent/loop.py", 14)])
+    outside = rb.Case.model_validate(_case("a" * 40, "b" * 40, file="other/loop.py"))
+    assert not rb.detected(outside, [rb.Flag("C12", "other/loop.py", 7)])
+
+
+def test_bad_case_files_are_refused_by_name(tmp_path: Path) -> None:
+    """Risk: a typo in the corpus silently drops cases or scores against the wrong check."""
+    with pytest.raises(UsageError, match=r"cases\.0\.check"):
+        rb.load_cases(_write(tmp_path, _case("a" * 40, "b" * 40, check="C99")))
+    with pytest.raises(UsageError, match="duplicate case id"):
+        rb.load_cases(_write(tmp_path, _case("a" * 40, "b" * 40), _case("a" * 40, "b" * 40)))
+    with pytest.raises(UsageError, match="cannot read"):
+        rb.load_cases(tmp_path / "missing.json")
+
+
+def test_cli_scores_a_case_file(tmp_path: Path, mirror: tuple[Path, str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    mirrors, pre, fix = mirror
+    path = _write(tmp_path, _case(pre, fix))
+    rb.export(rb.load_cases(path), mirrors, tmp_path / "trees")
+    assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["harness-audit"]["python study"] == {"cases": 1, "detected": 1, "still_flagged": 0, "errors": 0}
+    assert main(["bench", str(path)]) == 2  # no --trees: a usage error, not a traceback
