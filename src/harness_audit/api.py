@@ -11,6 +11,7 @@ from harness_audit.config import AuditConfig, build_config
 from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId
 from harness_audit.pipeline import AuditRun, run_audit
+from harness_audit.progress import NO_PROGRESS, Progress
 
 __all__ = ["AuditRun", "audit", "resolve_checks", "resolve_root", "trace"]
 
@@ -50,10 +51,12 @@ def audit(
     write: bool = True,
     model_options: Any = None,
     traces: Sequence[str | Path] = (),
+    progress: Progress = NO_PROGRESS,
 ) -> AuditRun:
     """Audit `path` for the selected checks and write the configured reports.
 
     `traces`: recorded traces (`harness-audit trace` formats) checked in the same run, same report.
+    `progress`: observers of the run's progress events (`harness_audit.progress`).
 
     Raises `UsageError` (or `ConfigError`) for user mistakes, including an empty selection.
     `model_options` (`harness_audit.llm.run.ModelOptions`) is for the llm and hybrid engines: a ready model,
@@ -64,7 +67,8 @@ def audit(
     checks = resolve_checks(selection, config)
     if checks is None:
         raise UsageError("no checks selected; pass ids (C1,C9), `p1` or `all`, or set `checks` in the configuration")
-    return run_audit(root, checks, config, write=write, model_options=model_options, traces=traces)
+    return run_audit(root, checks, config, write=write, model_options=model_options, traces=traces,
+                     progress=progress)
 
 
 def trace(

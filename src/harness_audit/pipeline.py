@@ -33,6 +33,7 @@ from harness_audit.findings import (
     Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, Report, RunMeta
 from harness_audit.static import BackgroundJob, StaticResult, no_gc_pauses, parse_python, run_rules
@@ -234,10 +235,11 @@ def gate_landmarks(ws: Workspace, checks: Sequence[CheckId], candidates: Sequenc
 
 
 def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], output_dir: Path,
-                  config: AuditConfig, use_cache: bool) -> PhaseResult:
+                  config: AuditConfig, use_cache: bool, progress: Progress = NO_PROGRESS) -> PhaseResult:
     static, unparsed, cache_hit, timings = run_static(ws, discovery, checks, output_dir, config, use_cache)
     refusals: list[Refusal] = []
     landmarks = gate_landmarks(ws, checks, static.landmarks, refusals)
+    progress.emit(ProgressEvent(kind=ProgressKind.RECON_DONE, landmarks=len(landmarks)))
     found_kinds = {lm.kind for lm in landmarks}
     ctx = GateContext(workspace=ws, checks_in_run=checks)
     findings: list[Finding] = []
@@ -246,7 +248,9 @@ def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]
         missing = tuple(k for k in CHECKS[check].requires if k not in found_kinds)
         if missing:
             outcomes.append(CheckOutcome(check=check, status=OutcomeStatus.NOT_COVERED, missing_landmarks=missing))
+            progress.emit(ProgressEvent(kind=ProgressKind.NOT_COVERED, check=check, missing=missing))
             continue
+        kept, refused = len(findings), len(refusals)
         for cand in static.candidates.get(check, []):
             gated = validate(cand, ctx)
             if isinstance(gated, Finding):
@@ -260,6 +264,7 @@ def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]
             failure_code=FailureCode.INTERNAL_ERROR.value if error else None,
             duration_s=timings.get(check, 0.0), error=error,
         ))
+        progress.emit(outcome_event(outcomes[-1], findings=len(findings) - kept, refusals=len(refusals) - refused))
     state = "incomplete" if any(o.status is OutcomeStatus.FAILED for o in outcomes) else "complete"
     return PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
                        unparsed=unparsed, cache_hit=cache_hit, state=state)
@@ -274,10 +279,12 @@ def run_audit(
     use_cache: bool | None = None,
     model_options: Any = None,
     traces: Sequence[str | Path] = (),
+    progress: Progress = NO_PROGRESS,
 ) -> AuditRun:
     """Run the configured engine on `root` for `checks` and (optionally) write the reports.
 
     `traces`: recorded traces checked in the same run and reported together (`--trace FILE`).
+    `progress`: observers of the run's progress events (recon done, each check, reports written).
 
     `model_options` (a `harness_audit.llm.run.ModelOptions`) carries what only the model engines need:
     a model object for tests, a canceller, a run to resume.
@@ -290,7 +297,7 @@ def run_audit(
     run_id = new_run_id(started)
     if config.engine == "static":
         use_cache = config.cache if use_cache is None else use_cache
-        phase = _static_phase(ws, discovery, checks, output_dir, config, use_cache)
+        phase = _static_phase(ws, discovery, checks, output_dir, config, use_cache, progress)
     else:
         try:
             from harness_audit.llm.run import model_phase
@@ -298,18 +305,18 @@ def run_audit(
             raise UsageError(f"engine {config.engine!r} needs the model layer ({exc.name or exc} is missing): "
                              "pip install 'harness-audit[llm]'") from exc
         phase = model_phase(ws, discovery, checks, config, output_dir=output_dir, run_id=run_id,
-                            options=model_options)
+                            options=model_options, progress=progress)
     if traces:
         from harness_audit.trace_run import merge_traces
 
         phase = merge_traces(phase, ws.root, traces, checks, config)
     return finish(ws, discovery, checks, config, phase, run_id=run_id, started=started, t0=t0,
-                  output_dir=output_dir, write=write)
+                  output_dir=output_dir, write=write, progress=progress)
 
 
 def finish(
     ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], config: AuditConfig, phase: PhaseResult, *,
-    run_id: str, started: datetime, t0: float, output_dir: Path, write: bool,
+    run_id: str, started: datetime, t0: float, output_dir: Path, write: bool, progress: Progress = NO_PROGRESS,
 ) -> AuditRun:
     """The shared tail of every engine: run facts, aggregation, reports."""
     commit, dirty = git_state(ws.root)
@@ -329,4 +336,6 @@ def finish(
         analysis_usage=phase.analysis_usage, context=ws.context,
     )
     paths = write_reports(report, output_dir, config.formats, started) if write else []
+    progress.emit(ProgressEvent(kind=ProgressKind.REPORTS_WRITTEN, detail=report.meta.state,
+                                paths=tuple(str(p) for p in paths)))
     return AuditRun(report, tuple(paths))

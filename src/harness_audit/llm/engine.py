@@ -38,6 +38,8 @@ from harness_audit.llm.ledger import Ledger
 from harness_audit.llm.loop import Budget, Subagent, UnitResult, tool_definitions
 from harness_audit.llm.prompts import ANALYSIS_HEADING, check_task, recon_task, system_prompt, tool_schemas
 from harness_audit.llm.tools import NavigationTools, ToolRefusal, refusal_text
+from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
+from harness_audit.report import Price
 from harness_audit.workspace import Workspace
 
 CANCEL_FILE = "CANCEL"
@@ -255,8 +257,19 @@ async def run_model_phase(
     prior: Prior | None = None,
     canceller: Canceller | None = None,
     sleep: Callable[[float], Any] = asyncio.sleep,
+    progress: Progress = NO_PROGRESS,
+    price: Price | None = None,
 ) -> ModelPhase:
-    """Recon, then every check's subagent (at most `concurrency` at once), gated as they report."""
+    """Recon, then every check's subagent (at most `concurrency` at once), gated as they report.
+
+    `progress` hears recon's end and each check's start and end; `price` turns a unit's usage into its cost.
+    """
+    def check_ended(check: CheckId) -> None:
+        outcome = phase.outcomes[check]
+        findings = sum(1 for f in phase.findings if f.check == check)
+        refused = sum(1 for r in phase.refusals if r.check == check)
+        progress.emit(outcome_event(outcome, findings=findings, refusals=refused,
+                                  cost=price.cost(outcome.usage) if price is not None else None))
     phase = ModelPhase(landmarks=list(static_landmarks))
     units = _Units(ws, checks, ledger, phase)
     canceller = canceller or Canceller()
@@ -299,6 +312,8 @@ async def run_model_phase(
                 phase.recon_status = "static"
             ledger.write("recon-end", status=phase.recon_status, usage=dataclasses.asdict(phase.recon_usage),
                          landmarks=len(phase.landmarks))
+        progress.emit(ProgressEvent(kind=ProgressKind.RECON_DONE, landmarks=len(phase.landmarks),
+                                    usage=phase.recon_usage if phase.recon_usage.requests else None))
         found = {lm.kind for lm in phase.landmarks}
 
         # ---------------------------------------------------------------- checks
@@ -312,10 +327,12 @@ async def run_model_phase(
                     return
                 leads = (static_leads or {}).get(check, [])
                 sub = subagent(check.value, check_task(check, phase.landmarks, leads))
+                progress.emit(ProgressEvent(kind=ProgressKind.CHECK_STARTED, check=check))
                 try:
                     await sub.run()
                 finally:  # cancelled or not, the outcome is what the unit reached
                     phase.outcomes[check] = outcome_of(check, sub.result)
+                    check_ended(check)
 
         pending: list[asyncio.Task[None]] = []
         for check in checks:
@@ -337,6 +354,7 @@ async def run_model_phase(
                                                      missing_landmarks=missing)
                 ledger.write("unit-end", unit=check.value, status="not-covered",
                              missing=[k.value for k in missing])
+                check_ended(check)
                 continue
             if phase.cancelled:
                 phase.outcomes[check] = CheckOutcome(check=check, status=OutcomeStatus.CANCELLED,
@@ -353,6 +371,8 @@ async def run_model_phase(
                 phase.outcomes[check] = CheckOutcome(check=check, status=OutcomeStatus.CANCELLED,
                                                      error="cancelled before it started")
         phase.cancelled = phase.cancelled or canceller.requested()
+        if phase.cancelled:
+            progress.emit(ProgressEvent(kind=ProgressKind.CANCELLED, detail="cancelled; finished checks are kept"))
         if settings.cross_check and len(phase.findings) >= 2 and not phase.cancelled:
             await _analyse(phase, subagent)
     finally:

@@ -30,6 +30,7 @@ from harness_audit.llm.prompts import system_prompt, tool_schemas
 from harness_audit.llm.providers import build_model, redact_url
 from harness_audit.llm.tools import NavigationTools
 from harness_audit.pipeline import PhaseResult, gate_landmarks, git_state, run_static
+from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind
 from harness_audit.report import FileNote, Price
 from harness_audit.workspace import Discovery, Workspace
 
@@ -93,7 +94,7 @@ def _ctrl_c(canceller: Canceller) -> Iterator[None]:
 
 def model_phase(
     ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], config: AuditConfig, *,
-    output_dir: Path, run_id: str, options: ModelOptions | None = None,
+    output_dir: Path, run_id: str, options: ModelOptions | None = None, progress: Progress = NO_PROGRESS,
 ) -> PhaseResult:
     """Run recon and the check subagents; return gated data for the shared pipeline tail."""
     options = options or ModelOptions()
@@ -120,6 +121,7 @@ def model_phase(
     index = SymbolIndex.build(ws, discovery.files)
     navigation = NavigationTools(ws, index)
     with Ledger(run_dir / LEDGER_NAME) as ledger:
+        progress.emit(ProgressEvent(kind=ProgressKind.RUN_DIR, paths=(str(run_dir),)))
         ledger.write("run-start", version=LEDGER_VERSION, run_id=run_id, tool_version=__version__, root=str(ws.root),
                      started_at=datetime.now().astimezone().isoformat(timespec="seconds"),
                      engine=config.engine, model=config.model, base_url=redact_url(config.base_url),
@@ -136,6 +138,7 @@ def model_phase(
                 ws=ws, checks=checks, model=model, settings=settings, ledger=ledger, navigation=navigation,
                 static_landmarks=static_landmarks, static_leads=leads if config.engine == "hybrid" else None,
                 prior=options.prior, canceller=canceller, **({"sleep": options.sleep} if options.sleep else {}),
+                progress=progress, price=price_of(config),
             ))
         state = _state(phase)
         notes = list(options.extra_notes)
