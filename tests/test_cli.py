@@ -32,7 +32,7 @@ def test_path_defaults_to_cwd(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                               make_tree: MakeTree) -> None:
     root = make_tree({"m.py": CLEAN})
     monkeypatch.chdir(root)
-    code, rep = run_json(capsys, ["C1", "--output-dir", str(tmp_path)])
+    code, rep = run_json(capsys, ["C1", "--allow-empty", "--output-dir", str(tmp_path)])
     assert code == 0 and rep["meta"]["root"] == str(root.resolve())  # type: ignore[index]
 
 
@@ -110,6 +110,6 @@ def test_checks_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
 def test_syntax_error_file_is_listed_and_audit_completes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          make_tree: MakeTree) -> None:
     root = make_tree({"bad.py": "def f(:\n", "m.py": CLEAN})
-    code, rep = run_json(capsys, [str(root), "all", "--output-dir", str(tmp_path)])
+    code, rep = run_json(capsys, [str(root), "all", "--allow-empty", "--output-dir", str(tmp_path)])
     assert code == 0
     assert rep["unparsed_files"][0]["path"] == "bad.py"  # type: ignore[index]

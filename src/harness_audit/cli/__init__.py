@@ -64,6 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessAuditError as exc:
         print(f"harness-audit: the audit could not complete: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        # the reader went away (`explain C8 | head`): not an error of ours, and nothing more can be shown
+        _silence_stdout()
+        return SIGPIPE_EXIT
     except KeyboardInterrupt:
         print("harness-audit: interrupted; no report was written", file=sys.stderr)
         return 3
@@ -75,6 +79,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
 
 
+SIGPIPE_EXIT = 141
+"""Exit status when the reader of our output closed the pipe (128 + SIGPIPE, what a shell reports for it)."""
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush cannot fail on the closed pipe again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing to flush into a closed pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def console_main() -> NoReturn:
     """Entry point of the `harness-audit` console script.
 
@@ -83,6 +102,10 @@ def console_main() -> NoReturn:
     atomically and the output streams are flushed here.
     """
     code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+            code = code or SIGPIPE_EXIT
     os._exit(code)

@@ -48,6 +48,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", metavar="DIR", help="where reports go (default: .harness-audit in PATH)")
     p.add_argument("--format", metavar="FMTS", help="comma-separated: md,json,sarif (default: all three)")
     p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
+    p.add_argument("--allow-empty", action="store_true", default=None,
+                   help="exit 0 even when nothing was audited (0 files, or every selected check not covered)")
     p.add_argument("--priority-floor", type=int, choices=[1, 2], help="filter configured checks by priority")
     p.add_argument("--max-file-bytes", type=int, metavar="N", help="skip larger files")
     p.add_argument("--language", choices=["auto", "en", "zh"], help="language of glosses")
@@ -87,59 +89,52 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
         "extend_exclude_paths": _list(ns.extend_exclude), "output_dir": ns.output_dir, "formats": formats,
         "fail_on": ns.fail_on, "priority_floor": ns.priority_floor, "max_file_bytes": ns.max_file_bytes,
         "language": ns.language, "cache": False if ns.no_cache else None,
-        "model": ns.model, "base_url": ns.base_url, "stream": ns.stream,
+        "model": ns.model, "base_url": ns.base_url, "stream": ns.stream, "allow_empty": ns.allow_empty,
     }
 
 
 def _console() -> Console:
-    # imported on demand: `-q` runs (CI, benchmarks) never pay for the terminal renderer
-    from rich.console import Console
+    from harness_audit.cli._helpers import console
 
-    return Console(stderr=False, highlight=False)
+    return console(stderr=False, highlight=False)
 
 
 def _pick(console: Console, language: str) -> list[str]:
     """Interactive picker shown when nothing was selected on a terminal."""
-    from rich.markup import escape
-
     for check, s in CHECKS.items():
         star = "★" if s.priority == 1 else " "
-        console.print(f"  {star} [bold]{check.value:>3}[/] {escape(s.title)} — {escape(s.gloss(language))}")
+        console.print(f"  {star} [bold]{check.value:>3}[/] {s.title} — {s.gloss(language)}")
     for _ in range(3):
         answer = console.input("Checks to run (e.g. [bold]p1[/], [bold]all[/], [bold]C1,C9[/]): ").strip()
         try:
             parse_selection([answer])
             return [answer]
         except UsageError as exc:
-            console.print(f"[red]{escape(str(exc))}[/]")
+            console.print(f"[red]{exc}[/]")
     raise UsageError("no valid selection given at the prompt")
 
 
 def _print_summary(console: Console, report: Report, paths: list[Path]) -> None:
-    # every text from the tree, a model or the user goes through `escape`: a path like `q[/z]` or a claim with
-    # `[/x]` is text to show, not markup (rich would raise, or drop `[masked]` silently)
-    from rich.markup import escape
-
     m = report.meta
     conf = sum(f.verdict is Verdict.CONFIRMED for f in report.findings)
     susp = sum(f.verdict is Verdict.SUSPECTED for f in report.findings)
-    console.print(f"[bold]harness-audit[/] {escape(m.root)} · {escape(m.engine)} · {len(m.requested)} checks · "
+    console.print(f"[bold]harness-audit[/] {m.root} · {m.engine} · {len(m.requested)} checks · "
                   f"{m.files_scanned} files · {m.duration_s:.2f}s" + (" (cached)" if m.cache_hit else ""))
     for f in report.findings[:40]:
         colour = "red" if f.verdict is Verdict.CONFIRMED else "yellow"
         where = f"{f.file}:{f.line}" if f.located else "(check-level)"
-        console.print(f"  [{colour}]{f.check.value:>3} {f.verdict.value:<9}[/] {escape(where)}  {escape(f.claim)}",
-                      markup=True, highlight=False, soft_wrap=True)
+        console.print(f"  [{colour}]{f.check.value:>3} {f.verdict.value:<9}[/] {where}  {f.claim}", markup=True,
+                      highlight=False, soft_wrap=True)
     if len(report.findings) > 40:
         console.print(f"  … and {len(report.findings) - 40} more in the report")
     nc = [o for o in report.outcomes if o.status is not OutcomeStatus.RAN]
     for o in nc:
         why = ", ".join(k.value for k in o.missing_landmarks) if o.missing_landmarks else (o.error or "")
-        console.print(f"  [dim]{o.check.value:>3} {o.status_text}: {escape(why)}[/]", highlight=False)
+        console.print(f"  [dim]{o.check.value:>3} {o.status_text}: {why}[/]", highlight=False)
     console.print(f"{conf} confirmed, {susp} suspected, {len(nc)} not covered, "
                   f"{len(report.refusals)} refused by the evidence gate")
     for p in paths:
-        console.print(f"report: {escape(str(p))}", highlight=False, soft_wrap=True)
+        console.print(f"report: {p}", highlight=False, soft_wrap=True)
 
 
 def print_result(report: Report, paths: list[Path], *, quiet: bool) -> None:
@@ -151,9 +146,26 @@ def print_result(report: Report, paths: list[Path], *, quiet: bool) -> None:
         _print_summary(_console(), report, paths)
 
 
-def exit_code(report: Report, fail_on: str) -> int:
-    """0 clean, 1 findings at/above `fail_on`, 3 when the run did not complete."""
+def empty_reason(report: Report, language: str = "en") -> str | None:
+    """Why nothing was audited (0 files analysed, or every selected check not covered), or None."""
+    from harness_audit.messages import t
+
+    if report.meta.files_scanned == 0:
+        return t("exit.no_files", language, root=report.meta.root)
+    if report.outcomes and all(o.status is OutcomeStatus.NOT_COVERED for o in report.outcomes):
+        return t("exit.all_not_covered", language, checks=", ".join(o.check.value for o in report.outcomes))
+    return None
+
+
+def exit_code(report: Report, fail_on: str, *, allow_empty: bool = True, language: str = "en") -> int:
+    """0 clean, 1 findings at/above `fail_on`, 3 when the run did not complete or (unless allowed) audited nothing.
+
+    An empty audit prints its one-line reason on stderr: a CI gate must not go green on nothing.
+    """
     if report.meta.state != "complete":
+        return 3
+    if not allow_empty and (reason := empty_reason(report, language)) is not None:
+        print(f"harness-audit: {reason}", file=sys.stderr)
         return 3
     if fail_on == "never":
         return 0
@@ -188,7 +200,7 @@ def run(ns: argparse.Namespace) -> int:
     result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or ())
     print_result(result.report, list(result.paths), quiet=ns.quiet)
     config, _ = build_config(root, overrides)
-    return exit_code(result.report, config.fail_on)
+    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty)
 
 
 def selected(ns: argparse.Namespace) -> tuple[CheckId, ...]:

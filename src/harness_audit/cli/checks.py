@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
 from rich.table import Table
 
 from harness_audit.catalogue import CHECKS
+from harness_audit.cli._helpers import console
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -29,5 +29,5 @@ def run(ns: argparse.Namespace) -> int:
         gloss = s.gloss(ns.language)
         table.add_row(check.value + (" ★" if s.priority == 1 else ""), s.title, f"{s.group.value}. {s.group.title}",
                       str(s.priority), ", ".join(k.value for k in s.requires), gloss)
-    Console(width=160).print(table)
+    console(width=160).print(table)
     return 0

@@ -32,6 +32,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", metavar="DIR", help="where reports go (default: .harness-audit beside the traces)")
     p.add_argument("--report-format", metavar="FMTS", help="comma-separated: md,json,sarif (default: all three)")
     p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
+    p.add_argument("--allow-empty", action="store_true", default=None,
+                   help="exit 0 even when no selected check could be checked on these traces")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
     p.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")
     return p
@@ -44,7 +46,7 @@ def run(ns: argparse.Namespace) -> int:
 
     if ns.selection is not None and any(not s.strip() for s in ns.selection):
         raise UsageError("--checks was given an empty value; expected ids like C1,C14")
-    overrides: dict[str, Any] = {"output_dir": ns.output_dir, "fail_on": ns.fail_on}
+    overrides: dict[str, Any] = {"output_dir": ns.output_dir, "fail_on": ns.fail_on, "allow_empty": ns.allow_empty}
     if ns.report_format is not None:
         formats = [f.strip() for f in ns.report_format.split(",") if f.strip()]
         bad = [f for f in formats if f not in REPORT_FORMATS]
@@ -55,4 +57,4 @@ def run(ns: argparse.Namespace) -> int:
     result = trace(ns.files, ns.selection, overrides=overrides, fmt=ns.trace_format)
     print_result(result.report, list(result.paths), quiet=ns.quiet)
     config, _ = build_config(trace_root(resolve_traces(ns.files)), overrides)
-    return exit_code(result.report, config.fail_on)
+    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty)

@@ -344,6 +344,12 @@ async def run_model_phase(
                 phase.outcomes[check] = outcome
                 continue
             missing = tuple(k for k in CHECKS[check].requires if k not in found)
+            if missing and (phase.cancelled or canceller.requested()):
+                # recon was stopped before it looked: the check was cancelled, its landmarks were never missing
+                phase.outcomes[check] = CheckOutcome(check=check, status=OutcomeStatus.CANCELLED,
+                                                     error="cancelled before recon finished")
+                check_ended(check)
+                continue
             if missing and phase.recon_failure is not None:
                 phase.outcomes[check] = dataclasses.replace(
                     phase.recon_failure, check=check, usage=Usage(), duration_s=0.0,
