@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from harness_audit.catalogue import CHECKS, Group
 from harness_audit.findings import CheckOutcome, Finding, Landmark, LandmarkKind, OutcomeStatus, Refusal, Usage, Verdict
+from harness_audit.redaction import mask_value
 from harness_audit.report import FileNote, GroupSummary, Report, RunMeta
 
 _KIND_ORDER = {k: i for i, k in enumerate(LandmarkKind)}
@@ -179,13 +180,17 @@ def build_report(
     analysis_usage: Usage | None = None,
     context: ContextReader | None = None,
 ) -> Report:
-    """Assemble the final report from gated data; `context` (the audited files' lines) lets build copies fold."""
+    """Assemble the final report from gated data; `context` (the audited files' lines) lets build copies fold.
+
+    Every report passes here, so this is where credential-looking text is masked, once, after the gate has
+    matched the real text (`redaction.mask_value`).
+    """
     outs = sorted(outcomes, key=lambda o: o.check.number)
     final = _unique_fingerprints(order(fold_build_copies(dedupe(findings), context)))
     lms = sorted(set(landmarks), key=lambda m: (_KIND_ORDER[m.kind], m.file, m.line, m.symbol or ""))
-    return Report(
+    return mask_value(Report(
         meta=meta, findings=tuple(final), outcomes=tuple(outs), refusals=tuple(refusals), landmarks=tuple(lms),
         groups=tuple(summarise(final, outs)), skipped_files=tuple(sorted(skipped_files, key=lambda f: f.path)),
         unparsed_files=tuple(sorted(unparsed_files, key=lambda f: f.path)),
         recon_usage=recon_usage, analysis=analysis, analysis_usage=analysis_usage,
-    )
+    ))

@@ -122,6 +122,10 @@ def _locate(
     if resolved.status == "excluded":
         return _refuse(RefusalReason.OUT_OF_SCOPE_PATH, c,
                        f"{resolved.path!r} is under excluded directory {resolved.detail!r}; audit first-party code only")
+    if resolved.status == "credential":
+        # refused before its text is read: an accept/refuse answer must not tell a model what the file holds
+        return _refuse(RefusalReason.OUT_OF_SCOPE_PATH, c,
+                       f"{c.file!r} may hold credentials and is never cited; cite the code that loads the setting")
     rel = resolved.path
     assert rel is not None
     if getattr(c, "language", None) == "trace":

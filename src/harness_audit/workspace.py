@@ -43,7 +43,7 @@ LANGUAGE_BY_SUFFIX: dict[str, Language] = {
 }
 
 SkipReason = Literal["binary", "too-large", "undecodable", "unreadable", "outside-workspace", "excluded-target",
-                     "minified"]
+                     "minified", "credential-file"]
 
 MINIFIED_MIN_BYTES = 20_000
 MINIFIED_MEAN_LINE = 400
@@ -87,12 +87,42 @@ class Discovery:
 class Resolved:
     """The outcome of resolving a submitted path against the workspace."""
 
-    status: Literal["ok", "not-found", "outside", "excluded"]
-    """`ok`, or why the path is not usable."""
+    status: Literal["ok", "not-found", "outside", "excluded", "credential"]
+    """`ok`, or why the path is not usable (`credential`: see `credential_file`)."""
     path: str | None = None
     """Canonical relative path when inside the root."""
     detail: str = ""
     """Human detail for refusals (e.g. the excluded segment)."""
+
+
+_CREDENTIAL_NAMES = frozenset({
+    ".netrc", "_netrc", ".pgpass", ".npmrc", ".pypirc", ".htpasswd", ".git-credentials", ".boto", ".s3cfg",
+    ".dockercfg", ".terraformrc", "credentials.tfrc.json", ".vault-token", "application_default_credentials.json",
+    "accesstokens.json", "credentials.db", "credentials.json", "secrets.toml", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+})
+_CREDENTIAL_SUFFIXES = (".pem", ".key", ".crt", ".cer", ".der", ".p8", ".p12", ".pfx", ".keystore", ".jks", ".ppk",
+                        ".gpg", ".pgp")
+_CREDENTIAL_PREFIXES = ("client_secret", "service_account", "service-account")
+_CREDENTIAL_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker"})
+_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+
+
+def credential_file(rel: str) -> bool:
+    """Whether a workspace path names a file that may hold credentials: never read, never cited, never quoted.
+
+    The one rule behind the gate's `out-of-scope-path` refusal, the read tools' refusal and discovery's
+    `credential-file` skip: `.env` and `.env.*` (templates such as `.env.example` excepted), key and certificate
+    files, `.netrc` and kin, cloud credential files, and anything under `.ssh`, `.aws`, `.kube`… (case-insensitive).
+    """
+    parts = PurePosixPath(rel.lower()).parts
+    if not parts:
+        return False
+    name = parts[-1]
+    if name in _CREDENTIAL_NAMES or name.endswith(_CREDENTIAL_SUFFIXES) or name.startswith(_CREDENTIAL_PREFIXES):
+        return True
+    if (name == ".env" or name.startswith(".env.")) and name not in _ENV_TEMPLATES:
+        return True
+    return any(part in _CREDENTIAL_DIRS for part in parts[:-1])
 
 
 def excluded_segment(rel: str, excludes: Iterable[str]) -> str | None:
@@ -223,12 +253,16 @@ class Workspace:
         return False
 
     def _file_problem(self, rel: str, path: Path, lang: Language) -> SkipReason | None:
+        if credential_file(rel):
+            return "credential-file"
         if path.is_symlink():
             resolved = self.resolve(rel)
             if resolved.status == "outside":
                 return "outside-workspace"
             if resolved.status == "excluded":
                 return "excluded-target"
+            if resolved.status == "credential":
+                return "credential-file"
         try:
             size = path.stat().st_size
         except OSError:
@@ -273,6 +307,9 @@ class Workspace:
         if not real.is_relative_to(self.root):
             return Resolved("outside", detail=str(submitted))
         rel = real.relative_to(self.root).as_posix()
+        # the submitted spelling too: a link named `.env` to an innocent-looking file still reads as one
+        if credential_file(rel) or credential_file(Path(submitted).as_posix()):
+            return Resolved("credential", path=rel, detail=str(submitted))
         segment = excluded_segment(rel, self.excludes)
         if segment is not None:
             return Resolved("excluded", path=rel, detail=segment)

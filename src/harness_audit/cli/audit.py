@@ -101,40 +101,46 @@ def _console() -> Console:
 
 def _pick(console: Console, language: str) -> list[str]:
     """Interactive picker shown when nothing was selected on a terminal."""
+    from rich.markup import escape
+
     for check, s in CHECKS.items():
         star = "★" if s.priority == 1 else " "
-        console.print(f"  {star} [bold]{check.value:>3}[/] {s.title} — {s.gloss(language)}")
+        console.print(f"  {star} [bold]{check.value:>3}[/] {escape(s.title)} — {escape(s.gloss(language))}")
     for _ in range(3):
         answer = console.input("Checks to run (e.g. [bold]p1[/], [bold]all[/], [bold]C1,C9[/]): ").strip()
         try:
             parse_selection([answer])
             return [answer]
         except UsageError as exc:
-            console.print(f"[red]{exc}[/]")
+            console.print(f"[red]{escape(str(exc))}[/]")
     raise UsageError("no valid selection given at the prompt")
 
 
 def _print_summary(console: Console, report: Report, paths: list[Path]) -> None:
+    # every text from the tree, a model or the user goes through `escape`: a path like `q[/z]` or a claim with
+    # `[/x]` is text to show, not markup (rich would raise, or drop `[masked]` silently)
+    from rich.markup import escape
+
     m = report.meta
     conf = sum(f.verdict is Verdict.CONFIRMED for f in report.findings)
     susp = sum(f.verdict is Verdict.SUSPECTED for f in report.findings)
-    console.print(f"[bold]harness-audit[/] {m.root} · {m.engine} · {len(m.requested)} checks · "
+    console.print(f"[bold]harness-audit[/] {escape(m.root)} · {escape(m.engine)} · {len(m.requested)} checks · "
                   f"{m.files_scanned} files · {m.duration_s:.2f}s" + (" (cached)" if m.cache_hit else ""))
     for f in report.findings[:40]:
         colour = "red" if f.verdict is Verdict.CONFIRMED else "yellow"
         where = f"{f.file}:{f.line}" if f.located else "(check-level)"
-        console.print(f"  [{colour}]{f.check.value:>3} {f.verdict.value:<9}[/] {where}  {f.claim}", markup=True,
-                      highlight=False, soft_wrap=True)
+        console.print(f"  [{colour}]{f.check.value:>3} {f.verdict.value:<9}[/] {escape(where)}  {escape(f.claim)}",
+                      markup=True, highlight=False, soft_wrap=True)
     if len(report.findings) > 40:
         console.print(f"  … and {len(report.findings) - 40} more in the report")
     nc = [o for o in report.outcomes if o.status is not OutcomeStatus.RAN]
     for o in nc:
         why = ", ".join(k.value for k in o.missing_landmarks) if o.missing_landmarks else (o.error or "")
-        console.print(f"  [dim]{o.check.value:>3} {o.status_text}: {why}[/]", highlight=False)
+        console.print(f"  [dim]{o.check.value:>3} {o.status_text}: {escape(why)}[/]", highlight=False)
     console.print(f"{conf} confirmed, {susp} suspected, {len(nc)} not covered, "
                   f"{len(report.refusals)} refused by the evidence gate")
     for p in paths:
-        console.print(f"report: {p}", highlight=False, soft_wrap=True)
+        console.print(f"report: {escape(str(p))}", highlight=False, soft_wrap=True)
 
 
 def print_result(report: Report, paths: list[Path], *, quiet: bool) -> None:

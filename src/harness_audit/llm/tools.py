@@ -30,10 +30,6 @@ _MAX_PATTERN = 1_000
 """Longest accepted regex or glob pattern."""
 _MAX_BRACE_EXPANSIONS = 64
 
-_CREDENTIAL_NAMES = frozenset({".netrc", ".pgpass", ".npmrc", ".pypirc", ".htpasswd", ".git-credentials",
-                               "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"})
-_CREDENTIAL_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".keystore", ".jks")
-_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 
 
 class ToolRefusalReason(StrEnum):
@@ -286,13 +282,6 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… [line cut: {len(text)} characters]"
 
 
-def _credential_file(rel: str) -> bool:
-    name = rel.rsplit("/", 1)[-1].lower()
-    if name in _CREDENTIAL_NAMES or name.endswith(_CREDENTIAL_SUFFIXES):
-        return True
-    return (name == ".env" or name.startswith(".env.")) and name not in _ENV_TEMPLATES
-
-
 def _fit(lines: list[str], max_chars: int, note: Callable[[int], str]) -> str:
     """Join `lines`; if that exceeds `max_chars`, cut at a line boundary and end with `note(omitted)`."""
     text = "\n".join(lines)
@@ -371,12 +360,12 @@ class NavigationTools:
                               "read the files inside the workspace instead; links out of it are never followed")
         if resolved.status == "excluded":
             raise self._excluded(submitted, resolved.detail)
-        if resolved.status == "not-found" or resolved.path is None:
-            raise self._not_found(submitted, normal)
-        if _credential_file(resolved.path):
+        if resolved.status == "credential":
             raise ToolRefusal(ToolRefusalReason.OUT_OF_SCOPE_PATH,
                               f"{submitted!r} may hold credentials; the audit never reads such files",
                               "audit the code that loads the setting instead of the file that holds it")
+        if resolved.status == "not-found" or resolved.path is None:
+            raise self._not_found(submitted, normal)
         return resolved.path
 
     @staticmethod

@@ -1,0 +1,657 @@
+"""The language-neutral program model every front end lowers into.
+
+A module is a list of functions (the module body is one of them, `<module>`), classes and imports. A
+function body is a tree of a dozen statement kinds and a dozen expression kinds: enough to say which
+value flows where, which call happens inside which loop, `try` or `with`, and which exit paths a block
+has. Everything a query needs that is not here (the source text, the cited line) is reached through
+`line` and the module's text. Nodes are plain slotted objects: an audit builds hundreds of thousands.
+
+Python and TypeScript/JavaScript lower to the same kinds: `x.y` is an `Attr` whether it was written
+`x.y` or `x?.y`; `new C()` is a `Call` with `new=True`; a dict and an object literal are both an `Obj`;
+`except` and `catch` are both a `Handler`; `match` and `switch` are both a `Switch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
+
+Lang = Literal["python", "typescript", "javascript"]
+
+
+class Node:
+    """Base of every IR node: where it is in the file (1-based lines)."""
+
+    __slots__ = ("line", "end")
+
+    def __init__(self, line: int, end: int) -> None:
+        self.line = line
+        self.end = end
+
+    def children(self) -> Iterator[Node]:
+        """Direct child nodes, in source order."""
+        return iter(())
+
+
+# ---------------------------------------------------------------- expressions
+
+
+class Expr(Node):
+    """An expression."""
+
+    __slots__ = ()
+
+
+class Name(Expr):
+    """A bare identifier (`x`, `self`, `this`)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, line: int, end: int, id: str) -> None:  # noqa: A002 - the IR's field name
+        super().__init__(line, end)
+        self.id = id
+
+
+class Attr(Expr):
+    """`obj.name` (also `obj?.name`)."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, line: int, end: int, obj: Expr, name: str) -> None:
+        super().__init__(line, end)
+        self.obj = obj
+        self.name = name
+
+    def children(self) -> Iterator[Node]:
+        yield self.obj
+
+
+class Index(Expr):
+    """`obj[key]`; `key` is a `Slice` for `a[1:]`."""
+
+    __slots__ = ("obj", "key")
+
+    def __init__(self, line: int, end: int, obj: Expr, key: Expr) -> None:
+        super().__init__(line, end)
+        self.obj = obj
+        self.key = key
+
+    def children(self) -> Iterator[Node]:
+        yield self.obj
+        yield self.key
+
+
+class Slice(Expr):
+    """`lo:hi:step` inside an index (any part may be None)."""
+
+    __slots__ = ("lo", "hi", "step")
+
+    def __init__(self, line: int, end: int, lo: Expr | None, hi: Expr | None, step: Expr | None) -> None:
+        super().__init__(line, end)
+        self.lo = lo
+        self.hi = hi
+        self.step = step
+
+    def children(self) -> Iterator[Node]:
+        for part in (self.lo, self.hi, self.step):
+            if part is not None:
+                yield part
+
+
+class Call(Expr):
+    """A call: `func(*args, **kw)`; `new` for `new C(...)`. Spread arguments are `Spread` nodes in `args`
+    (`*a` and `...a`) or `kw` entries named `**` (`**kw`)."""
+
+    __slots__ = ("func", "args", "kw", "new")
+
+    def __init__(self, line: int, end: int, func: Expr, args: list[Expr], kw: list[tuple[str, Expr]],
+                 new: bool = False) -> None:
+        super().__init__(line, end)
+        self.func = func
+        self.args = args
+        self.kw = kw
+        self.new = new
+
+    def children(self) -> Iterator[Node]:
+        yield self.func
+        yield from self.args
+        for _, v in self.kw:
+            yield v
+
+    def keyword(self, name: str) -> Expr | None:
+        """The value of keyword argument `name`, if given."""
+        for k, v in self.kw:
+            if k == name:
+                return v
+        return None
+
+
+class Lit(Expr):
+    """A literal: string, number, bool, None/null/undefined (`value` holds the Python value; a number that
+    does not parse keeps its text)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, line: int, end: int, value: str | int | float | bool | None) -> None:
+        super().__init__(line, end)
+        self.value = value
+
+
+class Tmpl(Expr):
+    """An interpolated string (f-string, template literal): constant parts are `str`, holes are `Expr`."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, line: int, end: int, parts: list[str | Expr]) -> None:
+        super().__init__(line, end)
+        self.parts = parts
+
+    def children(self) -> Iterator[Node]:
+        for p in self.parts:
+            if isinstance(p, Expr):
+                yield p
+
+
+class Obj(Expr):
+    """A dict or object literal. Keys are `str` for constant keys, an `Expr` for computed ones, None for a
+    spread (`**d`, `...o`), whose value is the spread expression."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, line: int, end: int, items: list[tuple[str | Expr | None, Expr]]) -> None:
+        super().__init__(line, end)
+        self.items = items
+
+    def children(self) -> Iterator[Node]:
+        for k, v in self.items:
+            if isinstance(k, Expr):
+                yield k
+            yield v
+
+    def get(self, key: str) -> Expr | None:
+        """The value at constant key `key`."""
+        for k, v in self.items:
+            if k == key:
+                return v
+        return None
+
+
+class Seq(Expr):
+    """A list, tuple, set or array literal (`kind` says which)."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, line: int, end: int, kind: Literal["list", "tuple", "set"], items: list[Expr]) -> None:
+        super().__init__(line, end)
+        self.kind = kind
+        self.items = items
+
+    def children(self) -> Iterator[Node]:
+        yield from self.items
+
+
+class Spread(Expr):
+    """`*x` / `...x` in a call or literal."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, line: int, end: int, value: Expr) -> None:
+        super().__init__(line, end)
+        self.value = value
+
+    def children(self) -> Iterator[Node]:
+        yield self.value
+
+
+class FuncExpr(Expr):
+    """A lambda, arrow function or function expression, as a value; its body is `fn`."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, line: int, end: int, fn: Function) -> None:
+        super().__init__(line, end)
+        self.fn = fn
+
+
+class Await(Expr):
+    """`await x` (also `yield from`/`yield*` of an awaitable-like producer is NOT this; see `Op`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, line: int, end: int, value: Expr) -> None:
+        super().__init__(line, end)
+        self.value = value
+
+    def children(self) -> Iterator[Node]:
+        yield self.value
+
+
+class Op(Expr):
+    """An operator application: binary, unary, boolean, comparison, `in`, `typeof`, `yield`, `not`, `??`,
+    walrus (`:=`, whose first operand is the target). `op` is the operator's source text."""
+
+    __slots__ = ("op", "operands")
+
+    def __init__(self, line: int, end: int, op: str, operands: list[Expr]) -> None:
+        super().__init__(line, end)
+        self.op = op
+        self.operands = operands
+
+    def children(self) -> Iterator[Node]:
+        yield from self.operands
+
+
+class Cond(Expr):
+    """`a if test else b`, `test ? a : b`."""
+
+    __slots__ = ("test", "then", "orelse")
+
+    def __init__(self, line: int, end: int, test: Expr, then: Expr, orelse: Expr) -> None:
+        super().__init__(line, end)
+        self.test = test
+        self.then = then
+        self.orelse = orelse
+
+    def children(self) -> Iterator[Node]:
+        yield self.test
+        yield self.then
+        yield self.orelse
+
+
+class Comp(Expr):
+    """A comprehension or generator expression: `elt for target in iter if cond ...` (`kind`: list, set,
+    dict, gen). `parts` holds the iterables and conditions in order; targets are `Assign`-like pairs."""
+
+    __slots__ = ("kind", "elt", "targets", "parts")
+
+    def __init__(self, line: int, end: int, kind: str, elt: Expr, targets: list[tuple[Expr, Expr]],
+                 parts: list[Expr]) -> None:
+        super().__init__(line, end)
+        self.kind = kind
+        self.elt = elt
+        self.targets = targets
+        self.parts = parts
+
+    def children(self) -> Iterator[Node]:
+        for t, it in self.targets:
+            yield t
+            yield it
+        yield from self.parts
+        yield self.elt
+
+
+class Other(Expr):
+    """Any expression the model does not name (a type assertion, JSX, a regex, `this` in odd places…):
+    `kind` is the parser's node type, `items` its sub-expressions, kept so nothing inside is lost."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, line: int, end: int, kind: str, items: list[Expr]) -> None:
+        super().__init__(line, end)
+        self.kind = kind
+        self.items = items
+
+    def children(self) -> Iterator[Node]:
+        yield from self.items
+
+
+# ---------------------------------------------------------------- statements
+
+
+class Stmt(Node):
+    """A statement."""
+
+    __slots__ = ()
+
+
+Block = list[Stmt]
+
+
+class Assign(Stmt):
+    """`targets = value` (several targets for `a = b = v`), an augmented assignment (`op` is `+=`…), a
+    declaration (`decl`: `let`, `const`, `var`, or `ann` for an annotated Python name; `value` may be None),
+    or `del x` (`op` is `del`, `value` None). Destructuring targets are `Seq`/`Obj` patterns."""
+
+    __slots__ = ("targets", "value", "op", "decl", "type")
+
+    def __init__(self, line: int, end: int, targets: list[Expr], value: Expr | None, op: str = "=",
+                 decl: str = "", type: str | None = None) -> None:  # noqa: A002
+        super().__init__(line, end)
+        self.targets = targets
+        self.value = value
+        self.op = op
+        self.decl = decl
+        self.type = type
+
+    def children(self) -> Iterator[Node]:
+        yield from self.targets
+        if self.value is not None:
+            yield self.value
+
+
+class ExprStmt(Stmt):
+    """An expression evaluated for its effect."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, line: int, end: int, value: Expr) -> None:
+        super().__init__(line, end)
+        self.value = value
+
+    def children(self) -> Iterator[Node]:
+        yield self.value
+
+
+class Return(Stmt):
+    """`return [value]`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, line: int, end: int, value: Expr | None) -> None:
+        super().__init__(line, end)
+        self.value = value
+
+    def children(self) -> Iterator[Node]:
+        if self.value is not None:
+            yield self.value
+
+
+class Raise(Stmt):
+    """`raise [value]` / `throw value`; a bare re-raise has `value` None."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, line: int, end: int, value: Expr | None) -> None:
+        super().__init__(line, end)
+        self.value = value
+
+    def children(self) -> Iterator[Node]:
+        if self.value is not None:
+            yield self.value
+
+
+class If(Stmt):
+    """`if test: body else: orelse` (`elif` chains nest in `orelse`)."""
+
+    __slots__ = ("test", "body", "orelse")
+
+    def __init__(self, line: int, end: int, test: Expr, body: Block, orelse: Block) -> None:
+        super().__init__(line, end)
+        self.test = test
+        self.body = body
+        self.orelse = orelse
+
+    def children(self) -> Iterator[Node]:
+        yield self.test
+        yield from self.body
+        yield from self.orelse
+
+
+class Loop(Stmt):
+    """A loop. `kind`: `for` (`target` in `iter`; `for…of`, `for…in` and `async for` too), `while` (`test`),
+    `do` (`test` checked after the body). `orelse` is Python's loop `else`."""
+
+    __slots__ = ("kind", "target", "iter", "test", "body", "orelse", "is_async")
+
+    def __init__(self, line: int, end: int, kind: Literal["for", "while", "do"], *, target: Expr | None = None,
+                 iter: Expr | None = None, test: Expr | None = None, body: Block, orelse: Block | None = None,  # noqa: A002
+                 is_async: bool = False) -> None:
+        super().__init__(line, end)
+        self.kind = kind
+        self.target = target
+        self.iter = iter
+        self.test = test
+        self.body = body
+        self.orelse = orelse or []
+        self.is_async = is_async
+
+    def children(self) -> Iterator[Node]:
+        for part in (self.target, self.iter, self.test):
+            if part is not None:
+                yield part
+        yield from self.body
+        yield from self.orelse
+
+
+class Handler(Node):
+    """One `except`/`catch` clause. `types` empty means it catches everything; `name` binds the error."""
+
+    __slots__ = ("types", "name", "body")
+
+    def __init__(self, line: int, end: int, types: list[Expr], name: str | None, body: Block) -> None:
+        super().__init__(line, end)
+        self.types = types
+        self.name = name
+        self.body = body
+
+    def children(self) -> Iterator[Node]:
+        yield from self.types
+        yield from self.body
+
+
+class Try(Stmt):
+    """`try` with its handlers, `else` and `finally` blocks."""
+
+    __slots__ = ("body", "handlers", "orelse", "final")
+
+    def __init__(self, line: int, end: int, body: Block, handlers: list[Handler], orelse: Block,
+                 final: Block) -> None:
+        super().__init__(line, end)
+        self.body = body
+        self.handlers = handlers
+        self.orelse = orelse
+        self.final = final
+
+    def children(self) -> Iterator[Node]:
+        yield from self.body
+        yield from self.handlers
+        yield from self.orelse
+        yield from self.final
+
+
+class With(Stmt):
+    """`with a as x, b:` / `async with`; TS `using` declarations lower to this too."""
+
+    __slots__ = ("items", "body", "is_async")
+
+    def __init__(self, line: int, end: int, items: list[tuple[Expr, Expr | None]], body: Block,
+                 is_async: bool = False) -> None:
+        super().__init__(line, end)
+        self.items = items
+        self.body = body
+        self.is_async = is_async
+
+    def children(self) -> Iterator[Node]:
+        for value, target in self.items:
+            yield value
+            if target is not None:
+                yield target
+        yield from self.body
+
+
+class Switch(Stmt):
+    """`match`/`switch`: each case is (pattern or None for default, body)."""
+
+    __slots__ = ("subject", "cases")
+
+    def __init__(self, line: int, end: int, subject: Expr, cases: list[tuple[Expr | None, Block]]) -> None:
+        super().__init__(line, end)
+        self.subject = subject
+        self.cases = cases
+
+    def children(self) -> Iterator[Node]:
+        yield self.subject
+        for pattern, body in self.cases:
+            if pattern is not None:
+                yield pattern
+            yield from body
+
+
+class Jump(Stmt):
+    """`break` or `continue` (`kind`), with the label it names, if any."""
+
+    __slots__ = ("kind", "label")
+
+    def __init__(self, line: int, end: int, kind: Literal["break", "continue"], label: str | None = None) -> None:
+        super().__init__(line, end)
+        self.kind = kind
+        self.label = label
+
+
+class Def(Stmt):
+    """A nested function or class definition as a statement (`def`, `function`, `class`)."""
+
+    __slots__ = ("fn", "cls")
+
+    def __init__(self, line: int, end: int, fn: Function | None = None, cls: Class | None = None) -> None:
+        super().__init__(line, end)
+        self.fn = fn
+        self.cls = cls
+
+
+# ---------------------------------------------------------------- definitions
+
+
+class Param:
+    """A parameter: name, annotation text, default. `kind`: `pos`, `star` (`*args`, `...rest`), `kw` (`**kw`),
+    `field` (a TS constructor parameter property `constructor(private client: X)`), `pattern` (destructured:
+    `names` lists the bound names)."""
+
+    __slots__ = ("name", "type", "default", "kind", "names", "line")
+
+    def __init__(self, name: str, type: str | None, default: Expr | None, kind: str, line: int,  # noqa: A002
+                 names: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.type = type
+        self.default = default
+        self.kind = kind
+        self.line = line
+        self.names = names or (name,)
+
+
+class Function:
+    """A function, method, lambda, arrow function or a module body (`name` `<module>`)."""
+
+    __slots__ = ("name", "qualname", "module", "cls", "parent", "params", "body", "line", "end", "is_async",
+                 "is_generator", "decorators", "returns", "expr_body", "index", "kind")
+
+    def __init__(self, name: str, qualname: str, module: Module, *, line: int, end: int,
+                 params: list[Param] | None = None, body: Block | None = None, is_async: bool = False,
+                 decorators: list[Expr] | None = None, returns: str | None = None,
+                 kind: Literal["function", "method", "lambda", "module"] = "function") -> None:
+        self.name = name
+        self.qualname = qualname
+        self.module = module
+        self.cls: Class | None = None
+        self.parent: Function | None = None
+        self.params = params or []
+        self.body = body or []
+        self.line = line
+        self.end = end
+        self.is_async = is_async
+        self.is_generator = False
+        self.decorators = decorators or []
+        self.returns = returns
+        self.expr_body: Expr | None = None
+        """The expression of an expression-bodied lambda/arrow (also lowered into `body` as a `Return`)."""
+        self.index = -1
+        """Position in the project's function table (set by the fact builder)."""
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"<Function {self.module.path}:{self.qualname}@{self.line}>"
+
+    @property
+    def key(self) -> str:
+        """`path:qualname@line`, unique in a project."""
+        return f"{self.module.path}:{self.qualname}@{self.line}"
+
+
+class Class:
+    """A class: its bases (expressions), methods by name, declared fields (name → annotation text)."""
+
+    __slots__ = ("name", "qualname", "module", "bases", "methods", "fields", "line", "end", "decorators",
+                 "field_values")
+
+    def __init__(self, name: str, qualname: str, module: Module, *, line: int, end: int, bases: list[Expr],
+                 decorators: list[Expr] | None = None) -> None:
+        self.name = name
+        self.qualname = qualname
+        self.module = module
+        self.bases = bases
+        self.methods: dict[str, Function] = {}
+        self.fields: dict[str, str | None] = {}
+        self.field_values: dict[str, Expr] = {}
+        self.line = line
+        self.end = end
+        self.decorators = decorators or []
+
+    def __repr__(self) -> str:
+        return f"<Class {self.module.path}:{self.qualname}>"
+
+
+class Import:
+    """One imported name: `local` is bound to `name` of module `source` (`name` `*` = the module itself,
+    `default` = a default export). `source` is as written (`./tools`, `..pkg.mod`, `openai`)."""
+
+    __slots__ = ("local", "source", "name", "line")
+
+    def __init__(self, local: str, source: str, name: str, line: int) -> None:
+        self.local = local
+        self.source = source
+        self.name = name
+        self.line = line
+
+
+class Module:
+    """One source file lowered to the IR."""
+
+    __slots__ = ("path", "lang", "text", "body", "functions", "classes", "imports", "exports", "error", "_lines")
+
+    def __init__(self, path: str, lang: Lang, text: str) -> None:
+        self.path = path
+        self.lang: Lang = lang
+        self.text = text
+        self.body: Function = Function("<module>", "<module>", self, line=1, end=1, kind="module")
+        self.functions: list[Function] = []
+        """Every function of the file, the module body first, nested ones after their parent."""
+        self.classes: list[Class] = []
+        self.imports: dict[str, Import] = {}
+        """Local name → what it imports."""
+        self.exports: dict[str, str] = {}
+        """Exported name → local name (TS/JS `export { a as b }`, `module.exports.b = a`)."""
+        self.error: str | None = None
+        """Why the file parsed only in part, if it did."""
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The file's lines (without line ends)."""
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+    def line_text(self, line: int) -> str:
+        """Line `line` (1-based), or '' when out of range."""
+        lines = self.lines
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and everything below it, depth-first in source order, NOT entering nested functions (a
+    `FuncExpr` or `Def` is yielded, its body is not)."""
+    stack: list[Node] = [node]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        cur = pop()
+        yield cur
+        kids = list(cur.children())
+        if kids:
+            kids.reverse()
+            extend(kids)
+
+
+def walk_block(block: Block) -> Iterator[Node]:
+    """Every node of a block, not entering nested functions."""
+    for stmt in block:
+        yield from walk(stmt)
