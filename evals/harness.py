@@ -28,7 +28,6 @@ from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -42,6 +41,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from harness_audit.api import audit
+from harness_audit.llm.canonical import CanonicalMessage, messages_from
 from harness_audit.llm.engine import Canceller
 from harness_audit.llm.ledger import LedgerRead, read_ledger
 from harness_audit.llm.prompts import unit_of
@@ -330,7 +330,7 @@ class EvalRun:
 
     def history(self, unit: str) -> list[ModelMessage]:
         """The unit's conversation rebuilt from the ledger alone (requests as sent, responses as received)."""
-        data: list[Any] = []
+        data: list[CanonicalMessage] = []
         for e in self.ledger.events:
             if e.get("unit") != unit:
                 continue
@@ -340,7 +340,7 @@ class EvalRun:
                 data.extend(e["messages"])
             elif e["event"] == "response":
                 data.append(e["message"])
-        return list(ModelMessagesTypeAdapter.validate_python(data))
+        return messages_from(data)
 
     def unpaired_calls(self, unit: str) -> list[str]:
         """Call ids in the unit's ledger history that no later request answers and no tool-call event records."""

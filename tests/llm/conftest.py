@@ -238,8 +238,8 @@ def ledger_of(run: AuditRun) -> LedgerRead:
 
 
 def ledger_histories(read: LedgerRead) -> dict[str, list[dict[str, Any]]]:
-    """Each unit's conversation rebuilt from the ledger (pydantic-ai message dumps), call ids renamed as the
-    ledger says: the first request's messages, then each response and each later request's new message."""
+    """Each unit's conversation rebuilt from the ledger (canonical messages), call ids renamed as the ledger
+    says: the first request's messages, then each response and each later request's new messages."""
     histories: dict[str, list[dict[str, Any]]] = {}
     seen: dict[str, set[str]] = {}
     renames: dict[str, list[list[str]]] = {}
@@ -269,25 +269,24 @@ def _flush(unit: str, pending: dict[str, dict[str, Any]], renames: dict[str, lis
     todo = renames.pop(unit, [])
     message = json.loads(json.dumps(message))
     for part in message["parts"]:
-        if part["part_kind"] != "tool-call":
+        if part["type"] != "tool-call":
             continue
-        original = part["tool_call_id"] or ""
+        original = part["id"] or ""
         if (not original or original in seen[unit]) and todo and todo[0][0] == original:
-            part["tool_call_id"] = todo.pop(0)[1]
-        seen[unit].add(part["tool_call_id"])
+            part["id"] = todo.pop(0)[1]
+        seen[unit].add(part["id"])
     histories[unit].append(message)
 
 
 def assert_ledger_paired(history: Sequence[Mapping[str, Any]]) -> None:
-    """`assert_paired` for a history of pydantic-ai message dumps."""
+    """`assert_paired` for a history of canonical ledger messages."""
     wire: list[dict[str, Any]] = []
     for message in history:
-        if message["kind"] == "response":
-            calls = [{"id": p["tool_call_id"]} for p in message["parts"] if p["part_kind"] == "tool-call"]
+        if message["role"] == "assistant":
+            calls = [{"id": p["id"]} for p in message["parts"] if p["type"] == "tool-call"]
             wire.append({"role": "assistant", "tool_calls": calls})
-        else:
-            wire += [{"role": "tool", "tool_call_id": p["tool_call_id"]}
-                     for p in message["parts"] if p["part_kind"] == "tool-return"]
+        elif message["role"] == "tool":
+            wire.append({"role": "tool", "tool_call_id": message["call_id"]})
     assert_paired(wire)
 
 
@@ -295,8 +294,8 @@ def assert_ledger_calls_answered(read: LedgerRead) -> None:
     """Every tool call of every unit's recorded responses has exactly one `tool-call` event (its result) in the
     ledger, and no event answers a call that was never made."""
     for unit, history in ledger_histories(read).items():
-        made = Counter(p["tool_call_id"] for m in history if m["kind"] == "response"
-                       for p in m["parts"] if p["part_kind"] == "tool-call")
+        made = Counter(p["id"] for m in history if m["role"] == "assistant"
+                       for p in m["parts"] if p["type"] == "tool-call")
         answered = Counter(e["id"] for e in read.of("tool-call") if e.get("unit") == unit)
         assert answered == made, f"{unit}: calls {dict(made)} but results {dict(answered)}"
 

@@ -18,7 +18,8 @@ from typing import Any
 from harness_audit.errors import UsageError
 
 LEDGER_NAME = "ledger.jsonl"
-LEDGER_VERSION = 1
+LEDGER_VERSION = 2
+"""2: requests and responses in our canonical form (`harness_audit.llm.canonical`); 1 held pydantic-ai dumps."""
 
 
 class Ledger:

@@ -24,7 +24,6 @@ from typing import Any
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, ModelTimeoutError
 from pydantic_ai.messages import (
     ModelMessage,
-    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -36,12 +35,11 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.usage import RequestUsage
 
 from harness_audit.errors import FailureCode
 from harness_audit.findings import OutcomeStatus, Usage
+from harness_audit.llm.canonical import call_arguments, finish_reason_of, request_messages, response_message, usage_of
 from harness_audit.llm.ledger import Ledger
-from harness_audit.llm.providers import redact_url
 
 ToolHandler = Callable[[str, dict[str, Any]], str]
 """Runs one tool call (name, parsed arguments) and returns the text the model sees. Never raises."""
@@ -92,22 +90,6 @@ class _Stop(Exception):
     def __init__(self, status: OutcomeStatus, failure: FailureCode | None, error: str) -> None:
         super().__init__(error)
         self.status, self.failure, self.error = status, failure, error
-
-
-def to_usage(u: RequestUsage) -> Usage:
-    """pydantic-ai's per-request usage as ours; a response without usage is `known=False`."""
-    return Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens, cache_read_tokens=u.cache_read_tokens,
-                 cache_write_tokens=u.cache_write_tokens, reasoning_tokens=int(u.details.get("reasoning_tokens", 0)),
-                 requests=1, known=not u.unmeasured_requests)
-
-
-def dump_messages(messages: list[ModelMessage]) -> list[Any]:
-    """Messages as JSON-ready data for the ledger; a provider URL loses any user:password in it."""
-    data = ModelMessagesTypeAdapter.dump_python(messages, mode="json")
-    for msg in data:
-        if msg.get("provider_url"):
-            msg["provider_url"] = redact_url(msg["provider_url"])
-    return data
 
 
 def tool_definitions(schemas: tuple[tuple[str, str, str], ...]) -> list[ToolDefinition]:
@@ -219,7 +201,8 @@ class Subagent:
 
     def _projected_prompt_tokens(self) -> int:
         """The next prompt's size at ~4 characters per token (history + tool definitions)."""
-        chars = len(ModelMessagesTypeAdapter.dump_json(self._result.messages)) + self._tools_chars
+        # measured on our own form, so a dependency's extra fields never move a budget decision
+        chars = len(json.dumps(request_messages(self._result.messages), ensure_ascii=False)) + self._tools_chars
         return chars // _CHARS_PER_TOKEN
 
     def _time_left(self) -> float:
@@ -249,7 +232,7 @@ class Subagent:
             if timeout <= 0:
                 raise self._time_stop()
             self.ledger.write("request", unit=self.unit, turn=r.turns + 1, attempt=attempt + 1,
-                              messages=dump_messages(r.messages[-1:]) if r.turns or attempt else dump_messages(r.messages))
+                              messages=request_messages(r.messages[-1:]))
             try:
                 response = await asyncio.wait_for(self._send(), timeout)
             except TimeoutError:
@@ -265,11 +248,11 @@ class Subagent:
             except ModelAPIError as exc:  # connection errors and their kin carry no status
                 failure, error, wait = FailureCode.PROVIDER_UNAVAILABLE, _short(exc), exc.retry_after
             else:
-                u = to_usage(response.usage)
+                u = usage_of(response.usage)
                 r.usage = r.usage + u
                 self.ledger.write("response", unit=self.unit, turn=r.turns + 1,
-                                  finish_reason=response.finish_reason, usage=dataclasses.asdict(u),
-                                  message=dump_messages([response])[0])
+                                  finish_reason=finish_reason_of(response), usage=dataclasses.asdict(u),
+                                  message=response_message(response))
                 return response
             self.ledger.write("request-error", unit=self.unit, turn=r.turns + 1, attempt=attempt + 1,
                               failure=failure.value, error=error)
@@ -335,7 +318,7 @@ class Subagent:
                 continue
             # a call answered without running it is recorded too: the ledger pairs every call with its result
             self.ledger.write("tool-call", unit=self.unit, id=call.tool_call_id, tool=call.tool_name,
-                              args=call.args if isinstance(call.args, str | dict) else None, valid=None,
+                              args=call_arguments(call.args), valid=None,
                               executed=False, result=text)
             results.append(ToolReturnPart(tool_name=call.tool_name, content=text, tool_call_id=call.tool_call_id))
         self._duplicates.clear()
@@ -350,7 +333,7 @@ class Subagent:
         except (ValueError, AssertionError) as exc:
             text = f"Not executed: the arguments are not a valid JSON object ({exc}). Send the call again with valid JSON."
             self.ledger.write("tool-call", unit=self.unit, id=call.tool_call_id, tool=call.tool_name,
-                              args=call.args if isinstance(call.args, str) else None, valid=False, result=text)
+                              args=call_arguments(call.args), valid=False, result=text)
             return text
         r.tool_calls += 1
         try:

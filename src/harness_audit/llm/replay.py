@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic_ai.exceptions import ModelHTTPError
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, UserPromptPart
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
@@ -37,9 +37,9 @@ from harness_audit.findings import (
     Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.llm.canonical import CanonicalMessage, request_messages, response_from
 from harness_audit.llm.engine import CANCEL_FILE, Prior
-from harness_audit.llm.ledger import LEDGER_NAME, LedgerRead, read_ledger
-from harness_audit.llm.loop import dump_messages
+from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, LedgerRead, read_ledger
 from harness_audit.llm.prompts import unit_of
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, Report, RunMeta
@@ -95,6 +95,9 @@ def load_run(run_dir: Path) -> RunRecord:
     starts = read.of("run-start")
     if not starts:
         raise UsageError(f"{path} has no run-start event; it is not a harness-audit ledger")
+    if starts[-1].get("version") != LEDGER_VERSION:
+        raise UsageError(f"{path} is a version {starts[-1].get('version')!r} ledger; this harness-audit reads version "
+                         f"{LEDGER_VERSION} (re-run the audit to record it again)")
     units: dict[str, _UnitRecord] = defaultdict(_UnitRecord)
     recon_end: dict[str, Any] | None = None
     static: list[LandmarkCandidate] = []
@@ -142,7 +145,7 @@ def _analysis(ur: _UnitRecord | None) -> tuple[str | None, Usage | None]:
     text = None
     if ur.end.get("status") == OutcomeStatus.RAN.value and responses:
         parts = responses[-1]["message"].get("parts", [])
-        text = "".join(p.get("content", "") for p in parts if p.get("part_kind") == "text").strip() or None
+        text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text").strip() or None
     return text, _usage(ur.end.get("usage"))
 
 
@@ -224,8 +227,8 @@ class ReplayModel(Model):
                                  body=f"replay diverged: no recorded response left for unit {unit!r}")
         event = queue.popleft()
         if event["event"] == "request":
-            recorded = _essence(event["messages"][-1:])
-            sent = _essence(dump_messages(messages[-1:]))
+            recorded: list[CanonicalMessage] = event["messages"]
+            sent = request_messages(messages[-1:])  # what the ledger records of a request: its newest message
             if recorded != sent:
                 self._queues[unit] = deque()  # everything after a divergence would answer another conversation
                 raise ModelHTTPError(status_code=400, model_name=self._name,
@@ -239,24 +242,18 @@ class ReplayModel(Model):
                 raise TimeoutError(event.get("error", "timeout"))
             status = 429 if event.get("failure") == "rate-limited" else 503
             raise ModelHTTPError(status_code=status, model_name=self._name, body=event.get("error"))
-        return ModelMessagesTypeAdapter.validate_python([event["message"]])[0]  # type: ignore[return-value]
+        return response_from(event["message"], usage=_usage(event.get("usage")),
+                             finish_reason=event.get("finish_reason"), model_name=self._name)
 
 
-_ESSENTIAL = ("part_kind", "content", "tool_name", "tool_call_id", "args")
-
-
-def _essence(messages: list[Any]) -> list[list[dict[str, Any]]]:
-    """What a request says, without timestamps or ids the provider assigns."""
-    return [[{k: p.get(k) for k in _ESSENTIAL if k in p} for p in m.get("parts", [])] for m in messages]
-
-
-def _first_difference(recorded: list[list[dict[str, Any]]], sent: list[list[dict[str, Any]]]) -> str:
-    for i, (a, b) in enumerate(zip(recorded[-1] if recorded else [], sent[-1] if sent else [], strict=False)):
+def _first_difference(recorded: list[CanonicalMessage], sent: list[CanonicalMessage]) -> str:
+    """The first message that differs between a recorded request and the one sent now, named by role and key."""
+    for i, (a, b) in enumerate(zip(recorded, sent, strict=False)):
         if a != b:
-            key = next((k for k in _ESSENTIAL if a.get(k) != b.get(k)), "part")
-            return (f"part {i + 1} ({a.get('part_kind')}) differs in {key}: recorded {str(a.get(key))[:80]!r}, "
+            key = next((k for k in sorted({*a, *b}) if a.get(k) != b.get(k)), "message")
+            return (f"message {i + 1} ({a.get('role')}) differs in {key}: recorded {str(a.get(key))[:80]!r}, "
                     f"now {str(b.get(key))[:80]!r}")
-    return "the number of parts differs from the recording"
+    return f"the request has {len(sent)} new messages; the recording has {len(recorded)}"
 
 
 def _first_user_text(messages: list[ModelMessage]) -> str:

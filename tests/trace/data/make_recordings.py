@@ -336,18 +336,16 @@ def ledger() -> None:
     def ev(seq: int, event: str, **data: Any) -> str:
         return json.dumps({"seq": seq, "t": 1.0 + seq, "event": event, **data}, separators=(",", ":"))
 
-    sysu = {"kind": "request", "parts": [{"part_kind": "system-prompt", "content": "You audit."},
-                                         {"part_kind": "user-prompt", "content": "Audit C1."}]}
-    call_ = {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "read_file",
-                                            "args": {"path": "a.py"}, "tool_call_id": "r1"}]}
-    ret = {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "read_file", "content": "x",
-                                         "tool_call_id": "r1"}]}
-    text = {"kind": "response", "parts": [{"part_kind": "text", "content": "done"}]}
+    sysu = [{"role": "system", "content": "You audit."}, {"role": "user", "content": "Audit C1."}]
+    call_ = {"role": "assistant", "parts": [{"type": "tool-call", "id": "r1", "name": "read_file",
+                                             "arguments": {"path": "a.py"}}]}
+    ret = {"role": "tool", "call_id": "r1", "name": "read_file", "content": "x"}
+    text = {"role": "assistant", "parts": [{"type": "text", "text": "done"}]}
     usage = {"input_tokens": 100, "output_tokens": 10, "cache_read_tokens": 0, "cache_write_tokens": 0, "known": True}
     write("clean_ledger.jsonl", [
         ev(1, "run-start", run_id="r"), ev(2, "unit-start", unit="C1", task="Audit C1."),
-        ev(3, "request", unit="C1", turn=1, attempt=1, messages=[sysu]),
-        ev(4, "response", unit="C1", turn=1, finish_reason="tool_call", usage=usage, message=call_),
+        ev(3, "request", unit="C1", turn=1, attempt=1, messages=sysu),
+        ev(4, "response", unit="C1", turn=1, finish_reason="tool-call", usage=usage, message=call_),
         ev(5, "tool-call", unit="C1", id="r1", tool="read_file", args={"path": "a.py"}, valid=True, result="x"),
         ev(6, "request", unit="C1", turn=2, attempt=1, messages=[ret]),
         ev(7, "response", unit="C1", turn=2, finish_reason="stop", usage=usage, message=text),

@@ -1,9 +1,10 @@
-"""Our own run ledger (`<output_dir>/runs/<id>/ledger.jsonl`): pydantic-ai message dumps.
+"""Our own run ledger (`<output_dir>/runs/<id>/ledger.jsonl`): messages in our canonical form.
 
 A `request` event carries the whole history only on a unit's first turn; later turns carry the
 messages new since the previous request (the previous response is in its `response` event).
 So a ledger request is `partial`: append-only and prefix stability hold by construction there
-and are not re-checked; pairing is checked between each response and the next request.
+and are not re-checked; pairing is checked between each response and the next request. The
+message shapes are those of `harness_audit.llm.canonical`.
 """
 
 from __future__ import annotations
@@ -13,26 +14,23 @@ from typing import Any
 from harness_audit.trace.dialects._common import as_dict, as_int, as_list, as_str, call, message, preview
 from harness_audit.trace.model import Message, Request, Response, ToolResult, Usage
 
-_RESULT_KINDS = ("tool-return", "retry-prompt")
-
 
 def _message(raw: Any) -> Message:
     m = as_dict(raw)
-    parts = [as_dict(p) for p in as_list(m.get("parts"))]
-    kinds = [as_str(p.get("part_kind")) for p in parts]
-    text = "".join(as_str(p.get("content")) for p in parts if p.get("part_kind") in ("text", "user-prompt")
-                   and isinstance(p.get("content"), str))
-    if m.get("kind") == "response":
-        calls = [call(p.get("tool_call_id"), p.get("tool_name"), p.get("args")) for p in parts
-                 if p.get("part_kind") == "tool-call"]
+    role = m.get("role")
+    if role == "assistant":
+        parts = [as_dict(p) for p in as_list(m.get("parts"))]
+        text = "".join(as_str(p.get("text")) for p in parts if p.get("type") == "text")
+        calls = [call(p.get("id"), p.get("name"), p["arguments_raw"] if "arguments_raw" in p else p.get("arguments"))
+                 for p in parts if p.get("type") == "tool-call"]
         return message("assistant", m, text=text, calls=calls)
-    results = [ToolResult(call_id=as_str(p.get("tool_call_id")), name=as_str(p.get("tool_name")),
-                          preview=preview(p.get("content")))
-               for p in parts if p.get("part_kind") in _RESULT_KINDS and p.get("tool_call_id")]
-    if kinds and all(k == "system-prompt" for k in kinds):
-        return message("system", m, text="".join(as_str(p.get("content")) for p in parts))
-    human = "user-prompt" in kinds
-    return message("tool" if results and not human else "user", m, text=text, results=results, human=human)
+    if role == "tool":
+        result = ToolResult(call_id=as_str(m.get("call_id")), name=as_str(m.get("name")),
+                            preview=preview(m.get("content")))
+        return message("tool", m, results=[result] if result.call_id else [])
+    if role == "system":
+        return message("system", m, text=as_str(m.get("content")))
+    return message("user", m, text=as_str(m.get("content")), human=True)
 
 
 def parse_request(body: dict[str, Any]) -> Request:
