@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from harness_audit.errors import HarnessAuditError, UsageError
 
-SUBCOMMANDS = ("audit", "checks", "explain", "bench", "resume", "replay", "cancel", "trace")
+SUBCOMMANDS = ("audit", "checks", "explain", "bench", "resume", "replay", "cancel", "trace", "host")
 RUN_COMMANDS = ("resume", "replay", "cancel")
 
 

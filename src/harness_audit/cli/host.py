@@ -1,0 +1,140 @@
+"""`harness-audit host …`: the host-model protocol as shell verbs, for agent hosts that run commands but speak no MCP.
+
+`host begin PATH SELECTION` prints `run: ID`; `host landmark|next|report|dismiss|finish|status RUN …` find the
+run by that id under `--output-dir` (default: the output directory configured for the current directory, as an
+audit's). Each prints plain text for a model to read, or JSON with `--json`. A bad call exits 2 with a one-line
+reason; a refused report also exits 2 and prints the refusal reason and its fix. Nothing here decides anything:
+every step is `harness_audit.host`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from harness_audit.errors import UsageError
+
+VERBS = ("begin", "landmark", "next", "report", "dismiss", "finish", "status")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """Parser of `harness-audit host VERB …`."""
+    from harness_audit.cli import ArgParser
+
+    p = ArgParser(prog="harness-audit host",
+                  description="Host-model audit, one protocol step per call: begin, then landmark… next, "
+                              "report…/dismiss… next … finish. The host's own model is the auditor; every report "
+                              "goes through the evidence gate.")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", parser_class=ArgParser)
+    verbs.required = True
+
+    def verb(name: str, help_text: str, *, run: bool = True) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=help_text, description=help_text)
+        if run:
+            sub.add_argument("run_id", metavar="RUN", help="the run id `host begin` printed (`run: ID`)")
+        sub.add_argument("--output-dir", metavar="DIR",
+                         help="where the run lives (default: the output directory configured for .)")
+        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+        return sub
+
+    b = verb("begin", "start a run: static recon and leads, then the recon instructions; prints `run: ID`",
+             run=False)
+    b.add_argument("path", metavar="PATH", help="directory to audit")
+    b.add_argument("selection", nargs="+", metavar="SELECTION", help="check ids (C1,C9), p1 or all")
+    lm = verb("landmark", "report one landmark (recon, before the first `next`)")
+    lm.add_argument("--kind", required=True, help="one of the eleven landmark kinds, e.g. tool-execution")
+    lm.add_argument("--file", required=True, help="workspace-relative path")
+    lm.add_argument("--line", required=True, type=_line, help="1-based line")
+    lm.add_argument("--symbol", help="enclosing function or class, dotted")
+    lm.add_argument("--confidence", choices=["high", "medium", "low"], default="medium")
+    lm.add_argument("--evidence", default="", help="the line's code, checked like a finding's excerpt")
+    verb("next", "end recon or the current check and get the next check (or `finish`)")
+    r = verb("report", "report one finding for the current check")
+    r.add_argument("--check", required=True, help="the current check, e.g. C1")
+    r.add_argument("--verdict", required=True, help="confirmed, suspected or not-implemented")
+    r.add_argument("--file", help="workspace-relative path (none for a check-level not-implemented)")
+    r.add_argument("--line", type=_line, help="1-based line of the defect")
+    r.add_argument("--evidence", required=True,
+                   help="lines copied exactly from the file ('-' reads them from standard input)")
+    r.add_argument("--claim", required=True, help="one sentence: what is wrong")
+    r.add_argument("--consequence", required=True, help="what a user of the harness sees because of it")
+    r.add_argument("--direction", default="", help="how to fix it")
+    r.add_argument("--confirm-hint", default="", help="for suspected: exactly what a human must verify")
+    d = verb("dismiss", "dismiss one static lead of the current check, with the reason it is wrong")
+    d.add_argument("lead", metavar="LEAD", help="the lead id, e.g. C1-2")
+    d.add_argument("--reason", required=True, help="why the lead is wrong (goes into the report)")
+    verb("finish", "end the run: aggregate, write the md/json/sarif reports, print the summary")
+    verb("status", "where the run stands and what to do next")
+    return p
+
+
+def _line(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a line number; give a 1-based integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a line number; lines start at 1")
+    return value
+
+
+def _cwd_output_dir() -> Path:
+    from harness_audit.config import build_config
+
+    cwd = Path.cwd()
+    out = Path(build_config(cwd)[0].output_dir)
+    return out if out.is_absolute() else cwd / out
+
+
+def _shown(path: Path) -> str:
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Run one protocol step; 0 when it was accepted, 2 when it was refused."""
+    from harness_audit import host
+
+    default_dir = _cwd_output_dir()
+    given = Path(ns.output_dir).expanduser().absolute() if ns.output_dir else None
+    if ns.verb == "begin":
+        overrides = {"output_dir": str(given)} if given is not None else None
+        out_dir = host.output_dir_for(ns.path, overrides)
+        flag = "" if out_dir.resolve() == default_dir.resolve() else f" --output-dir {_shown(out_dir)}"
+        # the later verbs look under the default of the directory they run in: every hint names the run's
+        result = host.begin(ns.path, ns.selection, overrides=overrides,
+                            caller=host.Caller(face="shell", output_dir_flag=flag))
+        return _print(result, ns.json)
+    out_dir = given or default_dir
+    run_dir = host.find_run(ns.run_id, out_dir)
+    flag = "" if out_dir.resolve() == default_dir.resolve() else f" --output-dir {_shown(out_dir)}"
+    caller = host.Caller(face="shell", output_dir_flag=flag)
+    if ns.verb == "landmark":
+        result = host.report_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, symbol=ns.symbol,
+                                      confidence=ns.confidence, evidence=ns.evidence, caller=caller)
+    elif ns.verb == "next":
+        result = host.next_check(run_dir, caller=caller)
+    elif ns.verb == "report":
+        evidence = sys.stdin.read() if ns.evidence == "-" else ns.evidence
+        if not evidence.strip():
+            raise UsageError("--evidence is empty; copy the line(s) of code you cite from the file")
+        result = host.report_finding(run_dir, check=ns.check, verdict=ns.verdict, file=ns.file, line=ns.line,
+                                     evidence=evidence, claim=ns.claim, consequence=ns.consequence,
+                                     direction=ns.direction, confirm_hint=ns.confirm_hint, caller=caller)
+    elif ns.verb == "dismiss":
+        result = host.dismiss_lead(run_dir, lead=ns.lead, reason=ns.reason, caller=caller)
+    elif ns.verb == "finish":
+        result = host.finish_run(run_dir, caller=caller)
+    else:
+        result = host.status(run_dir, caller=caller)
+    return _print(result, ns.json)
+
+
+def _print(result: object, as_json: bool) -> int:
+    from harness_audit import host
+
+    assert isinstance(result, host.StepResult)
+    print(host.to_json(result) if as_json else result.text.rstrip("\n"))
+    return 0 if result.ok else 2

@@ -1,0 +1,660 @@
+"""Host-model audits: the agent host's own model is the auditor, behind our gate.
+
+One protocol, three faces (the MCP tools of `harness-audit mcp`, the `harness-audit host …` shell verbs and
+the SKILL.md that teaches them): `begin` → `report_landmark`… → `next_check` → `report_finding`… /
+`dismiss_lead`… → `next_check` … → `finish`, with `status` at any time.
+
+A run IS its ledger, `<output_dir>/runs/<run-id>/ledger.jsonl`, written in the model engine's event form
+(`run-start`, `static-landmarks`, `landmark`, `finding`, `refusal`, `recon-end`, `unit-start`, `unit-end`,
+`run-end`, plus `static-leads` and `lead-dismissed`). Every step reads the ledger back under a lock before it
+acts, so a host that restarts, or any new process, continues where the run stood; `harness-audit replay`
+re-renders a host run like any other. Everything a host sends goes through the same gate as the model engine
+(`gate.validate`, `gate.validate_landmark`) with the same refusals; `finish` is the shared pipeline tail
+(`pipeline.finish`): pure-code aggregation and the md/json/sarif reports.
+
+Bounds: each unit (recon, each check) may make at most `max_tool_calls_per_check` protocol calls; the host
+names files only through the gate, which reads nothing outside the workspace; a run id is checked against the
+run-id pattern before it becomes a path; nothing is written outside the output directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from harness_audit import __version__
+from harness_audit.api import resolve_root
+from harness_audit.catalogue import CHECKS, criteria_text, parse_selection
+from harness_audit.config import AuditConfig, build_config
+from harness_audit.errors import FailureCode, UsageError
+from harness_audit.findings import (
+    Candidate,
+    CheckId,
+    CheckOutcome,
+    Finding,
+    Landmark,
+    LandmarkCandidate,
+    LandmarkKind,
+    OutcomeStatus,
+    Refusal,
+    Usage,
+)
+from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
+from harness_audit.llm.prompts import LANDMARK_GUIDE
+from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
+from harness_audit.workspace import Workspace
+
+ENGINE = "host"
+"""The engine name host runs carry in their ledger and report."""
+RECON = "recon"
+"""The unit name of recon, as in the model engine's ledger."""
+_RUN_ID = re.compile(r"^\d{8}T\d{6}-[0-9a-f]{8}$")
+_LOCK_NAME = "host.lock"
+_SOURCE = "host"
+_UNKNOWN = Usage(known=False)
+
+Face = Literal["mcp", "shell", "plain"]
+"""How the host calls the protocol: the hints in each answer name the MCP tools or the shell verbs."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Caller:
+    """Who calls the protocol, so every answer names the next step the way that caller can make it."""
+
+    face: Face = "plain"
+    """MCP tools, shell verbs, or neutral step names."""
+    output_dir_flag: str = ""
+    """For shell verbs: ` --output-dir DIR` when the run is not under the caller's default output directory."""
+
+    def step(self, name: str, run_id: str, args: str = "") -> str:
+        """How to make protocol step `name` (`landmark`, `next`, `report`, `dismiss`, `finish`, `status`)."""
+        if self.face == "shell":
+            return f"harness-audit host {name} {run_id}{self.output_dir_flag}" + (f" {args}" if args else "")
+        tool = {"landmark": "report_landmark", "next": "next_check", "report": "report_finding",
+                "dismiss": "dismiss_lead", "finish": "finish_host_audit" if self.face == "mcp" else "finish",
+                "status": "host_audit_status" if self.face == "mcp" else "status"}[name]
+        return f"`{tool}`" + (f" ({args})" if args else "")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepResult:
+    """What one protocol step answers: `text` for a model to read, `data` for a machine."""
+
+    ok: bool
+    """False when the call was refused (by the gate, the budget or the run's phase); nothing else changed then."""
+    text: str
+    """Plain text for the host's model: the outcome and the next thing to do."""
+    data: dict[str, Any]
+    """The same as JSON data (`run_id` always included)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lead:
+    """A static candidate handed to the host as a lead to confirm (by reporting it) or dismiss (with a reason)."""
+
+    lead_id: str
+    """`C1-1`, `C1-2`… in the order the static rules produced them."""
+    candidate: Candidate
+    """The static rule's candidate, ungated."""
+
+
+@dataclass(slots=True)
+class _Run:
+    """A host run as its ledger holds it; built afresh by every step."""
+
+    run_dir: Path
+    start: dict[str, Any]
+    static_landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
+    leads: dict[CheckId, list[Lead]] = field(default_factory=dict[CheckId, list[Lead]])
+    units: dict[str, list[tuple[str, Candidate | LandmarkCandidate]]] = field(default_factory=dict)
+    """Per unit, every gated submission in order: (`finding` | `refusal` | `landmark`, candidate)."""
+    calls: Counter[str] = field(default_factory=Counter[str])
+    dismissed: dict[str, str] = field(default_factory=dict[str, str])
+    recon_done: bool = False
+    current: CheckId | None = None
+    ended: dict[CheckId, dict[str, Any]] = field(default_factory=dict[CheckId, dict[str, Any]])
+    end: dict[str, Any] | None = None
+
+    @property
+    def run_id(self) -> str:
+        return str(self.start["run_id"])
+
+    @property
+    def checks(self) -> tuple[CheckId, ...]:
+        return tuple(CheckId(c) for c in self.start["checks"])
+
+    @property
+    def config(self) -> AuditConfig:
+        return AuditConfig.model_validate(self.start["config"])
+
+    @property
+    def root(self) -> Path:
+        return Path(self.start["root"])
+
+    @property
+    def output_dir(self) -> Path:
+        return self.run_dir.parent.parent
+
+    def workspace(self) -> Workspace:
+        config = self.config
+        if not self.root.is_dir():
+            raise UsageError(f"the audited directory {self.root} of run {self.run_id} no longer exists")
+        return Workspace.open(self.root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
+
+    def landmark_candidates(self) -> list[LandmarkCandidate]:
+        # refused ones too: re-gated, they are refused again and counted in the report like the model engine's
+        host = [c for _, c in self.units.get(RECON, []) if isinstance(c, LandmarkCandidate)]
+        return [*self.static_landmarks, *host]
+
+    def budget(self) -> int:
+        return self.config.max_tool_calls_per_check
+
+
+def _load(run_dir: Path) -> _Run:
+    read = read_ledger(run_dir / LEDGER_NAME)
+    starts = read.of("run-start")
+    if not starts or starts[0].get("engine") != ENGINE:
+        raise UsageError(f"{run_dir.name!r} is not a host-model run (its ledger has no host run-start); "
+                         "start one with `harness-audit host begin PATH SELECTION`")
+    run = _Run(run_dir=run_dir, start=starts[0])
+    for e in read.events:
+        kind, unit = e.get("event"), str(e.get("unit", ""))
+        if kind == "static-landmarks":
+            run.static_landmarks = [LandmarkCandidate(**c) for c in e["candidates"]]
+        elif kind == "static-leads":
+            run.leads = {CheckId(check): [Lead(lead_id=lead["id"], candidate=Candidate(**lead["candidate"]))
+                                          for lead in leads] for check, leads in e["leads"].items()}
+        elif kind in ("finding", "refusal", "landmark"):
+            cand = e["candidate"]
+            value = LandmarkCandidate(**cand) if "kind" in cand else Candidate(**cand)
+            run.units.setdefault(unit, []).append((str(kind), value))
+            run.calls[unit] += 1
+        elif kind == "lead-dismissed":
+            run.dismissed[str(e["lead"])] = str(e["reason"])
+            run.calls[unit] += 1
+        elif kind == "recon-end":
+            run.recon_done = True
+        elif kind == "unit-start" and unit in CheckId.__members__:
+            run.current = CheckId(unit)
+        elif kind == "unit-end" and unit in CheckId.__members__:
+            run.ended[CheckId(unit)] = e
+            if run.current == CheckId(unit):
+                run.current = None
+        elif kind == "run-end":
+            run.end = e
+    return run
+
+
+@contextmanager
+def _locked(run_dir: Path) -> Iterator[None]:
+    """One step at a time per run, across processes: a host may fire calls in parallel."""
+    with (run_dir / _LOCK_NAME).open("a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def find_run(run_id: str, output_dir: Path) -> Path:
+    """The run directory of `run_id` under `output_dir`; a malformed or unknown id is a `UsageError`."""
+    if not _RUN_ID.fullmatch(run_id.strip()):
+        raise UsageError(f"{run_id!r} is not a run id; `begin` printed it on a line `run: ID` "
+                         "(like 20261207T093000-1a2b3c4d)")
+    run_dir = output_dir / "runs" / run_id.strip()
+    if not (run_dir / LEDGER_NAME).is_file():
+        raise UsageError(f"no run {run_id.strip()!r} under {output_dir}; pass the --output-dir that `begin` used "
+                         "(it printed the output directory)")
+    return run_dir
+
+
+# ------------------------------------------------------------------------------------------------- texts
+def _rules_text() -> str:
+    """The evidence and verdict rules every auditor works under, from the shared criteria file."""
+    shared = resources.files("harness_audit.catalogue.criteria").joinpath("_shared.md").read_text(encoding="utf-8")
+    # the first paragraph addresses a subagent given one check; the host gets the rest verbatim
+    return shared[shared.index("## The files are data"):].rstrip()
+
+
+_HOST_SCOPE = """## Scope
+Only first-party files of the workspace count. Dependency and build directories (`node_modules`, `.venv`,
+`site-packages`, `vendor`, `dist`, `build`, ...) are out of scope; the gate refuses them. Cite paths relative
+to the workspace root. Read files with your own tools; nothing you send can make harness-audit read outside the
+workspace or write anywhere but its output directory.
+"""
+
+
+def _landmark_line(lm: Landmark) -> str:
+    return f"- {lm.kind.value}: {lm.file}:{lm.line}" + (f" in `{lm.symbol}`" if lm.symbol else "") + \
+        f" ({lm.confidence}, {lm.source})"
+
+
+def _gated_landmarks(run: _Run, ws: Workspace) -> tuple[list[Landmark], list[Refusal]]:
+    ctx = GateContext(workspace=ws, checks_in_run=run.checks, recon=True)
+    kept: list[Landmark] = []
+    refused: list[Refusal] = []
+    for cand in run.landmark_candidates():
+        gated = validate_landmark(cand, ctx)
+        (kept if isinstance(gated, Landmark) else refused).append(gated)  # type: ignore[arg-type]
+    return kept, refused
+
+
+def _missing(checks: Sequence[CheckId], found: set[LandmarkKind]) -> dict[LandmarkKind, list[CheckId]]:
+    """Required landmark kinds not found yet, with the checks that need them."""
+    missing: dict[LandmarkKind, list[CheckId]] = {}
+    for check in checks:
+        for kind in CHECKS[check].requires:
+            if kind not in found:
+                missing.setdefault(kind, []).append(check)
+    return missing
+
+
+def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str:
+    found = {lm.kind for lm in landmarks}
+    missing = _missing(run.checks, found)
+    wanted = [k for k in LandmarkKind if any(k in (*CHECKS[c].requires, *CHECKS[c].also_useful) for c in run.checks)]
+    parts = ["## Recon", ""]
+    if landmarks:
+        parts += ["Landmarks already located and accepted (static recon):", *map(_landmark_line, landmarks), ""]
+    if missing:
+        parts += ["Still missing, so these checks would be skipped as not covered:"]
+        parts += [f"- {k.value} (needed by {', '.join(c.value for c in cs)}): {LANDMARK_GUIDE[k]}"
+                  for k, cs in missing.items()]
+    else:
+        parts += ["Every required landmark is located; add any the list above missed, or go on to the checks."]
+    parts += ["", "Landmark kinds these checks use:", *[f"- {k.value}: {LANDMARK_GUIDE[k]}" for k in wanted], "",
+              "Report each landmark you locate, after reading it, with "
+              + caller.step("landmark", run.run_id, "--kind KIND --file PATH --line N [--symbol NAME] "
+                            "[--confidence high|medium|low]" if caller.face == "shell" else
+                            "kind, file, line, symbol, confidence")
+              + ". Report every place that matters, not only the first.",
+              f"When recon is done: {caller.step('next', run.run_id)}."]
+    return "\n".join(parts)
+
+
+def _lead_line(lead: Lead, dismissed: dict[str, str]) -> str:
+    c = lead.candidate
+    state = f" — dismissed: {dismissed[lead.lead_id]}" if lead.lead_id in dismissed else ""
+    return f"- {lead.lead_id}: {c.file}:{c.line} [{c.verdict}] {c.claim} (rule {c.source}){state}"
+
+
+def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], caller: Caller) -> str:
+    spec = CHECKS[check]
+    wanted = set(spec.requires) | set(spec.also_useful)
+    mine = sorted((lm for lm in landmarks if lm.kind in wanted), key=lambda lm: (lm.kind.value, lm.file, lm.line))
+    leads = run.leads.get(check, [])
+    report_args = (f"--check {check.value} --verdict confirmed|suspected|not-implemented --file PATH --line N "
+                   "--evidence 'EXACT LINES' --claim '…' --consequence '…' [--direction '…'] "
+                   "[--confirm-hint '…' (required for suspected)]") \
+        if caller.face == "shell" else "check, verdict, file, line, evidence, claim, consequence, direction, confirm_hint"
+    parts = [f"# Check {check.value} · {spec.title}", "", criteria_text(check).strip(), "",
+             f"## Landmarks for {check.value}", *(map(_landmark_line, mine)), ""]
+    if leads:
+        parts += ["## Leads from the static rules",
+                  "Each lead is a machine guess. Read the code; confirm a true one by reporting it as a finding, "
+                  f"dismiss a wrong one with {caller.step('dismiss', run.run_id, 'LEAD --reason WHY' if caller.face == 'shell' else 'lead, reason')}.",
+                  *[_lead_line(lead, run.dismissed) for lead in leads], ""]
+    parts += ["## Reporting",
+              f"Report each finding for {check.value} only, after reading the code, with "
+              f"{caller.step('report', run.run_id, report_args)}.",
+              f"You have {run.budget()} protocol calls for this check. No finding is a valid result when the code "
+              "is correct.",
+              f"When this check is done: {caller.step('next', run.run_id)}. Best in a fresh subagent per check, "
+              "where your host has them."]
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------------------- steps
+def output_dir_for(path: str | Path, overrides: dict[str, Any] | None = None) -> Path:
+    """The output directory a run of `path` would use (its configuration, then `overrides`)."""
+    root = resolve_root(path)
+    config, _ = build_config(root, overrides)
+    out = Path(config.output_dir)
+    return out if out.is_absolute() else root / out
+
+
+def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[str, Any] | None = None,
+          caller: Caller = Caller()) -> StepResult:
+    """Start a host-model run: static recon and leads, the run's ledger, and the recon instructions.
+
+    `selection` uses the CLI's syntax (`C1,C9`, `p1`, `all`); anything unparsable is a `UsageError` with the
+    CLI's message, as is a missing path or a bad configuration.
+    """
+    tokens = [selection] if isinstance(selection, str) else list(selection)
+    checks = parse_selection(tokens, origin="the check selection")
+    root = resolve_root(path)
+    config, _ = build_config(root, overrides)
+    started = datetime.now().astimezone()
+    ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
+    output_dir = output_dir_of(ws, config)
+    discovery = ws.discover(STATIC_LANGUAGES)
+    static, _, _, _ = run_static(ws, discovery, checks, output_dir, config, config.cache)
+    run_id = new_run_id(started)
+    run_dir = output_dir / "runs" / run_id
+    leads = {check.value: [{"id": f"{check.value}-{i}", "candidate": dataclasses.asdict(cand)}
+                           for i, cand in enumerate(static.candidates.get(check, []), start=1)] for check in checks}
+    with Ledger(run_dir / LEDGER_NAME) as ledger:
+        ledger.write("run-start", version=LEDGER_VERSION, run_id=run_id, tool_version=__version__, root=str(root),
+                     started_at=started.isoformat(timespec="seconds"), engine=ENGINE, model=None, base_url=None,
+                     checks=[c.value for c in checks], config=config.model_dump(mode="json"), prefix=None,
+                     resumed=[])
+        ledger.write("static-landmarks", candidates=[dataclasses.asdict(c) for c in static.landmarks])
+        ledger.write("static-leads", leads={k: v for k, v in leads.items() if v})
+    run = _load(run_dir)
+    landmarks, _ = _gated_landmarks(run, ws)
+    head = [f"run: {run_id}", f"workspace: {root}", f"checks: {' '.join(c.value for c in checks)}",
+            f"output-dir: {output_dir}", ""]
+    text = "\n".join([*head, _recon_text(run, landmarks, caller), "", "# How to cite", "", _HOST_SCOPE,
+                      _rules_text()]) + "\n"
+    return StepResult(ok=True, text=text, data={
+        "run_id": run_id, "root": str(root), "checks": [c.value for c in checks], "output_dir": str(output_dir),
+        "run_dir": str(run_dir), "landmarks": [_landmark_json(lm) for lm in landmarks],
+        "missing": {k.value: [c.value for c in cs] for k, cs in _missing(checks, {lm.kind for lm in landmarks}).items()},
+        "leads": sum(len(v) for v in leads.values()), "calls_per_unit": config.max_tool_calls_per_check,
+    })
+
+
+def _landmark_json(lm: Landmark) -> dict[str, Any]:
+    return {"kind": lm.kind.value, "file": lm.file, "line": lm.line, "symbol": lm.symbol,
+            "confidence": lm.confidence, "source": lm.source}
+
+
+def _refused(run: _Run, text: str, **data: Any) -> StepResult:
+    return StepResult(ok=False, text=text, data={"run_id": run.run_id, "accepted": False, **data})
+
+
+def _open_step(run_dir: Path) -> _Run:
+    run = _load(run_dir)
+    if run.end is not None:
+        paths = ", ".join(run.end.get("reports", [])) or "none written"
+        raise UsageError(f"run {run.run_id} is finished (reports: {paths}); begin a new run to audit again")
+    return run
+
+
+def _spend(run: _Run, unit: str, ledger: Ledger) -> StepResult | None:
+    """Count one protocol call of `unit`; past the ceiling the unit ends as `failed:budget-exhausted`."""
+    if run.calls[unit] < run.budget():
+        return None
+    if unit in CheckId.__members__ and CheckId(unit) not in run.ended:
+        ledger.write("unit-end", unit=unit, status=OutcomeStatus.FAILED.value,
+                     failure=FailureCode.BUDGET_EXHAUSTED.value,
+                     error=f"protocol-call limit {run.budget()} reached", usage=dataclasses.asdict(_UNKNOWN))
+    return _refused(run, f"Not accepted: {unit} has used all {run.budget()} protocol calls of its budget; "
+                         "what it reported is kept. Move on with next_check.", reason="budget-exhausted")
+
+
+def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, symbol: str | None = None,
+                    confidence: str = "medium", evidence: str = "", caller: Caller = Caller()) -> StepResult:
+    """Gate one landmark of recon; refused ones carry the gate's reason and remedy."""
+    with _locked(run_dir):
+        run = _open_step(run_dir)
+        if run.recon_done:
+            return _refused(run, "Not accepted: recon is over (next_check was called); landmarks are reported "
+                                 "before the first check.", reason="recon-over")
+        conf = confidence if confidence in ("high", "medium", "low") else "medium"
+        cand = LandmarkCandidate(kind=kind, file=file, line=line or 0, symbol=symbol or None,
+                                 confidence=conf, evidence=evidence, source=f"{_SOURCE}:{RECON}")  # type: ignore[arg-type]
+        with Ledger(run_dir / LEDGER_NAME) as ledger:
+            spent = _spend(run, RECON, ledger)
+            if spent is not None:
+                return spent
+            gated = validate_landmark(cand, GateContext(workspace=run.workspace(), checks_in_run=run.checks,
+                                                        recon=True))
+            return _record(run, ledger, RECON, cand, gated, caller)
+
+
+def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCandidate,
+            gated: Finding | Landmark | Refusal, caller: Caller) -> StepResult:
+    """Write the gate's answer to the ledger (the model engine's event form) and say it to the host."""
+    left = run.budget() - run.calls[unit] - 1
+    if isinstance(gated, Refusal):
+        ledger.write("refusal", unit=unit, subject=gated.subject, reason=gated.reason.value, message=gated.message,
+                     candidate=dataclasses.asdict(cand))
+        return _refused(run, f"Refused ({gated.reason.value}): {gated.message}. Correct it and resubmit, or drop it.",
+                        reason=gated.reason.value, message=gated.message, calls_left=left)
+    if isinstance(gated, Landmark):
+        ledger.write("landmark", unit=unit, candidate=dataclasses.asdict(cand))
+        text = f"Accepted: {gated.kind.value} at {gated.file}:{gated.line}."
+        return StepResult(ok=True, text=text, data={"run_id": run.run_id, "accepted": True, "calls_left": left,
+                                                    "landmark": _landmark_json(gated)})
+    ledger.write("finding", unit=unit, candidate=dataclasses.asdict(cand), fingerprint=gated.fingerprint,
+                 line=gated.line)
+    where = f"{gated.file}:{gated.line}" if gated.located else "check level"
+    text = f"Accepted: {gated.check.value} {gated.verdict.value} at {where}."
+    return StepResult(ok=True, text=text, data={
+        "run_id": run.run_id, "accepted": True, "calls_left": left,
+        "finding": {"check": gated.check.value, "verdict": gated.verdict.value, "file": gated.file,
+                    "line": gated.line, "fingerprint": gated.fingerprint}})
+
+
+def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
+    """End recon or the current check, settle checks without landmarks as not covered, hand out the next one."""
+    with _locked(run_dir):
+        run = _open_step(run_dir)
+        ws = run.workspace()
+        landmarks, _ = _gated_landmarks(run, ws)
+        found = {lm.kind for lm in landmarks}
+        skipped: list[str] = []
+        with Ledger(run_dir / LEDGER_NAME) as ledger:
+            if not run.recon_done:
+                ledger.write("recon-end", status=OutcomeStatus.RAN.value, usage=dataclasses.asdict(_UNKNOWN),
+                             landmarks=len(landmarks))
+            if run.current is not None:
+                ledger.write("unit-end", unit=run.current.value, status=OutcomeStatus.RAN.value, failure=None,
+                             error=None, usage=dataclasses.asdict(_UNKNOWN))
+                run.ended[run.current] = {"status": OutcomeStatus.RAN.value}
+            for check in run.checks:
+                if check in run.ended:
+                    continue
+                missing = [k for k in CHECKS[check].requires if k not in found]
+                if missing:
+                    ledger.write("unit-end", unit=check.value, status=OutcomeStatus.NOT_COVERED.value,
+                                 missing=[k.value for k in missing])
+                    run.ended[check] = {"status": OutcomeStatus.NOT_COVERED.value}
+                    skipped.append(f"{check.value} not covered (no {', '.join(k.value for k in missing)} landmark)")
+                    continue
+                task = _check_text(run, check, landmarks, caller)
+                ledger.write("unit-start", unit=check.value, task=task)
+                text = "\n".join([*skipped, *([""] if skipped else []), task]) + "\n"
+                return StepResult(ok=True, text=text, data={
+                    "run_id": run.run_id, "check": check.value, "title": CHECKS[check].title,
+                    "criteria": criteria_text(check), "task": task, "not_covered": skipped,
+                    "landmarks": [_landmark_json(lm) for lm in landmarks
+                                  if lm.kind in (*CHECKS[check].requires, *CHECKS[check].also_useful)],
+                    "leads": [{"id": lead.lead_id, "file": lead.candidate.file, "line": lead.candidate.line,
+                               "verdict": str(lead.candidate.verdict), "claim": lead.candidate.claim,
+                               "rule": lead.candidate.source} for lead in run.leads.get(check, [])],
+                    "calls": run.budget()})
+        text = "\n".join([*skipped, *([""] if skipped else []),
+                          f"finish: every check is done. Write the reports with {caller.step('finish', run.run_id)}."])
+        return StepResult(ok=True, text=text + "\n", data={"run_id": run.run_id, "check": None, "next": "finish",
+                                                           "not_covered": skipped})
+
+
+def _current(run: _Run) -> CheckId | None:
+    return run.current if run.current is not None and run.current not in run.ended else None
+
+
+def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None, line: int | None, evidence: str,
+                   claim: str, consequence: str, direction: str = "", confirm_hint: str = "",
+                   caller: Caller = Caller()) -> StepResult:
+    """Gate one finding of the current check; refused ones carry the gate's reason and remedy."""
+    with _locked(run_dir):
+        run = _open_step(run_dir)
+        current = _current(run)
+        if current is None:
+            return _refused(run, "Not accepted: no check is handed out now. Call "
+                                 f"{caller.step('next', run.run_id)} to get one.", reason="no-current-check")
+        cand = Candidate(check=check, verdict=verdict, file=file or None, line=line, evidence=evidence, claim=claim,
+                         consequence=consequence, direction=direction, confirm_hint=confirm_hint,
+                         source=f"{_SOURCE}:{current.value}")
+        with Ledger(run_dir / LEDGER_NAME) as ledger:
+            spent = _spend(run, current.value, ledger)
+            if spent is not None:
+                return spent
+            ctx = GateContext(workspace=run.workspace(), checks_in_run=run.checks, assigned=current)
+            return _record(run, ledger, current.value, cand, validate(cand, ctx), caller)
+
+
+def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Caller()) -> StepResult:
+    """Dismiss one lead of the current check with the reason it is wrong; the reason goes into the report."""
+    with _locked(run_dir):
+        run = _open_step(run_dir)
+        current = _current(run)
+        if current is None:
+            return _refused(run, f"Not accepted: no check is handed out now; call {caller.step('next', run.run_id)}.",
+                            reason="no-current-check")
+        ids = [lead_.lead_id for lead_ in run.leads.get(current, [])]
+        if lead.strip() not in ids:
+            known = ", ".join(ids) or "none"
+            return _refused(run, f"Not accepted: {lead!r} is not a lead of {current.value} (its leads: {known}).",
+                            reason="unknown-lead")
+        if len(reason.split()) < 3:
+            return _refused(run, "Not accepted: say in a sentence why the lead is wrong (what the code does "
+                                 "instead); the reason goes into the report.", reason="reason-too-short")
+        with Ledger(run_dir / LEDGER_NAME) as ledger:
+            spent = _spend(run, current.value, ledger)
+            if spent is not None:
+                return spent
+            ledger.write("lead-dismissed", unit=current.value, lead=lead.strip(), reason=reason.strip())
+        return StepResult(ok=True, text=f"Dismissed {lead.strip()}: {reason.strip()}",
+                          data={"run_id": run.run_id, "accepted": True, "lead": lead.strip(),
+                                "calls_left": run.budget() - run.calls[current.value] - 1})
+
+
+def _outcome(check: CheckId, end: dict[str, Any] | None) -> CheckOutcome:
+    if end is None:
+        return CheckOutcome(check=check, status=OutcomeStatus.INCOMPLETE, usage=_UNKNOWN,
+                            error="not audited: the host finished before this check was handed out")
+    status = OutcomeStatus(end["status"])
+    if status is OutcomeStatus.NOT_COVERED:
+        return CheckOutcome(check=check, status=status, missing_landmarks=tuple(LandmarkKind(k) for k in end["missing"]))
+    return CheckOutcome(check=check, status=status, failure_code=end.get("failure"), usage=_UNKNOWN,
+                        error=end.get("error"))
+
+
+def _lead_notes(run: _Run) -> list[str]:
+    notes: list[str] = []
+    for check in run.checks:
+        for lead in run.leads.get(check, []):
+            c = lead.candidate
+            if lead.lead_id in run.dismissed:
+                notes.append(f"Lead {lead.lead_id} ({c.source} at {c.file}:{c.line}) dismissed by the host: "
+                             f"{run.dismissed[lead.lead_id]}")
+    open_leads = sum(1 for leads in run.leads.values() for lead in leads if lead.lead_id not in run.dismissed)
+    if open_leads:
+        notes.append(f"{open_leads} static lead(s) were not dismissed; only those the host reported as findings "
+                     "are in the report.")
+    return notes
+
+
+def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
+    """End the run: the pipeline's own aggregation over re-gated submissions, md/json/sarif reports, the summary."""
+    with _locked(run_dir):
+        run = _open_step(run_dir)
+        ws = run.workspace()
+        config = run.config
+        landmarks, refusals = _gated_landmarks(run, ws)
+        findings: list[Finding] = []
+        for unit, submissions in run.units.items():
+            if unit not in CheckId.__members__:
+                continue
+            ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=CheckId(unit))
+            for _, cand in submissions:
+                assert isinstance(cand, Candidate)
+                gated = validate(cand, ctx)
+                (findings if isinstance(gated, Finding) else refusals).append(gated)  # type: ignore[arg-type]
+        with Ledger(run_dir / LEDGER_NAME) as ledger:
+            current = _current(run)
+            if current is not None:
+                ledger.write("unit-end", unit=current.value, status=OutcomeStatus.RAN.value, failure=None, error=None,
+                             usage=dataclasses.asdict(_UNKNOWN))
+                run.ended[current] = {"status": OutcomeStatus.RAN.value}
+            outcomes = [_outcome(c, run.ended.get(c)) for c in run.checks]
+            state = "incomplete" if any(o.status in (OutcomeStatus.FAILED, OutcomeStatus.INCOMPLETE)
+                                        for o in outcomes) else "complete"
+            started = datetime.fromisoformat(run.start["started_at"])
+            elapsed = (datetime.now().astimezone() - started).total_seconds()
+            notes = ["The host's own model audited this run; its tokens and cost are the host's and unknown here.",
+                     *_lead_notes(run)]
+            phase = PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
+                                unparsed=[], state=state, recon_usage=_UNKNOWN,
+                                extra={"engine": ENGINE, "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes)})
+            discovery = ws.discover(STATIC_LANGUAGES)
+            result = finish(ws, discovery, run.checks, config, phase, run_id=run.run_id, started=started,
+                            t0=time.perf_counter() - elapsed, output_dir=run.output_dir, write=True)
+            paths = [str(p) for p in result.paths]
+            ledger.write("run-end", state=state, outcomes={o.check.value: o.status_text for o in outcomes},
+                         findings=len(result.report.findings), refusals=len(refusals), reports=paths,
+                         meta={"files_scanned": len(discovery.files), "excluded_dirs": discovery.excluded_dirs,
+                               "notes": notes, "skipped": [{"path": s.path, "reason": s.reason}
+                                                           for s in discovery.skipped]})
+        report = result.report
+        counts = Counter(f.verdict.value for f in report.findings)
+        lines = [f"finished: {run.run_id} ({state})",
+                 f"{counts.get('confirmed', 0)} confirmed, {counts.get('suspected', 0)} suspected, "
+                 f"{counts.get('not-implemented', 0)} not implemented, {len(report.refusals)} refused by the gate"]
+        lines += [f"- {f.check.value} {f.verdict.value} {f.file}:{f.line} {f.claim}" if f.located else
+                  f"- {f.check.value} {f.verdict.value} (check level) {f.claim}" for f in report.findings]
+        lines += [f"- {o.check.value} {o.status_text}" + (f": {o.error}" if o.error else "") +
+                  (f": missing {', '.join(k.value for k in o.missing_landmarks)}" if o.missing_landmarks else "")
+                  for o in report.outcomes if o.status is not OutcomeStatus.RAN]
+        lines += [f"report: {p}" for p in paths]
+        from harness_audit.render.json_report import report_dict
+
+        return StepResult(ok=True, text="\n".join(lines) + "\n", data={
+            "run_id": run.run_id, "state": state, "reports": paths, "summary": report_dict(report)["meta"],
+            "findings": len(report.findings), "refusals": len(report.refusals)})
+
+
+def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
+    """Where the run stands: its phase, each check's state, what was accepted and refused, what to do next."""
+    with _locked(run_dir):
+        run = _load(run_dir)
+    accepted = Counter(unit for unit, subs in run.units.items() for kind, _ in subs if kind in ("finding", "landmark"))
+    refused = Counter(unit for unit, subs in run.units.items() for kind, _ in subs if kind == "refusal")
+    current = _current(run)
+    if run.end is not None:
+        phase, hint = "finished", "reports: " + ", ".join(run.end.get("reports", []))
+    elif not run.recon_done:
+        phase, hint = "recon", f"report landmarks, then {caller.step('next', run.run_id)}"
+    elif current is not None:
+        phase, hint = f"checking {current.value}", f"report findings for {current.value}, then " \
+            f"{caller.step('next', run.run_id)}"
+    else:
+        phase, hint = "between checks", caller.step("next", run.run_id)
+    checks = {c.value: ("current" if c == current else str(run.ended[c].get("status")) if c in run.ended else "pending")
+              for c in run.checks}
+    unit = current.value if current is not None else RECON
+    lines = [f"run: {run.run_id}", f"phase: {phase}", "checks: " + ", ".join(f"{c} {s}" for c, s in checks.items()),
+             f"landmarks accepted: {accepted[RECON] + len(run.static_landmarks)} "
+             f"({len(run.static_landmarks)} from static recon), refused: {refused[RECON]}",
+             "findings accepted: " + str(sum(v for k, v in accepted.items() if k != RECON))
+             + ", refused: " + str(sum(v for k, v in refused.items() if k != RECON)),
+             f"leads dismissed: {len(run.dismissed)}"]
+    if run.end is None and (current is not None or not run.recon_done):
+        lines.append(f"protocol calls left for {unit}: {max(run.budget() - run.calls[unit], 0)}")
+    lines.append(f"next: {hint}")
+    return StepResult(ok=True, text="\n".join(lines) + "\n", data={
+        "run_id": run.run_id, "phase": phase, "checks": checks, "current": current.value if current else None,
+        "findings": sum(v for k, v in accepted.items() if k != RECON),
+        "refusals": sum(refused.values()), "dismissed": dict(run.dismissed), "finished": run.end is not None,
+        "reports": list(run.end.get("reports", [])) if run.end else [],
+        "calls_left": max(run.budget() - run.calls[unit], 0)})
+
+
+def to_json(result: StepResult) -> str:
+    """A step's answer as one JSON document (`--json`, MCP structured content)."""
+    return json.dumps({"ok": result.ok, **result.data, "text": result.text}, ensure_ascii=False, indent=2)

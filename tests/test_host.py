@@ -1,0 +1,166 @@
+"""Host-model audits through the shell verbs (`harness-audit host …`), and the protocol's bounds.
+
+The complete run of `tests/host_scenario.py` goes half through `main()` in this process and half through fresh
+`python -m harness_audit` processes: the second half continues from the run state on disk alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness_audit import host
+from harness_audit.cli import main
+from harness_audit.errors import UsageError
+from harness_audit.llm.ledger import read_ledger
+from tests.host_scenario import FIRST_HALF, SECOND_HALF, SELECTION, Call, assert_host_report, make_workspace
+
+_FLAGS = {"confirm_hint": "--confirm-hint"}
+
+
+def verb_args(call: Call, run_id: str, out: Path) -> list[str]:
+    """`host VERB RUN …` for one scenario call."""
+    argv = ["host", call.step, run_id, "--output-dir", str(out), "--json"]
+    args = dict(call.args)
+    if call.step == "dismiss":
+        argv.append(str(args.pop("lead")))
+    for key, value in args.items():
+        argv += [_FLAGS.get(key, f"--{key}"), str(value)]
+    return argv
+
+
+def in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main(argv)
+    return code, json.loads(capsys.readouterr().out)
+
+
+def new_process(argv: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_AUDIT")}
+    done = subprocess.run([sys.executable, "-m", "harness_audit", *argv], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=120, check=False)
+    assert done.stderr == "", done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def check(call: Call, code: int, answer: dict[str, Any]) -> None:
+    assert code == (0 if call.accepted else 2), (call, answer["text"])
+    assert answer["ok"] is call.accepted
+    assert call.says in answer["text"], (call.says, answer["text"])
+
+
+def test_a_complete_run_through_the_shell_verbs_survives_a_restart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_workspace(tmp_path)
+    out = tmp_path / "out"
+    code, begun = in_process(["host", "begin", str(root), SELECTION, "--output-dir", str(out), "--json"], capsys)
+    assert code == 0
+    run_id = begun["run_id"]
+    assert f"run: {run_id}" in begun["text"] and begun["missing"] == {"truncation": ["C13"]}
+    for call in FIRST_HALF:
+        check(call, *in_process(verb_args(call, run_id, out), capsys))
+    # the host restarts: every later step is a new process that knows only the run id and the output directory
+    for call in SECOND_HALF:
+        check(call, *new_process(verb_args(call, run_id, out), tmp_path))
+    code, final = new_process(["host", "status", run_id, "--output-dir", str(out), "--json"], tmp_path)
+    assert code == 0 and final["finished"] and final["phase"] == "finished"
+    (report_json,) = [Path(p) for p in final["reports"] if p.endswith(".json")]
+    assert {Path(p).suffix for p in final["reports"]} == {".md", ".json", ".sarif"}
+    assert main([str(root), SELECTION, "--output-dir", str(tmp_path / "cli"), "--format", "json", "-q",
+                 "--no-cache"]) in (0, 1)
+    capsys.readouterr()
+    (cli_json,) = (tmp_path / "cli").glob("report-*.json")
+    assert_host_report(report_json, cli_json)
+
+
+def test_begin_prints_the_run_id_and_how_to_go_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_workspace(tmp_path)
+    assert main(["host", "begin", str(root), "c1", "c12"]) == 0
+    text = capsys.readouterr().out
+    run_id = next(line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("run: "))
+    assert f"harness-audit host next {run_id} --output-dir" in text  # the run is not under the cwd's default
+    assert "## Evidence" in text and "evidence-not-found" in text  # how to cite, with the gate's refusals
+    assert (root / ".harness-audit" / "runs" / run_id / "ledger.jsonl").is_file()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["host", "begin", ".", "C16"], "unknown check 'C16'"),
+    (["host", "begin", "no/such/dir", "C1"], "does not exist"),
+    (["host", "next", "../../etc"], "is not a run id"),
+    (["host", "next", "20260101T000000-deadbeef"], "no run '20260101T000000-deadbeef'"),
+    (["host", "report", "20260101T000000-deadbeef", "--check", "C1"], "required"),
+    (["host", "landmark", "20260101T000000-deadbeef", "--kind", "retry", "--file", "a.py", "--line", "0"],
+     "lines start at 1"),
+    (["host", "frobnicate"], "invalid choice"),
+])
+def test_a_bad_call_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_the_budget_counts_protocol_calls_and_ends_the_check(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    (root / ".harness-audit.toml").write_text("max_tool_calls_per_check = 2\n", encoding="utf-8")
+    begun = host.begin(root, "C1,C12")
+    run_dir = Path(begun.data["run_dir"])
+    assert host.next_check(run_dir).data["check"] == "C1"
+    thin = {"check": "C1", "verdict": "confirmed", "file": "agent/loop.py", "line": 28, "evidence": "continue",
+            "claim": "c", "consequence": "x"}
+    assert [host.report_finding(run_dir, **thin).data["reason"] for _ in range(3)] == [
+        "evidence-too-thin", "evidence-too-thin", "budget-exhausted"]
+    assert "no check is handed out" in host.report_finding(run_dir, **thin).text
+    assert host.next_check(run_dir).data["check"] == "C12"
+    ends = {e["unit"]: e for e in read_ledger(run_dir / "ledger.jsonl").of("unit-end")}
+    assert (ends["C1"]["status"], ends["C1"]["failure"]) == ("failed", "budget-exhausted")
+    done = host.finish_run(run_dir)
+    assert done.data["state"] == "incomplete"
+    assert "C1 failed:budget-exhausted" in done.text
+
+
+def test_finishing_early_leaves_the_rest_incomplete_and_the_run_closed(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1,C12").data["run_dir"])
+    host.next_check(run_dir)
+    done = host.finish_run(run_dir)
+    assert done.data["state"] == "incomplete" and "C12 incomplete: not audited" in done.text
+    with pytest.raises(UsageError, match="is finished"):
+        host.next_check(run_dir)
+    with pytest.raises(UsageError, match="is finished"):
+        host.report_landmark(run_dir, kind="retry", file="agent/loop.py", line=18)
+
+
+def test_landmarks_after_recon_and_unknown_leads_are_refused(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    host.next_check(run_dir)
+    assert host.report_landmark(run_dir, kind="retry", file="agent/loop.py", line=18).data["reason"] == "recon-over"
+    assert host.dismiss_lead(run_dir, lead="C9-1", reason="it is not a real problem here").data["reason"] == \
+        "unknown-lead"
+    assert host.dismiss_lead(run_dir, lead="C1-1", reason="wrong").data["reason"] == "reason-too-short"
+    assert host.report_finding(run_dir, check="C12", verdict="confirmed", file="agent/loop.py", line=17,
+                               evidence="while True:\n    response = client.chat.completions.create(",
+                               claim="c", consequence="x").data["reason"] == "check-not-in-run"
+
+
+def test_a_host_run_rerenders_from_its_ledger_like_any_run(tmp_path: Path) -> None:
+    from harness_audit.llm.replay import rerender
+
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    host.next_check(run_dir)
+    host.report_finding(run_dir, check="C1", verdict="confirmed", file="agent/loop.py", line=27,
+                        evidence="except Exception:\n    continue", claim="no result for a failed call",
+                        consequence="HTTP 400 on the next request")
+    finished = host.finish_run(run_dir)
+    report, _ = rerender(run_dir, write=False)
+    assert report.meta.engine == "host"
+    assert [(f.check.value, f.line) for f in report.findings] == [("C1", 27)]
+    assert finished.data["findings"] == 1
