@@ -278,7 +278,7 @@ def main() -> int:
                   f"planted {dict(gen.planted)} (written in {time.perf_counter() - t:.1f} s)")
         out = Path(tmp) / "out"
         cmd = [sys.executable, "-m", "harness_audit", "trace", str(path), "--output-dir", str(out),
-               "--report-format", "json", "--fail-on", "never", "-q"]
+               "--format", "json", "--fail-on", "never", "-q"]
         m = measure(cmd)
         mbps = size / 1e6 / m.wall_s
         print(f"harness-audit trace: {m.wall_s:7.1f} s wall, {mbps:6.1f} MB/s; {m.cpu_s:7.1f} s CPU, "

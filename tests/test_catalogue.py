@@ -20,14 +20,17 @@ HEADINGS = ["## Symptom", "## Invariant", "## Look at", "## Confirmed", "## Susp
 @pytest.mark.parametrize(("tokens", "expected"), [
     (["C1"], ("C1",)), (["c1"], ("C1",)), (["C1,C9"], ("C1", "C9")), (["C9", "C1"], ("C1", "C9")),
     (["c12,C1"], ("C1", "C12")), (["p1"], tuple(P1)), (["P1"], tuple(P1)), (["all"], tuple(CHECKS)),
-    (["C1", "c1"], ("C1",)),
+    (["C1", "c1"], ("C1",)), (["c01"], ("C1",)), (["C09,c1"], ("C1", "C9")), (["C1 C9"], ("C1", "C9")),
+    (["C1, C9"], ("C1", "C9")), (["C8/parallel-batch-all-or-nothing"], ("C8",)),
+    (["c08/parallel-batch-all-or-nothing", "C1"], ("C1", "C8")), (["unbounded-turn-loop"], ("C12",)),
 ])
 def test_parse_selection_accepts(tokens: list[str], expected: tuple[str, ...]) -> None:
     assert parse_selection(tokens) == tuple(CheckId(e) for e in expected)
 
 
 @pytest.mark.parametrize(("tokens", "named"), [
-    (["C99"], "C99"), (["X1"], "X1"), (["C0"], "C0"), (["C01"], "C01"), (["p1", "C1"], "p1"),
+    (["C99"], "C99"), (["X1"], "X1"), (["C0"], "C0"), (["C016"], "C016"), (["p1", "C1"], "p1"),
+    (["C8/no-such-rule"], "C8/no-such-rule"), (["no-such-rule"], "no-such-rule"), (["C99/x-y"], "C99/x-y"),
     (["all,C3"], "all"), (["p2"], "p2"), (["C1,,C2"], "C1,,C2"), (["C1,"], "C1,"), ([], "empty"), (["C1;C2"], "C1;C2"),
 ])
 def test_parse_selection_refuses_and_names_the_text(tokens: list[str], named: str) -> None:

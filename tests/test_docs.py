@@ -27,6 +27,11 @@ def test_check_page_is_fresh(check: CheckId) -> None:
         f"{page.name} is stale: run python scripts/generate_docs.py"
 
 
+def test_rule_index_is_fresh() -> None:
+    assert gen.RULE_INDEX.read_text(encoding="utf-8") == gen.render_rule_index(), \
+        "src/harness_audit/catalogue/rules.txt is stale: run python scripts/generate_docs.py"
+
+
 def test_guide_exists_and_covers_the_topics() -> None:
     guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
     for topic in ("## Install", "## First audit", "## Reading the report", "## Configuration", "## CI", "## MCP"):

@@ -13,7 +13,7 @@ from harness_audit.findings import CheckId
 from harness_audit.pipeline import AuditRun, run_audit
 from harness_audit.progress import NO_PROGRESS, Progress
 
-__all__ = ["AuditRun", "audit", "resolve_checks", "resolve_root", "trace"]
+__all__ = ["AuditRun", "audit", "dropped_checks", "resolve_checks", "resolve_root", "trace"]
 
 
 def resolve_root(path: str | Path) -> Path:
@@ -43,6 +43,18 @@ def resolve_checks(selection: Sequence[str] | None, config: AuditConfig) -> tupl
     return None
 
 
+def dropped_checks(selection: Sequence[str] | None, config: AuditConfig) -> tuple[tuple[CheckId, str], ...]:
+    """The configured checks that will not run, each with why (today: above `priority_floor`).
+
+    An explicit selection drops nothing: it ignores the floor. Every dropped check is said, never silent.
+    """
+    if selection or not config.checks:
+        return ()
+    chosen = parse_selection(config.checks, origin="configured `checks`")
+    return tuple((c, f"priority {CHECKS[c].priority} is above priority_floor = {config.priority_floor}")
+                 for c in chosen if CHECKS[c].priority > config.priority_floor)
+
+
 def audit(
     path: str | Path = ".",
     selection: Sequence[str] | None = None,
@@ -67,8 +79,9 @@ def audit(
     checks = resolve_checks(selection, config)
     if checks is None:
         raise UsageError("no checks selected; pass ids (C1,C9), `p1` or `all`, or set `checks` in the configuration")
+    notes = [f"{check} not run: {why}" for check, why in dropped_checks(selection, config)]
     return run_audit(root, checks, config, write=write, model_options=model_options, traces=traces,
-                     progress=progress)
+                     progress=progress, notes=notes)
 
 
 def trace(

@@ -280,8 +280,11 @@ def run_audit(
     model_options: Any = None,
     traces: Sequence[str | Path] = (),
     progress: Progress = NO_PROGRESS,
+    notes: Sequence[str] = (),
 ) -> AuditRun:
     """Run the configured engine on `root` for `checks` and (optionally) write the reports.
+
+    `notes`: statements about the run made before it started (checks the configuration dropped), for the report.
 
     `traces`: recorded traces checked in the same run and reported together (`--trace FILE`).
     `progress`: observers of the run's progress events (recon done, each check, reports written).
@@ -310,6 +313,8 @@ def run_audit(
         from harness_audit.trace_run import merge_traces
 
         phase = merge_traces(phase, ws.root, traces, checks, config)
+    if notes:
+        phase.extra["notes"] = (*notes, *phase.extra.get("notes", ()))
     return finish(ws, discovery, checks, config, phase, run_id=run_id, started=started, t0=t0,
                   output_dir=output_dir, write=write, progress=progress)
 

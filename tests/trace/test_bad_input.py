@@ -61,4 +61,4 @@ def test_missing_file_and_directory_are_usage_errors(tmp_path: Path, capsys: pyt
 
 
 def test_unknown_format_is_a_usage_error(tmp_path: Path) -> None:
-    assert main(["trace", str(MADE / "clean_gemini.jsonl"), "--format", "pcap"]) == 2
+    assert main(["trace", str(MADE / "clean_gemini.jsonl"), "--input-format", "pcap"]) == 2

@@ -42,14 +42,14 @@ def test_findings_give_exit_1_and_all_three_reports(tmp_path: Path, capsys: pyte
 
 def test_clean_trace_exits_0(tmp_path: Path) -> None:
     trace = shutil.copy(MADE / "clean_anthropic.jsonl", tmp_path / "a.jsonl")
-    assert main(["trace", str(trace), "--output-dir", str(tmp_path / "o"), "-q", "--report-format", "json"]) == 0
+    assert main(["trace", str(trace), "--output-dir", str(tmp_path / "o"), "-q", "--format", "json"]) == 0
     assert [p.suffix for p in (tmp_path / "o").iterdir()] == [".json"]
 
 
 def test_checks_and_forced_format(tmp_path: Path) -> None:
     trace = shutil.copy(MADE / "c01_calls_dropped.jsonl", tmp_path / "x.log")
     out = tmp_path / "o"
-    assert main(["trace", str(trace), "--format", "jsonl", "--checks", "C2", "--output-dir", str(out), "-q"]) == 1
+    assert main(["trace", str(trace), "--input-format", "jsonl", "--checks", "C2", "--output-dir", str(out), "-q"]) == 1
     report = _report(out)
     assert [f["check"] for f in report["findings"]] == ["C2"]  # type: ignore[index,union-attr]
     assert report["meta"]["requested_checks"] == ["C2"]  # type: ignore[index]

@@ -114,8 +114,10 @@ CHECKS: dict[CheckId, CheckSpec] = {
 
 P1: tuple[CheckId, ...] = tuple(c for c, s in CHECKS.items() if s.priority == 1)
 
-_ID_RE = re.compile(r"^[cC](\d{1,3})$")
-_VALID_FORMS = "check ids C1–C15 (any case, comma- or space-separated), or one preset: `p1` or `all`"
+_ID_RE = re.compile(r"^[cC]0*(\d{1,3})$")
+_RULE_RE = re.compile(r"^(?:[cC]0*(\d{1,3})/)?([a-z0-9]+(?:-[a-z0-9]+)+)$")
+_VALID_FORMS = ("check ids C1–C15 (any case, zero-padded or not, comma- or space-separated), rule ids such as "
+                "`C8/parallel-batch-all-or-nothing`, or one preset: `p1` or `all`")
 
 
 def spec(check: CheckId) -> CheckSpec:
@@ -130,18 +132,55 @@ def criteria_text(check: CheckId) -> str:
     return resources.files("harness_audit.catalogue.criteria").joinpath(name).read_text(encoding="utf-8")
 
 
-def parse_selection(tokens: Iterable[str], *, origin: str = "the check selection") -> tuple[CheckId, ...]:
-    """Parse `C1`, `c1`, `C1,C9`, `C1 C9`, `p1` or `all` into check ids in catalogue order.
+@cache
+def rule_index() -> dict[str, CheckId]:
+    """Every static rule id (`C8/parallel-batch-all-or-nothing`) and its check, from the generated `rules.txt`.
 
-    A preset mixed with ids, an unknown id or any other text is refused with a `UsageError`
-    that names the offending text; nothing is ever replaced by a default.
+    The list is written by `scripts/generate_docs.py` from the rule registry (a test fails while it is stale), so
+    selections can name rules without importing the static engine.
+    """
+    text = resources.files("harness_audit.catalogue").joinpath("rules.txt").read_text(encoding="utf-8")
+    out: dict[str, CheckId] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#"):
+            out[line.strip()] = CheckId(line.split("/", 1)[0])
+    return out
+
+
+def _rule_check(part: str, origin: str) -> CheckId | None:
+    """The check a rule id (`C8/name`) or a bare rule name (unique across checks) belongs to."""
+    m = _RULE_RE.match(part)
+    if m is None:
+        return None
+    index = rule_index()
+    if m.group(1) is not None:
+        rule_id = f"C{int(m.group(1))}/{m.group(2)}"
+        if rule_id in index:
+            return index[rule_id]
+        raise UsageError(f"unknown rule {part!r} in {origin}; `harness-audit explain C{int(m.group(1))}` lists "
+                         f"that check's rules; expected {_VALID_FORMS}")
+    owners = sorted({c for rid, c in index.items() if rid.split("/", 1)[1] == m.group(2)}, key=lambda c: c.number)
+    if len(owners) == 1:
+        return owners[0]
+    if len(owners) > 1:
+        raise UsageError(f"rule name {part!r} in {origin} belongs to several checks "
+                         f"({', '.join(owners)}); write it as {owners[0]}/{part}")
+    return None
+
+
+def parse_selection(tokens: Iterable[str], *, origin: str = "the check selection") -> tuple[CheckId, ...]:
+    """Parse a check selection into check ids in catalogue order: the one grammar of every subcommand.
+
+    Accepted: `C1`, `c1`, `c01`, `C1,C9`, `C1 C9` (one token or several), rule ids `C8/<rule-name>` and bare rule
+    names where a check is meant, `p1` or `all`. A preset mixed with ids, an unknown id or any other text is
+    refused with a `UsageError` that names the offending text; nothing is ever replaced by a default.
     """
     parts: list[str] = []
     for token in tokens:
         pieces = [p.strip() for p in token.split(",")]
         if any(p == "" for p in pieces) and token.strip() != "":
             raise UsageError(f"empty item in {token!r} in {origin}; expected {_VALID_FORMS}")
-        parts.extend(p for p in pieces if p)
+        parts.extend(word for p in pieces for word in p.split())  # `'C1 C9'` as one argument, as --help shows
     if not parts:
         raise UsageError(f"{origin} is empty; expected {_VALID_FORMS}")
     presets = [p for p in parts if p.lower() in {"p1", "all"}]
@@ -155,7 +194,11 @@ def parse_selection(tokens: Iterable[str], *, origin: str = "the check selection
     chosen: set[CheckId] = set()
     for part in parts:
         m = _ID_RE.match(part)
-        if not m or not 1 <= int(m.group(1)) <= 15 or m.group(1).startswith("0"):
+        if m and 1 <= int(m.group(1)) <= 15:
+            chosen.add(CheckId(f"C{int(m.group(1))}"))
+            continue
+        check = None if m else _rule_check(part, origin)
+        if check is None:
             raise UsageError(f"unknown check {part!r} in {origin}; expected {_VALID_FORMS}")
-        chosen.add(CheckId(f"C{int(m.group(1))}"))
+        chosen.add(check)
     return tuple(c for c in CHECKS if c in chosen)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_audit.api import audit, resolve_checks, resolve_root
+from harness_audit.api import audit, dropped_checks, resolve_checks, resolve_root
 from harness_audit.catalogue import CHECKS, parse_selection
 from harness_audit.config import FORMATS, build_config
 from harness_audit.errors import UsageError
@@ -18,7 +17,6 @@ from harness_audit.report import Report
 if TYPE_CHECKING:
     from rich.console import Console
 
-_SELECTION_TOKEN = re.compile(r"^([cC]\d+)(,[cC]\d+)*,?$|^(p1|P1|all|ALL|All)$")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -45,8 +43,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--exclude", action="append", metavar="DIRS",
                    help="replace the excluded directory names (comma-separated, repeatable); --exclude '' audits all")
     p.add_argument("--extend-exclude", action="append", metavar="DIRS", help="add excluded directory names")
-    p.add_argument("--output-dir", metavar="DIR", help="where reports go (default: .harness-audit in PATH)")
-    p.add_argument("--format", metavar="FMTS", help="comma-separated: md,json,sarif (default: all three)")
+    p.add_argument("-o", "--output-dir", metavar="DIR",
+                   help="where reports go, relative to the working directory (default: .harness-audit in PATH); "
+                        "`-` writes the one --format to stdout instead")
+    p.add_argument("--format", metavar="FMTS", help="output formats, comma-separated: md,json,sarif "
+                                                    "(default: all three)")
     p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
     p.add_argument("--allow-empty", action="store_true", default=None,
                    help="exit 0 even when nothing was audited (0 files, or every selected check not covered)")
@@ -61,12 +62,20 @@ def make_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _reads_as_selection(token: str) -> bool:
+    try:
+        parse_selection([token])
+    except UsageError:
+        return False
+    return True
+
+
 def _split_targets(targets: list[str]) -> tuple[str, list[str]]:
     """First positional is PATH unless it reads as a selection and no such path exists."""
     if not targets:
         return ".", []
     first, rest = targets[0], targets[1:]
-    if _SELECTION_TOKEN.match(first) and not Path(first).exists():
+    if not Path(first).exists() and _reads_as_selection(first):
         return ".", targets
     return first, rest
 
@@ -86,11 +95,44 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
                              f"expected a comma-separated list of {', '.join(FORMATS)}")
     return {
         "engine": ns.engine, "concurrency": ns.concurrency, "exclude_paths": _list(ns.exclude),
-        "extend_exclude_paths": _list(ns.extend_exclude), "output_dir": ns.output_dir, "formats": formats,
+        "extend_exclude_paths": _list(ns.extend_exclude), "output_dir": output_dir_flag(ns.output_dir),
+        "formats": formats,
         "fail_on": ns.fail_on, "priority_floor": ns.priority_floor, "max_file_bytes": ns.max_file_bytes,
         "language": ns.language, "cache": False if ns.no_cache else None,
         "model": ns.model, "base_url": ns.base_url, "stream": ns.stream, "allow_empty": ns.allow_empty,
     }
+
+
+def output_dir_flag(value: str | None) -> str | None:
+    """`--output-dir` as given on the command line: relative to the working directory, like every path flag."""
+    if value is None or value == "-":
+        return None
+    return str(Path(value).expanduser().resolve())
+
+
+def stdout_format(ns: argparse.Namespace, formats: list[str]) -> str | None:
+    """The one format to write to stdout for `-o -`, or None when reports go to files."""
+    if ns.output_dir != "-":
+        return None
+    if len(formats) != 1:
+        raise UsageError(f"`-o -` writes one report to stdout but {len(formats)} formats are selected "
+                         f"({', '.join(formats)}); pass one, e.g. --format json")
+    return formats[0]
+
+
+def deliver(report: Report, paths: list[Path], *, fmt: str | None, quiet: bool) -> None:
+    """The report on stdout (`-o -`, the summary then goes to stderr), or the report paths and a summary."""
+    if fmt is None:
+        print_result(report, paths, quiet=quiet)
+        return
+    from harness_audit.render import RENDERERS
+
+    sys.stdout.write(RENDERERS[fmt](report))
+    sys.stdout.flush()
+    if not quiet:
+        from harness_audit.cli._helpers import console
+
+        _print_summary(console(stderr=True, highlight=False), report, [])
 
 
 def _console() -> Console:
@@ -203,9 +245,12 @@ def run(ns: argparse.Namespace) -> int:
             raise UsageError("--estimate needs a check selection: ids (C1,C9), `p1` or `all`")
         print(render_estimate(estimate(root, checks, config)))
         return 0
-    result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or ())
-    print_result(result.report, list(result.paths), quiet=ns.quiet)
     config, _ = build_config(root, overrides)
+    fmt = stdout_format(ns, list(config.formats))
+    for check, why in dropped_checks(tokens or None, config):
+        print(f"harness-audit: {check} not run: {why}", file=sys.stderr)
+    result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or (), write=fmt is None)
+    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet)
     return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty)
 
 

@@ -34,7 +34,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--semgrep-config", metavar="YML", help="also run semgrep with this ruleset and score it")
     p.add_argument("--semgrep-json", metavar="DIR",
                    help="score recorded semgrep output instead of running it: DIR/<project>.json per project")
-    p.add_argument("--json", dest="as_json", action="store_true", help="print the scores as JSON")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    p.add_argument("--json", dest="as_json", action="store_true", help=argparse.SUPPRESS)  # older spelling
     p.add_argument("--min-detection", type=float, default=None, metavar="R", help="exit 1 below this detection rate")
     p.add_argument("--max-false-positives", type=int, default=None, metavar="N", help="exit 1 above this many")
     real = p.add_argument_group("real-bug corpus (when CORPUS is a case file)")
@@ -76,7 +77,7 @@ def run(ns: argparse.Namespace) -> int:
             raise UsageError("semgrep is not installed; `pip install semgrep` or pass --semgrep-json")
         scores.append(score(run_semgrep(corpus, key, Path(ns.semgrep_config), exe), key))
     ours = scores[0]
-    if ns.as_json:
+    if ns.as_json or ns.format == "json":
         print(json.dumps([{
             "engine": s.engine, "detection": s.detection, "detected": s.detected, "defects": s.defects,
             "false_positives": len(s.false_positives), "refusals": s.refusals, "seconds": s.seconds,
@@ -138,7 +139,7 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
                                           "still_flagged": r.still_flagged, "error": r.error,
                                           "seconds": round(r.seconds, 2),
                                           "pre_flags": [asdict(f) for f in r.pre_flags]}) + "\n")
-    if ns.as_json:
+    if ns.as_json or ns.format == "json":
         print(json.dumps({e.name: {f"{lang} {split}": asdict(rb.tally(
             r for r in results if r.engine == e.name and r.case.split == split
             and (lang == "all" or r.case.lang_group == lang)))
