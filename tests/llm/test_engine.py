@@ -715,7 +715,7 @@ def test_resume_runs_only_what_did_not_finish(harness: Path, out: Path, capsys: 
         before = len(server.requests)
 
         run_dir = run_dir_under(out)
-        code = main(["resume", str(run_dir), "-q"])
+        code = main(["resume", str(run_dir), "--root", str(harness), "-q"])
         resumed = json_report(printed_paths(capsys.readouterr().out))
         after = server.requests[before:]
     assert server.step_errors == []
@@ -734,7 +734,7 @@ def test_resume_runs_only_what_did_not_finish(harness: Path, out: Path, capsys: 
     assert json_outcome(resumed, "C1")["usage"] == json_outcome(first, "C1")["usage"]  # its cost is kept
     assert json_outcome(resumed, "C1")["usage"]["input_tokens"] == 4200
     assert resumed["meta"]["recon_usage"]["input_tokens"] == 1700
-    report, _ = rerender(run_dir, write=False)
+    report, _ = rerender(run_dir, root=harness, write=False)
     assert report.meta.resumed == (CheckId.C1,)
     assert report.meta.state == "complete"
     assert [f.fingerprint for f in report.findings] == [f["fingerprint"] for f in resumed["findings"]]
@@ -771,9 +771,9 @@ def test_replay_reproduces_the_run_without_a_provider(
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", record)
-    assert main(["replay", str(run_dir), "--rerun", "-q"]) == 1
+    assert main(["replay", str(run_dir), "--rerun", "--root", str(harness), "-q"]) == 1
     rerun = json_report(printed_paths(capsys.readouterr().out))
-    assert main(["replay", str(run_dir), "-q"]) == 1
+    assert main(["replay", str(run_dir), "--root", str(harness), "-q"]) == 1
     rendered = json_report(printed_paths(capsys.readouterr().out))
     assert not [a for a in attempts if isinstance(a, tuple) and a[1:2] == (port,)]
 
@@ -815,7 +815,7 @@ def test_hybrid_hands_static_leads_to_the_check_and_skips_recon(harness: Path, o
     assert [o.status_text for o in r.outcomes] == ["ran"]
     assert r.recon_usage is None  # static recon: no recon unit, no recon row in the Cost section
     assert "| recon |" not in markdown_report(run)
-    rendered, _ = rerender(Path(r.meta.ledger or "").parent, write=False)
+    rendered, _ = rerender(Path(r.meta.ledger or "").parent, root=harness, write=False)
     assert rendered.recon_usage is None
     assert [f.fingerprint for f in rendered.findings] == [f.fingerprint for f in r.findings]
 
@@ -874,7 +874,8 @@ def test_cross_check_analysis_is_asked_last_and_marked_as_unvalidated(
 
     # the analysis survives a re-render and a re-run from the ledger
     run_dir = Path(r.meta.ledger or "").parent
-    for argv in (["replay", str(run_dir), "-q"], ["replay", str(run_dir), "--rerun", "-q"]):
+    for argv in (["replay", str(run_dir), "--root", str(harness), "-q"],
+                 ["replay", str(run_dir), "--rerun", "--root", str(harness), "-q"]):
         assert main(argv) == 1
         data = json_report(printed_paths(capsys.readouterr().out))
         assert data["analysis"] == {"text": ANALYSIS, "validated": False}

@@ -21,6 +21,10 @@ def make_parser(name: str) -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory holding ledger.jsonl")
     if name == "replay":
         p.add_argument("--rerun", action="store_true", help="re-run the engine against a replay model")
+    if name in ("replay", "resume"):
+        p.add_argument("--root", metavar="PATH",
+                       help="the audited directory (default: the one holding the run's output directory; the path "
+                            "a ledger names is never trusted)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
     return p
 
@@ -47,11 +51,12 @@ def run(name: str, ns: argparse.Namespace) -> int:
         return 0
     from harness_audit.llm.replay import load_run, replay_run, rerender, resume_run
 
+    root = Path(ns.root).expanduser() if ns.root else None
     if name == "replay" and not ns.rerun:
-        report, paths = rerender(run_dir)
+        report, paths = rerender(run_dir, root=root)
     elif name == "replay":
-        report, paths = replay_run(run_dir)
+        report, paths = replay_run(run_dir, root=root)
     else:
-        report, paths = resume_run(run_dir)
+        report, paths = resume_run(run_dir, root=root)
     print_result(report, paths, quiet=ns.quiet)
     return exit_code(report, load_run(run_dir).config.fail_on)

@@ -139,9 +139,16 @@ def usage_of(u: RequestUsage) -> Usage:
     """A response's usage as ours; a response without usage is `known=False`, never zero."""
     details = u.details or {}
     reasoning = details.get("reasoning_tokens", details.get("thinking_tokens", 0))
-    return Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens, cache_read_tokens=u.cache_read_tokens,
-                 cache_write_tokens=u.cache_write_tokens, reasoning_tokens=int(reasoning or 0), requests=1,
-                 known=not u.unmeasured_requests)
+    return Usage(input_tokens=_count(u.input_tokens), output_tokens=_count(u.output_tokens),
+                 cache_read_tokens=_count(u.cache_read_tokens), cache_write_tokens=_count(u.cache_write_tokens),
+                 reasoning_tokens=_count(reasoning), requests=1, known=not u.unmeasured_requests)
+
+
+def _count(value: object) -> int:
+    """A token count a provider reported; anything but a non-negative integer counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return max(value, 0)
 
 
 # ---------------------------------------------------------------- the way back

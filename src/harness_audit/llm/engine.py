@@ -139,9 +139,11 @@ def _handler(tools: NavigationTools, report: Callable[[dict[str, Any]], str],
 
 
 def _int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: `1e400` or an infinity
         return None
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_audit.errors import UsageError
+from harness_audit.llm.events import parse_event
 
 LEDGER_NAME = "ledger.jsonl"
 LEDGER_VERSION = 2
@@ -33,11 +34,13 @@ class Ledger:
         self._seq = _last_seq(path)
 
     def write(self, event: str, **data: Any) -> None:
-        """Append one event; `data` must be JSON-serialisable."""
+        """Append one event; it must be valid against the ledger's schema (`harness_audit.llm.events`)."""
         with self._lock:
             self._seq += 1
             record = {"seq": self._seq, "t": round(time.time(), 3), "event": event, **data}
             line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+            # what we write is what `replay` will accept: a drift between writer and schema fails here, in tests
+            parse_event(json.loads(line))
             os.write(self._fd, line.encode("utf-8"))
 
     def close(self) -> None:
@@ -61,6 +64,8 @@ class LedgerRead:
 
     events: list[dict[str, Any]]
     """Every complete event, in order."""
+    numbers: list[int] = field(default_factory=list[int])
+    """The 1-based line number of each event in `events`."""
     torn: bool = False
     """True when the last line was cut (a crash while writing); it is not in `events`."""
     skipped: list[int] = field(default_factory=list[int])
@@ -82,20 +87,22 @@ def read_ledger(path: Path) -> LedgerRead:
     torn = bool(lines and lines[-1])  # no final newline: the last write did not finish
     complete = lines[:-1]
     events: list[dict[str, Any]] = []
+    numbers: list[int] = []
     skipped: list[int] = []
     for number, line in enumerate(complete, start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the decoder's stack
             skipped.append(number)
             continue
         if isinstance(obj, dict):
             events.append(obj)
+            numbers.append(number)
         else:
             skipped.append(number)
-    return LedgerRead(events=events, torn=torn, skipped=skipped)
+    return LedgerRead(events=events, numbers=numbers, torn=torn, skipped=skipped)
 
 
 def _last_seq(path: Path) -> int:

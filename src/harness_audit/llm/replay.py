@@ -9,12 +9,14 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
+from pydantic import ValidationError
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelResponse, UserPromptPart
 from pydantic_ai.models import Model, ModelRequestParameters
@@ -39,6 +41,25 @@ from harness_audit.findings import (
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.llm.canonical import CanonicalMessage, request_messages, response_from
 from harness_audit.llm.engine import CANCEL_FILE, Prior
+from harness_audit.llm.events import (
+    BadEvent,
+    CandidateData,
+    FindingAccepted,
+    LandmarkAccepted,
+    ReconEnd,
+    Refused,
+    Request,
+    RequestError,
+    Response,
+    RunEnd,
+    RunMetaData,
+    RunStart,
+    StaticLandmarks,
+    UnitEnd,
+    UnitStart,
+    UsageData,
+    parse_event,
+)
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, LedgerRead, read_ledger
 from harness_audit.llm.prompts import unit_of
 from harness_audit.render import write_reports
@@ -50,80 +71,123 @@ from harness_audit.workspace import Workspace
 class _UnitRecord:
     """Everything the ledger holds about one unit's LAST attempt."""
 
-    end: dict[str, Any] | None = None
+    end: UnitEnd | None = None
     findings: list[Candidate] = field(default_factory=list[Candidate])
     refused: list[Candidate] = field(default_factory=list[Candidate])
     landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
     refused_landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
     attempts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    """`request`, `response` and `request-error` events, in order."""
+    """`request`, `response` and `request-error` events (validated), in order."""
 
 
 @dataclass(slots=True)
 class RunRecord:
-    """A ledger, read and grouped by unit."""
+    """A ledger, validated and grouped by unit."""
 
     run_dir: Path
-    start: dict[str, Any]
-    end: dict[str, Any] | None
+    """The directory the ledger is in."""
+    start: RunStart
+    config: AuditConfig
+    end: RunEnd | None
     units: dict[str, _UnitRecord]
-    recon_end: dict[str, Any] | None
+    recon_end: ReconEnd | None
     static_landmarks: list[LandmarkCandidate]
     torn: bool
 
     @property
-    def config(self) -> AuditConfig:
-        return AuditConfig.model_validate(self.start["config"])
-
-    @property
     def checks(self) -> tuple[CheckId, ...]:
-        return tuple(CheckId(c) for c in self.start["checks"])
-
-    @property
-    def root(self) -> Path:
-        return Path(self.start["root"])
+        """The checks of the run, in its order."""
+        return tuple(self.start.checks)
 
 
-def _usage(data: dict[str, Any] | None) -> Usage:
-    return Usage(**data) if data else Usage()
+def _usage(data: UsageData | None) -> Usage:
+    return data.value() if data is not None else Usage()
+
+
+def _validated(path: Path, read: LedgerRead) -> list[tuple[int, dict[str, Any], Any]]:
+    """Every event of `read` checked against the schema; the first bad line is a `UsageError` naming it."""
+    if read.skipped:
+        raise UsageError(f"{path}, line {read.skipped[0]}: not a JSON object; a ledger holds one event per line "
+                         "(a damaged or hand-edited ledger cannot be replayed)")
+    out: list[tuple[int, dict[str, Any], Any]] = []
+    for number, raw in zip(read.numbers, read.events, strict=True):
+        try:
+            out.append((number, raw, parse_event(raw)))
+        except BadEvent as exc:
+            raise UsageError(f"{path}, line {number}: {exc}") from None
+    return out
 
 
 def load_run(run_dir: Path) -> RunRecord:
-    """Group a run's ledger by unit; only each unit's last attempt (after its last `unit-start`) counts."""
+    """Validate a run's ledger and group it by unit; only each unit's last attempt (after its last
+    `unit-start`) counts. A ledger that is not valid is a `UsageError` naming its first bad line."""
     path = run_dir / LEDGER_NAME if run_dir.is_dir() else run_dir
     read: LedgerRead = read_ledger(path)
-    starts = read.of("run-start")
+    events = _validated(path, read)
+    starts = [(n, e) for n, _, e in events if isinstance(e, RunStart)]
     if not starts:
         raise UsageError(f"{path} has no run-start event; it is not a harness-audit ledger")
-    if starts[-1].get("version") != LEDGER_VERSION:
-        raise UsageError(f"{path} is a version {starts[-1].get('version')!r} ledger; this harness-audit reads version "
+    number, start = starts[-1]
+    if start.version != LEDGER_VERSION:
+        raise UsageError(f"{path} is a version {start.version!r} ledger; this harness-audit reads version "
                          f"{LEDGER_VERSION} (re-run the audit to record it again)")
+    try:
+        config = AuditConfig.model_validate(start.config)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "config"
+        raise UsageError(f"{path}, line {number}: `run-start` event: config.{where}: "
+                         f"{' '.join(str(first['msg']).split())[:200]}") from None
     units: dict[str, _UnitRecord] = defaultdict(_UnitRecord)
-    recon_end: dict[str, Any] | None = None
+    recon_end: ReconEnd | None = None
+    run_end: RunEnd | None = None
     static: list[LandmarkCandidate] = []
-    for e in read.events:
-        kind, unit = e.get("event"), e.get("unit", "")
-        if kind == "unit-start":
-            units[unit] = _UnitRecord()
-        elif kind == "unit-end":
-            units[unit].end = e
-        elif kind in ("request", "response", "request-error"):
-            units[unit].attempts.append(e)
-        elif kind == "finding":
-            units[unit].findings.append(Candidate(**e["candidate"]))
-        elif kind == "landmark":
-            units[unit].landmarks.append(LandmarkCandidate(**e["candidate"]))
-        elif kind == "refusal" and e.get("subject") == "finding":
-            units[unit].refused.append(Candidate(**e["candidate"]))
-        elif kind == "refusal":
-            units[unit].refused_landmarks.append(LandmarkCandidate(**e["candidate"]))
-        elif kind == "recon-end":
+    for _, raw, e in events:
+        if isinstance(e, UnitStart):
+            units[e.unit] = _UnitRecord()
+        elif isinstance(e, UnitEnd):
+            units[e.unit].end = e
+        elif isinstance(e, Request | Response | RequestError):
+            units[e.unit].attempts.append(raw)  # served as recorded; the schema has vouched for its shape
+        elif isinstance(e, FindingAccepted):
+            units[e.unit].findings.append(e.candidate.value())
+        elif isinstance(e, LandmarkAccepted):
+            units[e.unit].landmarks.append(e.candidate.value())
+        elif isinstance(e, Refused) and isinstance(e.candidate, CandidateData):
+            units[e.unit].refused.append(e.candidate.value())
+        elif isinstance(e, Refused):
+            units[e.unit].refused_landmarks.append(e.candidate.value())
+        elif isinstance(e, ReconEnd):
             recon_end = e
-        elif kind == "static-landmarks":
-            static = [LandmarkCandidate(**c) for c in e["candidates"]]
-    ends = read.of("run-end")
-    return RunRecord(run_dir=path.parent, start=starts[-1], end=ends[-1] if ends else None, units=dict(units),
+        elif isinstance(e, StaticLandmarks):
+            static = [c.value() for c in e.candidates]
+        elif isinstance(e, RunEnd):
+            run_end = e
+    return RunRecord(run_dir=path.parent, start=start, config=config, end=run_end, units=dict(units),
                      recon_end=recon_end, static_landmarks=static, torn=read.torn)
+
+
+def audited_root(rec: RunRecord, given: Path | None = None) -> Path:
+    """The tree a run's findings are re-gated against: `given`, or the directory the ledger lives beside.
+
+    The `root` a ledger names is a claim, never read: a ledger could name `/etc`. Without `given`, the
+    root is the directory holding the run's output directory (`<root>/<output_dir>/runs/<run-id>`),
+    accepted only when the recorded layout says the output directory sat directly inside the root;
+    otherwise the user names the tree with `--root`.
+    """
+    if given is not None:
+        if not given.is_dir():
+            raise UsageError(f"--root {str(given)!r} is not a directory")
+        return given.resolve()
+    out = rec.run_dir.parent.parent
+    recorded_root = PurePath(rec.start.root)
+    recorded_out = PurePath(os.path.normpath(recorded_root / rec.config.output_dir))
+    if rec.run_dir.parent.name == "runs" and recorded_out.parent == recorded_root and recorded_out.name == out.name \
+            and out.parent.is_dir():
+        return out.parent.resolve()
+    raise UsageError(f"cannot tell which tree run {rec.start.run_id} audited from where its ledger is (its reports "
+                     "went outside the audited directory); pass the audited directory with --root PATH (the ledger "
+                     f"says {rec.start.root!r}, which is not trusted)")
 
 
 def _outcome(check: CheckId, rec: _UnitRecord | None, *, interrupted: bool) -> CheckOutcome:
@@ -131,10 +195,10 @@ def _outcome(check: CheckId, rec: _UnitRecord | None, *, interrupted: bool) -> C
     if end is None:
         status = OutcomeStatus.CANCELLED if interrupted else OutcomeStatus.FAILED
         return CheckOutcome(check=check, status=status, error="the run ended before this check finished")
-    missing = tuple(LandmarkKind(k) for k in end.get("missing", ()))
-    return CheckOutcome(check=check, status=OutcomeStatus(end["status"]), failure_code=end.get("failure"),
-                        missing_landmarks=missing, usage=_usage(end.get("usage")),
-                        duration_s=float(end.get("duration_s", 0.0)), error=end.get("error"))
+    missing = tuple(LandmarkKind(k) for k in end.missing if k in LandmarkKind.__members__.values())
+    return CheckOutcome(check=check, status=end.status, failure_code=end.failure.value if end.failure else None,
+                        missing_landmarks=missing, usage=_usage(end.usage), duration_s=float(end.duration_s),
+                        error=end.error)
 
 
 def _analysis(ur: _UnitRecord | None) -> tuple[str | None, Usage | None]:
@@ -143,19 +207,20 @@ def _analysis(ur: _UnitRecord | None) -> tuple[str | None, Usage | None]:
         return None, None
     responses = [a for a in ur.attempts if a["event"] == "response"]
     text = None
-    if ur.end.get("status") == OutcomeStatus.RAN.value and responses:
+    if ur.end.status is OutcomeStatus.RAN and responses:
         parts = responses[-1]["message"].get("parts", [])
         text = "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text").strip() or None
-    return text, _usage(ur.end.get("usage"))
+    return text, _usage(ur.end.usage)
 
 
-def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
-    """The run's report rebuilt from its ledger; written next to the original reports when `write`."""
+def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> tuple[Report, list[Path]]:
+    """The run's report rebuilt from its ledger, every report re-gated against the audited tree (see
+    `audited_root`); written next to the original reports when `write`."""
     from harness_audit.llm.run import price_of
 
     rec = load_run(run_dir)
     config = rec.config
-    ws = Workspace.open(rec.root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
+    ws = Workspace.open(audited_root(rec, root), excludes=config.excludes, max_file_bytes=config.max_file_bytes)
     checks = rec.checks
     refusals: list[Refusal] = []
     landmarks: list[Landmark] = []
@@ -173,28 +238,26 @@ def rerender(run_dir: Path, *, write: bool = True) -> tuple[Report, list[Path]]:
             (findings if isinstance(gated, Finding) else refusals).append(gated)  # type: ignore[arg-type]
     interrupted = rec.end is None
     outcomes = [_outcome(c, rec.units.get(c.value), interrupted=interrupted) for c in checks]
-    state = rec.end["state"] if rec.end else "cancelled"
-    started = datetime.fromisoformat(rec.start["started_at"]) if "started_at" in rec.start else \
-        datetime.fromtimestamp(rec.start["t"]).astimezone()
-    finished = datetime.fromtimestamp((rec.end or rec.start)["t"]).astimezone()
-    extra: dict[str, Any] = rec.end.get("meta", {}) if rec.end else {}
+    state = rec.end.state if rec.end else "cancelled"
+    started = datetime.fromisoformat(rec.start.started_at)
+    finished = datetime.fromtimestamp((rec.end or rec.start).t).astimezone()
+    extra = rec.end.meta if rec.end else RunMetaData()
     meta = RunMeta(
-        tool_version=__version__, run_id=rec.start["run_id"], started_at=started.isoformat(timespec="seconds"),
-        finished_at=finished.isoformat(timespec="seconds"), duration_s=(finished - started).total_seconds(),
-        root=str(ws.root), commit=extra.get("commit"), dirty=extra.get("dirty"), engine=rec.start["engine"],
-        requested=checks, state=state, files_scanned=int(extra.get("files_scanned", 0)),
-        excluded_dirs=int(extra.get("excluded_dirs", 0)), model=rec.start.get("model"),
-        base_url=rec.start.get("base_url"), resumed=tuple(CheckId(c) for c in rec.start.get("resumed", [])),
+        tool_version=__version__, run_id=rec.start.run_id, started_at=started.isoformat(timespec="seconds"),
+        finished_at=finished.isoformat(timespec="seconds"), duration_s=max((finished - started).total_seconds(), 0.0),
+        root=str(ws.root), commit=extra.commit, dirty=extra.dirty, engine=rec.start.engine,
+        requested=checks, state=state, files_scanned=extra.files_scanned,
+        excluded_dirs=extra.excluded_dirs, model=rec.start.model,
+        base_url=rec.start.base_url, resumed=tuple(rec.start.resumed),
         ledger=str(rec.run_dir / LEDGER_NAME),
-        notes=(*extra.get("notes", ()), "Re-rendered from the ledger."), price=price_of(config),
+        notes=(*extra.notes, "Re-rendered from the ledger."), price=price_of(config),
     )
     analysis, analysis_usage = _analysis(rec.units.get("analysis"))
-    recon_usage = _usage(rec.recon_end.get("usage")) if rec.recon_end and rec.recon_end.get("status") != "static" \
-        else None
+    recon_usage = _usage(rec.recon_end.usage) if rec.recon_end and rec.recon_end.status != "static" else None
     report = build_report(
         meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
-        skipped_files=[FileNote(**n) for n in extra.get("skipped", [])],
-        unparsed_files=[FileNote(**n) for n in extra.get("unparsed", [])], recon_usage=recon_usage,
+        skipped_files=[FileNote(path=n.path, reason=n.reason) for n in extra.skipped],
+        unparsed_files=[FileNote(path=n.path, reason=n.reason) for n in extra.unparsed], recon_usage=recon_usage,
         analysis=analysis, analysis_usage=analysis_usage, context=ws.context,
     )
     out_dir = rec.run_dir / "replay"
@@ -208,7 +271,7 @@ class ReplayModel(Model):
     def __init__(self, rec: RunRecord) -> None:
         super().__init__()
         self._queues: dict[str, deque[dict[str, Any]]] = {u: deque(r.attempts) for u, r in rec.units.items()}
-        self._name = str(rec.start.get("model") or "replay")
+        self._name = rec.start.model or "replay"
 
     @property
     def model_name(self) -> str:
@@ -242,7 +305,7 @@ class ReplayModel(Model):
                 raise TimeoutError(event.get("error", "timeout"))
             status = 429 if event.get("failure") == "rate-limited" else 503
             raise ModelHTTPError(status_code=status, model_name=self._name, body=event.get("error"))
-        return response_from(event["message"], usage=_usage(event.get("usage")),
+        return response_from(event["message"], usage=Usage(**event["usage"]),
                              finish_reason=event.get("finish_reason"), model_name=self._name)
 
 
@@ -266,55 +329,49 @@ def _first_user_text(messages: list[ModelMessage]) -> str:
 
 def load_prior(rec: RunRecord) -> Prior:
     """What `rec` finished: recon's landmarks if recon ended, and every check whose unit ran to its end."""
-    recon_status = rec.recon_end.get("status") if rec.recon_end is not None else None
+    recon_status = rec.recon_end.status if rec.recon_end is not None else None
     recon_done = recon_status in ("ran", "resumed")  # a static recon is simply run again
     recon = rec.units.get("recon", _UnitRecord())
     done: dict[CheckId, tuple[CheckOutcome, list[Candidate]]] = {}
     for check in rec.checks:
         ur = rec.units.get(check.value)
-        if ur is not None and ur.end is not None and ur.end.get("status") == OutcomeStatus.RAN.value:
+        if ur is not None and ur.end is not None and ur.end.status is OutcomeStatus.RAN:
             done[check] = (_outcome(check, ur, interrupted=False), list(ur.findings))
     return Prior(landmarks=list(recon.landmarks) if recon_done else None,
-                 recon_usage=_usage(rec.recon_end.get("usage")) if rec.recon_end else Usage(), done=done)
-
+                 recon_usage=_usage(rec.recon_end.usage) if rec.recon_end else Usage(), done=done)
 
 
 async def _no_wait(_: float) -> None:
     return None
 
 
-def replay_run(run_dir: Path) -> tuple[Report, list[Path]]:
+def replay_run(run_dir: Path, *, root: Path | None = None) -> tuple[Report, list[Path]]:
     """Re-run the engine of a recorded run against `ReplayModel`; reports go to `<run_dir>/replay`."""
     from harness_audit.llm.run import ModelOptions
     from harness_audit.pipeline import run_audit
 
     rec = load_run(run_dir)
     config = rec.config.model_copy(update={"output_dir": str(rec.run_dir / "replay")})
-    result = run_audit(_root_of(rec), rec.checks, config,
+    result = run_audit(audited_root(rec, root), rec.checks, config,
                        model_options=ModelOptions(model=ReplayModel(rec), sleep=_no_wait,
-                                                  extra_notes=[f"Replayed from run {rec.start['run_id']}."]))
+                                                  extra_notes=[f"Replayed from run {rec.start.run_id}."]))
     return result.report, list(result.paths)
 
 
-def resume_run(run_dir: Path) -> tuple[Report, list[Path]]:
+def resume_run(run_dir: Path, *, root: Path | None = None) -> tuple[Report, list[Path]]:
     """Continue a run: finished checks are kept (findings re-gated, costs carried), the rest run again."""
     from harness_audit.llm.run import ModelOptions
     from harness_audit.pipeline import run_audit
 
     rec = load_run(run_dir)
-    if rec.end is not None and rec.end.get("state") == "complete":
-        raise UsageError(f"run {rec.start['run_id']} completed; there is nothing to resume "
+    if rec.end is not None and rec.end.state == "complete":
+        raise UsageError(f"run {rec.start.run_id} completed; there is nothing to resume "
                          "(use `harness-audit replay` to see its report again)")
+    tree = audited_root(rec, root)
     prior = load_prior(rec)
     # the request that stopped the interrupted run must not stop this one the moment it starts
     (rec.run_dir / CANCEL_FILE).unlink(missing_ok=True)
-    result = run_audit(_root_of(rec), rec.checks, rec.config,
+    result = run_audit(tree, rec.checks, rec.config,
                        model_options=ModelOptions(prior=prior, run_dir=rec.run_dir,
-                                                  extra_notes=[f"Resumed run {rec.start['run_id']}."]))
+                                                  extra_notes=[f"Resumed run {rec.start.run_id}."]))
     return result.report, list(result.paths)
-
-
-def _root_of(rec: RunRecord) -> Path:
-    if not rec.root.is_dir():
-        raise UsageError(f"the audited directory {rec.root} of this run no longer exists")
-    return rec.root
