@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness_audit.catalogue import CHECKS, parse_selection
 from harness_audit.config import AuditConfig, build_config
-from harness_audit.errors import UsageError
+from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import CheckId
 from harness_audit.pipeline import AuditRun, run_audit
 from harness_audit.progress import NO_PROGRESS, Progress
+from harness_audit.workspace import user_path_mode
 
 __all__ = ["AuditRun", "audit", "dropped_checks", "resolve_checks", "resolve_root", "trace"]
 
@@ -19,11 +22,16 @@ __all__ = ["AuditRun", "audit", "dropped_checks", "resolve_checks", "resolve_roo
 def resolve_root(path: str | Path) -> Path:
     """The audited root; a missing path or a file is a usage error."""
     root = Path(path).expanduser()
-    if not root.exists():
-        raise UsageError(f"path {str(path)!r} does not exist; give the directory of the harness to audit")
-    if not root.is_dir():
+    mode = user_path_mode(root, "the directory to audit",
+                          f"path {str(path)!r} does not exist; give the directory of the harness to audit")
+    if not stat.S_ISDIR(mode):
         raise UsageError(f"path {str(path)!r} is a file; give the directory that contains it")
-    return root.resolve()
+    try:
+        os.scandir(root).close()  # a directory that cannot be listed audits nothing: say so instead
+        return root.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on the way (`Path.resolve`)
+        raise path_error("the directory to audit", path, exc if isinstance(exc, OSError) else OSError(
+            0, "a symbolic link loop")) from None
 
 
 def resolve_checks(selection: Sequence[str] | None, config: AuditConfig) -> tuple[CheckId, ...] | None:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness_audit.catalogue import parse_selection
 from harness_audit.errors import ConfigError, UsageError
-from harness_audit.workspace import DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES
+from harness_audit.workspace import DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES, ReadRefused, read_regular
 
 Engine = Literal["static", "llm", "hybrid"]
 FailOn = Literal["confirmed", "suspected", "never"]
@@ -151,7 +151,11 @@ def load_file_config(root: Path) -> tuple[dict[str, Any], str | None]:
         return _read_toml(dedicated), str(dedicated.name)
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
-        table = _read_toml(pyproject).get("tool", {}).get("harness-audit")
+        tool = _read_toml(pyproject).get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"`tool` in pyproject.toml must be a table, got {tool!r}; [tool.harness-audit] "
+                              "cannot be read")
+        table = tool.get("harness-audit")  # pyright: ignore[reportUnknownMemberType]
         if table is not None:
             if not isinstance(table, dict):
                 raise ConfigError("[tool.harness-audit] in pyproject.toml must be a table")
@@ -159,14 +163,25 @@ def load_file_config(root: Path) -> tuple[dict[str, Any], str | None]:
     return {}, None
 
 
+_MAX_CONFIG_BYTES = 4_000_000
+"""A configuration file larger than this is refused (read through the workspace's bounded regular-file reader)."""
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        data = read_regular(path, _MAX_CONFIG_BYTES)
+    except ReadRefused as exc:
+        raise ConfigError(f"cannot read {path.name}: {exc.detail}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path.name} is not UTF-8 text (TOML files are UTF-8); re-save it as UTF-8") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path.name} is not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except RecursionError:
+        raise ConfigError(f"{path.name} nests tables or arrays too deeply to read") from None
 
 
 def build_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[AuditConfig, str | None]:

@@ -43,3 +43,26 @@ class FailureCode(StrEnum):
     def retryable(self) -> bool:
         """Whether running the same unit again may succeed without any change."""
         return self in {FailureCode.PROVIDER_UNAVAILABLE, FailureCode.RATE_LIMITED, FailureCode.TIMEOUT}
+
+
+def _shown(path: object) -> str:
+    text = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text if len(text) <= 160 else f"{text[:100]}…{text[-50:]} ({len(text)} characters)"
+
+
+def path_error(what: str, path: object, exc: OSError | ValueError) -> UsageError:
+    """The one translation of an OS error on a path the user gave (the audited path, `--output-dir`, a trace,
+    a configuration file) into a named, one-line `UsageError` (exit 2) instead of an internal error.
+
+    `what` says what the path was for, e.g. "the output directory"; the message names the path (shortened when
+    very long, bytes that are not UTF-8 escaped) and the reason in plain words.
+    """
+    if isinstance(exc, ValueError):
+        reason = "the path contains a NUL character" if "null" in str(exc).lower() else str(exc)
+    elif isinstance(exc, FileExistsError):
+        reason = "it exists and is not a directory"
+    elif isinstance(exc, NotADirectoryError):
+        reason = "a part of it is not a directory"
+    else:
+        reason = exc.strerror or type(exc).__name__
+    return UsageError(f"cannot use {_shown(path)!r} as {what}: {reason}")

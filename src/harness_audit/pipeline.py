@@ -20,7 +20,7 @@ from harness_audit import __version__
 from harness_audit.aggregate import build_report
 from harness_audit.catalogue import CHECKS
 from harness_audit.config import AuditConfig
-from harness_audit.errors import FailureCode, UsageError
+from harness_audit.errors import FailureCode, UsageError, path_error
 from harness_audit.findings import (
     Candidate,
     CheckId,
@@ -34,10 +34,10 @@ from harness_audit.findings import (
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
-from harness_audit.render import write_reports
+from harness_audit.render import prepare_output_dir, write_reports
 from harness_audit.report import FileNote, Report, RunMeta
 from harness_audit.static import BackgroundJob, StaticResult, no_gc_pauses, parse_python, run_rules
-from harness_audit.workspace import Discovery, Workspace
+from harness_audit.workspace import Discovery, Workspace, printable_path
 
 _CACHE_VERSION = "2"
 STATIC_LANGUAGES = ("python", "typescript", "javascript")
@@ -154,7 +154,7 @@ def output_dir_of(ws: Workspace, config: AuditConfig) -> Path:
 
 def run_static(
     ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], output_dir: Path, config: AuditConfig,
-    use_cache: bool, progress: Progress = NO_PROGRESS,
+    use_cache: bool,
 ) -> tuple[StaticResult, list[FileNote], bool, dict[CheckId, float]]:
     """Parse, recon and run the rules of `checks`, or load the same from the result cache."""
     cache_path = output_dir / "cache" / f"static-{_cache_key(ws, discovery, checks)}.json" if use_cache else None
@@ -173,7 +173,6 @@ def run_static(
         unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
         here = StaticResult()
         for check in background.checks_here():
-            progress.emit(ProgressEvent(kind=ProgressKind.CHECK_STARTED, check=check))
             t = time.perf_counter()
             one = run_rules(parsed, [check])
             here.candidates[check] = one.candidates.get(check, [])
@@ -237,7 +236,7 @@ def gate_landmarks(ws: Workspace, checks: Sequence[CheckId], candidates: Sequenc
 
 def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], output_dir: Path,
                   config: AuditConfig, use_cache: bool, progress: Progress = NO_PROGRESS) -> PhaseResult:
-    static, unparsed, cache_hit, timings = run_static(ws, discovery, checks, output_dir, config, use_cache, progress)
+    static, unparsed, cache_hit, timings = run_static(ws, discovery, checks, output_dir, config, use_cache)
     refusals: list[Refusal] = []
     landmarks = gate_landmarks(ws, checks, static.landmarks, refusals)
     progress.emit(ProgressEvent(kind=ProgressKind.RECON_DONE, landmarks=len(landmarks)))
@@ -297,6 +296,8 @@ def run_audit(
     started = datetime.now().astimezone()
     ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
     output_dir = output_dir_of(ws, config)
+    if write:
+        prepare_output_dir(output_dir)  # a bad --output-dir is a usage error before any work, not after it
     discovery = ws.discover(STATIC_LANGUAGES)
     run_id = new_run_id(started)
     if config.engine == "static":
@@ -330,7 +331,7 @@ def finish(
     meta = RunMeta(
         tool_version=__version__, run_id=run_id,
         started_at=started.isoformat(timespec="seconds"), finished_at=finished.isoformat(timespec="seconds"),
-        duration_s=time.perf_counter() - t0, root=str(ws.root), commit=commit, dirty=dirty,
+        duration_s=time.perf_counter() - t0, root=printable_path(str(ws.root)), commit=commit, dirty=dirty,
         engine=str(phase.extra.get("engine", config.engine)),
         requested=tuple(checks), files_scanned=len(discovery.files), excluded_dirs=discovery.excluded_dirs,
         cache_hit=phase.cache_hit, state=phase.state, **{k: v for k, v in phase.extra.items() if k != "engine"},
@@ -341,7 +342,10 @@ def finish(
         unparsed_files=phase.unparsed, recon_usage=phase.recon_usage, analysis=phase.analysis,
         analysis_usage=phase.analysis_usage, context=ws.context,
     )
-    paths = write_reports(report, output_dir, config.formats, started) if write else []
+    try:
+        paths = write_reports(report, output_dir, config.formats, started) if write else []
+    except OSError as exc:  # checked writable before the audit; gone since (removed, full, read-only)
+        raise path_error("the output directory", output_dir, exc) from None
     progress.emit(ProgressEvent(kind=ProgressKind.REPORTS_WRITTEN, detail=report.meta.state,
                                 paths=tuple(str(p) for p in paths)))
     return AuditRun(report, tuple(paths))

@@ -117,7 +117,7 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Trace
     """
     from harness_audit.trace import FORMATS
     from harness_audit.trace.checker import Checker, Options
-    from harness_audit.trace.dialects import normalise
+    from harness_audit.trace.dialects import normalise_record
     from harness_audit.trace.model import Malformed
     from harness_audit.trace.readers import detect, read
 
@@ -135,7 +135,7 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Trace
         if isinstance(raw, Malformed):
             malformed.append((raw.source.line, raw.reason))
             continue
-        ex = normalise(raw)
+        ex = normalise_record(raw)
         if ex is None:
             ignored += 1
         elif isinstance(ex, Malformed):
@@ -310,6 +310,9 @@ def assert_within_limits(requests_or_trace: Any, *, max_turns: int | None = 50, 
     from harness_audit.findings import CheckId
     from harness_audit.trace.checker import Checker, Options
 
+    max_turns, max_tool_calls, max_identical_calls = (
+        _ceiling(max_turns, "max_turns", optional=True), _ceiling(max_tool_calls, "max_tool_calls", optional=True),
+        _ceiling(max_identical_calls, "max_identical_calls", optional=True))
     off = 1 << 62
     options = Options(checks=frozenset({CheckId.C12}), max_turns=off if max_turns is None else max_turns,
                       max_tool_calls=off if max_tool_calls is None else max_tool_calls,
@@ -355,8 +358,13 @@ def assert_trace_clean(path: str | os.PathLike[str], *, checks: Iterable[str] | 
     from harness_audit.findings import CheckId
     from harness_audit.trace.checker import TRACE_CHECKS, Options
 
+    max_turns = _ceiling(max_turns, "max_turns")
+    max_tool_calls = _ceiling(max_tool_calls, "max_tool_calls")
+    max_identical_calls = _ceiling(max_identical_calls, "max_identical_calls")
     wanted = frozenset(TRACE_CHECKS)
     if checks is not None:
+        if isinstance(checks, (str, bytes)) or not isinstance(checks, Iterable):
+            raise TypeError(f"`checks` must be a list of check ids such as ['C1', 'C12'], got {checks!r}")
         names = [str(c).strip().upper() for c in checks]
         bad = [n for n in names if n not in {c.value for c in TRACE_CHECKS}]
         if bad:
@@ -377,6 +385,58 @@ def assert_trace_clean(path: str | os.PathLike[str], *, checks: Iterable[str] | 
 
 
 # ---------------------------------------------------------------------------------------------- input shapes
+
+def _ceiling(value: Any, name: str, *, optional: bool = False) -> Any:
+    """A positive integer ceiling (or None where it may be turned off); a `TypeError` naming the argument."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        allowed = "a positive integer" + (" or None (no ceiling)" if optional else "")
+        raise TypeError(f"`{name}` must be {allowed}, got {value!r}")
+    return value
+
+
+_SHAPES: dict[str, tuple[str, tuple[tuple[str, tuple[type, ...], str], ...]]] = {
+    # api: (history key, ((field of an item, accepted types, what it must be), ...))
+    "openai-chat": ("messages", (("role", (str,), "a string"), ("content", (str, list, type(None)), "text or a list of parts"),
+                                 ("tool_calls", (list, type(None)), "a list of tool calls"),
+                                 ("tool_call_id", (str,), "a string"))),
+    "anthropic": ("messages", (("role", (str,), "a string"), ("content", (str, list), "text or a list of blocks"))),
+    "gemini": ("contents", (("role", (str,), "a string"), ("parts", (list,), "a list of parts"))),
+    "openai-responses": ("input", (("type", (str,), "a string"), ("role", (str,), "a string"),
+                                   ("call_id", (str,), "a string"), ("arguments", (str,), "JSON text"))),
+}
+"""The fields of a history item whose type the dialects rely on: a wrong type is an error, never a silent pass."""
+
+
+def _check_shape(body: Any, api: str, name: str) -> None:
+    """Refuse a request body whose history is not the dialect's shape, naming the first bad field."""
+    key, fields = _SHAPES.get(api, ("", ()))
+    if not key or not isinstance(body, Mapping):
+        return
+    items: object = cast("Mapping[str, Any]", body).get(key)
+    if items is None or (api == "openai-responses" and isinstance(items, str)):
+        return
+    if not isinstance(items, list):
+        raise TypeError(f"`{key}` of the {name} must be a list, got {type(items).__name__}: {items!r:.60}")
+    for i, item in enumerate(cast("list[Any]", items)):
+        if not isinstance(item, Mapping):
+            raise TypeError(f"`{key}[{i}]` of the {name} must be an object (a mapping), got {item!r:.60}")
+        entry = cast("Mapping[str, Any]", item)
+        for field, types, what in fields:
+            if field in entry and not isinstance(entry[field], types):
+                raise TypeError(f"`{key}[{i}].{field}` of the {name} must be {what}, got {entry[field]!r:.60}")
+        for j, part in enumerate(cast("list[Any]", entry.get("tool_calls") or [])):
+            if not isinstance(part, Mapping) or not isinstance(cast("Mapping[str, Any]", part).get("function"),
+                                                                Mapping):
+                raise TypeError(f"`{key}[{i}].tool_calls[{j}]` of the {name} must be an object with a `function` "
+                                f"object, got {part!r:.60}")
+        content = entry.get("content") if api != "gemini" else entry.get("parts")
+        for j, part in enumerate(cast("list[Any]", content) if isinstance(content, list) else []):
+            if not isinstance(part, Mapping | str):
+                raise TypeError(f"`{key}[{i}].{'parts' if api == 'gemini' else 'content'}[{j}]` of the {name} "
+                                f"must be an object, got {part!r:.60}")
+
 
 def _check_file(path: Path, options: Any, fmt: str | None) -> tuple[list[Candidate], Any]:
     from harness_audit.trace import check_file
@@ -475,7 +535,7 @@ def _pair(item: Any) -> tuple[Any, Any]:
 
 def _parse(pending: list[tuple[int, Any, Any]], dialect: Dialect) -> list[Exchange]:
     """Bodies to exchanges with the checker's dialects; in `auto`, one conversation is read in one dialect."""
-    from harness_audit.trace.dialects import detect, normalise
+    from harness_audit.trace.dialects import detect, normalise_record
     from harness_audit.trace.model import Malformed, RawRecord, Source
 
     def record(i: int, request: Any, response: Any, api: Api | None) -> RawRecord:
@@ -496,7 +556,8 @@ def _parse(pending: list[tuple[int, Any, Any]], dialect: Dialect) -> list[Exchan
         apis = [only] * len(apis)
     out: list[Exchange] = []
     for (i, request, response), api in zip(pending, apis, strict=True):
-        ex = normalise(record(i, request, response, api))
+        _check_shape(request, api, "request" if len(pending) == 1 else f"request {i}")
+        ex = normalise_record(record(i, request, response, api))
         if ex is None or isinstance(ex, Malformed):
             why = ex.reason if isinstance(ex, Malformed) else "not model traffic"
             raise ValueError(f"request {i} could not be read as {api}: {why}")

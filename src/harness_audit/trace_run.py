@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -17,9 +18,10 @@ from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, CheckOutcome, Finding, OutcomeStatus, Refusal
 from harness_audit.gate import GateContext, validate
 from harness_audit.pipeline import AuditRun, PhaseResult, finish, new_run_id, output_dir_of
+from harness_audit.render import prepare_output_dir
 from harness_audit.report import FileNote
 from harness_audit.trace import Format, Options, check_files
-from harness_audit.workspace import Discovery, SourceFile, Workspace
+from harness_audit.workspace import Discovery, SourceFile, Workspace, user_path_mode
 
 
 def resolve_traces(paths: Sequence[str | Path]) -> list[Path]:
@@ -29,10 +31,8 @@ def resolve_traces(paths: Sequence[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         path = Path(p).expanduser()
-        if not path.exists():
-            raise UsageError(f"trace {str(p)!r} does not exist")
-        if not path.is_file():
-            raise UsageError(f"trace {str(p)!r} is not a file; pass the trace files themselves")
+        if not stat.S_ISREG(user_path_mode(path, "a trace", f"trace {str(p)!r} does not exist")):
+            raise UsageError(f"trace {str(p)!r} is not a regular file; pass the trace files themselves")
         out.append(Path(os.path.realpath(path)))
     return out
 
@@ -83,6 +83,8 @@ def run_trace(paths: Sequence[str | Path], checks: Sequence[CheckId], config: Au
     started = datetime.now().astimezone()
     files = resolve_traces(paths)
     ws = Workspace.open(trace_root(files), excludes=())  # the given files are in scope whatever their folder
+    if write:
+        prepare_output_dir(output_dir_of(ws, config))
     phase = trace_phase(ws, files, checks, config, fmt)
     discovery = Discovery(files=tuple(SourceFile(f.relative_to(ws.root).as_posix(), "trace") for f in files),
                           skipped=(), excluded_dirs=0)

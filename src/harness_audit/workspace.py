@@ -7,11 +7,13 @@ import codecs
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
+from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import Language, split_lines
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ LANGUAGE_BY_SUFFIX: dict[str, Language] = {
 }
 
 SkipReason = Literal["binary", "too-large", "undecodable", "unreadable", "outside-workspace", "excluded-target",
-                     "minified", "credential-file"]
+                     "minified", "credential-file", "special-file", "unreadable-directory", "undecodable-name"]
 
 MINIFIED_MIN_BYTES = 20_000
 MINIFIED_MEAN_LINE = 400
@@ -105,6 +107,139 @@ _CREDENTIAL_SUFFIXES = (".pem", ".key", ".crt", ".cer", ".der", ".p8", ".p12", "
 _CREDENTIAL_PREFIXES = ("client_secret", "service_account", "service-account")
 _CREDENTIAL_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker"})
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+
+
+class ReadRefused(Exception):
+    """A file the audit does not read: not a regular file, larger than allowed, or unreadable."""
+
+    def __init__(self, reason: SkipReason, detail: str) -> None:
+        super().__init__(detail)
+        self.reason: SkipReason = reason
+        """`special-file`, `too-large` or `unreadable`."""
+        self.detail = detail
+        """What it is or what went wrong, e.g. `a FIFO` or `Permission denied`."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a regular file for reading; the one way audited files, traces and their evidence are opened.
+
+    Anything else (a FIFO, a device such as `/dev/zero`, a socket, a directory, through a link or not) raises
+    `ReadRefused("special-file")` before a byte is read: a FIFO could block forever, a device stream without
+    end. The open itself never blocks (`O_NONBLOCK`) and the kind is checked again on the open descriptor, so a
+    file swapped for a FIFO in between is refused too. Raises `ReadRefused("unreadable")` for an `OSError`.
+    """
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise ReadRefused("special-file", _kind(mode))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise ReadRefused("unreadable", _os_reason(exc)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ReadRefused("special-file", _kind(mode))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (`open_regular`); bounded by the bytes actually read.
+
+    `st_size` is only a shortcut (a larger file is refused unread): a file that grows, or reports 0 like those
+    of `/proc`, still stops at `limit + 1` bytes read. Raises `ReadRefused("too-large")` past the limit.
+    """
+    with open_regular(path) as fh:
+        try:
+            if os.fstat(fh.fileno()).st_size > limit:
+                raise ReadRefused("too-large", f"over {limit} bytes")
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise ReadRefused("unreadable", _os_reason(exc)) from None
+    if len(data) > limit:
+        raise ReadRefused("too-large", f"over {limit} bytes")
+    return data
+
+
+def _os_reason(exc: OSError | ValueError) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return "the path contains a NUL character"
+
+
+def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top, onerror=…)`, top-down, links to directories listed but not entered, without recursion.
+
+    Python 3.11's `os.walk` recurses once per level, so a tree a thousand directories deep raised
+    `RecursionError`; this one keeps its own stack. Prune by editing the yielded `dirnames` in place.
+    """
+    stack = [top]
+    while stack:
+        current = stack.pop()
+        dirnames: list[str] = []
+        filenames: list[str] = []
+        links: set[str] = set()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()
+                        if is_dir and entry.is_symlink():
+                            links.add(entry.name)
+                    except OSError:
+                        is_dir = False
+                    (dirnames if is_dir else filenames).append(entry.name)
+        except OSError as exc:
+            onerror(exc)
+            continue
+        yield current, dirnames, filenames
+        stack.extend(os.path.join(current, d) for d in reversed(dirnames) if d not in links)
+
+
+def _utf8(name: str) -> bool:
+    """False for a name with bytes that are not UTF-8 (decoded by the OS layer as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(rel: str) -> str:
+    """A path as it can be shown and written in any report: bytes that are not UTF-8 become `\\xNN`."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _valid_pattern(line: str) -> bool:
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
+
+
+def user_path_mode(path: str | os.PathLike[str], what: str, missing: str) -> int:
+    """`st_mode` of a path the user gave (`os.stat`, links followed): `UsageError(missing)` when it does not
+    exist, `errors.path_error(what, …)` for any other OS error (too long, a NUL, a loop, no permission)."""
+    try:
+        return os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UsageError(missing) from None
+    except (OSError, ValueError) as exc:
+        raise path_error(what, path, exc) from None
 
 
 def credential_file(rel: str) -> bool:
@@ -181,6 +316,7 @@ class Workspace:
     _lines: dict[str, list[str] | None] = field(default_factory=dict[str, "list[str] | None"], repr=False)
     _index: dict[str, _LineIndex | None] = field(default_factory=dict[str, "_LineIndex | None"], repr=False)
     _resolved: dict[str, Resolved] = field(default_factory=dict[str, "Resolved"], repr=False)
+    _problems: dict[str, SkipReason] = field(default_factory=dict[str, "SkipReason"], repr=False)
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], **kwargs: object) -> Workspace:
@@ -190,25 +326,38 @@ class Workspace:
 
     # ---------------------------------------------------------------- discovery
     def discover(self, languages: Iterable[Language] | None = None) -> Discovery:
-        """Walk the root once: first-party source files in scope, plus what was skipped and why."""
+        """Walk the root once: first-party source files in scope, plus what was skipped and why.
+
+        Nothing vanishes: a directory that cannot be listed, a name that is not UTF-8 (it could not be shown or
+        cited) and a `.gitignore` that cannot be read are listed as skipped with the reason.
+        """
         wanted = set(languages) if languages is not None else None
         excludes = set(self.excludes)
         files: list[SourceFile] = []
         skipped: list[SkippedFile] = []
         pruned = 0
         ignore_stack: list[tuple[str, pathspec.PathSpec]] = []
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+
+        def unlisted(err: OSError) -> None:
+            rel = os.path.relpath(str(err.filename), self.root).replace(os.sep, "/")
+            skipped.append(SkippedFile(printable_path("." if rel == "." else rel) + "/", "unreadable-directory"))
+
+        for dirpath, dirnames, filenames in _walk(str(self.root), unlisted):
             rel_dir = os.path.relpath(dirpath, self.root)
             rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
             while ignore_stack and not (rel_dir + "/").startswith(ignore_stack[-1][0]):
                 ignore_stack.pop()
             if self.honour_gitignore and ".gitignore" in filenames:
-                spec = self._read_gitignore(Path(dirpath) / ".gitignore")
+                rel_ignore = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
+                spec = self._read_gitignore(Path(dirpath) / ".gitignore", rel_ignore, skipped)
                 if spec is not None:
                     ignore_stack.append((rel_dir + "/" if rel_dir else "", spec))
             keep: list[str] = []
             for d in sorted(dirnames):
                 rel = f"{rel_dir}/{d}" if rel_dir else d
+                if not _utf8(d):
+                    skipped.append(SkippedFile(printable_path(rel) + "/", "undecodable-name"))
+                    continue
                 if d in excludes or self._ignored(rel + "/", ignore_stack):
                     pruned += 1
                     continue
@@ -221,6 +370,9 @@ class Workspace:
                 if lang is None or (wanted is not None and lang not in wanted):
                     continue
                 rel = f"{rel_dir}/{name}" if rel_dir else name
+                if not _utf8(name):
+                    skipped.append(SkippedFile(printable_path(rel), "undecodable-name"))
+                    continue
                 if self._ignored(rel, ignore_stack):
                     continue
                 reason = self._file_problem(rel, Path(dirpath) / name, lang)
@@ -232,14 +384,20 @@ class Workspace:
         skipped.sort(key=lambda s: s.path)
         return Discovery(tuple(files), tuple(skipped), pruned)
 
-    def _read_gitignore(self, path: Path) -> pathspec.PathSpec | None:
+    def _read_gitignore(self, path: Path, rel: str, skipped: list[SkippedFile]) -> pathspec.PathSpec | None:
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            data = read_regular(path, self.max_file_bytes)
+        except ReadRefused as exc:
+            skipped.append(SkippedFile(rel, exc.reason))
             return None
+        lines = data.decode("utf-8", errors="replace").splitlines()
         import pathspec  # on demand: a tree without .gitignore files never needs it
 
-        return pathspec.GitIgnoreSpec.from_lines(lines)
+        try:
+            return pathspec.GitIgnoreSpec.from_lines(lines)
+        except ValueError:
+            # git ignores a line it cannot read as a pattern (a lone `\` or `!`) and keeps the others: so do we
+            return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
 
     @staticmethod
     def _ignored(rel: str, stack: list[tuple[str, pathspec.PathSpec]]) -> bool:
@@ -263,18 +421,9 @@ class Workspace:
                 return "excluded-target"
             if resolved.status == "credential":
                 return "credential-file"
-        try:
-            size = path.stat().st_size
-        except OSError:
-            return "unreadable"
-        if size > self.max_file_bytes:
-            return "too-large"
         text = self.text(rel)
         if text is None:
-            data = self._read_bytes(rel)
-            if data is None:
-                return "unreadable"
-            return "binary" if b"\0" in data[:8192] else "undecodable"
+            return self.problem(rel) or "unreadable"
         if lang in ("typescript", "javascript") and len(text) >= MINIFIED_MIN_BYTES \
                 and len(text) > MINIFIED_MEAN_LINE * (text.count("\n") + 1):
             return "minified"
@@ -318,24 +467,35 @@ class Workspace:
     # ---------------------------------------------------------------- reading
     def _read_bytes(self, rel: str) -> bytes | None:
         try:
-            return (self.root / rel).read_bytes()
-        except OSError:
+            return read_regular(self.root / rel, self.max_file_bytes)
+        except ReadRefused as exc:
+            self._problems[rel] = exc.reason
             return None
 
     def text(self, rel: str) -> str | None:
-        """The file's text (UTF-8, BOM stripped), or None if unreadable, binary or not UTF-8. Cached."""
+        """The file's text (UTF-8, BOM stripped), or None if unreadable, binary or not UTF-8 (`problem` says which).
+
+        Read once, through `read_regular`: a regular file of at most `max_file_bytes`. Cached.
+        """
         if rel in self._text:
             return self._text[rel]
         data = self._read_bytes(rel)
         text: str | None = None
-        if data is not None and b"\0" not in data[:8192]:
-            try:
-                text = data.decode("utf-8-sig")
-            except UnicodeDecodeError:
-                text = None
+        if data is not None:
+            if b"\0" in data[:8192]:
+                self._problems[rel] = "binary"
+            else:
+                try:
+                    text = data.decode("utf-8-sig")
+                except UnicodeDecodeError:
+                    self._problems[rel] = "undecodable"
             self._bytes_hash[rel] = hashlib.sha256(data).hexdigest()
         self._text[rel] = text
         return text
+
+    def problem(self, rel: str) -> SkipReason | None:
+        """Why `text(rel)` is None: `binary`, `undecodable`, `too-large`, `special-file` or `unreadable`."""
+        return self._problems.get(rel)
 
     def sha256(self, rel: str) -> str | None:
         """Hash of the file's bytes as read for this audit."""
@@ -363,7 +523,7 @@ class Workspace:
             return self._index[rel]
         index: _LineIndex | None = None
         try:
-            with (self.root / rel).open("rb") as fh:
+            with open_regular(self.root / rel) as fh:
                 digest = hashlib.sha256()
                 checkpoints: list[tuple[int, int]] = [(0, 0)]
                 breaks = 0
@@ -392,7 +552,7 @@ class Workspace:
                     total = breaks + (1 if offset and last not in (b"\n", b"\r") else 0)
                     index = _LineIndex(checkpoints=tuple(checkpoints), total=total, sha256=digest.hexdigest())
                     self._bytes_hash[rel] = index.sha256
-        except OSError:
+        except (OSError, ReadRefused):
             index = None
         self._index[rel] = index
         return index
@@ -417,7 +577,7 @@ class Workspace:
         decoder = codecs.getincrementaldecoder("utf-8-sig" if offset == 0 else "utf-8")()
         carry = ""
         try:
-            with (self.root / rel).open("rb") as fh:
+            with open_regular(self.root / rel) as fh:
                 fh.seek(offset)
                 while number <= last:
                     chunk = fh.read(_INDEX_CHUNK)
@@ -440,6 +600,6 @@ class Workspace:
                             break
                     if not chunk:
                         break
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, ReadRefused):
             return None
         return LineWindow(first=first, lines=tuple(out), total=index.total)

@@ -114,8 +114,9 @@ CHECKS: dict[CheckId, CheckSpec] = {
 
 P1: tuple[CheckId, ...] = tuple(c for c, s in CHECKS.items() if s.priority == 1)
 
-_ID_RE = re.compile(r"^[cC]0*(\d{1,3})$")
-_RULE_RE = re.compile(r"^(?:[cC]0*(\d{1,3})/)?([a-z0-9]+(?:-[a-z0-9]+)+)$")
+_ID_RE = re.compile(r"^[cC]0*([0-9]{1,3})$")
+"""ASCII digits only: `\\d` would also take `C١` (Arabic-Indic) or `C１` (fullwidth) as C1."""
+_RULE_RE = re.compile(r"^(?:[cC]0*([0-9]{1,3})/)?([a-z0-9]+(?:-[a-z0-9]+)+)$")
 _VALID_FORMS = ("check ids C1–C15 (any case, zero-padded or not, comma- or space-separated), rule ids such as "
                 "`C8/parallel-batch-all-or-nothing`, or one preset: `p1` or `all`")
 

@@ -58,7 +58,5 @@ def run(name: str, ns: argparse.Namespace) -> int:
         report, paths = replay_run(run_dir, root=root)
     else:
         report, paths = resume_run(run_dir, root=root)
-    from harness_audit.messages import resolve_language
-
-    print_result(report, paths, quiet=ns.quiet, language=resolve_language(getattr(ns, "language", None)))
+    print_result(report, paths, quiet=ns.quiet)
     return exit_code(report, load_run(run_dir).config.fail_on)

@@ -400,17 +400,16 @@ class NavigationTools:
         end_arg = _line_arg(end_line, "end_line")
         if end_arg is not None and end_arg < start:
             raise _bad(f"`end_line` {end_arg} is before `start_line` {start}", "pass end_line >= start_line")
-        try:
-            size = (self.ws.root / rel).stat().st_size
-        except OSError as exc:
-            raise ToolRefusal(ToolRefusalReason.FILE_NOT_FOUND, f"{rel!r} cannot be read ({exc.strerror})",
-                              "call glob to find a readable file") from exc
-        if size > self.ws.max_file_bytes:
-            raise ToolRefusal(ToolRefusalReason.FILE_TOO_LARGE,
-                              f"{rel!r} has {size} bytes, over the {self.ws.max_file_bytes}-byte limit of the audit",
-                              "cite code from the first-party source files instead")
-        lines = self.ws.lines(rel)
+        lines = self.ws.lines(rel)  # the workspace's one bounded reader of regular files
         if lines is None:
+            problem = self.ws.problem(rel)
+            if problem == "too-large":
+                raise ToolRefusal(ToolRefusalReason.FILE_TOO_LARGE,
+                                  f"{rel!r} is over the {self.ws.max_file_bytes}-byte limit of the audit",
+                                  "cite code from the first-party source files instead")
+            if problem in ("unreadable", "special-file"):
+                raise ToolRefusal(ToolRefusalReason.FILE_NOT_FOUND, f"{rel!r} cannot be read ({problem})",
+                                  "call glob to find a readable file")
             raise ToolRefusal(ToolRefusalReason.NOT_TEXT, f"{rel!r} is binary or not UTF-8 text",
                               "read source files; this tool shows text only")
         total = len(lines)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from harness_audit.errors import path_error
 from harness_audit.findings import CheckId
 from harness_audit.render.json_report import render_json
 from harness_audit.render.markdown import render_markdown
@@ -18,9 +19,42 @@ RENDERERS: dict[str, Callable[[Report], str]] = {"md": render_markdown, "json": 
 """Format name → renderer."""
 
 
+def make_dirs(path: Path) -> None:
+    """`mkdir -p` without recursion (pathlib's and `os.makedirs` recurse once per missing level: a path of
+    thousands of segments would raise `RecursionError`). Raises `OSError` as `os.mkdir` does."""
+    missing: list[Path] = []
+    current = path
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+
+
+def prepare_output_dir(path: Path) -> Path:
+    """Create the output directory and prove it writable before an audit starts; a `UsageError` naming the path
+    (`errors.path_error`) when it is a file, a device, unwritable, too long, or not a path at all."""
+    try:
+        make_dirs(path)
+        # as long a name as a report's (`report-2026-01-31_235959-C10-C11-C12-99.sarif`): a directory whose path
+        # leaves no room for one is refused now, not after the audit
+        fd, probe = tempfile.mkstemp(prefix=".harness-audit-probe-", suffix="-" * 16 + ".probe", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except (OSError, ValueError) as exc:
+        raise path_error("the output directory", path, exc) from None
+    return path
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` through a temp file in the same directory, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
@@ -42,7 +76,7 @@ def scope_label(checks: Sequence[CheckId]) -> str:
 
 def write_reports(report: Report, output_dir: Path, formats: Sequence[str], started: datetime) -> list[Path]:
     """Write one file per format; a second run in the same second gets a `-2`, `-3`… suffix, never overwrites."""
-    output_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(output_dir)
     stem = f"report-{started.strftime('%Y-%m-%d_%H%M%S')}-{scope_label(report.meta.requested)}"
     suffix = 1
     while True:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from harness_audit.findings import Candidate, CheckId, LandmarkCandidate
-from harness_audit.static.lang.python import PyModule, PyProject
+from harness_audit.static.lang.python import PyModule, PyProject, TreeTooDeep
 from harness_audit.static.recon import find_landmarks
 from harness_audit.static.registry import Hit, Rule, load_rules, rules_for
 from harness_audit.workspace import SourceFile, Workspace
@@ -88,7 +88,11 @@ def parse_python(ws: Workspace, files: Iterable[SourceFile]) -> ParsedProject:
             modules[f.path] = PyModule.parse(f.path, text)
         except SyntaxError as exc:
             unparsed.append(UnparsedFile(f.path, f"syntax error at line {exc.lineno}: {exc.msg}"))
-        except (ValueError, RecursionError, MemoryError) as exc:
+        except TreeTooDeep as exc:
+            unparsed.append(UnparsedFile(f.path, str(exc)))
+        except RecursionError:
+            unparsed.append(UnparsedFile(f.path, "nested too deeply for Python's parser"))
+        except (ValueError, MemoryError) as exc:
             # isolation boundary of the parser: one hostile file never stops the audit
             unparsed.append(UnparsedFile(f.path, f"{type(exc).__name__}: {exc}"))
     return ParsedProject(PyProject(modules), tuple(unparsed))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness_audit.findings import Candidate, CheckId
 from harness_audit.trace.checker import TRACE_CHECKS, Checker, Coverage, Options
-from harness_audit.trace.dialects import normalise
+from harness_audit.trace.dialects import normalise_record
 from harness_audit.trace.evidence import Quoter
 from harness_audit.trace.model import Malformed
 from harness_audit.trace.readers import FORMATS, Format, NotATrace, detect, read
@@ -117,7 +117,7 @@ def check_file(path: Path, rel: str, options: Options, fmt: Format | None = None
             if isinstance(raw, Malformed):
                 malformed.append((raw.source.line, raw.reason))
                 continue
-            ex = normalise(raw)
+            ex = normalise_record(raw)
             if ex is None:
                 ignored += 1
             elif isinstance(ex, Malformed):
@@ -129,6 +129,8 @@ def check_file(path: Path, rel: str, options: Options, fmt: Format | None = None
         raise
     except (ValueError, UnicodeDecodeError) as exc:
         raise NotATrace(f"{rel!r} could not be read as {detected}: {exc}") from None
+    except RecursionError:
+        raise NotATrace(f"{rel!r} could not be read as {detected}: its JSON is nested too deeply") from None
     except Exception as exc:  # a YAML parser error (and kin) of a whole-document format: not a readable trace
         if type(exc).__module__.startswith("yaml"):
             raise NotATrace(f"{rel!r} could not be read as a {detected} cassette: {' '.join(str(exc).split())}") from None

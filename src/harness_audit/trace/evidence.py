@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness_audit.findings import evidence_is_thin, normalise_lines
 from harness_audit.trace.model import Source
+from harness_audit.workspace import ReadRefused, open_regular
 
 _AROUND = 60
 _HEAD = 160
@@ -27,11 +28,11 @@ class Quoter:
     def __call__(self, source: Source, needle: str | None) -> str:
         """The evidence fragment of the record at `source`, around `needle` when it occurs on that line."""
         try:
-            with self.path.open("rb") as fh:
+            with open_regular(self.path) as fh:
                 fh.seek(source.offset)
                 first = fh.readline(_MAX_LINE)
                 extra = [fh.readline(_MAX_LINE) for _ in range(_MAX_EXTRA_LINES)]
-        except OSError:
+        except (OSError, ReadRefused):
             return ""
         try:
             text = first.decode("utf-8-sig" if source.offset == 0 else "utf-8").rstrip("\r\n")

@@ -27,6 +27,16 @@ _SCOPE_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 _N = TypeVar("_N", bound=ast.AST)
+
+MAX_TREE_DEPTH = 200
+"""Deepest syntax tree analysed. Rules and recon recurse along the tree; real code stays under 40 levels (Python's
+own parser stops nested brackets at 200), while a valid chain such as `f()()()…` can be thousands deep."""
+
+
+class TreeTooDeep(ValueError):
+    """A file whose syntax tree is deeper than `MAX_TREE_DEPTH`: listed as unparsed, never analysed."""
+
+
 _POSITION = operator.attrgetter("lineno", "col_offset")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _SCALAR_FIELDS = frozenset({
@@ -163,31 +173,39 @@ class PyModule:
 
     def _index(self) -> None:
         by_type = self._by_type
-        stack: list[ast.AST] = [self.tree]
-        pop, push = stack.pop, stack.append
+        level: list[ast.AST] = [self.tree]
         child_fields = _CHILD_FIELDS
+        depth = 0
         # this loop visits every node of every file once and dominates indexing time: it reads only the
-        # fields that can hold child nodes (a per-class table) instead of testing every field of every node
-        while stack:
-            node = pop()
-            cls = node.__class__
-            by_type[cls].append(node)
-            fields = child_fields.get(cls)
-            if fields is None:
-                fields = _child_fields(cls)
-            for name in fields:
-                value = getattr(node, name, None)
-                if value is None:
-                    continue
-                if value.__class__ is list:
-                    for item in value:
-                        if item is not None:  # `Dict.keys` holds None for `**spread`
-                            # an attribute on the node costs a fraction of a node→parent dict on large trees
-                            item._ha_parent = node
-                            push(item)
-                elif isinstance(value, ast.AST):
-                    value._ha_parent = node  # type: ignore[attr-defined]
-                    push(value)
+        # fields that can hold child nodes (a per-class table) instead of testing every field of every node.
+        # It goes one generation at a time, so the tree's depth is known for free: a tree deeper than the
+        # analysis can recurse (`x = f()()()…` a thousand calls long) is refused here, before any rule sees it.
+        while level:
+            depth += 1
+            if depth > MAX_TREE_DEPTH:
+                raise TreeTooDeep(f"nested more than {MAX_TREE_DEPTH} levels deep: too deep to analyse")
+            below: list[ast.AST] = []
+            push = below.append
+            for node in level:
+                cls = node.__class__
+                by_type[cls].append(node)
+                fields = child_fields.get(cls)
+                if fields is None:
+                    fields = _child_fields(cls)
+                for name in fields:
+                    value = getattr(node, name, None)
+                    if value is None:
+                        continue
+                    if value.__class__ is list:
+                        for item in value:
+                            if item is not None:  # `Dict.keys` holds None for `**spread`
+                                # an attribute on the node costs a fraction of a node→parent dict on large trees
+                                item._ha_parent = node
+                                push(item)
+                    elif isinstance(value, ast.AST):
+                        value._ha_parent = node  # type: ignore[attr-defined]
+                        push(value)
+            level = below
         for imp in self.nodes(ast.Import):
             for alias in imp.names:
                 if alias.asname:

@@ -98,3 +98,15 @@ def normalise(raw: RawRecord) -> Exchange | Malformed | None:
     return Exchange(source=raw.source, request=request, response=response, session=raw.session,
                     attempt=int(raw.extra.get("attempt", 1) or 1),
                     response_source=resp_source if isinstance(resp_source, Source) else None)
+
+
+def normalise_record(raw: RawRecord) -> Exchange | Malformed | None:
+    """`normalise`, with a record nested deeper than the interpreter can walk made `Malformed` (listed, skipped).
+
+    A line parses as long as the JSON decoder's recursion stays under the limit; comparing or serialising it
+    later, from deeper in the stack, may not: so every reader of records calls this, not `normalise`.
+    """
+    try:
+        return normalise(raw)
+    except RecursionError:
+        return Malformed(source=raw.source, reason="JSON nested too deeply to read")

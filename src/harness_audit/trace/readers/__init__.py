@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
 from harness_audit.errors import UsageError
 from harness_audit.trace.model import Malformed, RawRecord
 from harness_audit.trace.readers import agents, http, jsonl, ledger, otel
+from harness_audit.trace.readers.lines import read_lines
+from harness_audit.workspace import ReadRefused, open_regular
 
 Format = Literal["jsonl", "vcr", "har", "otel", "ledger", "swe-agent", "openhands"]
 FORMATS: tuple[Format, ...] = ("jsonl", "vcr", "har", "otel", "ledger", "swe-agent", "openhands")
@@ -56,11 +59,28 @@ def _document_kind(value: Any) -> Format | None:
     return None
 
 
-def detect(path: Path) -> tuple[Format, bool]:
-    """(format, is a whole JSON/YAML document) of a file; raises `NotATrace` with the reason."""
+def whole(path: Path) -> bytes:
+    """All bytes of a trace file that is a regular file (`workspace.open_regular`); a `UsageError` otherwise."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
+            return fh.read()
+    except ReadRefused as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.detail}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def detect(path: Path) -> tuple[Format, bool]:
+    """(format, is a whole JSON/YAML document) of a file; raises `NotATrace` with the reason.
+
+    JSON is probed line by line, whole lines however long (a first record of megabytes is still a record),
+    then as one document.
+    """
+    try:
+        with open_regular(path) as fh:
             head = fh.read(_HEAD)
+    except ReadRefused as exc:
+        raise UsageError(f"cannot read {str(path)!r}: {exc.detail}; a trace is a regular file") from None
     except OSError as exc:
         raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
     name = str(path)
@@ -71,11 +91,8 @@ def detect(path: Path) -> tuple[Format, bool]:
     text = head.decode("utf-8-sig", errors="replace").lstrip()
     if text[:1] in "{[":
         kinds: list[Format] = []
-        for raw in head.splitlines()[:_PROBE_LINES]:
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                continue
+        for line in islice(read_lines(path), _PROBE_LINES):
+            value = line.value
             kind = _line_kind(value) if isinstance(value, dict) else None
             if kind is None and isinstance(value, (dict, list)):
                 doc = _document_kind(value)
@@ -86,10 +103,11 @@ def detect(path: Path) -> tuple[Format, bool]:
         if kinds:
             return kinds[0], False
         try:
-            data = path.read_bytes()
-            value = json.loads(data.decode("utf-8-sig"))
-        except (ValueError, OSError):
+            value = json.loads(whole(path).decode("utf-8-sig"))
+        except ValueError:
             raise NotATrace(f"{name!r} is neither valid JSON nor JSON Lines of exchanges: not {_WHAT}") from None
+        except RecursionError:
+            raise NotATrace(f"{name!r} is JSON nested too deeply to read: not {_WHAT}") from None
         doc = _document_kind(value)
         if doc is None:
             raise NotATrace(f"{name!r} is JSON but not {_WHAT}")
@@ -118,17 +136,17 @@ def read(path: Path, fmt: Format | None = None) -> Iterator[RawRecord | Malforme
         yield from ledger.read(path)
     elif fmt == "otel":
         if document:
-            yield from otel.read_document(path, path.read_bytes())
+            yield from otel.read_document(path, whole(path))
         else:
             yield from otel.read_lines_(path)
     elif fmt == "swe-agent":
-        yield from agents.read_swe_agent(path, path.read_bytes())
+        yield from agents.read_swe_agent(path, whole(path))
     elif fmt == "openhands":
-        yield from agents.read_openhands(path, path.read_bytes())
+        yield from agents.read_openhands(path, whole(path))
     elif fmt == "har":
-        yield from http.read_har(path, path.read_bytes())
+        yield from http.read_har(path, whole(path))
     elif fmt == "vcr":
-        data = path.read_bytes()
+        data = whole(path)
         if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
             yield from http.read_vcr_json(path, data)
         else:

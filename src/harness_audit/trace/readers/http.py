@@ -74,8 +74,66 @@ def _vcr_record(item: Any, source: Source) -> RawRecord | Malformed:
                      url=str(req.get("uri") or req.get("url") or ""), method=str(req.get("method") or "POST"))
 
 
+MAX_ALIASES = 10_000
+"""A cassette may refer to an anchor this many times; more is refused (recorders write few, if any)."""
+MAX_EXPANDED_NODES = 1_000_000
+"""Aliases may add at most this many nodes to what the document spells out (an alias bomb adds billions)."""
+
+
+class AliasBomb(ValueError):
+    """A YAML document whose aliases repeat too much or refer to themselves."""
+
+
+def _check_aliases(root: Any) -> None:
+    """Refuse a node graph whose aliases are too many, expand too far, or form a cycle (a node inside itself).
+
+    The composer shares one node per anchor, so nothing is expanded here: each node's expanded size is computed
+    once from its children's (iteratively, no recursion), and the walk stops at the first bound passed.
+    """
+    import yaml
+
+    def children(node: Any) -> list[Any]:
+        if isinstance(node, yaml.MappingNode):
+            return [part for pair in node.value for part in pair]
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        return []
+
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    aliases = 0
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in children(node))
+            if size[key] > len(size) + MAX_EXPANDED_NODES:
+                raise AliasBomb(f"its YAML aliases expand to more than {MAX_EXPANDED_NODES:,} extra nodes")
+            continue
+        if key in on_path:
+            raise AliasBomb("a YAML alias refers to a node that contains it")
+        if key in size:
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise AliasBomb(f"it uses YAML aliases more than {MAX_ALIASES:,} times")
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for child in children(node):
+            if id(child) in on_path:
+                raise AliasBomb("a YAML alias refers to a node that contains it")
+            if id(child) in size:
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise AliasBomb(f"it uses YAML aliases more than {MAX_ALIASES:,} times")
+            else:
+                stack.append((child, False))
+
+
 def read_vcr_yaml(path: Path, data: bytes) -> Iterator[RawRecord | Malformed]:
-    """Interactions of a YAML cassette, each at its `- request:` line."""
+    """Interactions of a YAML cassette, each at its `- request:` line. Raises `AliasBomb` (see `_check_aliases`)."""
     import yaml
 
     text = decode(data)
@@ -84,6 +142,8 @@ def read_vcr_yaml(path: Path, data: bytes) -> Iterator[RawRecord | Malformed]:
     loader = loader_cls(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _check_aliases(node)
         doc = loader.construct_document(node) if node is not None else None
     finally:
         loader.dispose()
@@ -119,8 +179,13 @@ def read_har(path: Path, data: bytes) -> Iterator[RawRecord | Malformed]:
             continue
         req = entry.get("request") or {}
         resp = entry.get("response") or {}
-        post = req.get("postData") or {}
-        content = resp.get("content") or {}
+        post = req.get("postData") or {} if isinstance(req, dict) else {}
+        content = resp.get("content") or {} if isinstance(resp, dict) else {}
+        wrong = [name for name, value in (("request", req), ("response", resp), ("request.postData", post),
+                                          ("response.content", content)) if not isinstance(value, dict)]
+        if wrong:
+            yield Malformed(source=source, reason=f"HAR entry's `{wrong[0]}` is not an object")
+            continue
         body_text = content.get("text")
         if isinstance(body_text, str) and content.get("encoding") == "base64":
             try:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness_audit.workspace import open_regular
+
 MAX_LINE_BYTES = 256 * 1024 * 1024
 """A longer line is reported as malformed and skipped without being held in memory."""
 
@@ -25,8 +27,11 @@ class Line:
 
 
 def read_lines(path: Path) -> Iterator[Line]:
-    """Every non-blank line of a JSON Lines file, parsed; a bad line carries its error and never stops the read."""
-    with path.open("rb") as fh:
+    """Every non-blank line of a JSON Lines file, parsed; a bad line carries its error and never stops the read.
+
+    Raises `workspace.ReadRefused` when `path` is not a regular file (a FIFO would never end).
+    """
+    with open_regular(path) as fh:
         number = 0
         offset = 0
         while True:
@@ -53,6 +58,9 @@ def read_lines(path: Path) -> Iterator[Line]:
                 value = json.loads(text)
             except UnicodeDecodeError:
                 yield Line(number, start, None, "not UTF-8 text")
+                continue
+            except RecursionError:
+                yield Line(number, start, None, "JSON nested too deeply to read")
                 continue
             except ValueError as exc:
                 msg = getattr(exc, "msg", str(exc))
