@@ -15,6 +15,9 @@ def test_a_static_audit_reports_recon_each_check_and_the_reports(tmp_path: Path)
     events: list[ProgressEvent] = []
     run = audit(EXAMPLE, ["C1,C13"], overrides={"output_dir": str(tmp_path), "cache": False},
                 progress=Progress([events.append]))
+    started = [e.check for e in events if e.kind is ProgressKind.CHECK_STARTED]
+    assert started == [CheckId.C1, CheckId.C13]  # the static rules start before recon's landmarks gate them
+    events = [e for e in events if e.kind is not ProgressKind.CHECK_STARTED]
     kinds = [e.kind for e in events]
     assert kinds[0] is ProgressKind.RECON_DONE and events[0].landmarks == len(run.report.landmarks)
     assert kinds[-1] is ProgressKind.REPORTS_WRITTEN

@@ -154,7 +154,7 @@ def output_dir_of(ws: Workspace, config: AuditConfig) -> Path:
 
 def run_static(
     ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], output_dir: Path, config: AuditConfig,
-    use_cache: bool,
+    use_cache: bool, progress: Progress = NO_PROGRESS,
 ) -> tuple[StaticResult, list[FileNote], bool, dict[CheckId, float]]:
     """Parse, recon and run the rules of `checks`, or load the same from the result cache."""
     cache_path = output_dir / "cache" / f"static-{_cache_key(ws, discovery, checks)}.json" if use_cache else None
@@ -173,6 +173,7 @@ def run_static(
         unparsed = [FileNote(path=u.path, reason=u.reason) for u in parsed.unparsed]
         here = StaticResult()
         for check in background.checks_here():
+            progress.emit(ProgressEvent(kind=ProgressKind.CHECK_STARTED, check=check))
             t = time.perf_counter()
             one = run_rules(parsed, [check])
             here.candidates[check] = one.candidates.get(check, [])
@@ -236,7 +237,7 @@ def gate_landmarks(ws: Workspace, checks: Sequence[CheckId], candidates: Sequenc
 
 def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], output_dir: Path,
                   config: AuditConfig, use_cache: bool, progress: Progress = NO_PROGRESS) -> PhaseResult:
-    static, unparsed, cache_hit, timings = run_static(ws, discovery, checks, output_dir, config, use_cache)
+    static, unparsed, cache_hit, timings = run_static(ws, discovery, checks, output_dir, config, use_cache, progress)
     refusals: list[Refusal] = []
     landmarks = gate_landmarks(ws, checks, static.landmarks, refusals)
     progress.emit(ProgressEvent(kind=ProgressKind.RECON_DONE, landmarks=len(landmarks)))

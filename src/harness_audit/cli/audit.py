@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_audit.api import audit, dropped_checks, resolve_checks, resolve_root
 from harness_audit.catalogue import CHECKS, parse_selection
-from harness_audit.config import FORMATS, build_config
+from harness_audit.config import FORMATS, AuditConfig, build_config
 from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, OutcomeStatus, Verdict
+from harness_audit.messages import resolve_language
+from harness_audit.progress import Progress
 from harness_audit.report import Report
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from harness_audit.cli.live import TerminalProgress
 
 
 
@@ -120,10 +125,11 @@ def stdout_format(ns: argparse.Namespace, formats: list[str]) -> str | None:
     return formats[0]
 
 
-def deliver(report: Report, paths: list[Path], *, fmt: str | None, quiet: bool) -> None:
+def deliver(report: Report, paths: list[Path], *, fmt: str | None, quiet: bool, language: str = "en",
+            **final: Any) -> None:
     """The report on stdout (`-o -`, the summary then goes to stderr), or the report paths and a summary."""
     if fmt is None:
-        print_result(report, paths, quiet=quiet)
+        print_result(report, paths, quiet=quiet, language=language, **final)
         return
     from harness_audit.render import RENDERERS
 
@@ -131,8 +137,20 @@ def deliver(report: Report, paths: list[Path], *, fmt: str | None, quiet: bool) 
     sys.stdout.flush()
     if not quiet:
         from harness_audit.cli._helpers import console
+        from harness_audit.cli.live import print_summary
 
-        _print_summary(console(stderr=True, highlight=False), report, [])
+        print_summary(console(stderr=True, highlight=False), report, [], language, **final)
+
+
+def progress_display(ns: argparse.Namespace, checks: tuple[CheckId, ...] | None, config: AuditConfig,
+                     language: str) -> TerminalProgress | None:
+    """The live progress display, unless `-q`, `--no-progress` or nothing is selected yet."""
+    if ns.quiet or getattr(ns, "no_progress", False) or not checks:
+        return None
+    from harness_audit.cli.live import TerminalProgress
+    from harness_audit.llm.run import price_of
+
+    return TerminalProgress(checks, engine=config.engine, language=language, price=price_of(config))
 
 
 def _console() -> Console:
@@ -158,40 +176,15 @@ def _pick(console: Console, language: str) -> list[str]:
     raise UsageError("no valid selection given at the prompt")
 
 
-def _print_summary(console: Console, report: Report, paths: list[Path]) -> None:
-    # every text from the tree, a model or the user goes through `escape`: a path like `q[/z]` or a claim with
-    # `[/x]` is text to show, not markup (rich would raise, or drop `[masked]` silently)
-    from rich.markup import escape
-
-    m = report.meta
-    conf = sum(f.verdict is Verdict.CONFIRMED for f in report.findings)
-    susp = sum(f.verdict is Verdict.SUSPECTED for f in report.findings)
-    console.print(f"[bold]harness-audit[/] {escape(m.root)} · {escape(m.engine)} · {len(m.requested)} checks · "
-                  f"{m.files_scanned} files · {m.duration_s:.2f}s" + (" (cached)" if m.cache_hit else ""))
-    for f in report.findings[:40]:
-        colour = "red" if f.verdict is Verdict.CONFIRMED else "yellow"
-        where = f"{f.file}:{f.line}" if f.located else "(check-level)"
-        console.print(f"  [{colour}]{f.check.value:>3} {f.verdict.value:<9}[/] {escape(where)}  {escape(f.claim)}",
-                      markup=True, highlight=False, soft_wrap=True)
-    if len(report.findings) > 40:
-        console.print(f"  … and {len(report.findings) - 40} more in the report")
-    nc = [o for o in report.outcomes if o.status is not OutcomeStatus.RAN]
-    for o in nc:
-        why = ", ".join(k.value for k in o.missing_landmarks) if o.missing_landmarks else (o.error or "")
-        console.print(f"  [dim]{o.check.value:>3} {o.status_text}: {escape(why)}[/]", highlight=False)
-    console.print(f"{conf} confirmed, {susp} suspected, {len(nc)} not covered, "
-                  f"{len(report.refusals)} refused by the evidence gate")
-    for p in paths:
-        console.print(f"report: {escape(str(p))}", highlight=False, soft_wrap=True)
-
-
-def print_result(report: Report, paths: list[Path], *, quiet: bool) -> None:
-    """The report paths (quiet), or a terminal summary of the report."""
+def print_result(report: Report, paths: list[Path], *, quiet: bool, language: str = "en", **final: Any) -> None:
+    """The report paths (quiet), or a terminal summary of the report ending with the final line."""
     if quiet:
         for p in paths:
             print(p)
     else:
-        _print_summary(_console(), report, paths)
+        from harness_audit.cli.live import print_summary
+
+        print_summary(_console(), report, paths, language, **final)
 
 
 def empty_reason(report: Report, language: str = "en") -> str | None:
@@ -246,12 +239,16 @@ def run(ns: argparse.Namespace) -> int:
         print(render_estimate(estimate(root, checks, config)))
         return 0
     config, _ = build_config(root, overrides)
+    language = resolve_language(config.language)
     fmt = stdout_format(ns, list(config.formats))
     for check, why in dropped_checks(tokens or None, config):
         print(f"harness-audit: {check} not run: {why}", file=sys.stderr)
-    result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or (), write=fmt is None)
-    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet)
-    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty)
+    display = progress_display(ns, resolve_checks(tokens or None, config), config, language)
+    with display or contextlib.nullcontext():
+        result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or (), write=fmt is None,
+                       progress=Progress([display] if display else []))
+    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language)
+    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language)
 
 
 def selected(ns: argparse.Namespace) -> tuple[CheckId, ...]:

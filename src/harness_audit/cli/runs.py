@@ -58,5 +58,7 @@ def run(name: str, ns: argparse.Namespace) -> int:
         report, paths = replay_run(run_dir, root=root)
     else:
         report, paths = resume_run(run_dir, root=root)
-    print_result(report, paths, quiet=ns.quiet)
+    from harness_audit.messages import resolve_language
+
+    print_result(report, paths, quiet=ns.quiet, language=resolve_language(getattr(ns, "language", None)))
     return exit_code(report, load_run(run_dir).config.fail_on)

@@ -9,6 +9,7 @@ from harness_audit.api import trace
 from harness_audit.config import FORMATS as REPORT_FORMATS
 from harness_audit.config import build_config
 from harness_audit.errors import UsageError
+from harness_audit.messages import resolve_language
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -62,5 +63,6 @@ def run(ns: argparse.Namespace) -> int:
     config, _ = build_config(trace_root(resolve_traces(ns.files)), overrides)
     fmt = stdout_format(ns, list(config.formats))
     result = trace(ns.files, ns.selection, overrides=overrides, fmt=ns.trace_format, write=fmt is None)
-    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet)
-    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty)
+    language = resolve_language(ns.language or config.language)
+    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language)
+    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language)
