@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from harness_audit.catalogue import CHECKS, Group
 from harness_audit.findings import CheckOutcome, Finding, Landmark, LandmarkKind, OutcomeStatus, Refusal, Usage, Verdict
+from harness_audit.leads import LeadOutcome
 from harness_audit.redaction import mask_value
 from harness_audit.report import FileNote, GroupSummary, Report, RunMeta
 
@@ -179,6 +180,7 @@ def build_report(
     analysis: str | None = None,
     analysis_usage: Usage | None = None,
     context: ContextReader | None = None,
+    leads: Iterable[LeadOutcome] = (),
 ) -> Report:
     """Assemble the final report from gated data; `context` (the audited files' lines) lets build copies fold.
 
@@ -193,4 +195,10 @@ def build_report(
         groups=tuple(summarise(final, outs)), skipped_files=tuple(sorted(skipped_files, key=lambda f: f.path)),
         unparsed_files=tuple(sorted(unparsed_files, key=lambda f: f.path)),
         recon_usage=recon_usage, analysis=analysis, analysis_usage=analysis_usage,
+        leads=tuple(sorted(leads, key=_lead_order)),
     ))
+
+
+def _lead_order(lead: LeadOutcome) -> tuple[int, int]:
+    number = lead.lead_id.rpartition("-")[2]
+    return lead.check.number, int(number) if number.isdigit() else 0

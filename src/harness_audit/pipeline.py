@@ -33,6 +33,7 @@ from harness_audit.findings import (
     Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.leads import LeadOutcome
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
 from harness_audit.render import prepare_output_dir, write_reports
 from harness_audit.report import FileNote, Report, RunMeta
@@ -137,6 +138,8 @@ class PhaseResult:
     recon_usage: Usage | None = None
     analysis: str | None = None
     analysis_usage: Usage | None = None
+    leads: list[LeadOutcome] = field(default_factory=list[LeadOutcome])
+    """How each static lead handed to a model ended (hybrid, host); unaddressed ones are also in `findings`."""
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
     """RunMeta fields the engine fills (model, base_url, resumed, ledger, notes, price)."""
 
@@ -341,7 +344,7 @@ def finish(
         meta=meta, findings=phase.findings, outcomes=phase.outcomes, refusals=phase.refusals,
         landmarks=phase.landmarks, skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
         unparsed_files=phase.unparsed, recon_usage=phase.recon_usage, analysis=phase.analysis,
-        analysis_usage=phase.analysis_usage, context=ws.context,
+        analysis_usage=phase.analysis_usage, context=ws.context, leads=phase.leads,
     )
     try:
         paths = write_reports(report, output_dir, config.formats, started) if write else []

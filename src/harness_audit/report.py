@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from harness_audit.findings import CheckId, CheckOutcome, Finding, Landmark, Refusal, RefusalReason, Usage
+from harness_audit.leads import LeadOutcome, LeadStatus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +130,13 @@ class Report:
     """Model-written cross-check analysis: inference, NOT validated by the gate."""
     analysis_usage: Usage | None = None
     """Tokens of the cross-check analysis request, when one was made."""
+    leads: tuple[LeadOutcome, ...] = ()
+    """Static leads handed to a model (hybrid, host), each confirmed, dismissed (with the model's reason) or
+    unaddressed (then also in `findings`, with its static verdict); empty for engines that hand out none."""
+
+    def leads_with(self, status: LeadStatus) -> tuple[LeadOutcome, ...]:
+        """The leads that ended with `status`, in report order."""
+        return tuple(lead for lead in self.leads if lead.status is status)
 
     @property
     def refusal_counts(self) -> dict[str, int]:

@@ -365,8 +365,8 @@ def test_invalid_json_duplicate_ids_and_unknown_tools_each_get_one_result(
     assert results["bad"].startswith("Not executed: the arguments are not a valid JSON object")
     assert results["dup"] == "agent/__init__.py\nagent/loop.py\nagent/tools.py"
     assert results[ids[2]].startswith("Not executed: this call repeated an id")
-    assert results["u1"] == ("Unknown tool 'delete_file'. Available tools: find_references, find_symbol, glob, "
-                             "grep, read_file, report_finding, report_landmark.")
+    assert results["u1"] == ("Unknown tool 'delete_file'. Available tools: dismiss_lead, find_references, find_symbol, "
+                             "glob, grep, read_file, report_finding, report_landmark.")
     assert tool_results(c1[2]) == {"f1": "Accepted: C1 confirmed at agent/loop.py:26."}
 
     ledger = ledger_of(run)
@@ -594,7 +594,8 @@ def test_system_prompt_and_tools_are_byte_identical_across_every_request(harness
     assert first["role"] == "system"
     assert content_text(first) == system_prompt()
     assert [t["function"]["name"] for t in bodies[0]["tools"]] == [
-        "read_file", "grep", "glob", "find_symbol", "find_references", "report_landmark", "report_finding"]
+        "read_file", "grep", "glob", "find_symbol", "find_references", "report_landmark", "report_finding",
+        "dismiss_lead"]
     for received in server.requests:
         task = first_user_text(received.body)
         assert messages_of(received.body)[1]["role"] == "user"  # the task comes right after the shared prefix
@@ -806,7 +807,7 @@ def test_hybrid_hands_static_leads_to_the_check_and_skips_recon(harness: Path, o
     assert keys(server) == ["C1", "C1"]  # no recon request: static recon found every required landmark
     task = first_user_text(requests_for(server, "C1")[0])
     assert "\n## Leads from the static rules\n" in task
-    assert "- agent/loop.py:27 [confirmed]" in task
+    assert "- C1-1 · agent/loop.py:27 [confirmed]" in task
     assert "(rule static:C1/except-continue-skips-result)" in task
     assert "## Landmarks recon found for this check\n- agent-loop: agent/loop.py:17" in task
     r = run.report
@@ -815,9 +816,57 @@ def test_hybrid_hands_static_leads_to_the_check_and_skips_recon(harness: Path, o
     assert [o.status_text for o in r.outcomes] == ["ran"]
     assert r.recon_usage is None  # static recon: no recon unit, no recon row in the Cost section
     assert "| recon |" not in markdown_report(run)
+    assert [(lead.lead_id, lead.status.value) for lead in r.leads] == [("C1-1", "confirmed")]
     rendered, _ = rerender(Path(r.meta.ledger or "").parent, root=harness, write=False)
     assert rendered.recon_usage is None
     assert [f.fingerprint for f in rendered.findings] == [f.fingerprint for f in r.findings]
+    assert rendered.leads == r.leads
+
+
+def test_a_lazy_hybrid_model_drops_no_lead_they_keep_their_static_verdict(
+        harness: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: a hybrid run whose model only answers "Done." reported 0 findings, state complete, exit 0."""
+    with ScriptedOpenAI({"C1": [reply(text="Done.")]}) as server:
+        code = main(cli_args(server, harness, "C1", out, "--engine", "hybrid"))
+    paths = printed_paths(capsys.readouterr().out)
+    assert code == 1
+    data = json_report(paths)
+    assert [(f["check"], f["verdict"], f["source"]) for f in data["findings"]] == [
+        ("C1", "confirmed", "static:C1/except-continue-skips-result")]
+    assert [(lead["id"], lead["status"], lead["static_verdict"]) for lead in data["leads"]] == [
+        ("C1-1", "unaddressed", "confirmed")]
+    md = markdown_report(paths)
+    assert "## Static leads" in md and "1 unaddressed" in md
+    sarif = json.loads(next(p for p in paths if p.suffix == ".sarif").read_text(encoding="utf-8")) \
+        if any(p.suffix == ".sarif" for p in paths) else None
+    assert sarif is None  # cli_args asks for md and json only
+
+
+def test_a_dismissed_lead_is_listed_with_the_models_reason_in_every_format(harness: Path, out: Path) -> None:
+    """Issue 15: a lead the model declined left no trace, so injected text could suppress findings."""
+    reason = "the except branch re-raises after logging, so the call still gets its error result"
+    script = {"C1": [tool_step(call("d0", "dismiss_lead", {"lead": "C1-1", "reason": "wrong"}),
+                               call("d1", "dismiss_lead", {"lead": "C9-4", "reason": reason}),
+                               call("d2", "dismiss_lead", {"lead": "C1-1", "reason": reason})),
+                     reply(text="Done.")]}
+    with ScriptedOpenAI(script) as server:
+        run = audit_over(server, harness, ["C1"], out, engine="hybrid", formats=["md", "json", "sarif"])
+    assert_clean(server)
+    results = tool_results(requests_for(server, "C1")[1])
+    assert results["d0"].startswith("Not accepted: say in a sentence")
+    assert results["d1"].startswith("Not accepted: 'C9-4' is not one of your leads (C1-1)")
+    assert results["d2"] == "Dismissed C1-1; the report lists it with your reason."
+    r = run.report
+    assert r.findings == ()
+    assert [(lead.lead_id, lead.status.value, lead.reason, lead.by) for lead in r.leads] == [
+        ("C1-1", "dismissed", reason, "llm:C1")]
+    assert json_report(run)["leads"][0]["reason"] == reason
+    assert reason in markdown_report(run)
+    (sarif_path,) = [p for p in run.paths if p.suffix == ".sarif"]
+    (result,) = json.loads(sarif_path.read_text(encoding="utf-8"))["runs"][0]["results"]
+    assert result["suppressions"] == [{"kind": "external", "status": "accepted", "justification": reason}]
+    rendered, _ = rerender(Path(r.meta.ledger or "").parent, root=harness, write=False)
+    assert rendered.leads == r.leads
 
 
 def test_hybrid_asks_recon_only_for_the_landmarks_static_recon_missed(harness: Path, out: Path) -> None:

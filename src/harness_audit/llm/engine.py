@@ -34,6 +34,7 @@ from harness_audit.findings import (
     Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.leads import MIN_REASON_WORDS, Lead, LeadOutcome, settle_leads
 from harness_audit.llm.ledger import Ledger
 from harness_audit.llm.loop import Budget, Subagent, UnitResult, tool_definitions
 from harness_audit.llm.prompts import ANALYSIS_HEADING, check_task, recon_task, system_prompt, tool_schemas
@@ -77,6 +78,8 @@ class ModelPhase:
     navigation_degraded: bool = False
     analysis: str | None = None
     analysis_usage: Usage | None = None
+    leads: list[LeadOutcome] = field(default_factory=list[LeadOutcome])
+    """How every static lead handed to a check ended (hybrid); unaddressed ones are also in `findings`."""
 
 
 @dataclass(slots=True)
@@ -86,8 +89,10 @@ class Prior:
     landmarks: list[LandmarkCandidate] | None
     """Landmark candidates of a finished recon, or None when recon must run again."""
     recon_usage: Usage
-    done: dict[CheckId, tuple[CheckOutcome, list[Candidate]]]
-    """Checks that finished, with their outcome and the candidates they reported."""
+    done: dict[CheckId, tuple[CheckOutcome, list[tuple[Candidate, str | None]]]]
+    """Checks that finished, with their outcome and the candidates they reported (each with the lead it named)."""
+    dismissed: dict[str, tuple[str, str]] = field(default_factory=dict[str, tuple[str, str]])
+    """Leads the finished checks dismissed: lead id to (reason, unit)."""
 
 
 class Canceller:
@@ -118,7 +123,8 @@ class Canceller:
 
 
 def _handler(tools: NavigationTools, report: Callable[[dict[str, Any]], str],
-             landmark: Callable[[dict[str, Any]], str]) -> Callable[[str, dict[str, Any]], str]:
+             landmark: Callable[[dict[str, Any]], str],
+             dismiss: Callable[[dict[str, Any]], str]) -> Callable[[str, dict[str, Any]], str]:
     nav: dict[str, Callable[..., str]] = {
         "read_file": tools.read_file, "grep": tools.grep, "glob": tools.glob,
         "find_symbol": tools.find_symbol, "find_references": tools.find_references,
@@ -129,6 +135,8 @@ def _handler(tools: NavigationTools, report: Callable[[dict[str, Any]], str],
             return report(args)
         if name == "report_landmark":
             return landmark(args)
+        if name == "dismiss_lead":
+            return dismiss(args)
         try:
             return nav[name](**args)
         except ToolRefusal as refusal:
@@ -159,6 +167,12 @@ class _Units:
         self.ws, self.checks, self.ledger, self.phase = ws, checks, ledger, phase
         self.candidates: dict[str, list[Candidate]] = {}
         self.landmark_candidates: list[LandmarkCandidate] = []
+        self.leads: dict[CheckId, list[Lead]] = {}
+        """The static leads of each check (hybrid), gated."""
+        self.reported: list[tuple[Finding, str | None]] = []
+        """Every finding a check's model had accepted, with the lead id it named."""
+        self.dismissed: dict[str, tuple[str, str]] = {}
+        """Lead id to (reason, unit) for every lead a model dismissed."""
 
     def finding_tool(self, unit: str) -> Callable[[dict[str, Any]], str]:
         # recon and the cross-check analysis are assigned no check: they may report no finding
@@ -172,10 +186,39 @@ class _Units:
                 consequence=_text(args, "consequence"), direction=_text(args, "direction"),
                 confirm_hint=_text(args, "confirm_hint"), source=f"llm:{unit}",
             )
-            return self.accept_finding(cand, ctx, unit)
+            named = _text(args, "lead").strip() or None
+            if named is not None and assigned is not None and named not in self.lead_ids(assigned):
+                return (f"Not accepted: {named!r} is not one of your leads ({self.known_leads(assigned)}); "
+                        "leave `lead` out when the finding is not one of them.")
+            return self.accept_finding(cand, ctx, unit, lead=named)
         return report
 
-    def accept_finding(self, cand: Candidate, ctx: GateContext, unit: str) -> str:
+    def lead_ids(self, check: CheckId) -> list[str]:
+        """The ids of `check`'s leads."""
+        return [lead.lead_id for lead in self.leads.get(check, [])]
+
+    def known_leads(self, check: CheckId) -> str:
+        """`check`'s lead ids for a message, or `none`."""
+        return ", ".join(self.lead_ids(check)) or "none"
+
+    def dismiss_tool(self, unit: str) -> Callable[[dict[str, Any]], str]:
+        assigned = CheckId(unit) if unit in CheckId.__members__ else None
+
+        def dismiss(args: dict[str, Any]) -> str:
+            if assigned is None:
+                return "Not accepted: only a check's subagent settles its leads."
+            named, reason = _text(args, "lead").strip(), " ".join(_text(args, "reason").split())
+            if named not in self.lead_ids(assigned):
+                return f"Not accepted: {named!r} is not one of your leads ({self.known_leads(assigned)})."
+            if len(reason.split()) < MIN_REASON_WORDS:
+                return ("Not accepted: say in a sentence why the lead is wrong (what the code does instead); "
+                        "the reason is shown in the report.")
+            self.dismissed[named] = (reason, f"llm:{unit}")
+            self.ledger.write("lead-dismissed", unit=unit, lead=named, reason=reason)
+            return f"Dismissed {named}; the report lists it with your reason."
+        return dismiss
+
+    def accept_finding(self, cand: Candidate, ctx: GateContext, unit: str, *, lead: str | None = None) -> str:
         gated = validate(cand, ctx)
         if isinstance(gated, Refusal):
             self.phase.refusals.append(gated)
@@ -184,8 +227,9 @@ class _Units:
             return f"Refused ({gated.reason.value}): {gated.message}. Correct it and resubmit, or drop it."
         self.phase.findings.append(gated)
         self.candidates.setdefault(unit, []).append(cand)
+        self.reported.append((gated, lead))
         self.ledger.write("finding", unit=unit, candidate=dataclasses.asdict(cand), fingerprint=gated.fingerprint,
-                          line=gated.line)
+                          line=gated.line, **({"lead": lead} if lead else {}))
         return f"Accepted: {gated.check.value} {gated.verdict.value} at {gated.file}:{gated.line}."
 
     def landmark_tool(self, unit: str) -> Callable[[dict[str, Any]], str]:
@@ -255,7 +299,7 @@ async def run_model_phase(
     ledger: Ledger,
     navigation: NavigationTools,
     static_landmarks: Sequence[Landmark] = (),
-    static_leads: dict[CheckId, list[Candidate]] | None = None,
+    static_leads: dict[CheckId, list[Lead]] | None = None,
     prior: Prior | None = None,
     canceller: Canceller | None = None,
     sleep: Callable[[float], Any] = asyncio.sleep,
@@ -274,6 +318,9 @@ async def run_model_phase(
                                   cost=price.cost(outcome.usage) if price is not None else None))
     phase = ModelPhase(landmarks=list(static_landmarks))
     units = _Units(ws, checks, ledger, phase)
+    units.leads = {c: list(v) for c, v in (static_leads or {}).items() if v}
+    handed: list[CheckId] = []
+    """Checks whose unit started (or finished in the resumed run): their leads are settled at the end."""
     canceller = canceller or Canceller()
     deadline = None if settings.run_deadline_s is None else time.monotonic() + settings.run_deadline_s
     tools = tool_definitions(tool_schemas())
@@ -281,7 +328,8 @@ async def run_model_phase(
 
     def subagent(unit: str, task: str) -> Subagent:
         return Subagent(unit=unit, model=model, system=system, task=task, tools=tools,
-                        handler=_handler(navigation, units.finding_tool(unit), units.landmark_tool(unit)),
+                        handler=_handler(navigation, units.finding_tool(unit), units.landmark_tool(unit),
+                                         units.dismiss_tool(unit)),
                         ledger=ledger, budget=settings.budget, deadline=deadline, stream=settings.stream, sleep=sleep)
 
     watcher = asyncio.create_task(canceller.watch())
@@ -327,8 +375,9 @@ async def run_model_phase(
                     phase.outcomes[check] = CheckOutcome(check=check, status=OutcomeStatus.CANCELLED,
                                                          error="cancelled before it started")
                     return
-                leads = (static_leads or {}).get(check, [])
+                leads = units.leads.get(check, [])
                 sub = subagent(check.value, check_task(check, phase.landmarks, leads))
+                handed.append(check)
                 progress.emit(ProgressEvent(kind=ProgressKind.CHECK_STARTED, check=check))
                 try:
                     await sub.run()
@@ -341,9 +390,15 @@ async def run_model_phase(
             if prior is not None and check in prior.done:
                 outcome, cands = prior.done[check]
                 ctx = GateContext(workspace=ws, checks_in_run=checks, assigned=check)
-                for cand in cands:
-                    units.accept_finding(cand, ctx, check.value)
+                for cand, lead in cands:
+                    units.accept_finding(cand, ctx, check.value, lead=lead)
+                for lead_id in units.lead_ids(check):
+                    if lead_id in prior.dismissed:
+                        reason, unit = prior.dismissed[lead_id]
+                        units.dismissed[lead_id] = (reason, unit)
+                        ledger.write("lead-dismissed", unit=check.value, lead=lead_id, reason=reason)
                 phase.outcomes[check] = outcome
+                handed.append(check)
                 continue
             missing = tuple(k for k in CHECKS[check].requires if k not in found)
             if missing and (phase.cancelled or canceller.requested()):
@@ -381,6 +436,10 @@ async def run_model_phase(
         phase.cancelled = phase.cancelled or canceller.requested()
         if phase.cancelled:
             progress.emit(ProgressEvent(kind=ProgressKind.CANCELLED, detail="cancelled; finished checks are kept"))
+        settled = [lead for check in checks if check in handed for lead in units.leads.get(check, [])]
+        phase.leads, kept = settle_leads(settled, units.reported, units.dismissed,
+                                         settled_by={c: f"llm:{c.value}" for c in checks})
+        phase.findings.extend(kept)
         if settings.cross_check and len(phase.findings) >= 2 and not phase.cancelled:
             await _analyse(phase, subagent)
     finally:

@@ -14,6 +14,7 @@ from pathlib import Path
 from harness_audit.catalogue import CHECKS
 from harness_audit.config import AuditConfig
 from harness_audit.findings import CheckId, Landmark
+from harness_audit.leads import gate_leads, lead_id
 from harness_audit.llm.prompts import check_task, system_prompt, tool_schemas
 
 _CHARS_PER_TOKEN = 4
@@ -70,7 +71,8 @@ def estimate(root: Path, checks: Sequence[CheckId], config: AuditConfig) -> Esti
         missing = [k.value for k in spec.requires if k not in found]
         wanted = set(spec.requires) | set(spec.also_useful)
         mine = tuple(lm for lm in landmarks if lm.kind in wanted)
-        leads = static.candidates.get(check, []) if config.engine == "hybrid" else []
+        numbered = [(lead_id(check, i), c) for i, c in enumerate(static.candidates.get(check, []), start=1)]
+        leads = gate_leads(ws, checks, {check: numbered}, []).get(check, []) if config.engine == "hybrid" else []
         task = check_task(check, landmarks, leads)
         note = f"runs if recon finds {', '.join(missing)}" if missing else ""
         units.append(PlannedUnit(check.value, mine, len(task) // _CHARS_PER_TOKEN, note))

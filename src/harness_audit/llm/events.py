@@ -278,6 +278,8 @@ class FindingAccepted(_UnitEvent):
     candidate: CandidateData
     fingerprint: Text
     line: Line | None
+    lead: Text | None = None
+    """The static lead the finding confirms, when the model named one."""
 
 
 class Refused(_UnitEvent):

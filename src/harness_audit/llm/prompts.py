@@ -14,7 +14,8 @@ from importlib import resources
 from typing import Any
 
 from harness_audit.catalogue import CHECKS, criteria_text
-from harness_audit.findings import Candidate, CheckId, Landmark, LandmarkKind
+from harness_audit.findings import CheckId, Landmark, LandmarkKind
+from harness_audit.leads import Lead
 
 RECON_HEADING = "Recon · locate landmarks"
 ANALYSIS_HEADING = "Cross-check analysis"
@@ -45,6 +46,7 @@ tools refuse them. Paths are workspace-relative.
 - `read_file(path, start_line?, end_line?)`: numbered lines, one page at a time; read a file before citing it.
 - `report_landmark(...)`: recon only, one landmark per call.
 - `report_finding(...)`: check subagents only, one finding per call, for your assigned check only.
+- `dismiss_lead(lead, reason)`: check subagents only, to refute a static lead handed to you.
 Every report goes through the evidence gate; its answer tells you "accepted" or why it was refused and
 what to do. Fix and resubmit a refused report, or drop it if the code does not support it.
 No tool writes, runs code or reaches the network.
@@ -97,8 +99,11 @@ def tool_schemas() -> tuple[tuple[str, str, str], ...]:
                   "file": _STR, "line": _INT, "claim": _STR,
                   "evidence": {"type": "string", "description": "lines copied exactly from the file"},
                   "consequence": _STR, "direction": _STR,
-                  "confirm_hint": {"type": "string", "description": "required for suspected"}},
+                  "confirm_hint": {"type": "string", "description": "required for suspected"},
+                  "lead": {"type": "string", "description": "the id of the static lead this confirms, if any"}},
                  ["check", "verdict", "claim", "evidence", "consequence"])),
+        ("dismiss_lead", "Check subagents only: refute one static lead of your check, saying why the code is fine.",
+         _schema({"lead": _STR, "reason": _STR}, ["lead", "reason"])),
     ]
     return tuple((name, desc, json.dumps(schema, sort_keys=True)) for name, desc, schema in specs)
 
@@ -109,7 +114,7 @@ def _landmark_lines(landmarks: Sequence[Landmark]) -> list[str]:
             + f" ({lm.confidence})" for lm in ordered]
 
 
-def check_task(check: CheckId, landmarks: Sequence[Landmark], leads: Sequence[Candidate] = ()) -> str:
+def check_task(check: CheckId, landmarks: Sequence[Landmark], leads: Sequence[Lead] = ()) -> str:
     """The task message of one check's subagent: heading, criteria, its landmarks, static leads."""
     spec = CHECKS[check]
     wanted = set(spec.requires) | set(spec.also_useful)
@@ -119,10 +124,13 @@ def check_task(check: CheckId, landmarks: Sequence[Landmark], leads: Sequence[Ca
     parts += _landmark_lines(mine) or ["- (none besides the required ones being present)"]
     if leads:
         parts += ["", "## Leads from the static rules",
-                  "Each lead is a machine guess. Confirm it with report_finding (after reading the code), "
-                  "or leave it out and say in one line why it is wrong; also look for what the rules missed."]
-        for lead in sorted(leads, key=lambda c: (c.file or "", c.line or 0, c.source)):
-            parts.append(f"- {lead.file}:{lead.line} [{lead.verdict}] {lead.claim} (rule {lead.source})")
+                  "Each lead is a machine guess; settle every one. Confirm it with report_finding (after reading "
+                  "the code; pass its id as `lead`), or refute it with dismiss_lead (its id and why the code is "
+                  "fine). A lead you leave unsettled keeps its static verdict in the report. Also look for what "
+                  "the rules missed."]
+        for lead in leads:
+            f = lead.finding
+            parts.append(f"- {lead.lead_id} · {f.file}:{f.line} [{f.verdict.value}] {f.claim} (rule {f.source})")
     parts += ["", f"Report findings for {check.value} only. Read before you cite."]
     return "\n".join(parts) + "\n"
 

@@ -39,6 +39,7 @@ from harness_audit.findings import (
     Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.leads import gate_leads, settle_leads
 from harness_audit.llm.canonical import CanonicalMessage, request_messages, response_from
 from harness_audit.llm.engine import CANCEL_FILE, Prior
 from harness_audit.llm.events import (
@@ -46,6 +47,7 @@ from harness_audit.llm.events import (
     CandidateData,
     FindingAccepted,
     LandmarkAccepted,
+    LeadDismissed,
     ReconEnd,
     Refused,
     Request,
@@ -55,6 +57,7 @@ from harness_audit.llm.events import (
     RunMetaData,
     RunStart,
     StaticLandmarks,
+    StaticLeads,
     UnitEnd,
     UnitStart,
     UsageData,
@@ -72,7 +75,10 @@ class _UnitRecord:
     """Everything the ledger holds about one unit's LAST attempt."""
 
     end: UnitEnd | None = None
-    findings: list[Candidate] = field(default_factory=list[Candidate])
+    findings: list[tuple[Candidate, str | None]] = field(default_factory=list[tuple[Candidate, str | None]])
+    """Accepted reports, each with the static lead it named."""
+    dismissed: dict[str, str] = field(default_factory=dict[str, str])
+    """Lead id to the reason the unit gave for dismissing it."""
     refused: list[Candidate] = field(default_factory=list[Candidate])
     landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
     refused_landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
@@ -92,6 +98,8 @@ class RunRecord:
     units: dict[str, _UnitRecord]
     recon_end: ReconEnd | None
     static_landmarks: list[LandmarkCandidate]
+    leads: dict[CheckId, list[tuple[str, Candidate]]]
+    """The static leads of each check (hybrid), numbered, as handed out."""
     torn: bool
 
     @property
@@ -142,6 +150,7 @@ def load_run(run_dir: Path) -> RunRecord:
     recon_end: ReconEnd | None = None
     run_end: RunEnd | None = None
     static: list[LandmarkCandidate] = []
+    leads: dict[CheckId, list[tuple[str, Candidate]]] = {}
     for _, raw, e in events:
         if isinstance(e, UnitStart):
             units[e.unit] = _UnitRecord()
@@ -150,7 +159,11 @@ def load_run(run_dir: Path) -> RunRecord:
         elif isinstance(e, Request | Response | RequestError):
             units[e.unit].attempts.append(raw)  # served as recorded; the schema has vouched for its shape
         elif isinstance(e, FindingAccepted):
-            units[e.unit].findings.append(e.candidate.value())
+            units[e.unit].findings.append((e.candidate.value(), e.lead))
+        elif isinstance(e, LeadDismissed):
+            units[e.unit].dismissed[e.lead] = e.reason
+        elif isinstance(e, StaticLeads):
+            leads = {check: [(lead.id, lead.candidate.value()) for lead in items] for check, items in e.leads.items()}
         elif isinstance(e, LandmarkAccepted):
             units[e.unit].landmarks.append(e.candidate.value())
         elif isinstance(e, Refused) and isinstance(e.candidate, CandidateData):
@@ -164,7 +177,7 @@ def load_run(run_dir: Path) -> RunRecord:
         elif isinstance(e, RunEnd):
             run_end = e
     return RunRecord(run_dir=path.parent, start=start, config=config, end=run_end, units=dict(units),
-                     recon_end=recon_end, static_landmarks=static, torn=read.torn)
+                     recon_end=recon_end, static_landmarks=static, leads=leads, torn=read.torn)
 
 
 def audited_root(rec: RunRecord, given: Path | None = None) -> Path:
@@ -230,12 +243,22 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         gated = validate_landmark(lm, recon_ctx)
         (landmarks if isinstance(gated, Landmark) else refusals).append(gated)  # type: ignore[arg-type]
     findings: list[Finding] = []
+    reported: list[tuple[Finding, str | None]] = []
     for unit, ur in rec.units.items():
         assigned = CheckId(unit) if unit in CheckId.__members__ else None  # recon and analysis: no check
         ctx = GateContext(workspace=ws, checks_in_run=checks, assigned=assigned, recon=assigned is None)
-        for cand in [*ur.findings, *ur.refused]:
+        for cand, lead in [*ur.findings, *((c, None) for c in ur.refused)]:
             gated = validate(cand, ctx)
-            (findings if isinstance(gated, Finding) else refusals).append(gated)  # type: ignore[arg-type]
+            if isinstance(gated, Finding):
+                findings.append(gated)
+                reported.append((gated, lead))
+            else:
+                refusals.append(gated)
+    leads = gate_leads(ws, checks, rec.leads, refusals)
+    handed = [lead for c in checks if c.value in rec.units for lead in leads.get(c, [])]
+    dismissed = {lead: (reason, f"llm:{unit}") for unit, ur in rec.units.items() for lead, reason in ur.dismissed.items()}
+    lead_outcomes, kept = settle_leads(handed, reported, dismissed, settled_by={c: f"llm:{c.value}" for c in checks})
+    findings.extend(kept)
     interrupted = rec.end is None
     outcomes = [_outcome(c, rec.units.get(c.value), interrupted=interrupted) for c in checks]
     state = rec.end.state if rec.end else "cancelled"
@@ -258,7 +281,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
         skipped_files=[FileNote(path=n.path, reason=n.reason) for n in extra.skipped],
         unparsed_files=[FileNote(path=n.path, reason=n.reason) for n in extra.unparsed], recon_usage=recon_usage,
-        analysis=analysis, analysis_usage=analysis_usage, context=ws.context,
+        analysis=analysis, analysis_usage=analysis_usage, context=ws.context, leads=lead_outcomes,
     )
     out_dir = rec.run_dir / "replay"
     paths = write_reports(report, out_dir, config.formats, started) if write else []
@@ -332,13 +355,16 @@ def load_prior(rec: RunRecord) -> Prior:
     recon_status = rec.recon_end.status if rec.recon_end is not None else None
     recon_done = recon_status in ("ran", "resumed")  # a static recon is simply run again
     recon = rec.units.get("recon", _UnitRecord())
-    done: dict[CheckId, tuple[CheckOutcome, list[Candidate]]] = {}
+    done: dict[CheckId, tuple[CheckOutcome, list[tuple[Candidate, str | None]]]] = {}
+    dismissed: dict[str, tuple[str, str]] = {}
     for check in rec.checks:
         ur = rec.units.get(check.value)
         if ur is not None and ur.end is not None and ur.end.status is OutcomeStatus.RAN:
             done[check] = (_outcome(check, ur, interrupted=False), list(ur.findings))
+            dismissed.update({lead: (reason, f"llm:{check.value}") for lead, reason in ur.dismissed.items()})
     return Prior(landmarks=list(recon.landmarks) if recon_done else None,
-                 recon_usage=_usage(rec.recon_end.usage) if rec.recon_end else Usage(), done=done)
+                 recon_usage=_usage(rec.recon_end.usage) if rec.recon_end else Usage(), done=done,
+                 dismissed=dismissed)
 
 
 async def _no_wait(_: float) -> None:

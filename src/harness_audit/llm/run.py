@@ -23,6 +23,7 @@ from harness_audit import __version__
 from harness_audit.config import AuditConfig
 from harness_audit.errors import UsageError
 from harness_audit.findings import Candidate, CheckId, Landmark, LandmarkCandidate, OutcomeStatus, Refusal
+from harness_audit.leads import Lead, gate_leads, lead_id
 from harness_audit.llm.engine import Canceller, EngineSettings, ModelPhase, Prior, run_model_phase
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger
 from harness_audit.llm.loop import Budget
@@ -108,14 +109,17 @@ def model_phase(
     canceller = options.canceller or Canceller(run_dir)
     refusals: list[Refusal] = []
     static_landmarks: list[Landmark] = []
-    leads: dict[CheckId, list[Candidate]] = {}
+    leads: dict[CheckId, list[Lead]] = {}
+    numbered: dict[CheckId, list[tuple[str, Candidate]]] = {}
     unparsed: list[FileNote] = []
     static_candidates: list[LandmarkCandidate] = []
     if config.engine == "hybrid":
         static, unparsed, _, _ = run_static(ws, discovery, checks, output_dir, config, config.cache)
         static_candidates = static.landmarks
         static_landmarks = gate_landmarks(ws, checks, static_candidates, refusals)
-        leads = {c: list(v) for c, v in static.candidates.items()}
+        numbered = {c: [(lead_id(c, i), cand) for i, cand in enumerate(static.candidates.get(c, []), start=1)]
+                    for c in checks}
+        leads = gate_leads(ws, checks, numbered, refusals)
     from harness_audit.symbols import SymbolIndex
 
     index = SymbolIndex.build(ws, discovery.files)
@@ -130,6 +134,8 @@ def model_phase(
                      prefix=prefix_digest(), resumed=[c.value for c in (options.prior.done if options.prior else {})])
         if config.engine == "hybrid":
             ledger.write("static-landmarks", candidates=[dataclasses.asdict(c) for c in static_candidates])
+            ledger.write("static-leads", leads={c.value: [{"id": i, "candidate": dataclasses.asdict(cand)}
+                                                          for i, cand in v] for c, v in numbered.items() if v})
         settings = EngineSettings(engine=config.engine, concurrency=config.concurrency, budget=budget_of(config),
                                   run_deadline_s=config.run_timeout_s, stream=config.stream,
                                   cross_check=config.cross_check_analysis)
@@ -159,7 +165,7 @@ def model_phase(
         outcomes=[phase.outcomes[c] for c in checks], unparsed=unparsed, state=state,
         # no recon unit ran when static recon found every landmark: no recon usage (None), as the report documents
         recon_usage=None if phase.recon_status == "static" else phase.recon_usage,
-        analysis=phase.analysis, analysis_usage=phase.analysis_usage,
+        analysis=phase.analysis, analysis_usage=phase.analysis_usage, leads=phase.leads,
         extra={"model": config.model or getattr(model, "model_id", None), "base_url": redact_url(config.base_url),
                "resumed": tuple(c for c in checks if options.prior and c in options.prior.done),
                "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes), "price": price_of(config)},

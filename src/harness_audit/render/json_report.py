@@ -76,6 +76,13 @@ def report_dict(r: Report) -> dict[str, Any]:
              "line": x.line, "message": x.message}
             for x in r.refusals
         ],
+        "leads": [
+            {"id": lead.lead_id, "check": lead.check.value, "status": lead.status.value,
+             "static_verdict": lead.finding.verdict.value, "file": lead.finding.file, "line": lead.finding.line,
+             "claim": lead.finding.claim, "source": lead.finding.source, "fingerprint": lead.finding.fingerprint,
+             "reason": lead.reason, "settled_by": lead.by}
+            for lead in r.leads
+        ],
         "skipped_files": [{"path": s.path, "reason": s.reason} for s in r.skipped_files],
         "unparsed_files": [{"path": s.path, "reason": s.reason} for s in r.unparsed_files],
         "analysis": None if r.analysis is None else {"text": r.analysis, "validated": False},

@@ -6,6 +6,7 @@ import re
 
 from harness_audit.catalogue import CHECKS
 from harness_audit.findings import Finding, OutcomeStatus, Usage, Verdict
+from harness_audit.leads import LeadStatus
 from harness_audit.report import Report
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|!])")
@@ -67,6 +68,24 @@ def _finding(f: Finding) -> list[str]:
     return out
 
 
+def _leads(r: Report) -> list[str]:
+    """Every static lead handed to the model and how it ended; dismissed ones with the model's reason."""
+    counts = {s: len(r.leads_with(s)) for s in LeadStatus}
+    out = ["## Static leads", "",
+           f"{len(r.leads)} static leads were handed to the model: {counts[LeadStatus.CONFIRMED]} confirmed, "
+           f"{counts[LeadStatus.DISMISSED]} dismissed, {counts[LeadStatus.UNADDRESSED]} unaddressed. "
+           "An unaddressed lead keeps its static verdict and is listed with the findings above; a dismissed one "
+           "is not a finding, and the model's reason is shown so a reader can judge it.", "",
+           "| lead | check | where | static verdict | status | reason |", "|---|---|---|---|---|---|"]
+    for lead in r.leads:
+        f = lead.finding
+        where = tcode(f"{f.file}:{f.line}") if f.located else "check-level"
+        out.append(f"| {lead.lead_id} | {lead.check} | {where} | {f.verdict} | {lead.status} | "
+                   f"{cell(lead.reason or '')} |")
+    out.append("")
+    return out
+
+
 def render_markdown(r: Report) -> str:
     """Render the whole report."""
     m = r.meta
@@ -124,6 +143,8 @@ def render_markdown(r: Report) -> str:
                 why = o.error or "—"
             out.append(f"| {o.check} · {CHECKS[o.check].title} | {o.status_text} | {cell(why)} |")
         out.append("")
+    if r.leads:
+        out += _leads(r)
     total = r.total_usage
     out += ["## Cost", "",
             f"Wall time {m.duration_s:.2f} s · input {_tokens(total, total.input_tokens)} · output "

@@ -7,6 +7,7 @@ from typing import Any
 
 from harness_audit.catalogue import CHECKS
 from harness_audit.findings import Verdict
+from harness_audit.leads import LeadOutcome, LeadStatus
 from harness_audit.report import Report
 
 _LEVEL = {Verdict.CONFIRMED: "error", Verdict.SUSPECTED: "warning", Verdict.NOT_IMPLEMENTED: "note"}
@@ -29,8 +30,11 @@ def sarif_dict(r: Report) -> dict[str, Any]:
     index = {c.value: i for i, c in enumerate(CHECKS)}
     results: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
+    unaddressed = {lead.finding.fingerprint: lead for lead in r.leads_with(LeadStatus.UNADDRESSED)}
     for f in r.findings:
         text = f.claim + (f" To confirm: {f.confirm_hint}" if f.verdict is Verdict.SUSPECTED else "")
+        if f.fingerprint in unaddressed:
+            text += f" (static lead {unaddressed[f.fingerprint].lead_id}: the model neither confirmed nor dismissed it)"
         if not f.located:
             notes.append({"level": "note", "message": {"text": f"{f.check} not implemented: {f.claim}"},
                           "descriptor": {"id": f.check.value}})
@@ -48,7 +52,11 @@ def sarif_dict(r: Report) -> dict[str, Any]:
         }
         if f.also_at:
             result["relatedLocations"] = [_related(n, where) for n, where in enumerate(f.also_at, 1)]
+        if f.fingerprint in unaddressed:
+            result["properties"]["lead"] = {"id": unaddressed[f.fingerprint].lead_id, "status": "unaddressed"}
         results.append(result)
+    for lead in r.leads_with(LeadStatus.DISMISSED):
+        results.append(_dismissed(lead, index[lead.check.value]))
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -62,6 +70,25 @@ def sarif_dict(r: Report) -> dict[str, Any]:
             "results": results,
         }],
     }
+
+
+def _dismissed(lead: LeadOutcome, rule_index: int) -> dict[str, Any]:
+    """A static lead the model dismissed: a suppressed result, the model's reason as the justification."""
+    f = lead.finding
+    result: dict[str, Any] = {
+        "ruleId": f.check.value, "ruleIndex": rule_index, "level": _LEVEL[f.verdict],
+        "message": {"text": f"{f.claim} (static lead {lead.lead_id}, dismissed by the model)"},
+        "partialFingerprints": {"harnessAudit/v1": f.fingerprint},
+        "suppressions": [{"kind": "external", "status": "accepted", "justification": lead.reason or ""}],
+        "properties": {"verdict": f.verdict.value, "source": f.source,
+                       "lead": {"id": lead.lead_id, "status": "dismissed", "settled_by": lead.by}},
+    }
+    if f.located:
+        result["locations"] = [{"physicalLocation": {
+            "artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": f.line, "snippet": {"text": f.evidence}},
+        }}]
+    return result
 
 
 def _related(n: int, where: str) -> dict[str, Any]:
