@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from harness_audit.catalogue import CHECKS, Group
-from harness_audit.findings import CheckOutcome, Finding, Landmark, LandmarkKind, OutcomeStatus, Refusal, Usage, Verdict
+from harness_audit.findings import (
+    CheckOutcome,
+    Finding,
+    Landmark,
+    LandmarkKind,
+    OutcomeStatus,
+    Refusal,
+    Usage,
+    Verdict,
+    code_part,
+)
 from harness_audit.leads import LeadOutcome
 from harness_audit.redaction import mask_value
-from harness_audit.report import FileNote, GroupSummary, Report, RunMeta
+from harness_audit.report import FileNote, GroupSummary, Report, RunMeta, Snippet, Suppressed
+from harness_audit.suppressions import LOOK_ABOVE, decide
 
 _KIND_ORDER = {k: i for i, k in enumerate(LandmarkKind)}
 
@@ -43,6 +55,19 @@ _DECLARATOR = re.compile(r"\b(?:const|let|var)\b")
 
 ContextReader = Callable[[str, int], "str | None"]
 """`(file, line)` -> the few lines around it, as the audited file has them (`Workspace.context`)."""
+
+
+class _Window(Protocol):
+    @property
+    def first(self) -> int: ...
+    @property
+    def lines(self) -> Sequence[str]: ...
+
+
+WindowReader = Callable[[str, int, int], "_Window | None"]
+"""`(file, first, last)` -> those lines of the audited file (`Workspace.line_window`)."""
+SNIPPET_RADIUS = 2
+"""Lines shown before and after a finding's cited line (five in all)."""
 
 
 def _same_code(text: str) -> str:
@@ -137,15 +162,97 @@ def order(findings: Iterable[Finding]) -> list[Finding]:
                                             f.file or "", f.line or 0, f.source))
 
 
-def _unique_fingerprints(findings: list[Finding]) -> list[Finding]:
-    """Suffix repeated fingerprints (same evidence quoted twice in one file) in order of appearance."""
-    seen: dict[str, int] = defaultdict(int)
-    out: list[Finding] = []
-    for f in findings:
-        seen[f.fingerprint] += 1
-        n = seen[f.fingerprint]
-        out.append(f if n == 1 else replace(f, fingerprint=f"{f.fingerprint}-{n}"))
+def _unique_fingerprints(findings: list[Finding], context: ContextReader | None) -> list[Finding]:
+    """Suffix fingerprints that repeat (the same code quoted twice in a file by one rule) by content, not order.
+
+    Copies are numbered in the order of the lines around them (then of their line), so the numbers do not move
+    when lines are inserted elsewhere or when findings arrive in another order; a baseline keeps matching.
+    """
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(findings):
+        groups[f.fingerprint].append(i)
+    out = list(findings)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+
+        def around(i: int) -> tuple[str, int]:
+            f = findings[i]
+            text = context(f.file, f.line) if context is not None and f.file and f.line else None
+            return (" ".join((text or "").split()), f.line or 0)
+
+        for n, i in enumerate(sorted(members, key=around), 1):
+            if n > 1:
+                out[i] = replace(findings[i], fingerprint=f"{findings[i].fingerprint}-{n}")
     return out
+
+
+def apply_suppressions(findings: list[Finding], window: WindowReader | None,
+                       ) -> tuple[list[Finding], list[Suppressed], list[str]]:
+    """Split off the findings an inline marker suppresses; also say which markers were refused and why."""
+    kept: list[Finding] = []
+    suppressed: list[Suppressed] = []
+    problems: list[str] = []
+    for f in findings:
+        win = window(f.file, f.line - LOOK_ABOVE, f.line) if window is not None and f.file and f.line else None
+        if win is None:
+            kept.append(f)
+            continue
+        verdict = decide(f, list(win.lines), win.first)
+        if verdict.marker is not None:
+            suppressed.append(Suppressed(finding=f, reason=verdict.marker.reason, marker_line=verdict.marker.line))
+            continue
+        kept.append(f)
+        if verdict.problem and verdict.problem not in problems:
+            problems.append(verdict.problem)
+    return kept, suppressed, problems
+
+
+def snippets(findings: Iterable[Finding], window: WindowReader | None) -> dict[str, Snippet]:
+    """The lines around each located finding, for renderers (a few lines of code, not one), comments dropped."""
+    out: dict[str, Snippet] = {}
+    if window is None:
+        return out
+    for f in findings:
+        if f.file and f.line:
+            win = window(f.file, f.line - SNIPPET_RADIUS, f.line + SNIPPET_RADIUS)
+            if win is None or not win.lines:
+                continue
+            quoted = " ".join(f.evidence.split())
+            # a line is shown whole only where the gate-checked quote holds it whole; comments elsewhere are text
+            # of the audited code, which may be written to steer a reader, so the other lines show their code
+            lines = tuple(line if line.strip() and " ".join(line.split()) in quoted else code_part(line).rstrip()
+                          for line in win.lines)
+            out[f.fingerprint] = Snippet(first=win.first, lines=lines)
+    return out
+
+
+def same_site(findings: Sequence[Finding]) -> dict[str, tuple[str, ...]]:
+    """Findings of different checks at provably the same site, shown as one: the first in report order stands.
+
+    The same site is the same file and line, or the same file with the same quoted excerpt starting within the
+    excerpt's own lines (two checks quoting one statement). Findings of one check are never folded here; the
+    static engine already reports one finding per root cause with `also_at`.
+    """
+    head_of: dict[tuple[str, int], int] = {}
+    by_excerpt: dict[tuple[str, str], list[int]] = defaultdict(list)
+    out: dict[str, list[str]] = defaultdict(list)
+    for i, f in enumerate(findings):
+        if not f.located or f.file is None or f.line is None:
+            continue
+        excerpt = " ".join(f.evidence.split())
+        span = max(1, len([x for x in f.evidence.splitlines() if x.strip()]))
+        head = head_of.get((f.file, f.line))
+        if head is None:
+            head = next((j for j in by_excerpt.get((f.file, excerpt), ())
+                         if abs((findings[j].line or 0) - f.line) < span), None)
+        if head is not None and findings[head].check != f.check and f.check not in {
+                findings[k].check for k in range(len(findings)) if findings[k].fingerprint in out[findings[head].fingerprint]}:
+            out[findings[head].fingerprint].append(f.fingerprint)
+            continue
+        head_of.setdefault((f.file, f.line), i)
+        by_excerpt[(f.file, excerpt)].append(i)
+    return {k: tuple(v) for k, v in out.items() if v}
 
 
 def summarise(findings: list[Finding], outcomes: list[CheckOutcome]) -> list[GroupSummary]:
@@ -181,14 +288,22 @@ def build_report(
     analysis_usage: Usage | None = None,
     context: ContextReader | None = None,
     leads: Iterable[LeadOutcome] = (),
+    window: WindowReader | None = None,
+    suppressions: bool = True,
 ) -> Report:
-    """Assemble the final report from gated data; `context` (the audited files' lines) lets build copies fold.
+    """Assemble the final report from gated data.
 
-    Every report passes here, so this is where credential-looking text is masked, once, after the gate has
-    matched the real text (`redaction.mask_value`).
+    `context` (the audited files' lines) lets build copies fold and numbers repeated fingerprints by content;
+    `window` reads the lines around each finding for inline suppressions and code snippets; `suppressions=False`
+    ignores inline markers (`--no-suppressions`). Every report passes here, so this is where credential-looking
+    text is masked, once, after the gate has matched the real text (`redaction.mask_value`).
     """
     outs = sorted(outcomes, key=lambda o: o.check.number)
-    final = _unique_fingerprints(order(fold_build_copies(dedupe(findings), context)))
+    final = _unique_fingerprints(order(fold_build_copies(dedupe(findings), context)), context)
+    suppressed: list[Suppressed] = []
+    problems: list[str] = []
+    if suppressions:
+        final, suppressed, problems = apply_suppressions(final, window)
     lms = sorted(set(landmarks), key=lambda m: (_KIND_ORDER[m.kind], m.file, m.line, m.symbol or ""))
     return mask_value(Report(
         meta=meta, findings=tuple(final), outcomes=tuple(outs), refusals=tuple(refusals), landmarks=tuple(lms),
@@ -196,6 +311,8 @@ def build_report(
         unparsed_files=tuple(sorted(unparsed_files, key=lambda f: f.path)),
         recon_usage=recon_usage, analysis=analysis, analysis_usage=analysis_usage,
         leads=tuple(sorted(leads, key=_lead_order)),
+        suppressed=tuple(suppressed), suppression_problems=tuple(problems), suppressions_applied=suppressions,
+        snippets=snippets([*final, *(x.finding for x in suppressed)], window), same_site=same_site(final),
     ))
 
 

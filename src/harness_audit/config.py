@@ -57,6 +57,8 @@ class AuditConfig(BaseModel):
     """Larger files are skipped and listed."""
     fail_on: FailOn = "confirmed"
     """Lowest verdict that makes the exit code 1."""
+    suppressions: bool = True
+    """Honour inline `harness-audit: ignore[C8] reason` markers; false (`--no-suppressions`) reports every finding."""
     allow_empty: bool = False
     """Exit 0 even when nothing was audited (0 files analysed, or every selected check not covered)."""
     formats: list[Literal["md", "json", "sarif"]] = Field(default_factory=lambda: ["md", "json", "sarif"])

@@ -34,6 +34,7 @@ from harness_audit.findings import (
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.leads import LeadOutcome
+from harness_audit.messages import resolve_language
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
 from harness_audit.render import prepare_output_dir, write_reports
 from harness_audit.report import FileNote, Report, RunMeta
@@ -338,13 +339,15 @@ def finish(
         duration_s=time.perf_counter() - t0, root=printable_path(str(ws.root)), commit=commit, dirty=dirty,
         engine=str(phase.extra.get("engine", config.engine)),
         requested=tuple(checks), files_scanned=len(discovery.files), excluded_dirs=discovery.excluded_dirs,
-        cache_hit=phase.cache_hit, state=phase.state, **{k: v for k, v in phase.extra.items() if k != "engine"},
+        cache_hit=phase.cache_hit, state=phase.state, language=resolve_language(config.language),
+        **{k: v for k, v in phase.extra.items() if k != "engine"},
     )
     report = build_report(
         meta=meta, findings=phase.findings, outcomes=phase.outcomes, refusals=phase.refusals,
         landmarks=phase.landmarks, skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
         unparsed_files=phase.unparsed, recon_usage=phase.recon_usage, analysis=phase.analysis,
-        analysis_usage=phase.analysis_usage, context=ws.context, leads=phase.leads,
+        analysis_usage=phase.analysis_usage, context=ws.context, leads=phase.leads, window=ws.line_window,
+        suppressions=config.suppressions,
     )
     try:
         paths = write_reports(report, output_dir, config.formats, started) if write else []

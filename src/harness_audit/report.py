@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from harness_audit.findings import CheckId, CheckOutcome, Finding, Landmark, Refusal, RefusalReason, Usage
 from harness_audit.leads import LeadOutcome, LeadStatus
@@ -63,6 +64,8 @@ class RunMeta:
     """Plain statements about how the run went (e.g. navigation fell back to text search)."""
     price: Price | None = None
     """Price per million tokens of `model`, when the configuration has one."""
+    language: str = "en"
+    """Language of the report's fixed text (`en` or `zh`); findings keep their own words."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +108,28 @@ class GroupSummary:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Suppressed:
+    """A gated finding that an inline `harness-audit: ignore[...]` marker suppressed, with the marker's reason."""
+
+    finding: Finding
+    """The finding, as the gate made it."""
+    reason: str
+    """The reason written in the marker."""
+    marker_line: int
+    """Line of the marker in the finding's file."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Snippet:
+    """The lines around a finding's cited line, as the audited file had them."""
+
+    first: int
+    """1-based number of `lines[0]`."""
+    lines: tuple[str, ...]
+    """A few lines before and after the cited line."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Report:
     """Everything a renderer needs; built only by `aggregate.build_report`."""
 
@@ -133,6 +158,17 @@ class Report:
     leads: tuple[LeadOutcome, ...] = ()
     """Static leads handed to a model (hybrid, host), each confirmed, dismissed (with the model's reason) or
     unaddressed (then also in `findings`, with its static verdict); empty for engines that hand out none."""
+    suppressed: tuple[Suppressed, ...] = ()
+    """Findings suppressed inline (not in `findings`, not counted, listed in an appendix)."""
+    suppression_problems: tuple[str, ...] = ()
+    """Suppression markers that were not applied, each with why (no reason, unknown check)."""
+    suppressions_applied: bool = True
+    """False when the run ignored inline suppressions (`--no-suppressions`)."""
+    snippets: Mapping[str, Snippet] = field(default_factory=dict[str, Snippet])
+    """Lines around each located finding, by fingerprint (empty when the files were not at hand)."""
+    same_site: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, "tuple[str, ...]"])
+    """One root cause, one finding: fingerprint of a finding → fingerprints of other checks' findings at the same
+    site (same file and line, or the same excerpt over the same lines), which renderers show with it."""
 
     def leads_with(self, status: LeadStatus) -> tuple[LeadOutcome, ...]:
         """The leads that ended with `status`, in report order."""

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, NoReturn
 
 from harness_audit.errors import HarnessAuditError, UsageError
 
-SUBCOMMANDS = ("audit", "checks", "explain", "bench", "resume", "replay", "cancel", "trace", "host")
+SUBCOMMANDS = ("audit", "checks", "explain", "diff", "bench", "resume", "replay", "cancel", "trace", "host")
 RUN_COMMANDS = ("resume", "replay", "cancel")
 
 

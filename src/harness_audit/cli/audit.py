@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness_audit.api import audit, dropped_checks, resolve_checks, resolve_root
+from harness_audit.baseline import known_findings
 from harness_audit.catalogue import CHECKS, parse_selection
 from harness_audit.config import FORMATS, AuditConfig, build_config
 from harness_audit.errors import UsageError
-from harness_audit.findings import CheckId, OutcomeStatus, Verdict
+from harness_audit.findings import CheckId, Finding, OutcomeStatus, Verdict
 from harness_audit.messages import resolve_language
 from harness_audit.progress import Progress
 from harness_audit.report import Report
@@ -54,6 +55,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", metavar="FMTS", help="output formats, comma-separated: md,json,sarif "
                                                     "(default: all three)")
     p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
+    p.add_argument("--baseline", metavar="OLD.json",
+                   help="a JSON report of an earlier run: only findings not in it (or whose verdict moved) set the "
+                        "exit code")
+    p.add_argument("--no-suppressions", dest="suppressions", action="store_false", default=None,
+                   help="ignore inline `harness-audit: ignore[...]` markers: report every finding")
     p.add_argument("--allow-empty", action="store_true", default=None,
                    help="exit 0 even when nothing was audited (0 files, or every selected check not covered)")
     p.add_argument("--priority-floor", type=int, choices=[1, 2], help="filter configured checks by priority")
@@ -105,6 +111,7 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
         "fail_on": ns.fail_on, "priority_floor": ns.priority_floor, "max_file_bytes": ns.max_file_bytes,
         "language": ns.language, "cache": False if ns.no_cache else None,
         "model": ns.model, "base_url": ns.base_url, "stream": ns.stream, "allow_empty": ns.allow_empty,
+        "suppressions": ns.suppressions,
     }
 
 
@@ -198,10 +205,19 @@ def empty_reason(report: Report, language: str = "en") -> str | None:
     return None
 
 
-def exit_code(report: Report, fail_on: str, *, allow_empty: bool = True, language: str = "en") -> int:
+def gated(report: Report, baseline: dict[str, str] | None) -> list[Finding]:
+    """The findings that decide the exit code: all, or with a baseline those not in it or whose verdict moved."""
+    if baseline is None:
+        return list(report.findings)
+    return [f for f in report.findings if baseline.get(f.fingerprint) != f.verdict.value]
+
+
+def exit_code(report: Report, fail_on: str, *, allow_empty: bool = True, language: str = "en",
+              baseline: dict[str, str] | None = None) -> int:
     """0 clean, 1 findings at/above `fail_on`, 3 when the run did not complete or (unless allowed) audited nothing.
 
-    An empty audit prints its one-line reason on stderr: a CI gate must not go green on nothing.
+    An empty audit prints its one-line reason on stderr: a CI gate must not go green on nothing. With a
+    `baseline` (fingerprint → verdict of an earlier report), only new findings and moved verdicts count.
     """
     if report.meta.state != "complete":
         return 3
@@ -211,7 +227,7 @@ def exit_code(report: Report, fail_on: str, *, allow_empty: bool = True, languag
     if fail_on == "never":
         return 0
     levels = {Verdict.CONFIRMED} if fail_on == "confirmed" else {Verdict.CONFIRMED, Verdict.SUSPECTED}
-    return 1 if any(f.verdict in levels for f in report.findings) else 0
+    return 1 if any(f.verdict in levels for f in gated(report, baseline)) else 0
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -241,14 +257,25 @@ def run(ns: argparse.Namespace) -> int:
     config, _ = build_config(root, overrides)
     language = resolve_language(config.language)
     fmt = stdout_format(ns, list(config.formats))
+    baseline = known_findings(ns.baseline) if ns.baseline else None
     for check, why in dropped_checks(tokens or None, config):
         print(f"harness-audit: {check} not run: {why}", file=sys.stderr)
     display = progress_display(ns, resolve_checks(tokens or None, config), config, language)
     with display or contextlib.nullcontext():
         result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or (), write=fmt is None,
                        progress=Progress([display] if display else []))
-    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language)
-    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language)
+    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language,
+            baseline=baseline_counts(result.report, baseline))
+    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language,
+                     baseline=baseline)
+
+
+def baseline_counts(report: Report, baseline: dict[str, str] | None) -> tuple[int, int] | None:
+    """(new, already known) findings against a baseline, for the final line."""
+    if baseline is None:
+        return None
+    new = len(gated(report, baseline))
+    return new, len(report.findings) - new
 
 
 def selected(ns: argparse.Namespace) -> tuple[CheckId, ...]:

@@ -149,7 +149,7 @@ def _tokens(u: Usage) -> str:
 # ---------------------------------------------------------------------------------------------- summary
 
 
-def final_line(report: Report, language: str, *, suppressed: int = 0, baseline: tuple[int, int] | None = None) -> str:
+def final_line(report: Report, language: str, *, baseline: tuple[int, int] | None = None) -> str:
     """The last line of every terminal run: clean or findings, not covered, skipped files, cost, CANCELLED."""
     lang = language
     counts = {v: sum(1 for f in report.findings if f.verdict is v) for v in Verdict}
@@ -172,8 +172,8 @@ def final_line(report: Report, language: str, *, suppressed: int = 0, baseline: 
         parts.append(t("final.unparsed", lang, n=len(report.unparsed_files)))
     if report.refusals:
         parts.append(t("final.refused", lang, n=len(report.refusals)))
-    if suppressed:
-        parts.append(t("final.suppressed", lang, n=suppressed))
+    if report.suppressed:
+        parts.append(t("final.suppressed", lang, n=len(report.suppressed)))
     total = report.total_usage
     if report.meta.price is not None:
         cost = report.meta.price.cost(total)

@@ -36,6 +36,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", dest="report_format", metavar="FMTS",
                    help="output formats, comma-separated: md,json,sarif (default: all three)")
     p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
+    p.add_argument("--baseline", metavar="OLD.json",
+                   help="a JSON report of an earlier run: only findings not in it set the exit code")
     p.add_argument("--allow-empty", action="store_true", default=None,
                    help="exit 0 even when no selected check could be checked on these traces")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
@@ -45,7 +47,8 @@ def make_parser() -> argparse.ArgumentParser:
 
 def run(ns: argparse.Namespace) -> int:
     """Check the traces, print, return the exit code."""
-    from harness_audit.cli.audit import deliver, exit_code, output_dir_flag, stdout_format
+    from harness_audit.baseline import known_findings
+    from harness_audit.cli.audit import baseline_counts, deliver, exit_code, output_dir_flag, stdout_format
     from harness_audit.trace_run import resolve_traces, trace_root
 
     if ns.selection is not None and any(not s.strip() for s in ns.selection):
@@ -64,5 +67,8 @@ def run(ns: argparse.Namespace) -> int:
     fmt = stdout_format(ns, list(config.formats))
     result = trace(ns.files, ns.selection, overrides=overrides, fmt=ns.trace_format, write=fmt is None)
     language = resolve_language(ns.language or config.language)
-    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language)
-    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language)
+    baseline = known_findings(ns.baseline) if ns.baseline else None
+    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language,
+            baseline=baseline_counts(result.report, baseline))
+    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language,
+                     baseline=baseline)

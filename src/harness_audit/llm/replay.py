@@ -65,6 +65,7 @@ from harness_audit.llm.events import (
 )
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, LedgerRead, read_ledger
 from harness_audit.llm.prompts import unit_of
+from harness_audit.messages import resolve_language
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, Report, RunMeta
 from harness_audit.workspace import Workspace
@@ -274,6 +275,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         base_url=rec.start.base_url, resumed=tuple(rec.start.resumed),
         ledger=str(rec.run_dir / LEDGER_NAME),
         notes=(*extra.notes, "Re-rendered from the ledger."), price=price_of(config),
+        language=resolve_language(config.language),
     )
     analysis, analysis_usage = _analysis(rec.units.get("analysis"))
     recon_usage = _usage(rec.recon_end.usage) if rec.recon_end and rec.recon_end.status != "static" else None
@@ -282,6 +284,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         skipped_files=[FileNote(path=n.path, reason=n.reason) for n in extra.skipped],
         unparsed_files=[FileNote(path=n.path, reason=n.reason) for n in extra.unparsed], recon_usage=recon_usage,
         analysis=analysis, analysis_usage=analysis_usage, context=ws.context, leads=lead_outcomes,
+        window=ws.line_window, suppressions=config.suppressions,
     )
     out_dir = rec.run_dir / "replay"
     paths = write_reports(report, out_dir, config.formats, started) if write else []

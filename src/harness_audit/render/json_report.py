@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from harness_audit.catalogue import CHECKS
-from harness_audit.findings import Usage
+from harness_audit.findings import Finding, Usage
 from harness_audit.report import Report
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 def usage_dict(u: Usage) -> dict[str, Any]:
@@ -54,14 +54,7 @@ def report_dict(r: Report) -> dict[str, Any]:
              "confidence": lm.confidence, "language": lm.language, "source": lm.source}
             for lm in r.landmarks
         ],
-        "findings": [
-            {"check": f.check.value, "title": CHECKS[f.check].title, "verdict": f.verdict.value, "file": f.file,
-             "line": f.line, "cited_line": f.cited_line, "claim": f.claim, "evidence": f.evidence,
-             "consequence": f.consequence, "direction": f.direction, "confirm_hint": f.confirm_hint or None,
-             "source": f.source, "language": f.language, "file_sha256": f.file_sha256, "fingerprint": f.fingerprint,
-             "also_at": list(f.also_at)}
-            for f in r.findings
-        ],
+        "findings": [_finding(f, r) for f in r.findings],
         "outcomes": [
             {"id": o.check.value, "title": CHECKS[o.check].title, "priority": CHECKS[o.check].priority,
              "status": o.status_text, "missing_landmarks": [k.value for k in o.missing_landmarks],
@@ -86,6 +79,23 @@ def report_dict(r: Report) -> dict[str, Any]:
         "skipped_files": [{"path": s.path, "reason": s.reason} for s in r.skipped_files],
         "unparsed_files": [{"path": s.path, "reason": s.reason} for s in r.unparsed_files],
         "analysis": None if r.analysis is None else {"text": r.analysis, "validated": False},
+        "suppressions_applied": r.suppressions_applied,
+        "suppressed": [{**_finding(x.finding, r), "suppression": {"reason": x.reason, "marker_line": x.marker_line}}
+                       for x in r.suppressed],
+        "suppression_problems": list(r.suppression_problems),
+    }
+
+
+def _finding(f: Finding, r: Report) -> dict[str, Any]:
+    snippet = r.snippets.get(f.fingerprint)
+    return {
+        "check": f.check.value, "title": CHECKS[f.check].title, "verdict": f.verdict.value, "file": f.file,
+        "line": f.line, "cited_line": f.cited_line, "claim": f.claim, "evidence": f.evidence,
+        "consequence": f.consequence, "direction": f.direction, "confirm_hint": f.confirm_hint or None,
+        "source": f.source, "language": f.language, "file_sha256": f.file_sha256, "fingerprint": f.fingerprint,
+        "also_at": list(f.also_at),
+        "context": None if snippet is None else {"first_line": snippet.first, "lines": list(snippet.lines)},
+        "same_site": list(r.same_site.get(f.fingerprint, ())),
     }
 
 

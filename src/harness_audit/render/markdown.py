@@ -1,20 +1,41 @@
-"""The Markdown report for people. Fixed structure; text from audited code is escaped."""
+"""The Markdown report for people. Fixed structure; text from audited code is escaped, code spans stay code.
+
+Fixed text comes from the message catalogue in the report's language; findings keep their own words. Each
+finding shows the lines around it; findings of other checks at the same site are shown with it (one root
+cause, one finding); tables that would hold only zeros and the landmark appendix are folded into `<details>`.
+"""
 
 from __future__ import annotations
 
 import re
 
-from harness_audit.catalogue import CHECKS
-from harness_audit.findings import Finding, OutcomeStatus, Usage, Verdict
+from harness_audit.findings import CheckOutcome, Finding, OutcomeStatus, Usage, Verdict
 from harness_audit.leads import LeadStatus
+from harness_audit.messages import t
 from harness_audit.report import Report
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|!])")
+_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+"""A code span as rules and models write them in claims: `name`, ``a `b` c``."""
+_FENCE_LANG = {"python": "python", "typescript": "typescript", "javascript": "javascript", "trace": "json"}
 
 
 def inline(text: str) -> str:
     """Escape text for one line of Markdown (no structure can be injected)."""
     return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def prose(text: str) -> str:
+    """One line of Markdown that keeps the text's code spans as real code and escapes everything else."""
+    flat = " ".join(text.split())
+    out: list[str] = []
+    pos = 0
+    for m in _SPAN.finditer(flat):
+        out.append(_MD_SPECIAL.sub(r"\\\1", flat[pos:m.start()]))
+        out.append(code(m.group(2)))
+        pos = m.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", flat[pos:]))
+    return "".join(out)
 
 
 def cell(text: str) -> str:
@@ -43,154 +64,239 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.4f}"
+def _money(value: float | None, lang: str) -> str:
+    return t("md.unknown", lang) if value is None else f"${value:,.4f}"
 
 
-def _tokens(u: Usage, n: int) -> str:
-    return "unknown" if not u.known else f"{n:,}"
+def _tokens(u: Usage, n: int, lang: str) -> str:
+    return t("md.unknown", lang) if not u.known else f"{n:,}"
 
 
-def _finding(f: Finding) -> list[str]:
-    spec = CHECKS[f.check]
-    where = code(f"{f.file}:{f.line}") if f.located and f.file else "check-level"
-    out = [f"### {f.check} · {inline(spec.title)} — {where}", "", f"**Claim.** {inline(f.claim)}", ""]
+def title(check: str, lang: str) -> str:
+    """A check's title in the report's language."""
+    return t(f"check.{check}", lang)
+
+
+def _status(o: CheckOutcome, lang: str) -> str:
+    """An outcome's status: its wire value (`failed:timeout`) in English, translated words otherwise."""
+    if lang == "en":
+        return o.status_text
+    return t(f"state.{o.status.value}", lang) + (f":{o.failure_code}" if o.failure_code else "")
+
+
+def _excerpt(f: Finding, r: Report) -> str:
+    """The cited lines with a few around them, numbered, the cited line marked; the quoted excerpt as fallback."""
+    lang = _FENCE_LANG.get(f.language or "", "")
+    snippet = r.snippets.get(f.fingerprint)
+    if snippet is None or not f.line:
+        return fence(f.evidence, lang)
+    span = max(1, len([x for x in f.evidence.splitlines() if x.strip()]))
+    width = len(str(snippet.first + len(snippet.lines) - 1))
+    rows = []
+    for i, line in enumerate(snippet.lines):
+        number = snippet.first + i
+        mark = ">" if f.line <= number < f.line + span else " "
+        rows.append(f"{mark} {number:>{width}} │ {line}".rstrip())
+    return fence("\n".join(rows), lang)
+
+
+def _body(f: Finding, r: Report, lang: str) -> list[str]:
+    """Claim, code, consequence, fix and source of one finding."""
+    out = [f"**{t('md.claim', lang)}** {prose(f.claim)}", ""]
     if f.also_at:
-        out += [f"**Same code also at** {', '.join(code(a) for a in f.also_at)} (other builds of the same source).", ""]
+        out += [t("md.also_at", lang, where=", ".join(code(a) for a in f.also_at)), ""]
     if f.evidence:
-        out += [fence(f.evidence, "python" if f.language == "python" else (f.language or "")), ""]
-    out.append(f"**Consequence.** {inline(f.consequence)}")
+        out += [_excerpt(f, r), ""]
+    out.append(f"**{t('md.consequence', lang)}** {prose(f.consequence)}")
     if f.direction:
-        out += ["", f"**Fix direction.** {inline(f.direction)}"]
+        out += ["", f"**{t('md.fix', lang)}** {prose(f.direction)}"]
     if f.verdict is Verdict.SUSPECTED:
-        out += ["", f"**To confirm.** {inline(f.confirm_hint)}"]
-    out += ["", f"<sub>source {code(f.source)} · fingerprint {code(f.fingerprint)}</sub>", ""]
+        out += ["", f"**{t('md.to_confirm', lang)}** {prose(f.confirm_hint)}"]
+    out += ["", f"<sub>{t('md.source', lang, source=code(f.source), fingerprint=code(f.fingerprint))}</sub>", ""]
     return out
 
 
-def _leads(r: Report) -> list[str]:
+def _finding(f: Finding, r: Report, lang: str, folded: dict[str, Finding]) -> list[str]:
+    where = code(f"{f.file}:{f.line}") if f.located and f.file else t("md.check_level", lang)
+    others = [folded[fp] for fp in r.same_site.get(f.fingerprint, ()) if fp in folded]
+    heading = f"{f.check} · {inline(title(f.check, lang))}" + "".join(
+        f", {o.check} · {inline(title(o.check, lang))}" for o in others)
+    out = [f"### {heading} — {where}", "", *_body(f, r, lang)]
+    for o in others:
+        verdict = t(f"verdict.{o.verdict.value}", lang)
+        out += [f"**{t('md.same_site', lang, checks=f'{o.check} ({verdict})')}**", ""]
+        body = _body(o, r, lang)
+        # the code is the same lines: shown once, above
+        out += [line for line in body if not line.startswith("```") and "│" not in line]
+    return out
+
+
+def _not_covered(r: Report, lang: str) -> list[str]:
+    not_covered = [o for o in r.outcomes if o.status is not OutcomeStatus.RAN]
+    out = [f"## {t('md.not_covered', lang)}", ""]
+    if not not_covered:
+        return [*out, t("md.all_ran", lang), ""]
+    out += [t("md.not_covered_intro", lang), "",
+            f"| {t('md.col.check', lang)} | {t('md.col.status', lang)} | {t('md.col.why', lang)} |", "|---|---|---|"]
+    for o in not_covered:
+        if o.missing_landmarks:
+            why = t("md.missing", lang, kinds=", ".join(k.value for k in o.missing_landmarks))
+        else:
+            why = o.error or "—"
+        out.append(f"| {o.check} · {inline(title(o.check, lang))} | {_status(o, lang)} | {cell(why)} |")
+    return [*out, ""]
+
+
+def _cost(r: Report, lang: str) -> list[str]:
+    m = r.meta
+    total = r.total_usage
+    used_model = total.requests > 0 or not total.known or r.recon_usage is not None
+    out = [f"## {t('md.cost', lang)}", ""]
+    seconds = f"{m.duration_s:.2f}"
+    if used_model:
+        line = t("md.cost_line", lang, seconds=seconds, input=_tokens(total, total.input_tokens, lang),
+                 output=_tokens(total, total.output_tokens, lang),
+                 cache_read=_tokens(total, total.cache_read_tokens, lang),
+                 cache_write=_tokens(total, total.cache_write_tokens, lang),
+                 reasoning=_tokens(total, total.reasoning_tokens, lang))
+        line += f" · {_money(m.price.cost(total), lang)}" if m.price else ""
+    else:
+        line = t("md.cost_static", lang, seconds=seconds)
+    out += [line + (f" · {t('md.cache_hit', lang)}" if m.cache_hit else ""), ""]
+    cols = ["unit", "status", "time", "requests", "input", "output", "cache_read", "cache_write", "reasoning"]
+    cols += ["cost"] if m.price else []
+    cols += ["findings", "refusals"]
+    table = ["| " + " | ".join(t(f"md.col.{c}", lang) for c in cols) + " |",
+             "|---|---|" + "---:|" * (len(cols) - 2)]
+
+    def usage_cells(u: Usage) -> str:
+        cells = [str(u.requests), _tokens(u, u.input_tokens, lang), _tokens(u, u.output_tokens, lang),
+                 _tokens(u, u.cache_read_tokens, lang), _tokens(u, u.cache_write_tokens, lang),
+                 _tokens(u, u.reasoning_tokens, lang)]
+        if m.price:
+            cells.append(_money(m.price.cost(u), lang))
+        return " | ".join(cells)
+
+    if r.recon_usage is not None:
+        recon_refusals = sum(1 for x in r.refusals if x.subject == "landmark")
+        table.append(f"| recon | — | — | {usage_cells(r.recon_usage)} | — | {recon_refusals} |")
+    if r.analysis_usage is not None:
+        table.append(f"| analysis | — | — | {usage_cells(r.analysis_usage)} | — | — |")
+    for o in r.outcomes:
+        resumed = f" {t('md.resumed_mark', lang)}" if o.check in m.resumed else ""
+        table.append(f"| {o.check} | {_status(o, lang)}{resumed} | {o.duration_s:.3f} | {usage_cells(o.usage)} | "
+                     f"{r.findings_for(o.check)} | {r.refusals_for(o.check)} |")
+    if used_model:
+        out += [*table, ""]
+    else:  # a static run: every token cell is zero; the table is there for the times, out of the way
+        out += ["<details>", f"<summary>{t('md.per_check', lang)}</summary>", "", *table, "", "</details>", ""]
+    counts = {reason: n for reason, n in r.refusal_counts.items() if n}
+    if counts:
+        out += [t("md.refusals", lang), "", f"| {t('md.col.reason', lang)} | {t('md.col.count', lang)} |",
+                "|---|---:|", *(f"| {reason} | {n} |" for reason, n in counts.items()), ""]
+    else:
+        out += [t("md.no_refusals", lang), ""]
+    return out
+
+
+def _leads(r: Report, lang: str) -> list[str]:
     """Every static lead handed to the model and how it ended; dismissed ones with the model's reason."""
     counts = {s: len(r.leads_with(s)) for s in LeadStatus}
-    out = ["## Static leads", "",
-           f"{len(r.leads)} static leads were handed to the model: {counts[LeadStatus.CONFIRMED]} confirmed, "
-           f"{counts[LeadStatus.DISMISSED]} dismissed, {counts[LeadStatus.UNADDRESSED]} unaddressed. "
-           "An unaddressed lead keeps its static verdict and is listed with the findings above; a dismissed one "
-           "is not a finding, and the model's reason is shown so a reader can judge it.", "",
-           "| lead | check | where | static verdict | status | reason |", "|---|---|---|---|---|---|"]
+    cols = ("lead", "check", "where", "static_verdict", "status", "reason")
+    out = [f"## {t('md.leads', lang)}", "",
+           t("md.leads_intro", lang, n=len(r.leads), confirmed=counts[LeadStatus.CONFIRMED],
+             dismissed=counts[LeadStatus.DISMISSED], unaddressed=counts[LeadStatus.UNADDRESSED]), "",
+           "| " + " | ".join(t(f"md.col.{c}", lang) for c in cols) + " |", "|---|---|---|---|---|---|"]
     for lead in r.leads:
         f = lead.finding
-        where = tcode(f"{f.file}:{f.line}") if f.located else "check-level"
+        where = tcode(f"{f.file}:{f.line}") if f.located else t("md.check_level", lang)
         out.append(f"| {lead.lead_id} | {lead.check} | {where} | {f.verdict} | {lead.status} | "
                    f"{cell(lead.reason or '')} |")
     out.append("")
     return out
 
 
+def _suppressed(r: Report, lang: str) -> list[str]:
+    out: list[str] = []
+    if not r.suppressions_applied:
+        out += [f"## {t('md.suppressed', lang)}", "", t("md.suppressions_off", lang), ""]
+    elif r.suppressed or r.suppression_problems:
+        out += [f"## {t('md.suppressed', lang)} ({len(r.suppressed)})", "", t("md.suppressed_intro", lang), ""]
+        if r.suppressed:
+            out += [f"| {t('md.col.check', lang)} | {t('md.col.where', lang)} | {t('md.col.reason', lang)} | "
+                    f"{t('md.col.claim', lang)} |", "|---|---|---|---|"]
+            out += [f"| {x.finding.check} | {tcode(f'{x.finding.file}:{x.finding.line}')} | {cell(x.reason)} | "
+                    f"{cell(x.finding.claim)} |" for x in r.suppressed]
+            out.append("")
+        if r.suppression_problems:
+            out += [t("md.suppression_problems", lang), "", *(f"- {inline(p)}" for p in r.suppression_problems), ""]
+    return out
+
+
 def render_markdown(r: Report) -> str:
     """Render the whole report."""
     m = r.meta
-    commit = "not a git repository" if m.commit is None else f"`{m.commit[:12]}`" + (" (dirty)" if m.dirty else "")
-    state = {"complete": "complete", "cancelled": "**CANCELLED** — partial results",
-             "incomplete": "**INCOMPLETE** — partial results"}.get(m.state, m.state)
+    lang = m.language
+    commit = t("md.not_git", lang) if m.commit is None else f"`{m.commit[:12]}`" + (
+        f" ({t('md.dirty', lang)})" if m.dirty else "")
+    state = t(f"md.state.{m.state}", lang) if m.state in ("complete", "cancelled", "incomplete") else m.state
     out: list[str] = [
-        "# harness-audit report", "",
-        f"- **Target:** {code(m.root)}",
-        f"- **Commit:** {commit}",
-        f"- **Engine:** {m.engine}" + (f" · **model:** {code(m.model)}" if m.model else "")
-        + (f" at {code(m.base_url)}" if m.base_url else "") + f" · **checks:** {', '.join(m.requested)}",
-        f"- **Run:** `{m.run_id}` · started {m.started_at} · {m.duration_s:.2f} s · {state}",
-        f"- **Files:** {m.files_scanned} analysed, {len(r.skipped_files)} skipped, {len(r.unparsed_files)} unparsed",
+        f"# {t('md.title', lang)}", "",
+        f"- **{t('md.target', lang)}:** {code(m.root)}",
+        f"- **{t('md.commit', lang)}:** {commit}",
+        f"- **{t('md.engine', lang)}:** {m.engine}" + (f" · **{t('md.model', lang)}:** {code(m.model)}" if m.model else "")
+        + (f" at {code(m.base_url)}" if m.base_url else "") + f" · **{t('md.checks', lang)}:** {', '.join(m.requested)}",
+        f"- **{t('md.run', lang)}:** `{m.run_id}` · {t('md.started', lang, when=m.started_at)} · "
+        f"{t('md.seconds', lang, n=f'{m.duration_s:.2f}')} · {state}",
+        f"- **{t('md.files', lang)}:** " + t("md.files_line", lang, scanned=m.files_scanned,
+                                            skipped=len(r.skipped_files), unparsed=len(r.unparsed_files)),
     ]
     if m.resumed:
-        out.append(f"- **Resumed:** {', '.join(m.resumed)} carried over from the interrupted run")
+        out.append(f"- **{t('md.resumed', lang)}:** {t('md.resumed_line', lang, checks=', '.join(m.resumed))}")
     if m.ledger:
-        out.append(f"- **Ledger:** {code(m.ledger)}")
-    out += [f"- **Note:** {inline(n)}" for n in m.notes]
-    out += [
-        "",
-        "## Summary", "",
-        "| group | checks | confirmed | suspected | not implemented | not covered |",
-        "|---|---|---:|---:|---:|---|",
-    ]
+        out.append(f"- **{t('md.ledger', lang)}:** {code(m.ledger)}")
+    out += [f"- **{t('md.note', lang)}:** {prose(n)}" for n in m.notes]
+    cols = ("group", "checks", "confirmed", "suspected", "not_implemented", "not_covered")
+    out += ["", f"## {t('md.summary', lang)}", "",
+            "| " + " | ".join(t(f"md.col.{c}", lang) for c in cols) + " |", "|---|---|---:|---:|---:|---|"]
     for g in r.groups:
         nc = ", ".join(g.not_covered) or "—"
-        out.append(f"| {g.group}. {g.title} | {', '.join(g.checks)} | {g.confirmed} | {g.suspected} | "
-                   f"{g.not_implemented} | {nc} |")
+        out.append(f"| {g.group}. {t(f'group.{g.group}', lang)} | {', '.join(g.checks)} | {g.confirmed} | "
+                   f"{g.suspected} | {g.not_implemented} | {nc} |")
     out.append("")
-    sections = [
-        ("Confirmed", Verdict.CONFIRMED, "No confirmed findings."),
-        ("Suspected", Verdict.SUSPECTED, "No suspected findings."),
-        ("Not implemented", Verdict.NOT_IMPLEMENTED, "No check reported a missing subsystem."),
-    ]
-    for title, verdict, empty in sections:
+    folded_fps = {fp for fps in r.same_site.values() for fp in fps}
+    folded = {f.fingerprint: f for f in r.findings if f.fingerprint in folded_fps}
+    for key, verdict in (("confirmed", Verdict.CONFIRMED), ("suspected", Verdict.SUSPECTED),
+                         ("not_implemented", Verdict.NOT_IMPLEMENTED)):
         mine = [f for f in r.findings if f.verdict is verdict]
-        out += [f"## {title} ({len(mine)})", ""]
+        shown = [f for f in mine if f.fingerprint not in folded_fps]
+        out += [f"## {t(f'md.section.{key}', lang)} ({len(mine)})", ""]
         if not mine:
-            out += [empty, ""]
-        for f in mine:
-            out += _finding(f)
-    not_covered = [o for o in r.outcomes if o.status is not OutcomeStatus.RAN]
-    out += ["## Not covered", ""]
-    if not not_covered:
-        out += ["Every requested check ran to completion.", ""]
-    else:
-        out += ["These checks did not run to completion; no result here means **not looked at**, not clean.", "",
-                "| check | status | why |", "|---|---|---|"]
-        for o in not_covered:
-            if o.missing_landmarks:
-                why = "missing landmarks: " + ", ".join(k.value for k in o.missing_landmarks)
-            else:
-                why = o.error or "—"
-            out.append(f"| {o.check} · {CHECKS[o.check].title} | {o.status_text} | {cell(why)} |")
-        out.append("")
+            out += [t(f"md.empty.{key}", lang), ""]
+        for f in shown:
+            out += _finding(f, r, lang, folded)
     if r.leads:
-        out += _leads(r)
-    total = r.total_usage
-    out += ["## Cost", "",
-            f"Wall time {m.duration_s:.2f} s · input {_tokens(total, total.input_tokens)} · output "
-            f"{_tokens(total, total.output_tokens)} · cache read {_tokens(total, total.cache_read_tokens)} · "
-            f"cache write {_tokens(total, total.cache_write_tokens)} · reasoning "
-            f"{_tokens(total, total.reasoning_tokens)} tokens"
-            + (f" · {_money(m.price.cost(total))}" if m.price else "")
-            + (" · result cache hit" if m.cache_hit else ""), "",
-            "| unit | status | time (s) | requests | input | output | cache read | cache write | reasoning | "
-            + ("cost | " if m.price else "") + "findings | refusals |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if m.price else "") + "---:|---:|"]
-
-    def usage_cells(u: Usage) -> str:
-        cells = [str(u.requests), _tokens(u, u.input_tokens), _tokens(u, u.output_tokens),
-                 _tokens(u, u.cache_read_tokens), _tokens(u, u.cache_write_tokens), _tokens(u, u.reasoning_tokens)]
-        if m.price:
-            cells.append(_money(m.price.cost(u)))
-        return " | ".join(cells)
-
-    if r.recon_usage is not None:
-        recon_refusals = sum(1 for x in r.refusals if x.subject == "landmark")
-        out.append(f"| recon | — | — | {usage_cells(r.recon_usage)} | — | {recon_refusals} |")
-    if r.analysis_usage is not None:
-        out.append(f"| analysis | — | — | {usage_cells(r.analysis_usage)} | — | — |")
-    for o in r.outcomes:
-        resumed = " (resumed)" if o.check in m.resumed else ""
-        out.append(f"| {o.check} | {o.status_text}{resumed} | {o.duration_s:.3f} | {usage_cells(o.usage)} | "
-                   f"{r.findings_for(o.check)} | {r.refusals_for(o.check)} |")
-    out += ["", "Refusals by reason (findings and landmarks):", "", "| reason | count |", "|---|---:|"]
-    out += [f"| {reason} | {n} |" for reason, n in r.refusal_counts.items()]
-    out.append("")
+        out += _leads(r, lang)
+    out += _not_covered(r, lang)
+    out += _cost(r, lang)
     if r.skipped_files or r.unparsed_files:
-        out += ["## Files left out", "", "| file | why |", "|---|---|"]
-        out += [f"| {tcode(s.path)} | skipped: {cell(s.reason)} |" for s in r.skipped_files]
-        out += [f"| {tcode(s.path)} | unparsed: {cell(s.reason)} |" for s in r.unparsed_files]
+        out += [f"## {t('md.files_left_out', lang)}", "", f"| {t('md.col.file', lang)} | {t('md.col.why', lang)} |",
+                "|---|---|"]
+        out += [f"| {tcode(s.path)} | {t('md.skipped', lang, why=cell(s.reason))} |" for s in r.skipped_files]
+        out += [f"| {tcode(s.path)} | {t('md.unparsed', lang, why=cell(s.reason))} |" for s in r.unparsed_files]
         out.append("")
+    out += _suppressed(r, lang)
     if r.analysis is not None:
-        out += ["## Cross-check analysis (model inference — not validated by evidence)", "",
-                "This section was written by the model about interactions between the findings above. "
-                "Nothing in it passed the evidence gate; treat it as a hypothesis.", "", inline(r.analysis), ""]
-    out += ["## Appendix: landmarks", ""]
+        out += [f"## {t('md.analysis', lang)}", "", t("md.analysis_intro", lang), "", inline(r.analysis), ""]
+    out += [f"## {t('md.landmarks', lang)} ({len(r.landmarks)})", ""]
     if not r.landmarks:
-        out += ["Recon found no landmarks.", ""]
+        out += [t("md.no_landmarks", lang), ""]
     else:
-        out += ["| kind | file | line | symbol | confidence |", "|---|---|---:|---|---|"]
+        cols_lm = ("kind", "file", "line", "symbol", "confidence")
+        out += ["<details>", f"<summary>{t('md.landmarks', lang)} ({len(r.landmarks)})</summary>", "",
+                "| " + " | ".join(t(f"md.col.{c}", lang) for c in cols_lm) + " |", "|---|---|---:|---|---|"]
         out += [f"| {lm.kind} | {tcode(lm.file)} | {lm.line} | {cell(lm.symbol or '')} | {lm.confidence} |"
                 for lm in r.landmarks]
-        out.append("")
+        out += ["", "</details>", ""]
     return "\n".join(out)
+
