@@ -231,6 +231,12 @@ EN: dict[str, str] = {
                       "can judge it.",
     "md.col.lead": "lead",
     "md.col.static_verdict": "static verdict",
+    "picker.title": "Choose the checks to run",
+    "picker.keys": "↑/↓ move · space ticks · enter runs (nothing ticked runs p1) · esc, q or ctrl-d cancels",
+    "picker.legend": "★ priority 1: the seven checks whose failures break agent runs most often (the `p1` preset)",
+    "picker.p1": "the seven priority-1 checks (★)",
+    "picker.all": "all fifteen checks",
+    "picker.chosen": "running: {checks}",
 }
 
 ZH: dict[str, str] = {
@@ -418,4 +424,10 @@ ZH: dict[str, str] = {
                       "未处理的线索保留静态判定,列在上面的发现里;被驳回的不算发现,这里给出模型的理由,供读者自行判断。",
     "md.col.lead": "线索",
     "md.col.static_verdict": "静态判定",
+    "picker.title": "选择要运行的检查项",
+    "picker.keys": "↑/↓ 移动 · 空格勾选 · 回车开始(什么都不勾就跑 p1)· esc、q 或 ctrl-d 取消",
+    "picker.legend": "★ 优先级 1:最常让 agent 运行出故障的七项检查(即 `p1` 预设)",
+    "picker.p1": "七项优先级 1 的检查(★)",
+    "picker.all": "全部十五项检查",
+    "picker.chosen": "将运行:{checks}",
 }

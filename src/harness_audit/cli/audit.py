@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from harness_audit.api import audit, dropped_checks, resolve_checks, resolve_root
 from harness_audit.baseline import known_findings
-from harness_audit.catalogue import CHECKS, parse_selection
+from harness_audit.catalogue import parse_selection
 from harness_audit.config import FORMATS, AuditConfig, build_config
 from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, Finding, OutcomeStatus, Verdict
-from harness_audit.messages import resolve_language
+from harness_audit.messages import resolve_language, t
 from harness_audit.progress import Progress
 from harness_audit.report import Report
 
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
     from harness_audit.cli.live import TerminalProgress
 
+
+
+PICKER_CANCELLED = 130
+"""Exit status when the picker was cancelled (what a shell reports for Ctrl-C): no audit ran, no report."""
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -166,23 +170,6 @@ def _console() -> Console:
     return console(stderr=False, highlight=False)
 
 
-def _pick(console: Console, language: str) -> list[str]:
-    """Interactive picker shown when nothing was selected on a terminal."""
-    from rich.markup import escape
-
-    for check, s in CHECKS.items():
-        star = "★" if s.priority == 1 else " "
-        console.print(f"  {star} [bold]{check.value:>3}[/] {escape(s.title)} — {escape(s.gloss(language))}")
-    for _ in range(3):
-        answer = console.input("Checks to run (e.g. [bold]p1[/], [bold]all[/], [bold]C1,C9[/]): ").strip()
-        try:
-            parse_selection([answer])
-            return [answer]
-        except UsageError as exc:
-            console.print(f"[red]{escape(str(exc))}[/]")
-    raise UsageError("no valid selection given at the prompt")
-
-
 def print_result(report: Report, paths: list[Path], *, quiet: bool, language: str = "en", **final: Any) -> None:
     """The report paths (quiet), or a terminal summary of the report ending with the final line."""
     if quiet:
@@ -241,10 +228,16 @@ def run(ns: argparse.Namespace) -> int:
     if not tokens:
         config, _ = build_config(root, overrides)
         if resolve_checks(None, config) is None:
-            if not sys.stdin.isatty():
-                raise UsageError("no checks selected and none configured; pass ids (C1,C9), `p1` or `all`, "
-                                 "or set `checks` in [tool.harness-audit]")
-            tokens = _pick(_console(), config.language)
+            language = resolve_language(config.language)
+            if not (sys.stdin.isatty() and sys.stderr.isatty()):
+                raise UsageError(t("exit.no_selection", language))
+            from harness_audit.cli.picker import PickerCancelled, pick
+
+            try:
+                tokens = pick(language)
+            except PickerCancelled:
+                print(f"harness-audit: {t('exit.picker_cancelled', language)}", file=sys.stderr)
+                return PICKER_CANCELLED
     if ns.estimate:
         from harness_audit.llm.estimate import estimate, render_estimate
 
