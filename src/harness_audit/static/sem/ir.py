@@ -9,6 +9,23 @@ has. Everything a query needs that is not here (the source text, the cited line)
 Python and TypeScript/JavaScript lower to the same kinds: `x.y` is an `Attr` whether it was written
 `x.y` or `x?.y`; `new C()` is a `Call` with `new=True`; a dict and an object literal are both an `Obj`;
 `except` and `catch` are both a `Handler`; `match` and `switch` are both a `Switch`.
+
+Where the two languages say the same thing differently, the TS/JS front end lowers it to the shape the Python
+front end gives the Python spelling: a C-style `for (init; test; update)` is the init statements and a `while`
+loop whose body ends with the update; `x++` as a statement is `x += 1`; `delete o.k` is `del`; a statement
+`a(), b()` is two statements; a constructor parameter property `constructor(private c: C)` is also the
+`this.c = c` it means, first in the constructor's body; `get x()` / `set x(v)` / `static m()` carry the
+decorators `property` / `x.setter` / `staticmethod`; `export default <expression>` is `const default =
+<expression>`. Differences that remain, which queries must know:
+
+- a Python method lists its receiver (`self`) as its first parameter; a TS/JS method has no such parameter
+  and its receiver is `Name("this")`;
+- Python keyword arguments are `Call.kw`; TS/JS has none: an options object is an `Obj` argument;
+- operators keep their spelling (`and`/`&&`, `or`/`||`, `not`/`!`, `==`/`===`, `yield from`/`yield*`);
+- a TS `catch` has no types (it catches everything); a Python `except E` has `E`;
+- a TS `break` inside a `switch` leaves the switch (cases fall through unless they end in a jump); a
+  Python `match` case never falls through and has no `break`;
+- a Python tuple target is `Seq("tuple")`, a TS array pattern `Seq("list")`.
 """
 
 from __future__ import annotations
@@ -227,8 +244,12 @@ class Await(Expr):
 
 
 class Op(Expr):
-    """An operator application: binary, unary, boolean, comparison, `in`, `typeof`, `yield`, `not`, `??`,
-    walrus (`:=`, whose first operand is the target). `op` is the operator's source text."""
+    """An operator application: binary, unary, boolean, comparison, `in`, `instanceof`, `typeof`, `yield`
+    (`yield*`), `not`, `??`, walrus (`:=`, whose first operand is the target). `op` is the operator's source
+    text. TS/JS also has: an assignment nested in an expression, `Op("=", [target, value])` (`+=`, `??=`…
+    likewise; `=` with a default inside a destructuring pattern too); `x++` inside an expression, `Op("++")`;
+    the comma operator, `Op(",", items)` (leading literals dropped: the compiled `(0, m.run)(x)` is a call
+    of `m.run`)."""
 
     __slots__ = ("op", "operands")
 
@@ -281,8 +302,10 @@ class Comp(Expr):
 
 
 class Other(Expr):
-    """Any expression the model does not name (a type assertion, JSX, a regex, `this` in odd places…):
-    `kind` is the parser's node type, `items` its sub-expressions, kept so nothing inside is lost."""
+    """Any expression the model does not name (JSX, a regex, a class expression…): `kind` is the parser's
+    node type, `items` its sub-expressions, kept so nothing inside is lost. A few kinds are the front end's
+    own: `hole` (an elided array element `[a, , b]`), `caught` (the value a `catch ({ message })` pattern
+    destructures), `class` (a class expression whose `Class` is in `Module.classes` at the same line)."""
 
     __slots__ = ("kind", "items")
 
@@ -309,8 +332,11 @@ Block = list[Stmt]
 
 class Assign(Stmt):
     """`targets = value` (several targets for `a = b = v`), an augmented assignment (`op` is `+=`…), a
-    declaration (`decl`: `let`, `const`, `var`, or `ann` for an annotated Python name; `value` may be None),
-    or `del x` (`op` is `del`, `value` None). Destructuring targets are `Seq`/`Obj` patterns."""
+    declaration (`decl`: `let`, `const`, `var`, or `ann` for an annotated Python name; `value` may be None;
+    `type` is the annotation's text), or `del x` / `delete o.k` (`op` is `del`, `value` None). Destructuring
+    targets are `Seq`/`Obj` patterns: an `Obj` pattern maps each key to the target it binds (`{a: b}` →
+    ("a", Name b)), a default is `Op("=", [target, default])`, a rest element a `None` key (`Spread` in a
+    `Seq`)."""
 
     __slots__ = ("targets", "value", "op", "decl", "type")
 
@@ -388,10 +414,12 @@ class If(Stmt):
 
 
 class Loop(Stmt):
-    """A loop. `kind`: `for` (`target` in `iter`; `for…of`, `for…in` and `async for` too), `while` (`test`),
-    `do` (`test` checked after the body). `orelse` is Python's loop `else`."""
+    """A loop. `kind`: `for` (`target` in `iter`; `for…of`, `for…in`, `async for` and `for await` too),
+    `while` (`test`; a C-style `for` lowers to its init statements before a `while` whose body ends with the
+    update, `test` `Lit(True)` when absent), `do` (`test` checked after the body). `orelse` is Python's loop
+    `else`; `label` the TS/JS label a `Jump` may name."""
 
-    __slots__ = ("kind", "target", "iter", "test", "body", "orelse", "is_async")
+    __slots__ = ("kind", "target", "iter", "test", "body", "orelse", "is_async", "label")
 
     def __init__(self, line: int, end: int, kind: Literal["for", "while", "do"], *, target: Expr | None = None,
                  iter: Expr | None = None, test: Expr | None = None, body: Block, orelse: Block | None = None,  # noqa: A002
@@ -404,6 +432,7 @@ class Loop(Stmt):
         self.body = body
         self.orelse = orelse or []
         self.is_async = is_async
+        self.label: str | None = None
 
     def children(self) -> Iterator[Node]:
         for part in (self.target, self.iter, self.test):
@@ -414,7 +443,9 @@ class Loop(Stmt):
 
 
 class Handler(Node):
-    """One `except`/`catch` clause. `types` empty means it catches everything; `name` binds the error."""
+    """One `except`/`catch` clause. `types` empty means it catches everything (every TS/JS `catch`); `name`
+    binds the error (a destructured `catch ({ message })` has no name and begins its body with an `Assign`
+    of the pattern from `Other("caught")`)."""
 
     __slots__ = ("types", "name", "body")
 
@@ -470,7 +501,8 @@ class With(Stmt):
 
 
 class Switch(Stmt):
-    """`match`/`switch`: each case is (pattern or None for default, body)."""
+    """`match`/`switch`: each case is (pattern or None for default, body). A TS/JS case body keeps its
+    `break`; an empty body (`case 1: case 2: f()`) falls through to the next case."""
 
     __slots__ = ("subject", "cases")
 
@@ -488,7 +520,9 @@ class Switch(Stmt):
 
 
 class Jump(Stmt):
-    """`break` or `continue` (`kind`), with the label it names, if any."""
+    """`break` or `continue` (`kind`), with the label it names, if any (the `Loop` with that `label`; a label
+    on a block or a `switch` is not kept). An unlabelled TS/JS `break` leaves the nearest `Loop` or
+    `Switch`."""
 
     __slots__ = ("kind", "label")
 
@@ -499,7 +533,8 @@ class Jump(Stmt):
 
 
 class Def(Stmt):
-    """A nested function or class definition as a statement (`def`, `function`, `class`)."""
+    """A function or class definition as a statement (`def`, `function`, `class`, and TS/JS `const A = class
+    …`, `interface`, `enum`). `const f = () => …` is an `Assign` of a `FuncExpr`, as `f = lambda: …` is."""
 
     __slots__ = ("fn", "cls")
 
@@ -514,23 +549,33 @@ class Def(Stmt):
 
 class Param:
     """A parameter: name, annotation text, default. `kind`: `pos`, `star` (`*args`, `...rest`), `kw` (`**kw`),
-    `field` (a TS constructor parameter property `constructor(private client: X)`), `pattern` (destructured:
-    `names` lists the bound names)."""
+    `field` (a TS constructor parameter property `constructor(private client: X)`: also a field of the class),
+    `pattern` (destructured `{ a, b }` / `[a, b]`: `names` lists the bound names, `pattern` is the target as
+    an `Assign` would hold it, `name` the pattern's text)."""
 
-    __slots__ = ("name", "type", "default", "kind", "names", "line")
+    __slots__ = ("name", "type", "default", "kind", "names", "line", "pattern")
 
     def __init__(self, name: str, type: str | None, default: Expr | None, kind: str, line: int,  # noqa: A002
-                 names: tuple[str, ...] = ()) -> None:
+                 names: tuple[str, ...] = (), pattern: Expr | None = None) -> None:
         self.name = name
         self.type = type
         self.default = default
         self.kind = kind
         self.line = line
         self.names = names or (name,)
+        self.pattern = pattern
 
 
 class Function:
-    """A function, method, lambda, arrow function or a module body (`name` `<module>`)."""
+    """A function, method, lambda, arrow function or a module body (`name` `<module>`).
+
+    `kind`: `lambda` for a Python lambda and a TS/JS arrow function (both see the enclosing receiver);
+    `function` for `def`/`function` and object-literal methods; `method` for a class's methods, including a
+    class field holding a function (`handler = () => …`), an interface's method signatures and abstract
+    methods (both with an empty body), and a static block (`<static>`, not in `Class.methods`). A TS/JS
+    function held by a name is named after it, as the symbol index names it: `const run = () => …` is `run`,
+    `{ run() {} }` bound to `tools` is `tools.run`, `exports.run = function …` is `run`, `A.prototype.run =
+    function …` is `A.run`; an unnamed one is `<lambda>`. The constructor is `constructor`."""
 
     __slots__ = ("name", "qualname", "module", "cls", "parent", "params", "body", "line", "end", "is_async",
                  "is_generator", "decorators", "returns", "expr_body", "index", "kind")
@@ -568,10 +613,15 @@ class Function:
 
 
 class Class:
-    """A class: its bases (expressions), methods by name, declared fields (name → annotation text)."""
+    """A class: its bases (expressions), methods by name, declared fields (name → annotation text, and the
+    initialiser in `field_values`).
+
+    `kind` is `class`, `interface` (a TS interface or object type alias: fields are its property signatures,
+    `bases` what it extends) or `enum` (a TS enum: fields are its members, `field_values` their values). A TS
+    class's `bases` are what it `extends`; what it `implements` is in `implements`."""
 
     __slots__ = ("name", "qualname", "module", "bases", "methods", "fields", "line", "end", "decorators",
-                 "field_values")
+                 "field_values", "kind", "implements")
 
     def __init__(self, name: str, qualname: str, module: Module, *, line: int, end: int, bases: list[Expr],
                  decorators: list[Expr] | None = None) -> None:
@@ -585,6 +635,8 @@ class Class:
         self.line = line
         self.end = end
         self.decorators = decorators or []
+        self.kind: Literal["class", "interface", "enum"] = "class"
+        self.implements: list[Expr] = []
 
     def __repr__(self) -> str:
         return f"<Class {self.module.path}:{self.qualname}>"
@@ -592,7 +644,9 @@ class Class:
 
 class Import:
     """One imported name: `local` is bound to `name` of module `source` (`name` `*` = the module itself,
-    `default` = a default export). `source` is as written (`./tools`, `..pkg.mod`, `openai`)."""
+    `default` = a default export). `source` is as written (`./tools`, `..pkg.mod`, `openai`). TS/JS:
+    `import x from "m"` → (x, m, default); `import { a as b }` → (b, m, a); `import * as ns` and `const ns =
+    require("m")` → (ns, m, *); `const { a } = require("m")` (or `await import("m")`) → (a, m, a)."""
 
     __slots__ = ("local", "source", "name", "line")
 
@@ -606,7 +660,8 @@ class Import:
 class Module:
     """One source file lowered to the IR."""
 
-    __slots__ = ("path", "lang", "text", "body", "functions", "classes", "imports", "exports", "error", "_lines")
+    __slots__ = ("path", "lang", "text", "body", "functions", "classes", "imports", "exports", "reexports", "error",
+                 "_lines")
 
     def __init__(self, path: str, lang: Lang, text: str) -> None:
         self.path = path
@@ -619,7 +674,14 @@ class Module:
         self.imports: dict[str, Import] = {}
         """Local name → what it imports."""
         self.exports: dict[str, str] = {}
-        """Exported name → local name (TS/JS `export { a as b }`, `module.exports.b = a`)."""
+        """Exported name → local name (TS/JS `export { a as b }`, `export function a`, `module.exports.b = a`;
+        `export default x` and `module.exports = x` export `default`). A function defined in place is named
+        by its qualname (`exports.run = function …` → `run`); any other value by the dotted target the body
+        assigns it to (`exports.b = f()` → `exports.b`)."""
+        self.reexports: list[Import] = []
+        """What the module exports from another module without binding it: `export { a as b } from "m"` →
+        Import(b, m, a); `export * from "m"` (and compiled `__exportStar(require("m"), exports)`,
+        `module.exports = require("m")`) → Import(*, m, *); `export * as ns from "m"` → Import(ns, m, *)."""
         self.error: str | None = None
         """Why the file parsed only in part, if it did."""
         self._lines: list[str] | None = None
