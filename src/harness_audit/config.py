@@ -18,7 +18,7 @@ from harness_audit.workspace import DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES, Re
 
 Engine = Literal["static", "llm", "hybrid"]
 FailOn = Literal["confirmed", "suspected", "never"]
-FORMATS = ("md", "json", "sarif")
+FORMATS = ("md", "json", "sarif", "html")
 
 
 class ModelPrice(BaseModel):
@@ -61,8 +61,8 @@ class AuditConfig(BaseModel):
     """Honour inline `harness-audit: ignore[C8] reason` markers; false (`--no-suppressions`) reports every finding."""
     allow_empty: bool = False
     """Exit 0 even when nothing was audited (0 files analysed, or every selected check not covered)."""
-    formats: list[Literal["md", "json", "sarif"]] = Field(default_factory=lambda: ["md", "json", "sarif"])
-    """Report formats to write."""
+    formats: list[Literal["md", "json", "sarif", "html"]] = Field(default_factory=lambda: ["md", "json", "sarif"])
+    """Report formats to write (`html` on request: one self-contained page)."""
     cache: bool = True
     """Reuse the static result when no file changed."""
     model: str | None = None
@@ -123,7 +123,7 @@ class AuditConfig(BaseModel):
     @classmethod
     def _formats(cls, v: list[str]) -> list[str]:
         if not v:
-            raise ValueError("at least one format is needed: md, json or sarif")
+            raise ValueError("at least one format is needed: md, json, sarif or html")
         return list(dict.fromkeys(v))
 
     @property

@@ -56,8 +56,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output-dir", metavar="DIR",
                    help="where reports go, relative to the working directory (default: .harness-audit in PATH); "
                         "`-` writes the one --format to stdout instead")
-    p.add_argument("--format", metavar="FMTS", help="output formats, comma-separated: md,json,sarif "
-                                                    "(default: all three)")
+    p.add_argument("--format", metavar="FMTS", help="output formats, comma-separated: md,json,sarif,html "
+                                                    "(default: md,json,sarif)")
     p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
     p.add_argument("--baseline", metavar="OLD.json",
                    help="a JSON report of an earlier run: only findings not in it (or whose verdict moved) set the "

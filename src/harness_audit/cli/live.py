@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from harness_audit.findings import CheckId, OutcomeStatus, Usage, Verdict
 from harness_audit.messages import t
 from harness_audit.progress import ProgressEvent, ProgressKind
+from harness_audit.render.summary import final_line, money, tokens_text
 from harness_audit.report import Price, Report
 
 if TYPE_CHECKING:
@@ -38,11 +39,6 @@ class _Row:
     refusals: int = 0
     usage: Usage | None = None
     cost: float | None = None
-
-
-def money(value: float) -> str:
-    """Dollars as the terminal and the reports show them."""
-    return f"${value:,.4f}"
 
 
 class TerminalProgress:
@@ -109,7 +105,7 @@ class TerminalProgress:
         text = t("progress.check_counts", self.lang, check=check.value, state=state, findings=row.findings,
                  refused=row.refusals)
         if row.usage is not None and row.usage.requests:
-            text += " · " + t("progress.tokens", self.lang, tokens=_tokens(row.usage))
+            text += " · " + t("progress.tokens", self.lang, tokens=tokens_text(row.usage))
         if row.cost is not None:
             text += f" · {money(row.cost)}"
         if event.detail and row.state in ("failed", "cancelled"):
@@ -129,7 +125,7 @@ class TerminalProgress:
             ended = row.state not in ("queued", "running")
             table.add_row(check.value, f"[{colour}]{t(f'state.{row.state}', self.lang)}[/]",
                           str(row.findings) if ended else "", str(row.refusals) if ended else "",
-                          _tokens(row.usage) if row.usage is not None and row.usage.requests else "",
+                          tokens_text(row.usage) if row.usage is not None and row.usage.requests else "",
                           money(row.cost) if row.cost is not None else "")
         return table
 
@@ -142,47 +138,7 @@ class TerminalProgress:
             print(text, file=self.stream, flush=True)
 
 
-def _tokens(u: Usage) -> str:
-    return "?" if not u.known else f"{u.input_tokens + u.output_tokens:,}"
-
-
 # ---------------------------------------------------------------------------------------------- summary
-
-
-def final_line(report: Report, language: str, *, baseline: tuple[int, int] | None = None) -> str:
-    """The last line of every terminal run: clean or findings, not covered, skipped files, cost, CANCELLED."""
-    lang = language
-    counts = {v: sum(1 for f in report.findings if f.verdict is v) for v in Verdict}
-    parts: list[str] = []
-    if report.meta.state == "cancelled":
-        parts.append(t("final.cancelled", lang))
-    elif report.meta.state != "complete":
-        parts.append(t("final.incomplete", lang))
-    if report.findings:
-        parts.append(t("final.findings", lang, n=len(report.findings), confirmed=counts[Verdict.CONFIRMED],
-                       suspected=counts[Verdict.SUSPECTED], not_implemented=counts[Verdict.NOT_IMPLEMENTED]))
-    else:
-        parts.append(t("final.clean", lang))
-    if baseline is not None:
-        parts.append(t("final.baseline", lang, new=baseline[0], known=baseline[1]))
-    not_covered = sum(1 for o in report.outcomes if o.status is not OutcomeStatus.RAN)
-    parts.append(t("final.not_covered", lang, n=not_covered))
-    parts.append(t("final.skipped", lang, n=len(report.skipped_files)))
-    if report.unparsed_files:
-        parts.append(t("final.unparsed", lang, n=len(report.unparsed_files)))
-    if report.refusals:
-        parts.append(t("final.refused", lang, n=len(report.refusals)))
-    if report.suppressed:
-        parts.append(t("final.suppressed", lang, n=len(report.suppressed)))
-    total = report.total_usage
-    if report.meta.price is not None:
-        cost = report.meta.price.cost(total)
-        parts.append(t("final.cost", lang, money=money(cost)) if cost is not None else t("final.cost_unknown", lang))
-    elif report.meta.engine == "static" or report.meta.engine == "trace":
-        parts.append(t("final.cost", lang, money=money(0.0)))
-    if total.requests:
-        parts.append(t("final.tokens", lang, tokens=_tokens(total)))
-    return " · ".join(parts)
 
 
 def print_summary(console: Console, report: Report, paths: list[Path], language: str, **final: Any) -> None:

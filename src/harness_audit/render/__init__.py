@@ -1,4 +1,4 @@
-"""Renderers (md, json, sarif) and the atomic, never-overwriting report writer."""
+"""Renderers (md, json, sarif, html) and the atomic, never-overwriting report writer."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from pathlib import Path
 
 from harness_audit.errors import path_error
 from harness_audit.findings import CheckId
+from harness_audit.render.html import render_html
 from harness_audit.render.json_report import render_json
 from harness_audit.render.markdown import render_markdown
 from harness_audit.render.sarif import render_sarif
 from harness_audit.report import Report
 
-RENDERERS: dict[str, Callable[[Report], str]] = {"md": render_markdown, "json": render_json, "sarif": render_sarif}
+RENDERERS: dict[str, Callable[[Report], str]] = {"md": render_markdown, "json": render_json, "sarif": render_sarif,
+                                                 "html": render_html}
 """Format name → renderer."""
 
 
