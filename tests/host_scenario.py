@@ -54,7 +54,7 @@ FIRST_HALF = (
     Call("landmark", {"kind": "history-append", "file": "agent/loop.py", "line": 29, "symbol": "run_agent",
                       "confidence": "high"}, says="Accepted: history-append at agent/loop.py:29"),
     Call("landmark", {"kind": "scheduler", "file": "agent/loop.py", "line": 17}, accepted=False, says="bad-verdict"),
-    Call("next", says="Check C1"),
+    Call("next", says="# C1 · Tool-call pairing completeness"),
     Call("report", _finding("C1", 28, C1_EVIDENCE), says="Accepted: C1 confirmed at agent/loop.py:26"),
     Call("report", _finding("C1", 28, "except Exception:\n    log_and_forget(call)\n    continue"), accepted=False,
          says="evidence-not-found"),
@@ -67,7 +67,7 @@ suspected finding without a hint."""
 
 SECOND_HALF = (
     Call("status", says="phase: checking C1"),
-    Call("next", says="Check C12"),
+    Call("next", says="# C12 · Loop and budget limits"),
     Call("dismiss", {"lead": "C12-1", "reason": "the caller wraps run_agent in a watchdog that bounds it"},
          says="Dismissed C12-1"),
     Call("report", _finding("C12", 17, C12_EVIDENCE, verdict="suspected",

@@ -164,3 +164,20 @@ def test_a_host_run_rerenders_from_its_ledger_like_any_run(tmp_path: Path) -> No
     assert report.meta.engine == "host"
     assert [(f.check.value, f.line) for f in report.findings] == [("C1", 27)]
     assert finished.data["findings"] == 1
+
+
+def test_refusals_through_the_shell_name_the_flag_to_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_workspace(tmp_path)
+    out = tmp_path / "out"
+    assert main(["host", "begin", str(root), "C1", "--output-dir", str(out)]) == 0
+    run_id = capsys.readouterr().out.split("\n", 1)[0].removeprefix("run: ")
+    assert main(["host", "next", run_id, "--output-dir", str(out)]) == 0
+    capsys.readouterr()
+    code = main(["host", "report", run_id, "--output-dir", str(out), "--check", "C1", "--verdict", "suspected",
+                 "--file", "agent/loop.py", "--line", "27", "--evidence", "except Exception:\n    continue",
+                 "--claim", "c", "--consequence", "x"])
+    assert code == 2
+    assert "Refused (missing-confirm-hint)" in capsys.readouterr().out and "`--confirm-hint`" in \
+        host.report_finding(host.find_run(run_id, out), check="C1", verdict="suspected", file="agent/loop.py",
+                            line=27, evidence="except Exception:\n    continue", claim="c", consequence="x",
+                            caller=host.Caller(face="shell")).text

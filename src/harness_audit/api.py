@@ -16,7 +16,8 @@ from harness_audit.pipeline import AuditRun, run_audit
 from harness_audit.progress import NO_PROGRESS, Progress
 from harness_audit.workspace import user_path_mode
 
-__all__ = ["AuditRun", "audit", "dropped_checks", "resolve_checks", "resolve_root", "trace"]
+__all__ = ["AuditRun", "audit", "dropped_checks", "output_dir", "resolve_checks", "resolve_root", "trace",
+           "write_cancelled"]
 
 
 def resolve_root(path: str | Path) -> Path:
@@ -32,6 +33,12 @@ def resolve_root(path: str | Path) -> Path:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on the way (`Path.resolve`)
         raise path_error("the directory to audit", path, exc if isinstance(exc, OSError) else OSError(
             0, "a symbolic link loop")) from None
+
+
+def output_dir(root: Path, config: AuditConfig) -> Path:
+    """Where the reports of an audit of `root` go: `output_dir`, relative paths taken from the audited root."""
+    out = Path(config.output_dir).expanduser()
+    return out if out.is_absolute() else root / out
 
 
 def resolve_checks(selection: Sequence[str] | None, config: AuditConfig) -> tuple[CheckId, ...] | None:
@@ -115,3 +122,30 @@ def trace(
     config, _ = build_config(root, overrides)
     checks = parse_selection(selection, origin="the check selection") if selection else TRACE_CHECKS
     return run_trace(files, checks, config, fmt=fmt, write=write)  # pyright: ignore[reportArgumentType]
+
+
+def write_cancelled(
+    path: str | Path, selection: Sequence[str] | None, *, overrides: dict[str, Any] | None = None,
+    progress: Progress = NO_PROGRESS,
+) -> AuditRun:
+    """The report of an audit cancelled before any check finished: every check listed as cancelled.
+
+    What a cancelled static run leaves (its checks run together, so none is kept part-way).
+    """
+    import time
+    from datetime import datetime
+
+    from harness_audit.findings import CheckOutcome, OutcomeStatus
+    from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id
+    from harness_audit.workspace import Workspace
+
+    root = resolve_root(path)
+    config, _ = build_config(root, overrides)
+    checks = resolve_checks(selection, config) or ()
+    started = datetime.now().astimezone()
+    ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
+    outcomes = [CheckOutcome(check=c, status=OutcomeStatus.CANCELLED, error="cancelled before the checks finished")
+                for c in checks]
+    phase = PhaseResult(landmarks=[], findings=[], refusals=[], outcomes=outcomes, unparsed=[], state="cancelled")
+    return finish(ws, ws.discover(STATIC_LANGUAGES), checks, config, phase, run_id=new_run_id(started),
+                  started=started, t0=time.perf_counter(), output_dir=output_dir(root, config), write=True, progress=progress)

@@ -65,6 +65,8 @@ class AuditConfig(BaseModel):
     """Report formats to write (`html` on request: one self-contained page)."""
     cache: bool = True
     """Reuse the static result when no file changed."""
+    background: bool = False
+    """Start every audit as a background job (`--background`): print its job id and return at once."""
     model: str | None = None
     """`provider:name` for the llm and hybrid engines, e.g. `openai:gpt-4.1-mini`."""
     base_url: str | None = None

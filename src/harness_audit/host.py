@@ -50,7 +50,7 @@ from harness_audit.findings import (
     Refusal,
     Usage,
 )
-from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.gate import WINDOW, GateContext, validate, validate_landmark
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.llm.prompts import LANDMARK_GUIDE
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
@@ -77,6 +77,13 @@ class Caller:
     """MCP tools, shell verbs, or neutral step names."""
     output_dir_flag: str = ""
     """For shell verbs: ` --output-dir DIR` when the run is not under the caller's default output directory."""
+
+    def field(self, text: str) -> str:
+        """`text` with the gate's field names (`confirm_hint`, `file`…) spelled as this caller passes them."""
+        if self.face != "shell":
+            return text
+        return re.sub(r"`(confirm_hint|file|line|evidence|claim|consequence|direction|check|verdict)`",
+                      lambda m: f"`--{m.group(1).replace('_', '-')}`", text)
 
     def step(self, name: str, run_id: str, args: str = "") -> str:
         """How to make protocol step `name` (`landmark`, `next`, `report`, `dismiss`, `finish`, `status`)."""
@@ -125,6 +132,8 @@ class _Run:
     recon_done: bool = False
     current: CheckId | None = None
     ended: dict[CheckId, dict[str, Any]] = field(default_factory=dict[CheckId, dict[str, Any]])
+    started_t: dict[CheckId, float] = field(default_factory=dict[CheckId, float])
+    """When each check was handed out (ledger time), for its duration."""
     end: dict[str, Any] | None = None
 
     @property
@@ -188,6 +197,7 @@ def _load(run_dir: Path) -> _Run:
             run.recon_done = True
         elif kind == "unit-start" and unit in CheckId.__members__:
             run.current = CheckId(unit)
+            run.started_t[run.current] = float(e.get("t", 0.0))
         elif kind == "unit-end" and unit in CheckId.__members__:
             run.ended[CheckId(unit)] = e
             if run.current == CheckId(unit):
@@ -267,7 +277,8 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
     wanted = [k for k in LandmarkKind if any(k in (*CHECKS[c].requires, *CHECKS[c].also_useful) for c in run.checks)]
     parts = ["## Recon", ""]
     if landmarks:
-        parts += ["Landmarks already located and accepted (static recon):", *map(_landmark_line, landmarks), ""]
+        ordered = sorted(landmarks, key=lambda lm: (lm.file, lm.line, lm.kind.value))
+        parts += ["Landmarks already located and accepted:", *map(_landmark_line, ordered), ""]
     if missing:
         parts += ["Still missing, so these checks would be skipped as not covered:"]
         parts += [f"- {k.value} (needed by {', '.join(c.value for c in cs)}): {LANDMARK_GUIDE[k]}"
@@ -299,7 +310,8 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], caller
                    "--evidence 'EXACT LINES' --claim '…' --consequence '…' [--direction '…'] "
                    "[--confirm-hint '…' (required for suspected)]") \
         if caller.face == "shell" else "check, verdict, file, line, evidence, claim, consequence, direction, confirm_hint"
-    parts = [f"# Check {check.value} · {spec.title}", "", criteria_text(check).strip(), "",
+    # the criteria open with the check's own heading (`# C1 · Title`)
+    parts = [criteria_text(check).strip(), "",
              f"## Landmarks for {check.value}", *(map(_landmark_line, mine)), ""]
     if leads:
         parts += ["## Leads from the static rules",
@@ -422,7 +434,8 @@ def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCand
     if isinstance(gated, Refusal):
         ledger.write("refusal", unit=unit, subject=gated.subject, reason=gated.reason.value, message=gated.message,
                      candidate=dataclasses.asdict(cand))
-        return _refused(run, f"Refused ({gated.reason.value}): {gated.message}. Correct it and resubmit, or drop it.",
+        return _refused(run, f"Refused ({gated.reason.value}): {caller.field(gated.message)}. Correct it and "
+                             "resubmit, or drop it.",
                         reason=gated.reason.value, message=gated.message, calls_left=left)
     if isinstance(gated, Landmark):
         ledger.write("landmark", unit=unit, candidate=dataclasses.asdict(cand))
@@ -534,29 +547,37 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
                                 "calls_left": run.budget() - run.calls[current.value] - 1})
 
 
-def _outcome(check: CheckId, end: dict[str, Any] | None) -> CheckOutcome:
+def _outcome(check: CheckId, end: dict[str, Any] | None, started_t: float | None) -> CheckOutcome:
     if end is None:
         return CheckOutcome(check=check, status=OutcomeStatus.INCOMPLETE, usage=_UNKNOWN,
                             error="not audited: the host finished before this check was handed out")
     status = OutcomeStatus(end["status"])
     if status is OutcomeStatus.NOT_COVERED:
         return CheckOutcome(check=check, status=status, missing_landmarks=tuple(LandmarkKind(k) for k in end["missing"]))
+    duration = max(float(end.get("t", time.time())) - started_t, 0.0) if started_t else 0.0
     return CheckOutcome(check=check, status=status, failure_code=end.get("failure"), usage=_UNKNOWN,
-                        error=end.get("error"))
+                        error=end.get("error"), duration_s=duration)
 
 
-def _lead_notes(run: _Run) -> list[str]:
+def _lead_notes(run: _Run, findings: Sequence[Finding]) -> list[str]:
+    """What became of the static leads: each dismissal with its reason, and the leads nobody addressed.
+
+    A lead counts as reported when a finding of its check was accepted within the gate's window of its line.
+    """
     notes: list[str] = []
+    unaddressed: list[str] = []
     for check in run.checks:
         for lead in run.leads.get(check, []):
             c = lead.candidate
             if lead.lead_id in run.dismissed:
                 notes.append(f"Lead {lead.lead_id} ({c.source} at {c.file}:{c.line}) dismissed by the host: "
                              f"{run.dismissed[lead.lead_id]}")
-    open_leads = sum(1 for leads in run.leads.values() for lead in leads if lead.lead_id not in run.dismissed)
-    if open_leads:
-        notes.append(f"{open_leads} static lead(s) were not dismissed; only those the host reported as findings "
-                     "are in the report.")
+            elif not any(f.check == check and f.file == c.file and f.line is not None and c.line is not None
+                         and abs(f.line - c.line) <= WINDOW for f in findings):
+                unaddressed.append(lead.lead_id)
+    if unaddressed:
+        notes.append(f"Static leads neither reported nor dismissed by the host: {', '.join(unaddressed)} "
+                     "(they are not in the findings).")
     return notes
 
 
@@ -582,13 +603,13 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                 ledger.write("unit-end", unit=current.value, status=OutcomeStatus.RAN.value, failure=None, error=None,
                              usage=dataclasses.asdict(_UNKNOWN))
                 run.ended[current] = {"status": OutcomeStatus.RAN.value}
-            outcomes = [_outcome(c, run.ended.get(c)) for c in run.checks]
+            outcomes = [_outcome(c, run.ended.get(c), run.started_t.get(c)) for c in run.checks]
             state = "incomplete" if any(o.status in (OutcomeStatus.FAILED, OutcomeStatus.INCOMPLETE)
                                         for o in outcomes) else "complete"
             started = datetime.fromisoformat(run.start["started_at"])
             elapsed = (datetime.now().astimezone() - started).total_seconds()
             notes = ["The host's own model audited this run; its tokens and cost are the host's and unknown here.",
-                     *_lead_notes(run)]
+                     *_lead_notes(run, findings)]
             phase = PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
                                 unparsed=[], state=state, recon_usage=_UNKNOWN,
                                 extra={"engine": ENGINE, "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes)})

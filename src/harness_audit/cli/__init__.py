@@ -13,8 +13,10 @@ from typing import Any, NamedTuple, NoReturn
 
 from harness_audit.errors import HarnessAuditError, UsageError
 
-SUBCOMMANDS = ("audit", "checks", "explain", "diff", "bench", "resume", "replay", "cancel", "trace", "host")
+SUBCOMMANDS = ("audit", "checks", "explain", "diff", "bench", "resume", "replay", "cancel", "trace", "host",
+               "jobs", "job-output", "mcp")
 RUN_COMMANDS = ("resume", "replay", "cancel")
+JOB_COMMANDS = ("jobs", "job-output")
 
 
 class ArgParser(argparse.ArgumentParser):
@@ -138,10 +140,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             from harness_audit.cli import runs
 
             return runs.run(name, _apply_globals(runs.make_parser(name).parse_args(args), line.options))
+        if name in JOB_COMMANDS:
+            from harness_audit.cli import jobs
+
+            return jobs.run(name, _apply_globals(jobs.make_parser(name).parse_args(args), line.options))
         # only the chosen subcommand is imported: the others pull in what an audit never needs (rich tables)
         module = importlib.import_module(f"harness_audit.cli.{name}")
         parser = module.make_parser()
         ns = parser.parse_intermixed_args(args) if name == "audit" else parser.parse_args(args)
+        ns.argv = raw  # a background job re-runs the same command line
         return module.run(_apply_globals(ns, line.options))
     except _Exit as exc:
         return exc.status

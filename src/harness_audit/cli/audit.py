@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness_audit.api import audit, dropped_checks, resolve_checks, resolve_root
+from harness_audit.api import audit, dropped_checks, output_dir, resolve_checks, resolve_root
 from harness_audit.baseline import known_findings
 from harness_audit.catalogue import parse_selection
 from harness_audit.config import FORMATS, AuditConfig, build_config
 from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, Finding, OutcomeStatus, Verdict
 from harness_audit.messages import resolve_language, t
-from harness_audit.progress import Progress
+from harness_audit.progress import NO_PROGRESS, Progress
 from harness_audit.report import Report
 
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ def make_parser() -> argparse.ArgumentParser:
 
     p = ArgParser(
         prog="harness-audit",
-        description="Audit an agent harness for the fifteen robustness checks. Subcommands: checks, explain, bench, trace.",
+        description="Audit an agent harness for the fifteen robustness checks. Subcommands: checks, explain, bench, trace, "
+                    "host, mcp, jobs, job-output, cancel, resume, replay.",
         epilog="Selection: C1, c1, C1,C9, 'C1 C9', p1 (the seven priority-1 checks) or all. "
                "Exit codes: 0 clean, 1 findings at/above --fail-on, 2 usage/config error, 3 audit incomplete.",
     )
@@ -72,6 +73,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
     p.add_argument("--trace", dest="traces", action="append", metavar="FILE",
                    help="also check this recorded trace and report it with the code audit (repeatable)")
+    p.add_argument("--background", action="store_true", default=None,
+                   help="start the audit as a background job, print its id and return at once "
+                        "(follow it with `harness-audit job-output ID`)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
     p.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")
     return p
@@ -217,8 +221,11 @@ def exit_code(report: Report, fail_on: str, *, allow_empty: bool = True, languag
     return 1 if any(f.verdict in levels for f in gated(report, baseline)) else 0
 
 
-def run(ns: argparse.Namespace) -> int:
-    """Resolve path, selection and config; audit; print; return the exit code."""
+def run(ns: argparse.Namespace, *, progress: Progress = NO_PROGRESS, in_job: bool = False) -> int:
+    """Resolve path, selection and config; audit (or start a background job); print; return the exit code.
+
+    `in_job`: this process is the background job itself, which already holds the output directory's lock.
+    """
     path, positional = _split_targets(ns.targets)
     tokens = [*positional, *(ns.selection or [])]
     if ns.selection is not None and any(not s.strip() for s in ns.selection):
@@ -248,15 +255,22 @@ def run(ns: argparse.Namespace) -> int:
         print(render_estimate(estimate(root, checks, config)))
         return 0
     config, _ = build_config(root, overrides)
+    if (ns.background or (config.background and ns.background is None)) and not in_job:
+        return _start_job(ns, root, tokens, config)
+    from harness_audit.jobs import audit_lock
+
     language = resolve_language(config.language)
     fmt = stdout_format(ns, list(config.formats))
     baseline = known_findings(ns.baseline) if ns.baseline else None
     for check, why in dropped_checks(tokens or None, config):
         print(f"harness-audit: {check} not run: {why}", file=sys.stderr)
-    display = progress_display(ns, resolve_checks(tokens or None, config), config, language)
-    with display or contextlib.nullcontext():
+    display = None if in_job else progress_display(ns, resolve_checks(tokens or None, config), config, language)
+    # the caller's observers (a background job's log) hear the same events as the terminal display
+    observers = Progress([*([display] if display else []), progress.emit])
+    with display or contextlib.nullcontext(), contextlib.nullcontext() if in_job else audit_lock(
+            output_dir(root, config)):
         result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or (), write=fmt is None,
-                       progress=Progress([display] if display else []))
+                       progress=observers)
     deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language,
             baseline=baseline_counts(result.report, baseline))
     return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language,
@@ -269,6 +283,53 @@ def baseline_counts(report: Report, baseline: dict[str, str] | None) -> tuple[in
         return None
     new = len(gated(report, baseline))
     return new, len(report.findings) - new
+
+
+def _start_job(ns: argparse.Namespace, root: Path, tokens: list[str], config: AuditConfig) -> int:
+    """Check what the job will need, start it detached, print its id and how to follow it."""
+    from harness_audit import jobs
+
+    checks = resolve_checks(tokens or None, config)
+    if checks is None:
+        raise UsageError("a background audit needs a check selection: ids (C1,C9), `p1` or `all`")
+    out = output_dir(root, config)
+    # the job runs in the current directory: relative paths in its command line mean what they mean here
+    argv = [a for a in ns.argv if a != "--background"]
+    job = jobs.start(argv, cwd=Path.cwd(), output_dir=out, target=root, checks=[c.value for c in checks],
+                     engine=config.engine)
+    flag = "" if out.resolve() == output_dir(Path.cwd(), build_config(Path.cwd())[0]).resolve() \
+        else f" --output-dir {out}"
+    print(f"job: {job.job_id}")
+    if not ns.quiet:
+        print(f"started {config.engine} audit of {root} for {', '.join(c.value for c in checks)} in the background")
+        print(f"follow: harness-audit job-output {job.job_id}{flag} --follow")
+        print(f"cancel: harness-audit cancel {job.job_id}{flag}")
+    return 0
+
+
+def parse_job_line(argv: list[str]) -> argparse.Namespace:
+    """A background job's command line (as `harness-audit` got it, less `--background`), parsed as `main` would."""
+    import dataclasses
+
+    from harness_audit.cli import _apply_globals, split_command_line
+
+    line = split_command_line(argv)
+    # nobody watches a job's terminal: its progress goes to the job's log through the progress stream
+    options = dataclasses.replace(line.options, no_progress=True)
+    ns = _apply_globals(make_parser().parse_intermixed_args(line.args), options)
+    ns.argv = list(argv)
+    return ns
+
+
+def write_cancelled(argv: list[str], progress: Progress) -> list[str]:
+    """For a background job cancelled inside the static engine: the report with every check cancelled."""
+    from harness_audit.api import write_cancelled as cancelled_report
+
+    ns = parse_job_line(argv)
+    path, positional = _split_targets(ns.targets)
+    tokens = [*positional, *(ns.selection or [])]
+    result = cancelled_report(path, tokens or None, overrides=_overrides(ns), progress=progress)
+    return [str(p) for p in result.paths]
 
 
 def selected(ns: argparse.Namespace) -> tuple[CheckId, ...]:

@@ -15,10 +15,16 @@ def make_parser(name: str) -> argparse.ArgumentParser:
         "resume": "continue a cancelled or crashed llm/hybrid run: finished checks are kept, the rest run again",
         "replay": "re-render a run's report from its ledger; with --rerun, re-run the engine on the recorded "
                   "responses (no provider)",
-        "cancel": "ask a running llm/hybrid audit to stop; it writes a report marked cancelled",
+        "cancel": "stop a background job (job-…) or a running llm/hybrid audit (its run directory); it writes a "
+                  "partial report marked cancelled",
     }
     p = ArgParser(prog=f"harness-audit {name}", description=helps[name])
-    p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory holding ledger.jsonl")
+    if name == "cancel":
+        p.add_argument("run_dir", metavar="ID|RUN_DIR", help="a job id, or the run directory holding ledger.jsonl")
+        p.add_argument("--output-dir", metavar="DIR",
+                       help="where the job lives (default: the output directory configured for .)")
+    else:
+        p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory holding ledger.jsonl")
     if name == "replay":
         p.add_argument("--rerun", action="store_true", help="re-run the engine against a replay model")
     if name in ("replay", "resume"):
@@ -42,6 +48,11 @@ def _run_dir(raw: str) -> Path:
 def run(name: str, ns: argparse.Namespace) -> int:
     from harness_audit.cli.audit import exit_code, print_result
 
+    if name == "cancel":
+        from harness_audit.jobs import is_job_id
+
+        if is_job_id(ns.run_dir) and not Path(ns.run_dir).exists():
+            return _cancel_job(ns)
     run_dir = _run_dir(ns.run_dir)
     if name == "cancel":
         from harness_audit.llm.engine import CANCEL_FILE
@@ -62,3 +73,16 @@ def run(name: str, ns: argparse.Namespace) -> int:
 
     print_result(report, paths, quiet=ns.quiet, language=resolve_language(getattr(ns, "language", None)))
     return exit_code(report, load_run(run_dir).config.fail_on)
+
+
+def _cancel_job(ns: argparse.Namespace) -> int:
+    from harness_audit import jobs
+    from harness_audit.cli.jobs import output_dir_of
+
+    job = jobs.cancel(jobs.find(ns.run_dir, output_dir_of(ns)))
+    if job.state in jobs.TERMINAL:
+        print(f"{job.job_id} is already over ({job.state}); nothing to cancel")
+    else:
+        print(f"cancel requested for {job.job_id}; it stops and writes a partial report marked cancelled "
+              f"(harness-audit job-output {job.job_id} --follow)")
+    return 0

@@ -1,0 +1,62 @@
+"""The host docs stay true: the MCP snippets start our server, the skill names only verbs and flags that exist."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from harness_audit.cli.host import make_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST_MD = (ROOT / "docs" / "host.md").read_text(encoding="utf-8")
+SKILL = ROOT / "skills" / "harness-audit" / "SKILL.md"
+
+
+def blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", HOST_MD, re.S)
+
+
+@pytest.mark.parametrize("snippet", blocks("json"))
+def test_every_json_snippet_starts_harness_audit_mcp(snippet: str) -> None:
+    server = json.loads(snippet)["mcpServers"]["harness-audit"]
+    assert [server["command"], *server["args"]] == ["harness-audit", "mcp"]
+
+
+def test_the_codex_snippet_is_valid_toml_and_starts_harness_audit_mcp() -> None:
+    (snippet,) = blocks("toml")
+    server = tomllib.loads(snippet)["mcp_servers"]["harness-audit"]
+    assert [server["command"], *server["args"]] == ["harness-audit", "mcp"]
+
+
+def test_the_add_commands_end_in_our_server_command() -> None:
+    adds = [line for block in blocks("sh") for line in block.splitlines() if " mcp add " in line]
+    assert len(adds) == 2 and all(line.endswith("-- harness-audit mcp") for line in adds)
+
+
+def test_the_skill_has_agent_skills_frontmatter() -> None:
+    text = SKILL.read_text(encoding="utf-8")
+    front = re.match(r"---\n(.*?)\n---\n", text, re.S)
+    assert front, "SKILL.md must open with YAML front matter"
+    fields = dict(line.split(": ", 1) for line in front.group(1).splitlines())
+    assert fields["name"] == SKILL.parent.name and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", fields["name"])
+    assert 0 < len(fields["description"]) <= 1024
+
+
+def test_every_verb_and_flag_the_skill_uses_exists() -> None:
+    text = SKILL.read_text(encoding="utf-8").replace("\\\n", " ")
+    parser = make_parser()
+    used = 0
+    for command in re.findall(r"harness-audit host (\w+)([^\n`]*)", text):
+        verb, rest = command
+        sub = parser._subparsers._group_actions[0].choices[verb]  # type: ignore[union-attr]  # pyright: ignore
+        known = {opt for action in sub._actions for opt in action.option_strings}  # pyright: ignore
+        for token in shlex.split(rest.replace("…", ""), posix=True) if "'" not in rest else rest.split():
+            if token.startswith("--"):
+                assert token in known, f"SKILL.md uses {verb} {token}, which `host {verb}` does not take"
+                used += 1
+    assert used >= 10
