@@ -93,7 +93,9 @@ def assert_host_report(report_json: Path, cli_json: Path) -> dict[str, Any]:
     refused = {reason: n for reason, n in meta["refusals_by_reason"].items() if n}
     assert refused == {"bad-verdict": 1, "evidence-not-found": 1, "file-outside-workspace": 1,
                        "missing-confirm-hint": 1}
-    assert any("C12-1" in note and "watchdog" in note for note in meta.get("notes", [])), meta.get("notes")
+    leads = {lead["id"]: lead for lead in data["leads"]}
+    assert {k: v["status"] for k, v in leads.items()} == {"C1-1": "confirmed", "C12-1": "dismissed"}
+    assert "watchdog" in leads["C12-1"]["reason"]
     assert PASSWD_MARKER not in report_json.read_text(encoding="utf-8")
     return data
 

@@ -50,7 +50,8 @@ from harness_audit.findings import (
     Refusal,
     Usage,
 )
-from harness_audit.gate import WINDOW, GateContext, validate, validate_landmark
+from harness_audit.gate import GateContext, validate, validate_landmark
+from harness_audit.leads import MIN_REASON_WORDS, LeadStatus, gate_leads, settle_leads
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.llm.prompts import LANDMARK_GUIDE
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
@@ -108,8 +109,12 @@ class StepResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Lead:
-    """A static candidate handed to the host as a lead to confirm (by reporting it) or dismiss (with a reason)."""
+class StaticLead:
+    """A static candidate offered to the host as a lead to confirm (by reporting it) or dismiss (with a reason).
+
+    The ledger keeps it ungated, as the model engine does; it is gated when handed out and when the run finishes
+    (`harness_audit.leads`), so a lead the gate refuses is never shown and never settled.
+    """
 
     lead_id: str
     """`C1-1`, `C1-2`… in the order the static rules produced them."""
@@ -124,11 +129,12 @@ class _Run:
     run_dir: Path
     start: dict[str, Any]
     static_landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
-    leads: dict[CheckId, list[Lead]] = field(default_factory=dict[CheckId, list[Lead]])
-    units: dict[str, list[tuple[str, Candidate | LandmarkCandidate]]] = field(default_factory=dict)
-    """Per unit, every gated submission in order: (`finding` | `refusal` | `landmark`, candidate)."""
+    leads: dict[CheckId, list[StaticLead]] = field(default_factory=dict[CheckId, list[StaticLead]])
+    units: dict[str, list[tuple[str, Candidate | LandmarkCandidate, str | None]]] = field(default_factory=dict)
+    """Per unit, every gated submission in order: (`finding` | `refusal` | `landmark`, candidate, lead it named)."""
     calls: Counter[str] = field(default_factory=Counter[str])
-    dismissed: dict[str, str] = field(default_factory=dict[str, str])
+    dismissed: dict[str, tuple[str, str]] = field(default_factory=dict[str, tuple[str, str]])
+    """Lead id → (the host's reason, the unit that dismissed it)."""
     recon_done: bool = False
     current: CheckId | None = None
     ended: dict[CheckId, dict[str, Any]] = field(default_factory=dict[CheckId, dict[str, Any]])
@@ -164,7 +170,7 @@ class _Run:
 
     def landmark_candidates(self) -> list[LandmarkCandidate]:
         # refused ones too: re-gated, they are refused again and counted in the report like the model engine's
-        host = [c for _, c in self.units.get(RECON, []) if isinstance(c, LandmarkCandidate)]
+        host = [c for _, c, _ in self.units.get(RECON, []) if isinstance(c, LandmarkCandidate)]
         return [*self.static_landmarks, *host]
 
     def budget(self) -> int:
@@ -183,15 +189,15 @@ def _load(run_dir: Path) -> _Run:
         if kind == "static-landmarks":
             run.static_landmarks = [LandmarkCandidate(**c) for c in e["candidates"]]
         elif kind == "static-leads":
-            run.leads = {CheckId(check): [Lead(lead_id=lead["id"], candidate=Candidate(**lead["candidate"]))
+            run.leads = {CheckId(check): [StaticLead(lead_id=lead["id"], candidate=Candidate(**lead["candidate"]))
                                           for lead in leads] for check, leads in e["leads"].items()}
         elif kind in ("finding", "refusal", "landmark"):
             cand = e["candidate"]
             value = LandmarkCandidate(**cand) if "kind" in cand else Candidate(**cand)
-            run.units.setdefault(unit, []).append((str(kind), value))
+            run.units.setdefault(unit, []).append((str(kind), value, e.get("lead")))
             run.calls[unit] += 1
         elif kind == "lead-dismissed":
-            run.dismissed[str(e["lead"])] = str(e["reason"])
+            run.dismissed[str(e["lead"])] = (str(e["reason"]), f"{_SOURCE}:{unit}")
             run.calls[unit] += 1
         elif kind == "recon-end":
             run.recon_done = True
@@ -295,21 +301,29 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
     return "\n".join(parts)
 
 
-def _lead_line(lead: Lead, dismissed: dict[str, str]) -> str:
+def _offered(run: _Run, ws: Workspace, check: CheckId) -> list[StaticLead]:
+    """The leads of `check` the gate accepts: the only ones a host is shown, may dismiss or has settled."""
+    numbered = {check: [(lead.lead_id, lead.candidate) for lead in run.leads.get(check, [])]}
+    accepted = {lead.lead_id for lead in gate_leads(ws, run.checks, numbered, []).get(check, [])}
+    return [lead for lead in run.leads.get(check, []) if lead.lead_id in accepted]
+
+
+def _lead_line(lead: StaticLead, dismissed: dict[str, tuple[str, str]]) -> str:
     c = lead.candidate
-    state = f" — dismissed: {dismissed[lead.lead_id]}" if lead.lead_id in dismissed else ""
+    state = f" — dismissed: {dismissed[lead.lead_id][0]}" if lead.lead_id in dismissed else ""
     return f"- {lead.lead_id}: {c.file}:{c.line} [{c.verdict}] {c.claim} (rule {c.source}){state}"
 
 
-def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], caller: Caller) -> str:
+def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads: Sequence[StaticLead],
+                caller: Caller) -> str:
     spec = CHECKS[check]
     wanted = set(spec.requires) | set(spec.also_useful)
     mine = sorted((lm for lm in landmarks if lm.kind in wanted), key=lambda lm: (lm.kind.value, lm.file, lm.line))
-    leads = run.leads.get(check, [])
     report_args = (f"--check {check.value} --verdict confirmed|suspected|not-implemented --file PATH --line N "
                    "--evidence 'EXACT LINES' --claim '…' --consequence '…' [--direction '…'] "
-                   "[--confirm-hint '…' (required for suspected)]") \
-        if caller.face == "shell" else "check, verdict, file, line, evidence, claim, consequence, direction, confirm_hint"
+                   "[--confirm-hint '…' (required for suspected)] [--lead LEAD (the lead it confirms)]") \
+        if caller.face == "shell" else ("check, verdict, file, line, evidence, claim, consequence, direction, "
+                                        "confirm_hint, lead")
     # the criteria open with the check's own heading (`# C1 · Title`)
     parts = [criteria_text(check).strip(), "",
              f"## Landmarks for {check.value}", *(map(_landmark_line, mine)), ""]
@@ -428,7 +442,7 @@ def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, sy
 
 
 def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCandidate,
-            gated: Finding | Landmark | Refusal, caller: Caller) -> StepResult:
+            gated: Finding | Landmark | Refusal, caller: Caller, lead: str | None = None) -> StepResult:
     """Write the gate's answer to the ledger (the model engine's event form) and say it to the host."""
     left = run.budget() - run.calls[unit] - 1
     if isinstance(gated, Refusal):
@@ -443,7 +457,7 @@ def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCand
         return StepResult(ok=True, text=text, data={"run_id": run.run_id, "accepted": True, "calls_left": left,
                                                     "landmark": _landmark_json(gated)})
     ledger.write("finding", unit=unit, candidate=dataclasses.asdict(cand), fingerprint=gated.fingerprint,
-                 line=gated.line)
+                 line=gated.line, **({"lead": lead} if lead else {}))
     where = f"{gated.file}:{gated.line}" if gated.located else "check level"
     text = f"Accepted: {gated.check.value} {gated.verdict.value} at {where}."
     return StepResult(ok=True, text=text, data={
@@ -478,7 +492,8 @@ def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                     run.ended[check] = {"status": OutcomeStatus.NOT_COVERED.value}
                     skipped.append(f"{check.value} not covered (no {', '.join(k.value for k in missing)} landmark)")
                     continue
-                task = _check_text(run, check, landmarks, caller)
+                offered = _offered(run, ws, check)
+                task = _check_text(run, check, landmarks, offered, caller)
                 ledger.write("unit-start", unit=check.value, task=task)
                 text = "\n".join([*skipped, *([""] if skipped else []), task]) + "\n"
                 return StepResult(ok=True, text=text, data={
@@ -488,7 +503,7 @@ def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                                   if lm.kind in (*CHECKS[check].requires, *CHECKS[check].also_useful)],
                     "leads": [{"id": lead.lead_id, "file": lead.candidate.file, "line": lead.candidate.line,
                                "verdict": str(lead.candidate.verdict), "claim": lead.candidate.claim,
-                               "rule": lead.candidate.source} for lead in run.leads.get(check, [])],
+                               "rule": lead.candidate.source} for lead in offered],
                     "calls": run.budget()})
         text = "\n".join([*skipped, *([""] if skipped else []),
                           f"finish: every check is done. Write the reports with {caller.step('finish', run.run_id)}."])
@@ -501,9 +516,12 @@ def _current(run: _Run) -> CheckId | None:
 
 
 def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None, line: int | None, evidence: str,
-                   claim: str, consequence: str, direction: str = "", confirm_hint: str = "",
+                   claim: str, consequence: str, direction: str = "", confirm_hint: str = "", lead: str = "",
                    caller: Caller = Caller()) -> StepResult:
-    """Gate one finding of the current check; refused ones carry the gate's reason and remedy."""
+    """Gate one finding of the current check; refused ones carry the gate's reason and remedy.
+
+    `lead` names the static lead the finding confirms (`C1-2`); without it a finding at the lead's place confirms it.
+    """
     with _locked(run_dir):
         run = _open_step(run_dir)
         current = _current(run)
@@ -513,12 +531,17 @@ def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None,
         cand = Candidate(check=check, verdict=verdict, file=file or None, line=line, evidence=evidence, claim=claim,
                          consequence=consequence, direction=direction, confirm_hint=confirm_hint,
                          source=f"{_SOURCE}:{current.value}")
+        ws = run.workspace()
+        named = lead.strip() or None
+        if named is not None and named not in {lead_.lead_id for lead_ in _offered(run, ws, current)}:
+            return _refused(run, f"Not accepted: {named!r} is not a lead of {current.value}; name one the check "
+                                 "listed, or leave the lead out.", reason="unknown-lead")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, current.value, ledger)
             if spent is not None:
                 return spent
-            ctx = GateContext(workspace=run.workspace(), checks_in_run=run.checks, assigned=current)
-            return _record(run, ledger, current.value, cand, validate(cand, ctx), caller)
+            ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=current)
+            return _record(run, ledger, current.value, cand, validate(cand, ctx), caller, lead=named)
 
 
 def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Caller()) -> StepResult:
@@ -529,12 +552,12 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
         if current is None:
             return _refused(run, f"Not accepted: no check is handed out now; call {caller.step('next', run.run_id)}.",
                             reason="no-current-check")
-        ids = [lead_.lead_id for lead_ in run.leads.get(current, [])]
+        ids = [lead_.lead_id for lead_ in _offered(run, run.workspace(), current)]
         if lead.strip() not in ids:
             known = ", ".join(ids) or "none"
             return _refused(run, f"Not accepted: {lead!r} is not a lead of {current.value} (its leads: {known}).",
                             reason="unknown-lead")
-        if len(reason.split()) < 3:
+        if len(reason.split()) < MIN_REASON_WORDS:
             return _refused(run, "Not accepted: say in a sentence why the lead is wrong (what the code does "
                                  "instead); the reason goes into the report.", reason="reason-too-short")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
@@ -559,28 +582,6 @@ def _outcome(check: CheckId, end: dict[str, Any] | None, started_t: float | None
                         error=end.get("error"), duration_s=duration)
 
 
-def _lead_notes(run: _Run, findings: Sequence[Finding]) -> list[str]:
-    """What became of the static leads: each dismissal with its reason, and the leads nobody addressed.
-
-    A lead counts as reported when a finding of its check was accepted within the gate's window of its line.
-    """
-    notes: list[str] = []
-    unaddressed: list[str] = []
-    for check in run.checks:
-        for lead in run.leads.get(check, []):
-            c = lead.candidate
-            if lead.lead_id in run.dismissed:
-                notes.append(f"Lead {lead.lead_id} ({c.source} at {c.file}:{c.line}) dismissed by the host: "
-                             f"{run.dismissed[lead.lead_id]}")
-            elif not any(f.check == check and f.file == c.file and f.line is not None and c.line is not None
-                         and abs(f.line - c.line) <= WINDOW for f in findings):
-                unaddressed.append(lead.lead_id)
-    if unaddressed:
-        notes.append(f"Static leads neither reported nor dismissed by the host: {', '.join(unaddressed)} "
-                     "(they are not in the findings).")
-    return notes
-
-
 def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     """End the run: the pipeline's own aggregation over re-gated submissions, md/json/sarif reports, the summary."""
     with _locked(run_dir):
@@ -589,14 +590,27 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         config = run.config
         landmarks, refusals = _gated_landmarks(run, ws)
         findings: list[Finding] = []
+        reported: list[tuple[Finding, str | None]] = []
         for unit, submissions in run.units.items():
             if unit not in CheckId.__members__:
                 continue
             ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=CheckId(unit))
-            for _, cand in submissions:
+            for _, cand, named in submissions:
                 assert isinstance(cand, Candidate)
                 gated = validate(cand, ctx)
-                (findings if isinstance(gated, Finding) else refusals).append(gated)  # type: ignore[arg-type]
+                if isinstance(gated, Finding):
+                    findings.append(gated)
+                    reported.append((gated, named))
+                else:
+                    refusals.append(gated)
+        # the model engine's rule: every lead handed out ends confirmed, dismissed (with the host's reason) or
+        # unaddressed, and an unaddressed one stays a finding with its static verdict
+        numbered = {c: [(lead.lead_id, lead.candidate) for lead in leads] for c, leads in run.leads.items()}
+        gated_leads = gate_leads(ws, run.checks, numbered, refusals)
+        handed = [lead for c in run.checks if c in run.started_t for lead in gated_leads.get(c, [])]
+        lead_outcomes, kept = settle_leads(handed, reported, run.dismissed,
+                                           settled_by={c: f"{_SOURCE}:{c.value}" for c in run.checks})
+        findings.extend(kept)
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             current = _current(run)
             if current is not None:
@@ -608,10 +622,9 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                                         for o in outcomes) else "complete"
             started = datetime.fromisoformat(run.start["started_at"])
             elapsed = (datetime.now().astimezone() - started).total_seconds()
-            notes = ["The host's own model audited this run; its tokens and cost are the host's and unknown here.",
-                     *_lead_notes(run, findings)]
+            notes = ["The host's own model audited this run; its tokens and cost are the host's and unknown here."]
             phase = PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
-                                unparsed=[], state=state, recon_usage=_UNKNOWN,
+                                unparsed=[], state=state, recon_usage=_UNKNOWN, leads=lead_outcomes,
                                 extra={"engine": ENGINE, "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes)})
             discovery = ws.discover(STATIC_LANGUAGES)
             result = finish(ws, discovery, run.checks, config, phase, run_id=run.run_id, started=started,
@@ -627,6 +640,10 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         lines = [f"finished: {run.run_id} ({state})",
                  f"{counts.get('confirmed', 0)} confirmed, {counts.get('suspected', 0)} suspected, "
                  f"{counts.get('not-implemented', 0)} not implemented, {len(report.refusals)} refused by the gate"]
+        if report.leads:
+            by = Counter(lead.status for lead in report.leads)
+            lines.append(f"static leads: {by[LeadStatus.CONFIRMED]} confirmed, {by[LeadStatus.DISMISSED]} dismissed, "
+                         f"{by[LeadStatus.UNADDRESSED]} unaddressed (kept as findings with their static verdict)")
         lines += [f"- {f.check.value} {f.verdict.value} {f.file}:{f.line} {f.claim}" if f.located else
                   f"- {f.check.value} {f.verdict.value} (check level) {f.claim}" for f in report.findings]
         lines += [f"- {o.check.value} {o.status_text}" + (f": {o.error}" if o.error else "") +
@@ -644,8 +661,8 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     """Where the run stands: its phase, each check's state, what was accepted and refused, what to do next."""
     with _locked(run_dir):
         run = _load(run_dir)
-    accepted = Counter(unit for unit, subs in run.units.items() for kind, _ in subs if kind in ("finding", "landmark"))
-    refused = Counter(unit for unit, subs in run.units.items() for kind, _ in subs if kind == "refusal")
+    accepted = Counter(unit for unit, subs in run.units.items() for kind, _, _ in subs if kind in ("finding", "landmark"))
+    refused = Counter(unit for unit, subs in run.units.items() for kind, _, _ in subs if kind == "refusal")
     current = _current(run)
     if run.end is not None:
         phase, hint = "finished", "reports: " + ", ".join(run.end.get("reports", []))

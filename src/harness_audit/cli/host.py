@@ -62,6 +62,7 @@ def make_parser() -> argparse.ArgumentParser:
     r.add_argument("--consequence", required=True, help="what a user of the harness sees because of it")
     r.add_argument("--direction", default="", help="how to fix it")
     r.add_argument("--confirm-hint", default="", help="for suspected: exactly what a human must verify")
+    r.add_argument("--lead", default="", help="the static lead this finding confirms, e.g. C1-2 (optional)")
     d = verb("dismiss", "dismiss one static lead of the current check, with the reason it is wrong")
     d.add_argument("lead", metavar="LEAD", help="the lead id, e.g. C1-2")
     d.add_argument("--reason", required=True, help="why the lead is wrong (goes into the report)")
@@ -122,7 +123,8 @@ def run(ns: argparse.Namespace) -> int:
             raise UsageError("--evidence is empty; copy the line(s) of code you cite from the file")
         result = host.report_finding(run_dir, check=ns.check, verdict=ns.verdict, file=ns.file, line=ns.line,
                                      evidence=evidence, claim=ns.claim, consequence=ns.consequence,
-                                     direction=ns.direction, confirm_hint=ns.confirm_hint, caller=caller)
+                                     direction=ns.direction, confirm_hint=ns.confirm_hint, lead=ns.lead,
+                                     caller=caller)
     elif ns.verb == "dismiss":
         result = host.dismiss_lead(run_dir, lead=ns.lead, reason=ns.reason, caller=caller)
     elif ns.verb == "finish":

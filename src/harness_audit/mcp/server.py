@@ -113,13 +113,15 @@ def build_server(root: Path | None = None) -> MCPServer:
     @app.tool(name="report_finding", description=(
         "Report one finding for the current check: verdict confirmed|suspected|not-implemented, workspace-relative "
         "file, line, evidence copied exactly from the file, claim, consequence, direction; confirm_hint is required "
-        "for suspected. The evidence gate accepts it or says why not."))
+        "for suspected; lead names the static lead it confirms (optional). The evidence gate accepts it or says "
+        "why not."))
     def report_finding(run_id: str, check: str, verdict: str, claim: str, evidence: str, consequence: str,
                        file: str = "", line: int | None = None, direction: str = "", confirm_hint: str = "",
-                       path: str = ".") -> str:
+                       lead: str = "", path: str = ".") -> str:
         return step(lambda: host.report_finding(
             run_dir(run_id, path), check=check, verdict=verdict, file=file or None, line=line, evidence=evidence,
-            claim=claim, consequence=consequence, direction=direction, confirm_hint=confirm_hint, caller=_CALLER))
+            claim=claim, consequence=consequence, direction=direction, confirm_hint=confirm_hint, lead=lead,
+            caller=_CALLER))
 
     @app.tool(name="dismiss_lead", description=(
         "Dismiss one static lead of the current check (e.g. C1-2) with the reason it is wrong; the reason goes "
