@@ -14,7 +14,7 @@ from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import CheckId
 from harness_audit.pipeline import AuditRun, run_audit
 from harness_audit.progress import NO_PROGRESS, Progress
-from harness_audit.workspace import user_path_mode
+from harness_audit.workspace import user_path, user_path_mode
 
 __all__ = ["AuditRun", "audit", "dropped_checks", "output_dir", "resolve_checks", "resolve_root", "trace",
            "write_cancelled"]
@@ -22,7 +22,7 @@ __all__ = ["AuditRun", "audit", "dropped_checks", "output_dir", "resolve_checks"
 
 def resolve_root(path: str | Path) -> Path:
     """The audited root; a missing path or a file is a usage error."""
-    root = Path(path).expanduser()
+    root = user_path(path, "the directory to audit")
     mode = user_path_mode(root, "the directory to audit",
                           f"path {str(path)!r} does not exist; give the directory of the harness to audit")
     if not stat.S_ISDIR(mode):
@@ -31,8 +31,7 @@ def resolve_root(path: str | Path) -> Path:
         os.scandir(root).close()  # a directory that cannot be listed audits nothing: say so instead
         return root.resolve()
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on the way (`Path.resolve`)
-        raise path_error("the directory to audit", path, exc if isinstance(exc, OSError) else OSError(
-            0, "a symbolic link loop")) from None
+        raise path_error("the directory to audit", path, exc) from None
 
 
 def output_dir(root: Path, config: AuditConfig) -> Path:

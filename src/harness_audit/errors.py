@@ -50,14 +50,16 @@ def _shown(path: object) -> str:
     return text if len(text) <= 160 else f"{text[:100]}…{text[-50:]} ({len(text)} characters)"
 
 
-def path_error(what: str, path: object, exc: OSError | ValueError) -> UsageError:
+def path_error(what: str, path: object, exc: OSError | ValueError | RuntimeError) -> UsageError:
     """The one translation of an OS error on a path the user gave (the audited path, `--output-dir`, a trace,
     a configuration file) into a named, one-line `UsageError` (exit 2) instead of an internal error.
 
     `what` says what the path was for, e.g. "the output directory"; the message names the path (shortened when
     very long, bytes that are not UTF-8 escaped) and the reason in plain words.
     """
-    if isinstance(exc, ValueError):
+    if isinstance(exc, RuntimeError):  # what `Path.resolve` raises for a symlink loop on Python 3.11
+        reason = "a symbolic link loop"
+    elif isinstance(exc, ValueError):
         reason = "the path contains a NUL character" if "null" in str(exc).lower() else str(exc)
     elif isinstance(exc, FileExistsError):
         reason = "it exists and is not a directory"

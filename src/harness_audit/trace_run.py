@@ -21,7 +21,7 @@ from harness_audit.pipeline import AuditRun, PhaseResult, finish, new_run_id, ou
 from harness_audit.render import prepare_output_dir
 from harness_audit.report import FileNote
 from harness_audit.trace import Format, Options, check_files
-from harness_audit.workspace import Discovery, SourceFile, Workspace, user_path_mode
+from harness_audit.workspace import Discovery, SourceFile, Workspace, user_path, user_path_mode
 
 
 def resolve_traces(paths: Sequence[str | Path]) -> list[Path]:
@@ -30,7 +30,7 @@ def resolve_traces(paths: Sequence[str | Path]) -> list[Path]:
         raise UsageError("no trace file given; pass one or more files: harness-audit trace FILE…")
     out: list[Path] = []
     for p in paths:
-        path = Path(p).expanduser()
+        path = user_path(p, "a trace")
         if not stat.S_ISREG(user_path_mode(path, "a trace", f"trace {str(p)!r} does not exist")):
             raise UsageError(f"trace {str(p)!r} is not a regular file; pass the trace files themselves")
         out.append(Path(os.path.realpath(path)))

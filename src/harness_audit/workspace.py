@@ -226,9 +226,17 @@ def _valid_pattern(line: str) -> bool:
 
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
-    except ValueError:
+    except (ValueError, re.error):
         return False
     return True
+
+
+def user_path(value: str | os.PathLike[str], what: str) -> Path:
+    """A path the user gave, `~` and `~user` expanded; a `UsageError` naming it when `~user` names no one."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # pathlib's "Could not determine home directory"
+        raise UsageError(f"cannot use {str(value)!r} as {what}: no such user's home directory") from None
 
 
 def user_path_mode(path: str | os.PathLike[str], what: str, missing: str) -> int:
@@ -395,7 +403,7 @@ class Workspace:
 
         try:
             return pathspec.GitIgnoreSpec.from_lines(lines)
-        except ValueError:
+        except (ValueError, re.error):  # pathspec's GitIgnorePatternError, or a bracket range such as `[z-a]`
             # git ignores a line it cannot read as a pattern (a lone `\` or `!`) and keeps the others: so do we
             return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid_pattern(line)])
 

@@ -5,7 +5,9 @@ the test process) and hands the result to `assert_sane`, which asserts what must
 
 - the run ends (a deadline; in this process an address-space ceiling too, so a regression that reads without
   limit fails the test instead of the machine);
-- the exit code is 0 or 1 with parseable reports, or 2 with exactly one line on stderr;
+- the exit code is 0 or 1 with parseable reports, or 2 with exactly one error line on stderr (after progress
+  lines, if any); 3 only for an empty audit (0 files analysed, or no check ran: issue 13's rule), with its
+  reports and its one-line reason;
 - no "internal error" and no traceback;
 - every input the generator made unreadable is listed in the report (skipped or unparsed);
 - no credential-looking string reaches a report.
@@ -31,7 +33,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, currently_in_test_context, settings
+from hypothesis import event as _event
 
 from harness_audit.redaction import looks_like_secret
 
@@ -45,6 +48,12 @@ DEFAULT_TIMEOUT_S = 30.0
 """A run that takes longer is a hang: every hostile input here audits a handful of small files."""
 DEFAULT_MEMORY_MB = 1024
 """Address space a run may add to the test process (or use, as a subprocess) before it counts as exhaustion."""
+
+
+def event(text: str) -> None:
+    """A hypothesis event (`--hypothesis-show-statistics`), when a hypothesis test is running."""
+    if currently_in_test_context():
+        _event(text)
 
 
 def record(family: str, n: int = 1) -> None:
@@ -191,33 +200,51 @@ class Reports:
 
 
 def assert_sane(run: CliRun, *, unreadable: Iterable[str] = (), secrets: Iterable[str] = (),
-                allowed: Iterable[int] = (0, 1, 2), family: str = "") -> Reports:
-    """Assert what must hold for any input (see the module docstring); returns the parsed reports."""
+                allowed: Iterable[int] = (0, 1, 2, 3), family: str = "", reports: bool = True) -> Reports:
+    """Assert what must hold for any input (see the module docstring); returns the parsed reports.
+
+    `reports=False` for a command that prints instead of writing reports (`checks`, `explain`, `--help`).
+    """
     where = f"[{family}] harness-audit {' '.join(map(repr, run.args))}"
+    event(f"exit {run.code}")  # `pytest --hypothesis-show-statistics` shows how the inputs ended
     assert not run.hung, f"{where}: did not end (hung or ran past its deadline)"
     assert run.code in set(allowed), f"{where}: exit code {run.code}; stderr: {run.err[-2000:]!r}"
     assert "internal error" not in run.err, f"{where}: {run.err.strip()[-2000:]}"
     assert "Traceback" not in run.err and "Traceback" not in run.out, f"{where}: printed a traceback"
     if run.code == 2:
+        # progress lines (stderr, without -q) may come before; the error is one line, the last
         lines = run.err.strip().splitlines()
-        assert len(lines) == 1, f"{where}: exit 2 must print one line, printed {len(lines)}: {run.err!r}"
-        assert lines[0].startswith("harness-audit: error: "), f"{where}: {lines[0]!r}"
+        errors = [line for line in lines if line.startswith("harness-audit: ")]
+        assert len(errors) == 1 and lines[-1] == errors[0], f"{where}: exit 2 must end with one error line: {run.err!r}"
+        assert not looks_like_secret(errors[0]), f"{where}: the error line shows a credential: {errors[0]!r}"
+        event(f"exit 2: {errors[0][len('harness-audit: '):][:48]}")
         return Reports(None, {})
+    if run.code == 3:
+        # only an empty audit (0 files, or every check not covered) may end 3 here: one line saying so
+        lines = [line for line in run.err.strip().splitlines() if line.startswith("harness-audit: ")]
+        assert len(lines) == 1, f"{where}: exit 3 without its one-line reason: {run.err!r}"
     texts: dict[str, str] = {}
     for path in run.reports:
         texts[path.suffix] = path.read_text(encoding="utf-8")
+    if not reports:
+        assert not looks_like_secret(run.out), f"{where}: credential-looking text printed"
+        return Reports(None, texts)
     assert texts, f"{where}: exit {run.code} without a report path printed; stdout: {run.out[-2000:]!r}"
     data = json.loads(texts[".json"]) if ".json" in texts else None
     if ".sarif" in texts:
         json.loads(texts[".sarif"])
-    reports = Reports(data, texts)
-    missing = set(unreadable) - reports.listed()
+    if run.code == 3 and data is not None:
+        meta = data["meta"]
+        empty = meta["files_scanned"] == 0 or not meta["ran_checks"]
+        assert meta["state"] == "complete" and empty, f"{where}: exit 3 on an audit that was not empty: {meta}"
+    parsed = Reports(data, texts)
+    missing = set(unreadable) - parsed.listed()
     assert not missing, f"{where}: unreadable inputs not listed in the report: {sorted(missing)}"
     for suffix, text in texts.items():
         leaked = [s for s in secrets if s in text]
         assert not leaked, f"{where}: secret {leaked[0]!r} reached the {suffix} report"
         assert not looks_like_secret(text), f"{where}: credential-looking text in the {suffix} report"
-    return reports
+    return parsed
 
 
 def raises_clearly(call: Callable[[], object], *, names: Sequence[str] = ()) -> BaseException | None:

@@ -153,10 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Exit as exc:
         return exc.status
     except UsageError as exc:
-        print(f"harness-audit: {t('exit.error', lang, error=exc)}", file=sys.stderr)
+        print(f"harness-audit: {t('exit.error', lang, error=_one_line(exc))}", file=sys.stderr)
         return exc.exit_code
     except HarnessAuditError as exc:
-        print(f"harness-audit: {t('exit.incomplete', lang, error=exc)}", file=sys.stderr)
+        print(f"harness-audit: {t('exit.incomplete', lang, error=_one_line(exc))}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         # the reader went away (`explain C8 | head`): not an error of ours, and nothing more can be shown
@@ -166,10 +166,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"harness-audit: {t('exit.interrupted', lang)}", file=sys.stderr)
         return 3
     except Exception as exc:  # isolation boundary of the CLI: an internal error is one line, not a traceback
-        print(f"harness-audit: {t('exit.internal', lang, error=f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+        error = _one_line(f"{type(exc).__name__}: {exc}")
+        print(f"harness-audit: {t('exit.internal', lang, error=error)}", file=sys.stderr)
         if verbose:
             traceback.print_exc()
         return 3
+
+
+def _one_line(error: object) -> str:
+    """An error as the one line the CLI prints: line breaks folded, other control characters escaped (`\\x85`
+    and `\\u2028` end a line too), credential-looking text masked (a config value or an argument may be a key;
+    the terminal and CI logs are no place for it)."""
+    from harness_audit.redaction import mask_secrets
+
+    text = " ".join(str(error).split("\n"))
+    return mask_secrets("".join(c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode()
+                                for c in text))
 
 
 SIGPIPE_EXIT = 141

@@ -12,11 +12,12 @@ from harness_audit.api import audit, dropped_checks, output_dir, resolve_checks,
 from harness_audit.baseline import known_findings
 from harness_audit.catalogue import parse_selection
 from harness_audit.config import FORMATS, AuditConfig, build_config
-from harness_audit.errors import UsageError
+from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import CheckId, Finding, OutcomeStatus, Verdict
 from harness_audit.messages import resolve_language, t
 from harness_audit.progress import NO_PROGRESS, Progress
 from harness_audit.report import Report
+from harness_audit.workspace import user_path
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -127,7 +128,10 @@ def output_dir_flag(value: str | None) -> str | None:
     """`--output-dir` as given on the command line: relative to the working directory, like every path flag."""
     if value is None or value == "-":
         return None
-    return str(Path(value).expanduser().resolve())
+    try:
+        return str(user_path(value, "the output directory").resolve())
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise path_error("the output directory", value, exc) from None
 
 
 def stdout_format(ns: argparse.Namespace, formats: list[str]) -> str | None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from harness_audit.errors import UsageError
+from harness_audit.workspace import user_path
 
 VERBS = ("begin", "landmark", "next", "report", "dismiss", "finish", "status")
 
@@ -99,7 +100,7 @@ def run(ns: argparse.Namespace) -> int:
     from harness_audit import host
 
     default_dir = _cwd_output_dir()
-    given = Path(ns.output_dir).expanduser().absolute() if ns.output_dir else None
+    given = user_path(ns.output_dir, "the output directory").absolute() if ns.output_dir else None
     if ns.verb == "begin":
         overrides = {"output_dir": str(given)} if given is not None else None
         out_dir = host.output_dir_for(ns.path, overrides)

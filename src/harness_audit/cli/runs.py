@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 from pathlib import Path
 
-from harness_audit.errors import UsageError
+from harness_audit.errors import UsageError, path_error
+from harness_audit.workspace import user_path
 
 
 def make_parser(name: str) -> argparse.ArgumentParser:
@@ -36,13 +39,18 @@ def make_parser(name: str) -> argparse.ArgumentParser:
 
 
 def _run_dir(raw: str) -> Path:
-    path = Path(raw).expanduser()
-    if path.is_file() and path.name == "ledger.jsonl":
-        path = path.parent
-    if not (path / "ledger.jsonl").is_file():
+    path = user_path(raw, "a run directory")
+    try:
+        if path.name == "ledger.jsonl" and stat.S_ISREG(os.stat(path).st_mode):
+            path = path.parent
+        if not stat.S_ISREG(os.stat(path / "ledger.jsonl").st_mode):
+            raise FileNotFoundError
+        return path.resolve()
+    except FileNotFoundError:
         raise UsageError(f"{raw!r} is not a run directory (no ledger.jsonl in it); model runs are kept under "
-                         "<output_dir>/runs/<run-id>")
-    return path.resolve()
+                         "<output_dir>/runs/<run-id>") from None
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise path_error("a run directory", raw, exc) from None
 
 
 def run(name: str, ns: argparse.Namespace) -> int:
@@ -57,12 +65,15 @@ def run(name: str, ns: argparse.Namespace) -> int:
     if name == "cancel":
         from harness_audit.llm.engine import CANCEL_FILE
 
-        (run_dir / CANCEL_FILE).write_text("cancel requested\n", encoding="utf-8")
+        try:
+            (run_dir / CANCEL_FILE).write_text("cancel requested\n", encoding="utf-8")
+        except OSError as exc:
+            raise path_error("the run directory to cancel", run_dir, exc) from None
         print(f"cancel requested for {run_dir.name}; the run stops its requests and writes a partial report")
         return 0
     from harness_audit.llm.replay import load_run, replay_run, rerender, resume_run
 
-    root = Path(ns.root).expanduser() if ns.root else None
+    root = user_path(ns.root, "the audited directory") if ns.root else None
     if name == "replay" and not ns.rerun:
         report, paths = rerender(run_dir, root=root)
     elif name == "replay":

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from harness_audit.findings import Candidate, CheckId, LandmarkCandidate
-from harness_audit.static.lang.python import PyModule, PyProject, TreeTooDeep
+from harness_audit.static.lang import TreeTooDeep
+from harness_audit.static.lang.python import PyModule, PyProject
 from harness_audit.static.recon import find_landmarks
 from harness_audit.static.registry import Hit, Rule, load_rules, rules_for
 from harness_audit.workspace import SourceFile, Workspace

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness_audit.findings import Candidate, CheckId, LandmarkCandidate
+from harness_audit.static.lang import TreeTooDeep
 from harness_audit.static.lang.typescript import TsModule, TsProject
 from harness_audit.static.registry import Hit, Rule, rules_for
 from harness_audit.workspace import SourceFile, Workspace
@@ -50,6 +51,9 @@ def parse_typescript(ws: Workspace, files: Iterable[SourceFile]) -> TsParsed:
             continue
         try:
             mod = TsModule.parse(f.path, text)
+        except TreeTooDeep as exc:
+            unparsed.append(TsNote(f.path, str(exc)))
+            continue
         except (ValueError, RecursionError, MemoryError) as exc:  # isolation boundary of the parser
             unparsed.append(TsNote(f.path, f"{type(exc).__name__}: {exc}"))
             continue

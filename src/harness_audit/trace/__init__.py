@@ -111,30 +111,19 @@ def check_file(path: Path, rel: str, options: Options, fmt: Format | None = None
     records = exchanges = ignored = 0
     malformed: list[tuple[int, str]] = []
     detected = fmt or detect(path)[0]
-    try:
-        for raw in read(path, fmt):
-            records += 1
-            if isinstance(raw, Malformed):
-                malformed.append((raw.source.line, raw.reason))
-                continue
-            ex = normalise_record(raw)
-            if ex is None:
-                ignored += 1
-            elif isinstance(ex, Malformed):
-                malformed.append((ex.source.line, ex.reason))
-            else:
-                exchanges += ex.request is not None
-                checker.feed(ex)
-    except NotATrace:
-        raise
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise NotATrace(f"{rel!r} could not be read as {detected}: {exc}") from None
-    except RecursionError:
-        raise NotATrace(f"{rel!r} could not be read as {detected}: its JSON is nested too deeply") from None
-    except Exception as exc:  # a YAML parser error (and kin) of a whole-document format: not a readable trace
-        if type(exc).__module__.startswith("yaml"):
-            raise NotATrace(f"{rel!r} could not be read as a {detected} cassette: {' '.join(str(exc).split())}") from None
-        raise
+    for raw in read(path, fmt, name=rel):  # a file that does not read at all raises NotATrace naming `rel`
+        records += 1
+        if isinstance(raw, Malformed):
+            malformed.append((raw.source.line, raw.reason))
+            continue
+        ex = normalise_record(raw)
+        if ex is None:
+            ignored += 1
+        elif isinstance(ex, Malformed):
+            malformed.append((ex.source.line, ex.reason))
+        else:
+            exchanges += ex.request is not None
+            checker.feed(ex)
     checker.finish()
     if records and not exchanges and not ignored and len(malformed) == records:
         raise NotATrace(f"{rel!r} has no readable record: every one of its {records} records is malformed "

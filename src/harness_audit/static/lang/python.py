@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from harness_audit.findings import evidence_is_thin, normalise_lines, split_lines
+from harness_audit.static.lang import TreeTooDeep
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 LoopNode = ast.For | ast.AsyncFor | ast.While
@@ -29,13 +30,7 @@ _FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _N = TypeVar("_N", bound=ast.AST)
 
 MAX_TREE_DEPTH = 200
-"""Deepest syntax tree analysed. Rules and recon recurse along the tree; real code stays under 40 levels (Python's
-own parser stops nested brackets at 200), while a valid chain such as `f()()()…` can be thousands deep."""
-
-
-class TreeTooDeep(ValueError):
-    """A file whose syntax tree is deeper than `MAX_TREE_DEPTH`: listed as unparsed, never analysed."""
-
+"""Deepest Python syntax tree analysed (`TreeTooDeep`); Python's own parser stops nested brackets at 200."""
 
 _POSITION = operator.attrgetter("lineno", "col_offset")
 _LINE_END = re.compile(r"\r\n|\r|\n")

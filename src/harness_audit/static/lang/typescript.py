@@ -17,6 +17,12 @@ from typing import Literal, TypeVar
 from tree_sitter import Language as TsLanguage
 from tree_sitter import Node, Parser, Tree
 
+from harness_audit.static.lang import TreeTooDeep
+
+MAX_TREE_DEPTH = 400
+"""Deepest TS/JS syntax tree analysed (`TreeTooDeep`): tree-sitter spends about two levels per chained call, and
+real code stays under 40 (the deepest of our TS corpora: 34)."""
+
 Dialect = Literal["typescript", "tsx", "javascript"]
 _T = TypeVar("_T")
 
@@ -147,16 +153,21 @@ class TsModule:
         index: dict[str, list[Node]] = {t: [] for t in INDEXED_TYPES}
         cursor = self.tree.walk()
         wanted = INDEXED_TYPES
+        depth = 0  # kept on the way: a tree deeper than the analysis can walk is refused here (`TreeTooDeep`)
         while True:
             node = cursor.node
             if node is not None and node.type in wanted:
                 index[node.type].append(node)
             if cursor.goto_first_child():
+                depth += 1
+                if depth > MAX_TREE_DEPTH:
+                    raise TreeTooDeep(f"nested more than {MAX_TREE_DEPTH} levels deep: too deep to analyse")
                 continue
             while not cursor.goto_next_sibling():
                 if not cursor.goto_parent():
                     self._index = index
                     return
+                depth -= 1
 
     def nodes(self, *types: str) -> list[Node]:
         """Indexed nodes of these types, in source order per type."""

@@ -117,19 +117,39 @@ def detect(path: Path) -> tuple[Format, bool]:
     raise NotATrace(f"{name!r} is not {_WHAT}")
 
 
-def read(path: Path, fmt: Format | None = None) -> Iterator[RawRecord | Malformed]:
-    """The records of a trace file (format detected when `fmt` is None)."""
+def read(path: Path, fmt: Format | None = None, *, name: str | None = None) -> Iterator[RawRecord | Malformed]:
+    """The records of a trace file (format detected when `fmt` is None).
+
+    A file that cannot be read as that format at all (not valid YAML, a whole JSON document that does not parse,
+    nested too deeply) raises `NotATrace` naming it (`name`, default the path); a bad line or entry of a file
+    that does read is a `Malformed` record.
+    """
+    shown = name if name is not None else str(path)
+    fmt, document = _plan(path, fmt)
+    try:
+        yield from _records(path, fmt, document)
+    except (ValueError, UnicodeDecodeError) as exc:  # NotATrace is a UsageError, not a ValueError: it passes
+        raise NotATrace(f"{shown!r} could not be read as {fmt}: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise NotATrace(f"{shown!r} could not be read as {fmt}: it is nested too deeply") from None
+
+
+def _plan(path: Path, fmt: Format | None) -> tuple[Format, bool]:
+    """(format, whole document) to read `path` as: detected, or forced by `fmt` (whatever the content says)."""
     if fmt is None:
-        fmt, document = detect(path)
-    else:
-        try:
-            detected, document = detect(path)
-        except NotATrace as exc:
-            if "binary" in str(exc) or "empty" in str(exc):
-                raise
-            detected, document = fmt, fmt in ("vcr", "har", "swe-agent", "openhands")
-        if detected != fmt:
-            document = fmt in ("vcr", "har", "swe-agent", "openhands") or (fmt == "otel" and document)
+        return detect(path)
+    try:
+        detected, document = detect(path)
+    except NotATrace as exc:
+        if "binary" in str(exc) or "empty" in str(exc):
+            raise
+        detected, document = fmt, fmt in ("vcr", "har", "swe-agent", "openhands")
+    if detected != fmt:
+        document = fmt in ("vcr", "har", "swe-agent", "openhands") or (fmt == "otel" and document)
+    return fmt, document
+
+
+def _records(path: Path, fmt: Format, document: bool) -> Iterator[RawRecord | Malformed]:
     if fmt == "jsonl":
         yield from jsonl.read(path)
     elif fmt == "ledger":

@@ -145,6 +145,8 @@ def read_vcr_yaml(path: Path, data: bytes) -> Iterator[RawRecord | Malformed]:
         if node is not None:
             _check_aliases(node)
         doc = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:  # a scanner, parser or constructor error: the file is not a readable cassette
+        raise ValueError(f"not a readable YAML cassette: {' '.join(str(exc).split())}") from None
     finally:
         loader.dispose()
     lines: list[int] = []
