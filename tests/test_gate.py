@@ -10,7 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness_audit.findings import Candidate, CheckId, Finding, LandmarkCandidate, Refusal, RefusalReason, Verdict
+from harness_audit.findings import (
+    Candidate,
+    CheckId,
+    Finding,
+    LandmarkCandidate,
+    Refusal,
+    RefusalReason,
+    Verdict,
+    normalise_lines,
+)
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.workspace import DEFAULT_EXCLUDES, Workspace
 from tests.conftest import MakeTree
@@ -269,3 +278,25 @@ def test_window_search_finds_exactly_the_near_occurrences_of_a_whole_file_search
     whole = _occurrences(_window_norm(LineWindow(first=1, lines=tuple(lines), total=len(lines))), needle)
     near = [(a, b) for a, b in whole if a - WINDOW <= line and b + WINDOW >= line]
     assert _near_occurrences(lines, needle, len(excerpt), line) == near
+
+
+def test_accepts_evidence_copied_with_read_files_line_number_column(ws: Workspace) -> None:
+    """Issue 15: evidence copied with `read_file`'s line-number column was refused as evidence-not-found."""
+    from harness_audit.llm.tools import NavigationTools
+
+    page = NavigationTools(ws, None).read_file("agent/loop.py", start_line=5, end_line=6)
+    copied = "\n".join(page.splitlines()[:2])  # the two numbered lines, as the model sees them
+    assert copied.lstrip().startswith("5\t")
+    plain = "args = json.loads(call.function.arguments)\nresult = tools[call.function.name](**args)"
+    for quoted, bare in ((copied, plain), ("5 | args = json.loads(call.function.arguments)", cand().evidence)):
+        got = validate(cand(evidence=quoted), ctx(ws))
+        assert isinstance(got, Finding), got
+        assert got.line == 5 and normalise_lines(got.evidence) == normalise_lines(bare)
+        same = validate(cand(evidence=bare), ctx(ws))
+        assert isinstance(same, Finding) and got.fingerprint == same.fingerprint
+
+
+def test_a_numbered_excerpt_that_still_does_not_match_is_refused_naming_the_column(ws: Workspace) -> None:
+    got = validate(cand(evidence="     5\targs = json.loads(call.arguments)"), ctx(ws))
+    assert isinstance(got, Refusal) and got.reason is RefusalReason.EVIDENCE_NOT_FOUND
+    assert "line-number column" in got.message

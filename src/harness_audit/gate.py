@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness_audit.findings import MIN_CODE_CHARS as _MIN_CODE_CHARS
 from harness_audit.findings import (
@@ -25,6 +25,7 @@ from harness_audit.findings import (
     evidence_is_thin,
     fingerprint,
     normalise_lines,
+    split_lines,
 )
 from harness_audit.workspace import LineWindow, Workspace
 
@@ -235,6 +236,50 @@ def _match_evidence(
     return first
 
 
+_NUMBERED = re.compile(r"^\s*(\d{1,7})(?:\t| ?[|│:] ?)")
+"""A line-number column as `read_file` shows it (`  27\tcode`) or as editors copy it (`27 | code`, `27: code`)."""
+
+
+def without_line_numbers(text: str) -> str | None:
+    """`text` without a leading line-number column on every line, or None when it has none.
+
+    A model often copies `read_file`'s numbered lines as they are. The column is dropped only when every
+    non-blank line has one and the numbers increase, so code that merely starts with a number stays as it is.
+    """
+    out: list[str] = []
+    numbers: list[int] = []
+    for row in split_lines(text):
+        if not row.strip():
+            out.append("")
+            continue
+        m = _NUMBERED.match(row)
+        if m is None:
+            return None
+        numbers.append(int(m.group(1)))
+        out.append(row[m.end():])
+    if not numbers or any(b <= a for a, b in zip(numbers, numbers[1:], strict=False)):
+        return None
+    return "\n".join(out)
+
+
+def _match_quoted(c: Candidate | LandmarkCandidate, ws: Workspace, rel: str, lines: list[str] | LineWindow,
+                  line: int) -> tuple[int | Refusal, str]:
+    """`_match_evidence`, then again without a copied line-number column; returns the matched line (or the
+    refusal) and the excerpt as it matched."""
+    matched = _match_evidence(c, ws, rel, lines, line)
+    if not isinstance(matched, Refusal) or matched.reason is not RefusalReason.EVIDENCE_NOT_FOUND:
+        return matched, c.evidence
+    bare = without_line_numbers(c.evidence)
+    if bare is None:
+        return matched, c.evidence
+    again = _match_evidence(replace(c, evidence=bare), ws, rel, lines, line)
+    if isinstance(again, Refusal) and again.reason is RefusalReason.EVIDENCE_NOT_FOUND:
+        why = again.message.split("; ", 1)
+        return replace(again, message=f"{why[0]} (after dropping the line-number column the excerpt was copied "
+                                      f"with); {why[1] if len(why) > 1 else 'copy the code lines only'}"), bare
+    return again, bare
+
+
 def validate(c: Candidate, ctx: GateContext) -> Finding | Refusal:
     """Gate one candidate. Returns the `Finding` to keep or the first `Refusal` that applies."""
     raw_check = str(c.check).strip().upper()
@@ -266,14 +311,14 @@ def validate(c: Candidate, ctx: GateContext) -> Finding | Refusal:
     if isinstance(located, Refusal):
         return located
     rel, lines, line = located
-    matched = _match_evidence(c, ctx.workspace, rel, lines, line)
+    matched, evidence = _match_quoted(c, ctx.workspace, rel, lines, line)
     if isinstance(matched, Refusal):
         return matched
     return Finding(
-        check=check, verdict=verdict, file=rel, line=matched, cited_line=line, evidence=c.evidence.strip("\n"),
+        check=check, verdict=verdict, file=rel, line=matched, cited_line=line, evidence=evidence.strip("\n"),
         claim=c.claim, consequence=c.consequence, direction=c.direction, confirm_hint=c.confirm_hint,
         source=c.source, language=c.language, file_sha256=ctx.workspace.sha256(rel),
-        fingerprint=fingerprint(check, rel, c.source, c.evidence),
+        fingerprint=fingerprint(check, rel, c.source, evidence),
     )
 
 
@@ -287,7 +332,7 @@ def validate_landmark(c: LandmarkCandidate, ctx: GateContext) -> Landmark | Refu
         return located
     rel, lines, line = located
     if c.evidence.strip():
-        matched = _match_evidence(c, ctx.workspace, rel, lines, line)
+        matched, _ = _match_quoted(c, ctx.workspace, rel, lines, line)
         if isinstance(matched, Refusal):
             return matched
         line = matched
