@@ -44,5 +44,6 @@ def test_report_tools_are_bound_to_their_subagent(tmp_path: Path) -> None:
     counts = run.report.refusal_counts
     assert counts["check-not-assigned"] == 2 and sum(counts.values()) == 2
     assert [(f.check.value, f.line) for f in run.report.findings] == [("C1", C1_LINE)]
-    assert sorted(lm.kind.value for lm in run.report.landmarks) == ["agent-loop", "history-append", "tool-execution"]
+    assert sorted(lm.kind.value for lm in run.report.landmarks if lm.source == "llm:recon") == [
+        "agent-loop", "history-append", "tool-execution"]
     assert run.events("landmark", "C1") == [] and run.outcome("C12") == "ran"

@@ -53,7 +53,7 @@ class Budget:
     overrides: dict[str, Any]
     steps: list[Step]
     requests: int
-    """Requests C1 makes before the ceiling stops it."""
+    """Requests C1 makes: the last one is its reporting turn."""
     error: str
 
 
@@ -64,12 +64,13 @@ BUDGETS = [
            requests=3, error="turn limit 3 reached"),
     Budget(name="tool-calls", overrides={"max_tool_calls_per_check": 4},
            steps=[reply(finding("C1", LOOP, C1_LINE, C1_EVIDENCE)), Repeat(reply(_GREP, _GREP))],
-           requests=3, error="tool-call limit 4 reached"),
-    # 10k per request: the second brings C1 to its 20k ceiling exactly, so no third request may be sent
-    Budget(name="tokens", overrides={"max_tokens_per_check": 20_000},
+           requests=4, error="tool-call limit 4 reached"),
+    # 9k in + 1k out a request, output at 4x: 13k a request; a fourth would pass the 40k ceiling, so the third is
+    # the reporting turn
+    Budget(name="tokens", overrides={"max_tokens_per_check": 40_000},
            steps=[reply(finding("C1", LOOP, C1_LINE, C1_EVIDENCE), usage=(9_000, 1_000)),
                   Repeat(reply(_GREP, usage=(9_000, 1_000)))],
-           requests=2, error="token limit 20000 reached (20000 spent)"),
+           requests=3, error="token limit 40,000 reached"),
 ]
 
 
@@ -95,12 +96,17 @@ def test_budget_exhaustion_is_reported_as_such_never_as_a_clean_pass(tmp_path: P
     run = run_scenario(_budget_scenario(budget), tmp_path)
 
     assert run.scripted is not None and run.scripted.calls("C1") == budget.requests
-    assert run.outcome("C1") == "failed:budget-exhausted"
+    assert run.outcome("C1") == "incomplete"
     c1 = next(o for o in run.report.outcomes if o.check.value == "C1")
-    assert c1.error == budget.error and c1.usage.requests == budget.requests
+    assert c1.error is not None and c1.error.startswith(budget.error), c1.error
+    assert "stopped after its reporting turn" in c1.error and c1.usage.requests == budget.requests
     assert run.report.meta.state == "incomplete"
     (end,) = run.events("unit-end", "C1")
-    assert (end["status"], end["failure"]) == ("failed", "budget-exhausted")
+    assert (end["status"], end["failure"]) == ("incomplete", "budget-exhausted")
+    # the last request offered the report tools only, and said so
+    last = run.scripted.requests("C1")[-1]
+    assert sorted(t.name for t in last.info.function_tools) == ["dismiss_lead", "report_finding"]
+    assert "This is your last turn" in str(last.messages[-1].parts[-1].content)  # type: ignore[union-attr]
     # findings gated before the limit are kept; the other check is untouched
     assert sorted(f.check.value for f in run.report.findings) == ["C1", "C12"]
     assert run.outcome("C12") == "ran"
@@ -108,10 +114,10 @@ def test_budget_exhaustion_is_reported_as_such_never_as_a_clean_pass(tmp_path: P
     assert data["meta"]["state"] == "incomplete" and data["meta"]["ran_checks"] == ["C12"]
     md = run.rendered(".md")
     assert "**INCOMPLETE** — partial results" in md
-    assert "| C1 · Tool-call pairing completeness | failed:budget-exhausted |" in md
+    assert "| C1 · Tool-call pairing completeness | incomplete |" in md
     assert "Every requested check ran to completion." not in md
-    if "max_tokens_per_check" in budget.overrides:  # the ceiling is hard, not advisory
-        assert c1.usage.input_tokens + c1.usage.output_tokens <= budget.overrides["max_tokens_per_check"]
+    if "max_tokens_per_check" in budget.overrides:  # the ceiling is hard, at billed weights
+        assert c1.usage.input_tokens + 4 * c1.usage.output_tokens <= budget.overrides["max_tokens_per_check"]
 
 
 @pytest.mark.parametrize("budget", [pytest.param(b, id=b.name) for b in BUDGETS])
@@ -119,5 +125,45 @@ def test_budget_exhaustion_leaves_every_call_answered_in_the_ledger(tmp_path: Pa
     """Risk: the ledger of a unit stopped by its budget shows a tool call with no result, so a replay or
     an audit of the run cannot tell what the model was told."""
     run = run_scenario(_budget_scenario(budget), tmp_path)
-    assert run.outcome("C1") == "failed:budget-exhausted"
+    assert run.outcome("C1") == "incomplete"
     assert {u: run.unpaired_calls(u) for u in ("recon", "C1", "C12")} == {"recon": [], "C1": [], "C12": []}
+
+
+def test_the_task_states_the_budget_and_a_nudge_comes_at_70_percent(tmp_path: Path) -> None:
+    """Risk (issue 15): nothing told the model that a budget exists, so every check on a large tree read until
+    the ceiling cut it off and lost what it had not reported yet."""
+    reads = [reply(call("read_file", path=LOOP)) for _ in range(7)]
+    scenario = Scenario(
+        name="budget-known", risk="the model cannot plan with a budget it is never told",
+        files=tree(), checks=("C1",), overrides={"max_turns_per_check": 10},
+        script={"recon": recon_script(), "C1": [*reads, reply(finding("C1", LOOP, C1_LINE, C1_EVIDENCE)), DONE]},
+    )
+    run = run_scenario(scenario, tmp_path)
+    assert run.scripted is not None
+    first = run.scripted.requests("C1")[0]
+    assert "## Budget\nThis check may make at most 10 model turns, 120 tool calls and 120,000 tokens" in first.task
+    nudges = [e["text"] for e in run.events("nudge", "C1")]
+    assert len(nudges) == 1 and nudges[0].startswith("Budget: 70% of this unit's turns are used")
+    # the nudge went with the seventh turn's request, after its tool results
+    seventh = run.scripted.requests("C1")[6].messages[-1]
+    assert str(seventh.parts[-1].content) == nudges[0]  # type: ignore[union-attr]
+    assert run.outcome("C1") == "ran" and [f.check.value for f in run.report.findings] == ["C1"]
+
+
+def test_a_model_that_reports_in_its_reporting_turn_keeps_those_findings(tmp_path: Path) -> None:
+    """Risk (issue 15): a check that ran out of budget lost what it had found but not yet reported."""
+    scenario = Scenario(
+        name="reporting-turn", risk="findings not yet reported are lost when the budget runs out",
+        files=tree(), checks=("C1",), overrides={"max_turns_per_check": 3},
+        script={"recon": recon_script(),
+                "C1": [reply(call("read_file", path=LOOP)), reply(call("grep", pattern="except")),
+                       reply(finding("C1", LOOP, C1_LINE, C1_EVIDENCE), call("read_file", path=LOOP))]},
+    )
+    run = run_scenario(scenario, tmp_path)
+    assert run.outcome("C1") == "incomplete"
+    assert [(f.check.value, f.line) for f in run.report.findings] == [("C1", C1_LINE)]
+    results = list(run.tool_results("C1").values()) if run.scripted else []
+    assert not any("reporting turn" in r for r in results)  # results of the last turn are never sent back
+    calls = [e for e in run.events("tool-call", "C1") if not e.get("executed", True)]
+    assert [(e["tool"], e["result"]) for e in calls] == [
+        ("read_file", "Not executed: this was the reporting turn; only the report tools run now.")]

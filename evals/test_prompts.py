@@ -42,8 +42,8 @@ def test_shared_prefix_is_byte_identical_across_units(tmp_path: Path) -> None:
     assert systems == {system_prompt().encode()}
     assert len(tools) == 1
     assert [t.name for t in received[0].info.function_tools] == [
-        "read_file", "grep", "glob", "find_symbol", "find_references", "report_landmark", "report_finding",
-        "dismiss_lead"]
+        "read_file", "grep", "glob", "find_symbol", "find_references", "list_landmarks", "report_landmark",
+        "report_finding", "dismiss_lead"]
     # the system prompt is the first message, alone with the task; nothing unit-specific precedes the task
     for r in received:
         first = r.messages[0]

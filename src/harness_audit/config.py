@@ -27,6 +27,9 @@ class ModelPrice(BaseModel):
     model_config = ConfigDict(extra="forbid")
     input: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)
+    """Cache reads; unset means unknown (a cost that needs it is shown as unknown)."""
+    cache_write: float | None = Field(default=None, ge=0)
+    """Cache writes (Anthropic bills 1.25x input for its five-minute cache); unset means unknown."""
     output: float = Field(ge=0)
 
 
@@ -79,14 +82,16 @@ class AuditConfig(BaseModel):
     """Tool calls one check's subagent may make."""
     check_timeout_s: float = Field(default=900.0, gt=0)
     """Wall clock of one check's subagent."""
-    request_timeout_s: float = Field(default=180.0, gt=0)
-    """One model request; must be shorter than `check_timeout_s`."""
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    """One model request; must be shorter than `check_timeout_s`. Each retry after a timeout is printed."""
     run_timeout_s: float | None = Field(default=None, gt=0)
     """Wall clock of the whole model phase; none by default."""
-    transport_retries: int = Field(default=3, ge=0, le=10)
-    """Extra attempts of a model request after 429, 5xx, a timeout or a dropped connection."""
+    transport_retries: int = Field(default=2, ge=0, le=10)
+    """Extra attempts of a model request after 429, 5xx, a timeout or a dropped connection (a hung provider
+    costs at most `request_timeout_s` x 3 per request by default, each wait announced)."""
     prices: dict[str, ModelPrice] = Field(default_factory=dict[str, "ModelPrice"])
-    """Dollars per million tokens per model (`"openai:gpt-4.1-mini" = {input=0.4, cached_input=0.1, output=1.6}`)."""
+    """Dollars per million tokens per model (`"openai:gpt-4.1-mini" = {input=0.4, cached_input=0.1, output=1.6}`);
+    a model not listed is priced from the genai-prices table when it knows it."""
     cross_check_analysis: bool = False
     """Add a model-written section on interactions between findings (inference, not gated)."""
     trace_max_turns: int = Field(default=50, ge=1)

@@ -36,6 +36,8 @@ class FailureCode(StrEnum):
     TIMEOUT = "timeout"
     BUDGET_EXHAUSTED = "budget-exhausted"
     MALFORMED_OUTPUT = "malformed-output"
+    EMPTY_RESULT = "empty-result"
+    """The model ended its unit without reporting anything where the code shows there is something to report."""
     CANCELLED = "cancelled"
     INTERNAL_ERROR = "internal-error"
 

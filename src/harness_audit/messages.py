@@ -62,6 +62,7 @@ EN: dict[str, str] = {
     "progress.run_dir": "run directory: {path}  (stop it: harness-audit cancel {path} · continue it: "
                         "harness-audit resume {path})",
     "progress.recon": "recon: {n} landmarks located",
+    "progress.retry": "{unit}: {detail}",
     "progress.check": "{check:>3} {state}",
     "progress.check_counts": "{check:>3} {state} · {findings} findings · {refused} refused",
     "progress.tokens": "{tokens} tokens",
@@ -261,6 +262,7 @@ ZH: dict[str, str] = {
     "state.incomplete": "未完成",
     "progress.run_dir": "运行目录:{path}(停止:harness-audit cancel {path} · 续跑:harness-audit resume {path})",
     "progress.recon": "侦察完成:定位到 {n} 个地标",
+    "progress.retry": "{unit}:{detail}",
     "progress.check": "{check:>3} {state}",
     "progress.check_counts": "{check:>3} {state} · 发现 {findings} 条 · 证据拒收 {refused} 次",
     "progress.tokens": "{tokens} token",

@@ -33,6 +33,9 @@ class ProgressKind(StrEnum):
     """A check's unit failed: `detail` is `failed:<code>` and why."""
     CANCELLED = "cancelled"
     """The run was cancelled; what finished is kept, the rest is listed as cancelled."""
+    REQUEST_RETRY = "request-retry"
+    """A model request failed and is retried after a wait: `detail` says why and how long (a user sees why
+    nothing moves while a provider hangs)."""
     REPORTS_WRITTEN = "reports-written"
     """The run is over: `paths` are the reports, `detail` the run's state."""
 

@@ -63,28 +63,35 @@ class RunMeta:
     notes: tuple[str, ...] = ()
     """Plain statements about how the run went (e.g. navigation fell back to text search)."""
     price: Price | None = None
-    """Price per million tokens of `model`, when the configuration has one."""
+    """Price per million tokens of `model`, when known (configured, or from the genai-prices table)."""
     language: str = "en"
     """Language of the report's fixed text (`en` or `zh`); findings keep their own words."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Price:
-    """Dollars per million tokens."""
+    """Dollars per million tokens; a kind whose price is not known makes any cost that needs it unknown."""
 
     input: float
     """Uncached input tokens."""
-    cached_input: float
-    """Input tokens read from the provider's cache."""
+    cached_input: float | None = None
+    """Input tokens read from the provider's cache (None: unknown)."""
     output: float
     """Output tokens (reasoning included)."""
+    cache_write: float | None = None
+    """Input tokens written to the provider's cache (None: unknown)."""
+    source: str = "config"
+    """Where the price came from: `config` (the `prices` setting) or `genai-prices` (the bundled table)."""
 
     def cost(self, u: Usage) -> float | None:
-        """Dollars for `u`, or None when the usage is unknown."""
+        """Dollars for `u`, or None when the usage, or the price of a kind of token it holds, is unknown."""
         if not u.known:
             return None
-        fresh = max(u.input_tokens - u.cache_read_tokens, 0)
-        return (fresh * self.input + u.cache_read_tokens * self.cached_input + u.output_tokens * self.output) / 1e6
+        if (u.cache_read_tokens and self.cached_input is None) or (u.cache_write_tokens and self.cache_write is None):
+            return None
+        fresh = max(u.input_tokens - u.cache_read_tokens - u.cache_write_tokens, 0)
+        return (fresh * self.input + u.cache_read_tokens * (self.cached_input or 0.0)
+                + u.cache_write_tokens * (self.cache_write or 0.0) + u.output_tokens * self.output) / 1e6
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

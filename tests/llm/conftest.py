@@ -22,6 +22,7 @@ from harness_audit.api import audit
 from harness_audit.llm.ledger import LedgerRead, read_ledger
 from harness_audit.llm.run import ModelOptions
 from harness_audit.pipeline import AuditRun
+from harness_audit.progress import NO_PROGRESS, Progress
 from tests.llm.fake_openai import JsonObject, Reply, ScriptedOpenAI, ToolCall, call, reply
 
 LOOP_PY = '''\
@@ -142,7 +143,7 @@ class Sleeps:
 
 
 def audit_over(server: ScriptedOpenAI, root: Path, checks: Sequence[str], out: Path, *,
-               options: ModelOptions | None = None, **overrides: Any) -> AuditRun:
+               options: ModelOptions | None = None, progress: Progress = NO_PROGRESS, **overrides: Any) -> AuditRun:
     """Audit `root` with the llm engine against `server`; small timeouts, instant backoff, reports under `out`."""
     settings: dict[str, Any] = {
         "engine": "llm", "model": MODEL, "base_url": server.base_url, "output_dir": str(out),
@@ -150,7 +151,8 @@ def audit_over(server: ScriptedOpenAI, root: Path, checks: Sequence[str], out: P
         "concurrency": 3,
     }
     settings.update(overrides)
-    return audit(root, list(checks), overrides=settings, model_options=options or ModelOptions(sleep=no_wait))
+    return audit(root, list(checks), overrides=settings, model_options=options or ModelOptions(sleep=no_wait),
+                 progress=progress)
 
 
 def cli_args(server: ScriptedOpenAI, root: Path, checks: str, out: Path, *extra: str) -> list[str]:

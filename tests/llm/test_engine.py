@@ -366,7 +366,7 @@ def test_invalid_json_duplicate_ids_and_unknown_tools_each_get_one_result(
     assert results["dup"] == "agent/__init__.py\nagent/loop.py\nagent/tools.py"
     assert results[ids[2]].startswith("Not executed: this call repeated an id")
     assert results["u1"] == ("Unknown tool 'delete_file'. Available tools: dismiss_lead, find_references, find_symbol, "
-                             "glob, grep, read_file, report_finding, report_landmark.")
+                             "glob, grep, list_landmarks, read_file, report_finding, report_landmark.")
     assert tool_results(c1[2]) == {"f1": "Accepted: C1 confirmed at agent/loop.py:26."}
 
     ledger = ledger_of(run)
@@ -444,10 +444,11 @@ def endless(prefix: str, per_reply: WireUsage) -> Callable[[JsonObject], Step]:
 @pytest.mark.parametrize(
     ("limits", "per_reply", "requests", "executed", "error"),
     [
-        ({"max_turns_per_check": 5}, usage(400, 20), 5, 5, "turn limit 5 reached"),
+        # the fifth turn is the reporting turn: its call is answered, not run
+        ({"max_turns_per_check": 5}, usage(400, 20), 5, 4, "turn limit 5 reached"),
         ({"max_tool_calls_per_check": 3}, usage(400, 20), 4, 3, "tool-call limit 3 reached"),
-        # 20,100 tokens a reply: the third reply crosses the ceiling and no fourth request is made
-        ({"max_tokens_per_check": 50_000}, usage(20_000, 100), 3, 3, "token limit 50000 reached (60300 spent)"),
+        # 20,400 tokens a reply at billed weight (output 4x): no room for a third after the second, which reports
+        ({"max_tokens_per_check": 50_000}, usage(20_000, 100), 2, 1, "token limit 50,000 reached"),
     ],
     ids=["turns", "tool-calls", "tokens"],
 )
@@ -465,15 +466,17 @@ def test_a_model_that_never_stops_is_stopped_by_the_budget_and_keeps_its_finding
     assert_all_paired(server)
     assert len(requests_for(server, "C1")) == requests
     c1 = outcome(run, "C1")
-    assert c1.status_text == "failed:budget-exhausted"
-    assert c1.error == error
+    assert c1.status_text == "incomplete"
+    assert c1.error == f"{error}: stopped after its reporting turn; what it reported is kept"
     assert c1.usage == total(*[per_reply] * requests)
+    last = requests_for(server, "C1")[-1]
+    assert sorted(t["function"]["name"] for t in last["tools"]) == ["dismiss_lead", "report_finding"]
     assert len(ran_tools(ledger_of(run), "C1")) == executed
     assert_ledger_calls_answered(ledger_of(run))  # the call refused at the limit has its result too
     r = run.report
     assert r.meta.state == "incomplete"
     assert [(f.check, f.line) for f in r.findings] == [(CheckId.C1, 26)]  # gated before the limit: kept
-    assert "| C1 · Tool-call pairing completeness | failed:budget-exhausted |" in markdown_report(run)
+    assert "| C1 · Tool-call pairing completeness | incomplete |" in markdown_report(run)
 
 
 # ============================================================================ 7. transport retries
@@ -560,7 +563,7 @@ def test_a_hanging_response_times_out_after_its_retries(harness: Path, out: Path
         # the request times out first; no time is left before the run's deadline for a retry
         ({"run_timeout_s": 0.8, "request_timeout_s": 0.5}, "failed:timeout"),
         # the same with the check's own wall clock: a budget, not the run's deadline
-        ({"check_timeout_s": 0.8, "request_timeout_s": 0.5}, "failed:budget-exhausted"),
+        ({"check_timeout_s": 0.8, "request_timeout_s": 0.5}, "incomplete"),
     ],
     ids=["deadline-in-request", "deadline-before-retry", "check-wall-clock"],
 )
@@ -594,8 +597,8 @@ def test_system_prompt_and_tools_are_byte_identical_across_every_request(harness
     assert first["role"] == "system"
     assert content_text(first) == system_prompt()
     assert [t["function"]["name"] for t in bodies[0]["tools"]] == [
-        "read_file", "grep", "glob", "find_symbol", "find_references", "report_landmark", "report_finding",
-        "dismiss_lead"]
+        "read_file", "grep", "glob", "find_symbol", "find_references", "list_landmarks", "report_landmark",
+        "report_finding", "dismiss_lead"]
     for received in server.requests:
         task = first_user_text(received.body)
         assert messages_of(received.body)[1]["role"] == "user"  # the task comes right after the shared prefix
@@ -610,6 +613,10 @@ def test_system_prompt_and_tools_are_byte_identical_across_every_request(harness
 # ============================================================================ 10. missing landmarks
 
 def test_checks_without_their_landmarks_are_not_covered_and_cost_no_request(harness: Path, out: Path) -> None:
+    (harness / "agent").rename(harness / "elsewhere")  # no first-party harness code left: static recon finds nothing
+    (harness / "notes.py").write_text("VERSION = '1.0'\n", encoding="utf-8")
+    for path in (harness / "elsewhere").rglob("*.py"):
+        path.unlink()
     script = {"recon": [reply(text="I found none of these.", usage=usage(500, 6))]}
     with ScriptedOpenAI(script) as server:
         run = audit_over(server, harness, ["C1", "C2", "C12"], out)
@@ -626,6 +633,22 @@ def test_checks_without_their_landmarks_are_not_covered_and_cost_no_request(harn
     assert [(e["unit"], e["status"]) for e in ledger.of("unit-end") if e["unit"] != "recon"] == [
         ("C1", "not-covered"), ("C2", "not-covered"), ("C12", "not-covered")]
     assert "missing landmarks: tool-execution" in markdown_report(run)
+
+
+def test_a_recon_that_reports_nothing_fails_named_and_the_checks_run_on_static_landmarks(
+        harness: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: a recon that reported nothing gave "not covered" for every check, and the run exited 0."""
+    script = {"recon": [reply(text="Done.", usage=usage(500, 6))], "C1": c1_steps(), "C12": c12_steps()}
+    with ScriptedOpenAI(script) as server:
+        code = main(cli_args(server, harness, "C1,C12", out))
+    assert_clean(server)
+    assert code == 3
+    data = json_report(printed_paths(capsys.readouterr().out))
+    assert data["meta"]["state"] == "incomplete"
+    assert [(o["id"], o["status"]) for o in data["outcomes"]] == [("C1", "ran"), ("C12", "ran")]
+    (note,) = [n for n in data["meta"]["notes"] if n.startswith("Recon failed")]
+    assert "empty-result: the recon model reported no landmark although static recon found" in note
+    assert {f["check"] for f in data["findings"]} == {"C1", "C12"}  # nothing the checks found is lost
 
 
 # ============================================================================ 11. cancellation
@@ -807,9 +830,9 @@ def test_hybrid_hands_static_leads_to_the_check_and_skips_recon(harness: Path, o
     assert keys(server) == ["C1", "C1"]  # no recon request: static recon found every required landmark
     task = first_user_text(requests_for(server, "C1")[0])
     assert "\n## Leads from the static rules\n" in task
-    assert "- C1-1 · agent/loop.py:27 [confirmed]" in task
-    assert "(rule static:C1/except-continue-skips-result)" in task
-    assert "## Landmarks recon found for this check\n- agent-loop: agent/loop.py:17" in task
+    assert '- C1-1 · "agent/loop.py" line 27 [confirmed] rule static:C1/except-continue-skips-result: "' in task
+    assert "## Landmarks recon found for this check\n- tool-execution at \"agent/loop.py\" line" in task
+    assert "  function run_agent, lines 12-29\n  ```python\n     12\tdef run_agent(task: str) -> str:" in task
     r = run.report
     assert "Static recon found every required landmark; no recon subagent ran." in r.meta.notes
     assert [(f.check, f.source) for f in r.findings] == [(CheckId.C1, "llm:C1")]

@@ -76,6 +76,10 @@ class TerminalProgress:
         if event.kind is ProgressKind.RUN_DIR and event.paths:
             self._say(t("progress.run_dir", self.lang, path=event.paths[0]))
             return
+        if event.kind is ProgressKind.REQUEST_RETRY:
+            unit = event.check.value if event.check is not None else "recon"
+            self._say(t("progress.retry", self.lang, unit=unit, detail=event.detail or ""))
+            return
         if event.kind is ProgressKind.RECON_DONE:
             if not self.live_mode:
                 self._say(t("progress.recon", self.lang, n=event.landmarks))

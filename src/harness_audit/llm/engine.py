@@ -21,6 +21,7 @@ from pydantic_ai.messages import TextPart
 from pydantic_ai.models import Model
 
 from harness_audit.catalogue import CHECKS
+from harness_audit.errors import FailureCode
 from harness_audit.findings import (
     Candidate,
     CheckId,
@@ -36,12 +37,26 @@ from harness_audit.findings import (
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.leads import MIN_REASON_WORDS, Lead, LeadOutcome, settle_leads
 from harness_audit.llm.ledger import Ledger
-from harness_audit.llm.loop import Budget, Subagent, UnitResult, tool_definitions
-from harness_audit.llm.prompts import ANALYSIS_HEADING, check_task, recon_task, system_prompt, tool_schemas
-from harness_audit.llm.tools import NavigationTools, ToolRefusal, refusal_text
+from harness_audit.llm.loop import Budget, Compaction, Subagent, UnitResult, tool_definitions
+from harness_audit.llm.prompts import (
+    ANALYSIS_HEADING,
+    check_task,
+    landmark_line,
+    lead_code,
+    recon_task,
+    system_prompt,
+    tool_schemas,
+)
+from harness_audit.llm.tools import NavigationTools, ToolRefusal, ToolRefusalReason, refusal_text
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
 from harness_audit.report import Price
 from harness_audit.workspace import Workspace
+
+REPORT_TOOLS: dict[str, frozenset[str]] = {
+    "check": frozenset({"report_finding", "dismiss_lead"}),
+    "recon": frozenset({"report_landmark"}),
+}
+"""The tools of a unit's reporting turn (the cross-check analysis has none: it reports nothing)."""
 
 CANCEL_FILE = "CANCEL"
 """A file of this name in the run directory asks a running audit to stop (`harness-audit cancel`)."""
@@ -60,6 +75,9 @@ class EngineSettings:
     stream: bool = False
     cross_check: bool = False
     """Ask for the optional analysis of interactions between findings (inference, never gated)."""
+    model_settings: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Provider settings for every request (prompt caching); see `providers.cache_settings`."""
+    compaction: Compaction = field(default_factory=Compaction)
 
 
 @dataclass(slots=True)
@@ -74,6 +92,8 @@ class ModelPhase:
     recon_status: str = "skipped"
     recon_failure: CheckOutcome | None = None
     """Set when the recon subagent failed: checks left without landmarks fail with its code, not "not covered"."""
+    recon_error: str | None = None
+    """Why recon failed, when it failed without a provider error (it reported nothing where there is something)."""
     cancelled: bool = False
     navigation_degraded: bool = False
     analysis: str | None = None
@@ -122,12 +142,39 @@ class Canceller:
         self.cancel_now()
 
 
+_LANDMARKS_PAGE = 50
+
+
+def list_landmarks(landmarks: Sequence[Landmark], kind: object = None, page: object = 1) -> str:
+    """The run's landmarks as `list_landmarks` shows them: by kind, file and line, a page at a time."""
+    if kind is not None and kind not in LandmarkKind.__members__.values():
+        raise ToolRefusal(ToolRefusalReason.BAD_ARGUMENT, f"`kind` {kind!r} is not a landmark kind",
+                          f"pass one of {', '.join(k.value for k in LandmarkKind)}, or leave it out")
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        raise ToolRefusal(ToolRefusalReason.BAD_ARGUMENT, f"`page` must be a positive integer, got {page!r}",
+                          "pass page=1 for the first page")
+    chosen = sorted({lm for lm in landmarks if kind is None or lm.kind == kind},
+                    key=lambda lm: (lm.kind.value, lm.file, lm.line))
+    if not chosen:
+        return f"no landmarks{f' of kind {kind}' if kind else ''} in this run"
+    shown = chosen[(page - 1) * _LANDMARKS_PAGE: page * _LANDMARKS_PAGE]
+    if not shown:
+        return f"page {page} is past the end: {len(chosen)} landmarks, {_LANDMARKS_PAGE} a page"
+    out = [f"{len(chosen)} landmarks{f' of kind {kind}' if kind else ''}; page {page}:",
+           *(landmark_line(lm) for lm in shown)]
+    if page * _LANDMARKS_PAGE < len(chosen):
+        out.append(f"… call list_landmarks(page={page + 1}) for more")
+    return "\n".join(out)
+
+
 def _handler(tools: NavigationTools, report: Callable[[dict[str, Any]], str],
              landmark: Callable[[dict[str, Any]], str],
-             dismiss: Callable[[dict[str, Any]], str]) -> Callable[[str, dict[str, Any]], str]:
+             dismiss: Callable[[dict[str, Any]], str],
+             landmarks: Callable[[], Sequence[Landmark]]) -> Callable[[str, dict[str, Any]], str]:
     nav: dict[str, Callable[..., str]] = {
         "read_file": tools.read_file, "grep": tools.grep, "glob": tools.glob,
         "find_symbol": tools.find_symbol, "find_references": tools.find_references,
+        "list_landmarks": lambda **args: list_landmarks(landmarks(), **args),
     }
 
     def handle(name: str, args: dict[str, Any]) -> str:
@@ -326,11 +373,19 @@ async def run_model_phase(
     tools = tool_definitions(tool_schemas())
     system = system_prompt()
 
+    def retried(unit: str) -> Callable[[str], None]:
+        check = CheckId(unit) if unit in CheckId.__members__ else None
+        return lambda detail: progress.emit(ProgressEvent(kind=ProgressKind.REQUEST_RETRY, check=check,
+                                                          detail=detail))
+
     def subagent(unit: str, task: str) -> Subagent:
+        report = REPORT_TOOLS.get("check" if unit in CheckId.__members__ else unit, frozenset())
         return Subagent(unit=unit, model=model, system=system, task=task, tools=tools,
                         handler=_handler(navigation, units.finding_tool(unit), units.landmark_tool(unit),
-                                         units.dismiss_tool(unit)),
-                        ledger=ledger, budget=settings.budget, deadline=deadline, stream=settings.stream, sleep=sleep)
+                                         units.dismiss_tool(unit), lambda: phase.landmarks),
+                        ledger=ledger, budget=settings.budget, deadline=deadline, stream=settings.stream, sleep=sleep,
+                        report_tools=report, settings=settings.model_settings or None, on_retry=retried(unit),
+                        compaction=settings.compaction)
 
     watcher = asyncio.create_task(canceller.watch())
     try:
@@ -341,14 +396,15 @@ async def run_model_phase(
                 units.accept_landmark(cand, ctx)
             phase.recon_usage, phase.recon_status = prior.recon_usage, "resumed"
         else:
-            found = {lm.kind for lm in phase.landmarks}
+            static_found = list(phase.landmarks)
+            found = {lm.kind for lm in static_found}
             required = {k for c in checks for k in CHECKS[c].requires}
             if settings.engine == "llm" or not required <= found:
                 kinds = [k for k in needed_kinds(checks) if settings.engine == "llm" or k not in found]
                 if canceller.requested():
                     phase.cancelled = True
                 else:
-                    sub = subagent("recon", recon_task(kinds))
+                    sub = subagent("recon", recon_task(kinds, static_found, budget=settings.budget.describe()))
                     task = asyncio.create_task(sub.run())
                     canceller.track(task)
                     await asyncio.gather(task, return_exceptions=True)  # a cancel is recorded in sub.result
@@ -358,6 +414,13 @@ async def run_model_phase(
                         phase.cancelled = True
                     elif result.status is OutcomeStatus.FAILED:
                         phase.recon_failure = outcome_of(CheckId.C1, result)
+                    elif settings.engine == "llm" and static_found and not units.landmark_candidates:
+                        # a recon model that reports nothing where the code has landmarks did not do its unit: it
+                        # fails, named, and the checks still run on what static recon found
+                        phase.recon_status = "failed"
+                        phase.recon_error = (f"{FailureCode.EMPTY_RESULT.value}: the recon model reported no "
+                                             f"landmark although static recon found {len(static_found)}; the checks "
+                                             "ran on those")
             else:
                 phase.recon_status = "static"
             ledger.write("recon-end", status=phase.recon_status, usage=dataclasses.asdict(phase.recon_usage),
@@ -376,7 +439,8 @@ async def run_model_phase(
                                                          error="cancelled before it started")
                     return
                 leads = units.leads.get(check, [])
-                sub = subagent(check.value, check_task(check, phase.landmarks, leads))
+                sub = subagent(check.value, check_task(check, phase.landmarks, leads, budget=settings.budget.describe(),
+                                                       code=lambda lead: lead_code(ws, lead)))
                 handed.append(check)
                 progress.emit(ProgressEvent(kind=ProgressKind.CHECK_STARTED, check=check))
                 try:
@@ -422,6 +486,7 @@ async def run_model_phase(
             if phase.cancelled:
                 phase.outcomes[check] = CheckOutcome(check=check, status=OutcomeStatus.CANCELLED,
                                                      error="cancelled before it started")
+                check_ended(check)
                 continue
             task = asyncio.create_task(one(check))
             canceller.track(task)

@@ -24,6 +24,7 @@ from harness_audit.findings import (
     RefusalReason,
     Usage,
 )
+from harness_audit.report import Price
 
 __all__ = ["EVENT_KINDS", "BadEvent", "LedgerEvent", "parse_event"]
 
@@ -174,6 +175,20 @@ Message = Annotated[SystemMessage | UserMessage | ToolMessage | OtherMessage | A
 
 # ---------------------------------------------------------------- events
 
+class PriceData(_Strict):
+    """Dollars per million tokens (`harness_audit.report.Price`)."""
+
+    input: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    cached_input: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    output: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    cache_write: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    source: Text = "config"
+
+    def value(self) -> Price:
+        """As our value type."""
+        return Price(**self.model_dump())
+
+
 class RunStart(_Event):
     event: Literal["run-start"]
     version: StrictInt
@@ -199,6 +214,8 @@ class RunStart(_Event):
     prefix: Text | None
     """Digest of the shared prompt prefix (None for a host run, whose prompts are the host's)."""
     resumed: list[CheckId] = Field(default_factory=list[CheckId])
+    price: PriceData | None = None
+    """The price the run used (configured or from the table), so a re-rendered report shows the same money."""
 
 
 class StaticLandmarks(_Event):
@@ -273,6 +290,13 @@ class Nudge(_UnitEvent):
     text: Text
 
 
+class ContextCut(_UnitEvent):
+    event: Literal["context-cut"]
+    turn: Positive
+    call_ids: list[Text]
+    """The calls whose output was replaced by a stub before this turn's request."""
+
+
 class FindingAccepted(_UnitEvent):
     event: Literal["finding"]
     candidate: CandidateData
@@ -345,23 +369,23 @@ class RunEnd(_Event):
 
 
 LedgerEvent = Annotated[
-    RunStart | StaticLandmarks | StaticLeads | LeadDismissed | UnitStart | Request | Response | RequestError | ToolCall | RenamedCallIds | Nudge
-    | FindingAccepted | Refused | LandmarkAccepted | ReconEnd | UnitEnd | RunEnd,
+    RunStart | StaticLandmarks | StaticLeads | LeadDismissed | UnitStart | Request | Response | RequestError
+    | ToolCall | RenamedCallIds | Nudge | ContextCut | FindingAccepted | Refused | LandmarkAccepted | ReconEnd
+    | UnitEnd | RunEnd,
     Field(discriminator="event"),
 ]
 """Any event of a ledger."""
 
-EVENT_KINDS: tuple[str, ...] = ("run-start", "static-landmarks", "static-leads", "lead-dismissed", "unit-start", "request", "response",
-                                "request-error", "tool-call", "renamed-call-ids", "nudge", "finding", "refusal",
-                                "landmark", "recon-end", "unit-end", "run-end")
-
 _EVENTS: dict[str, type[_Event]] = {
     "run-start": RunStart, "static-landmarks": StaticLandmarks, "static-leads": StaticLeads,
-    "lead-dismissed": LeadDismissed, "unit-start": UnitStart, "request": Request,
-    "response": Response, "request-error": RequestError, "tool-call": ToolCall,
-    "renamed-call-ids": RenamedCallIds, "nudge": Nudge, "finding": FindingAccepted, "refusal": Refused,
-    "landmark": LandmarkAccepted, "recon-end": ReconEnd, "unit-end": UnitEnd, "run-end": RunEnd,
+    "lead-dismissed": LeadDismissed, "unit-start": UnitStart, "request": Request, "response": Response,
+    "request-error": RequestError, "tool-call": ToolCall, "renamed-call-ids": RenamedCallIds, "nudge": Nudge,
+    "context-cut": ContextCut, "finding": FindingAccepted, "refusal": Refused, "landmark": LandmarkAccepted,
+    "recon-end": ReconEnd, "unit-end": UnitEnd, "run-end": RunEnd,
 }
+
+EVENT_KINDS: tuple[str, ...] = tuple(_EVENTS)
+"""Every event kind, in the order a run writes them."""
 
 
 class BadEvent(ValueError):

@@ -8,7 +8,7 @@ variable and are never written anywhere.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from harness_audit.errors import UsageError
@@ -40,6 +40,20 @@ def redact_url(url: str | None) -> str | None:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def cache_settings(spec: str) -> dict[str, Any]:
+    """Prompt-caching settings for every request of a model: Anthropic caches only where told to.
+
+    Three breakpoints (of the four allowed): the tool definitions and the system prompt, which every unit of a
+    run shares byte for byte, and the newest message, so each turn reads the whole history before it from the
+    cache and writes only what is new. OpenAI, Gemini and DeepSeek cache a repeated prefix on their own.
+    """
+    provider = spec.partition(":")[0].strip().lower()
+    if provider != "anthropic":
+        return {}
+    return {"anthropic_cache_tool_definitions": True, "anthropic_cache_instructions": True,
+            "anthropic_cache_messages": True}
 
 
 def build_model(spec: str, *, base_url: str | None, request_timeout: float) -> Model:

@@ -274,7 +274,8 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         excluded_dirs=extra.excluded_dirs, model=rec.start.model,
         base_url=rec.start.base_url, resumed=tuple(rec.start.resumed),
         ledger=str(rec.run_dir / LEDGER_NAME),
-        notes=(*extra.notes, "Re-rendered from the ledger."), price=price_of(config),
+        notes=(*extra.notes, "Re-rendered from the ledger."),
+        price=rec.start.price.value() if rec.start.price is not None else price_of(config),
         language=resolve_language(config.language),
     )
     analysis, analysis_usage = _analysis(rec.units.get("analysis"))

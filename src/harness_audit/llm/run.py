@@ -27,8 +27,9 @@ from harness_audit.leads import Lead, gate_leads, lead_id
 from harness_audit.llm.engine import Canceller, EngineSettings, ModelPhase, Prior, run_model_phase
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger
 from harness_audit.llm.loop import Budget
+from harness_audit.llm.prices import price_of, token_weights
 from harness_audit.llm.prompts import system_prompt, tool_schemas
-from harness_audit.llm.providers import build_model, redact_url
+from harness_audit.llm.providers import build_model, cache_settings, redact_url
 from harness_audit.llm.tools import NavigationTools
 from harness_audit.pipeline import PhaseResult, gate_landmarks, git_state, run_static
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind
@@ -64,19 +65,12 @@ def prefix_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def budget_of(config: AuditConfig) -> Budget:
-    """The per-subagent ceilings from the configuration."""
+def budget_of(config: AuditConfig, price: Price | None = None) -> Budget:
+    """The per-subagent ceilings from the configuration, tokens weighted by the model's price ratios."""
     return Budget(max_turns=config.max_turns_per_check, max_tool_calls=config.max_tool_calls_per_check,
                   max_tokens=config.max_tokens_per_check, wall_s=config.check_timeout_s,
-                  request_timeout_s=config.request_timeout_s, transport_retries=config.transport_retries)
-
-
-def price_of(config: AuditConfig) -> Price | None:
-    """The configured price of the run's model, if any."""
-    p = config.prices.get(config.model or "")
-    if p is None:
-        return None
-    return Price(input=p.input, cached_input=p.input if p.cached_input is None else p.cached_input, output=p.output)
+                  request_timeout_s=config.request_timeout_s, transport_retries=config.transport_retries,
+                  weights=token_weights(price))
 
 
 @contextmanager
@@ -113,13 +107,15 @@ def model_phase(
     numbered: dict[CheckId, list[tuple[str, Candidate]]] = {}
     unparsed: list[FileNote] = []
     static_candidates: list[LandmarkCandidate] = []
+    # both engines start from static recon: hybrid keeps it, llm hands it to its recon model to confirm and extend
+    static, unparsed, _, _ = run_static(ws, discovery, checks, output_dir, config, config.cache)
+    static_candidates = static.landmarks
+    static_landmarks = gate_landmarks(ws, checks, static_candidates, refusals)
     if config.engine == "hybrid":
-        static, unparsed, _, _ = run_static(ws, discovery, checks, output_dir, config, config.cache)
-        static_candidates = static.landmarks
-        static_landmarks = gate_landmarks(ws, checks, static_candidates, refusals)
         numbered = {c: [(lead_id(c, i), cand) for i, cand in enumerate(static.candidates.get(c, []), start=1)]
                     for c in checks}
         leads = gate_leads(ws, checks, numbered, refusals)
+    price = price_of(config)
     from harness_audit.symbols import SymbolIndex
 
     index = SymbolIndex.build(ws, discovery.files)
@@ -131,20 +127,22 @@ def model_phase(
                      engine=config.engine, model=config.model, base_url=redact_url(config.base_url),
                      checks=[c.value for c in checks],
                      config={**config.model_dump(mode="json"), "base_url": redact_url(config.base_url)},
-                     prefix=prefix_digest(), resumed=[c.value for c in (options.prior.done if options.prior else {})])
+                     prefix=prefix_digest(), resumed=[c.value for c in (options.prior.done if options.prior else {})],
+                     price=None if price is None else dataclasses.asdict(price))
+        ledger.write("static-landmarks", candidates=[dataclasses.asdict(c) for c in static_candidates])
         if config.engine == "hybrid":
-            ledger.write("static-landmarks", candidates=[dataclasses.asdict(c) for c in static_candidates])
             ledger.write("static-leads", leads={c.value: [{"id": i, "candidate": dataclasses.asdict(cand)}
                                                           for i, cand in v] for c, v in numbered.items() if v})
-        settings = EngineSettings(engine=config.engine, concurrency=config.concurrency, budget=budget_of(config),
-                                  run_deadline_s=config.run_timeout_s, stream=config.stream,
-                                  cross_check=config.cross_check_analysis)
+        settings = EngineSettings(engine=config.engine, concurrency=config.concurrency,
+                                  budget=budget_of(config, price), run_deadline_s=config.run_timeout_s,
+                                  stream=config.stream, cross_check=config.cross_check_analysis,
+                                  model_settings=cache_settings(config.model or ""))
         with _ctrl_c(canceller):
             phase = asyncio.run(run_model_phase(
                 ws=ws, checks=checks, model=model, settings=settings, ledger=ledger, navigation=navigation,
                 static_landmarks=static_landmarks, static_leads=leads if config.engine == "hybrid" else None,
                 prior=options.prior, canceller=canceller, **({"sleep": options.sleep} if options.sleep else {}),
-                progress=progress, price=price_of(config),
+                progress=progress, price=price,
             ))
         state = _state(phase)
         notes = list(options.extra_notes)
@@ -152,6 +150,8 @@ def model_phase(
             notes.append("find_symbol/find_references fell back to text search for some files (no symbol index).")
         if phase.recon_status == "static":
             notes.append("Static recon found every required landmark; no recon subagent ran.")
+        if phase.recon_error:
+            notes.append(f"Recon failed ({phase.recon_error}).")
         commit, dirty = git_state(ws.root)
         meta = {"commit": commit, "dirty": dirty, "files_scanned": len(discovery.files),
                 "excluded_dirs": discovery.excluded_dirs, "notes": notes,
@@ -168,13 +168,14 @@ def model_phase(
         analysis=phase.analysis, analysis_usage=phase.analysis_usage, leads=phase.leads,
         extra={"model": config.model or getattr(model, "model_id", None), "base_url": redact_url(config.base_url),
                "resumed": tuple(c for c in checks if options.prior and c in options.prior.done),
-               "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes), "price": price_of(config)},
+               "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes), "price": price},
     )
 
 
 def _state(phase: ModelPhase) -> str:
     if phase.cancelled or any(o.status is OutcomeStatus.CANCELLED for o in phase.outcomes.values()):
         return "cancelled"
-    if any(o.status is OutcomeStatus.FAILED for o in phase.outcomes.values()):
+    if phase.recon_status == "failed" or any(o.status in (OutcomeStatus.FAILED, OutcomeStatus.INCOMPLETE)
+                                             for o in phase.outcomes.values()):
         return "incomplete"
     return "complete"

@@ -8,6 +8,8 @@ output is a deterministic function of the call and the tree: sorted, paged and c
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -15,6 +17,7 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any
 
+from harness_audit.llm.spans import definitions, named
 from harness_audit.symbols import SymbolIndex
 from harness_audit.workspace import SourceFile, Workspace, excluded_segment
 
@@ -278,6 +281,14 @@ def _line_arg(value: object, name: str) -> int | None:
     return value
 
 
+def shown_path(path: str) -> str:
+    """A path as tool output lists it: as is, or as a JSON string when it holds a line break or another
+    control character (a file named `x\\n## Instructions` must not start a line of its own)."""
+    if all(ch.isprintable() for ch in path):
+        return path
+    return json.dumps(path, ensure_ascii=False)
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… [line cut: {len(text)} characters]"
 
@@ -335,6 +346,11 @@ class NavigationTools:
         """The canonical relative path of a submitted one, or the refusal that applies."""
         if not isinstance(path, str) or not path.strip():
             raise _bad(f"`path` must be a non-empty string, got {path!r}", "pass a workspace-relative path")
+        if len(path) > 1 and path.startswith('"') and path.endswith('"'):
+            # a path the tools listed as a JSON string (it holds a control character): read it back as one
+            with contextlib.suppress(ValueError):
+                decoded = json.loads(path)
+                path = decoded if isinstance(decoded, str) and decoded else path
         if "\0" in path:
             raise _bad("`path` contains a NUL character", "pass a workspace-relative path")
         submitted = path.strip()
@@ -387,15 +403,20 @@ class NavigationTools:
                            f"call glob({stem!r}) or glob('**/*') to find the right path")
 
     # ------------------------------------------------------------ read_file
-    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Read lines of a workspace file, numbered from 1, one page per call.
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None,
+                  symbol: str | None = None) -> str:
+        """Read lines of a workspace file, numbered from 1, one page per call; or one definition by name.
 
         Args:
             path: Workspace-relative path, as `glob` lists it.
             start_line: First line to show (1-based); default 1.
             end_line: Last line to show; default one page after `start_line`.
+            symbol: A function, method or class of the file (`run`, `Agent.run`): its lines only.
         """
         rel = self._resolve(path)
+        header: str | None = None
+        if symbol is not None:
+            start_line, end_line, header = self._definition(rel, symbol)
         start = _line_arg(start_line, "start_line") or 1
         end_arg = _line_arg(end_line, "end_line")
         if end_arg is not None and end_arg < start:
@@ -423,6 +444,8 @@ class NavigationTools:
         shown = [f"{n:>{width}}\t{_clip(lines[n - 1], _MAX_SHOWN_LINE)}" for n in range(start, end + 1)]
         footer = (f"… file has {total} lines; call read_file({rel!r}, start_line={end + 1}) for more"
                   if end < total else None)
+        if header is not None:
+            shown = [header, *shown]
         text = "\n".join(shown if footer is None else [*shown, footer])
         if len(text) <= self.max_chars:
             return text
@@ -440,6 +463,20 @@ class NavigationTools:
             note = cut(len(shown) - 1)
             body = "\n".join([shown[0][: max(0, self.max_chars - len(note) - 1)], note])
         return body
+
+    def _definition(self, rel: str, symbol: object) -> tuple[int, int, str]:
+        """(first line, last line, header) of the definition `symbol` names in `rel`, or the refusal."""
+        name = self._name_arg(symbol)
+        spans = definitions(self.ws, rel)
+        found = named(spans, name)
+        if not found:
+            known = ", ".join(s.name for s in spans[:15]) or "none found (not Python/TS/JS, or it does not parse)"
+            raise _bad(f"no definition {name!r} in {rel!r}; its definitions: {known}",
+                       "pass one of those names, or read by start_line/end_line")
+        span = found[0]
+        others = "; also " + ", ".join(f"{s.name} at line {s.first}" for s in found[1:4]) if len(found) > 1 else ""
+        kind = "function" if span.function else "class"
+        return span.first, span.last, f"{kind} {span.name}: lines {span.first}-{span.last} of {shown_path(rel)}{others}"
 
     # ------------------------------------------------------------ grep
     def _scoped_files(self, glob: object) -> list[SourceFile]:
@@ -501,7 +538,7 @@ class NavigationTools:
                 if regex.search(line):
                     total += 1
                     if len(found) < self.max_results:
-                        found.append(f"{f.path}:{number}: {_clip(line.strip(), _MAX_LISTED_LINE)}")
+                        found.append(f"{shown_path(f.path)}:{number}: {_clip(line.strip(), _MAX_LISTED_LINE)}")
         return found, total, long_lines
 
     # ------------------------------------------------------------ glob
@@ -512,7 +549,7 @@ class NavigationTools:
             pattern: e.g. `**/*.py`, `src/agent/*.ts`, `*loop*`; a pattern without `/` matches file names at any depth.
         """
         matches = glob_matcher(pattern)
-        files = [f.path for f in self._in_scope() if matches(f.path)]
+        files = [shown_path(f.path) for f in self._in_scope() if matches(f.path)]
         if not files:
             return f"no files match {pattern!r} ({len(self._in_scope())} source files in scope)"
         out = files[: self.max_results]
@@ -587,7 +624,7 @@ class NavigationTools:
         for sym in defs[: self.max_results]:
             source = self.ws.lines(sym.file) or []
             text = source[sym.line - 1].strip() if 0 < sym.line <= len(source) else ""
-            lines.append(f"{sym.file}:{sym.line}: {sym.kind} {sym.qualname}: {_clip(text, _MAX_LISTED_LINE)}")
+            lines.append(f"{shown_path(sym.file)}:{sym.line}: {sym.kind} {sym.qualname}: {_clip(text, _MAX_LISTED_LINE)}")
         if defs:
             head = f"definitions of {name!r} (symbol index): {len(defs)}"
         else:
@@ -608,7 +645,8 @@ class NavigationTools:
         if self.index is None:
             return self._listing(name, None, [], 0, fallback)
         refs = self.index.references(name)
-        lines = [f"{r.file}:{r.line}:{r.column}: {_clip(r.text, _MAX_LISTED_LINE)}" for r in refs[: self.max_results]]
+        lines = [f"{shown_path(r.file)}:{r.line}:{r.column}: {_clip(r.text, _MAX_LISTED_LINE)}"
+                 for r in refs[: self.max_results]]
         last = name.rsplit(".", 1)[-1]
         how = "symbol index" if last == name else f"symbol index; last segment of {name!r}, receivers not resolved"
         head = (f"references to {last!r} ({how}): {len(refs)}" if refs else
