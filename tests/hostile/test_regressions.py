@@ -421,3 +421,55 @@ def test_item19_assert_within_limits_names_a_bad_ceiling(kwargs: dict[str, Any],
 
     with pytest.raises(TypeError, match=f"`{named}` must be a positive integer"):
         assert_within_limits([{"messages": [{"role": "user", "content": "hi"}]}], **kwargs)
+
+
+# ---------------------------------------------------------------- item 17: a first line over 64 KiB
+@pytest.mark.parametrize("size", [70_000, 3_000_000])
+def test_item17_a_trace_whose_first_line_is_over_64_kib_is_detected(tmp_path: Path, size: int) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("\n".join([_exchange_line('"' + "x" * size + '"'), _exchange_line()]) + "\n", encoding="utf-8")
+    run = run_cli(["trace", str(trace), "-q", "--output-dir", str(tmp_path / "out")])
+    reports = assert_sane(run)
+    assert run.code in (0, 1), run.err  # it was "JSON but not a trace" (exit 2)
+    assert reports.json is not None and "jsonl" in " ".join(reports.json["meta"]["notes"])
+
+
+def test_item17_a_one_line_har_over_64_kib_is_detected(tmp_path: Path) -> None:
+    entry = {"request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions",
+                         "postData": {"text": json.dumps({"model": "m", "messages": [
+                             {"role": "user", "content": "x" * 100_000}]})}},
+             "response": {"status": 200, "content": {"text": json.dumps({"choices": [{"message": {
+                 "role": "assistant", "content": "ok"}, "finish_reason": "stop"}]})}}}
+    trace = tmp_path / "t.har"
+    trace.write_text(json.dumps({"log": {"entries": [entry]}}), encoding="utf-8")
+    run = run_cli(["trace", str(trace), "-q", "--output-dir", str(tmp_path / "out")])
+    assert_sane(run)
+    assert run.code in (0, 1), run.err
+
+
+# ---------------------------------------------------------------- item 10: the rest of the output-dir cases
+def test_item10_root_as_output_dir_when_it_is_not_writable(tmp_path: Path, make_tree: MakeTree,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    root = make_tree({"agent.py": LOOP})
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        if str(kwargs.get("dir")) == "/":  # what a user other than root gets in /
+            raise PermissionError(13, "Permission denied")
+        return real_mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    run = _audit_cli(root, Path("/"))
+    assert_sane(run)
+    assert run.code == 2 and "Permission denied" in run.err
+
+
+@pytest.mark.parametrize("flag_value", ["a\x00b", "~no-such-user-here/out"])
+def test_item10_an_output_dir_flag_that_is_no_path_exits_2(tmp_path: Path, make_tree: MakeTree,
+                                                           flag_value: str) -> None:
+    root = make_tree({"agent.py": LOOP})
+    run = run_cli([str(root), "all", "-q", "--output-dir", flag_value])
+    assert_sane(run)
+    assert run.code == 2 and "output directory" in run.err
