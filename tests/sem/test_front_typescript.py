@@ -131,6 +131,8 @@ def test_methods_accessors_static_generators_and_field_functions() -> None:
     on_event = _fn(mod, "Agent.onEvent")  # a field holding an arrow is a method whose `this` is the instance
     assert on_event.kind == "method" and on_event.cls is mod.classes[1] and on_event.is_async
     assert isinstance(on_event.expr_body, ir.Call) and isinstance(on_event.body[0], ir.Return)
+    static = parse("s.ts", "class A { static make = () => new A(); }")
+    assert [_dotted(d) for d in _fn(static, "A.make").decorators] == ["staticmethod"]
 
 
 def test_c_style_for_loop_try_catch_finally_and_literals() -> None:
@@ -341,6 +343,10 @@ def test_module_exports_object_and_value() -> None:
     assert obj.exports == {"run": "run", "helper": "util.helper", "make": "make", "n": "module.exports.n"}
     whole = parse("b.cjs", "class Agent {}\nmodule.exports = Agent;\n")
     assert whole.exports == {"default": "Agent"}
+    cls = parse("d.cjs", "module.exports = class Agent {};\nexports.Tool = class extends Base {};\n")
+    assert cls.exports == {"default": "Agent", "Tool": "Tool"} and [c.name for c in cls.classes] == ["Agent", "Tool"]
+    fn = parse("e.cjs", "module.exports = async function (input) { return input; };\n")
+    assert fn.exports == {"default": "default"} and _fn(fn, "default").is_async
     again = parse("c.cjs", 'module.exports = require("./impl");\n')
     assert [(r.local, r.source) for r in again.reexports] == [("*", "./impl")]
 
@@ -370,7 +376,7 @@ export default class {}
     expr = parse("d.js", "export default { name: 'agent', run() {} };\n")
     (stmt,) = expr.body.body
     assert isinstance(stmt, ir.Assign) and _dotted(stmt.targets[0]) == "default" and isinstance(stmt.value, ir.Obj)
-    assert expr.exports == {"default": "default"} and _fn(expr, "default.run").kind == "function"
+    assert expr.exports == {"default": "default"} and _fn(expr, "run").kind == "function"
     assert parse("eq.ts", "class A {}\nexport = A;\n").exports == {"default": "A"}
     assert parse("n.ts", "const A = 1;\nexport default A;\n").exports == {"default": "A"}
 
@@ -425,8 +431,9 @@ export function View({ items, onPick }: Props) {
     assert isinstance(ret, ir.Return) and isinstance(ret.value, ir.Other) and ret.value.kind == "jsx_element"
     calls = [n for n in ir.walk(ret.value) if isinstance(n, ir.Call)]
     assert [_dotted(c.func) for c in calls] == ["items.map"]
-    assert [f.qualname for f in mod.functions] == ["<module>", "View", "View.<lambda>", "View.<lambda>.<lambda>"]
-    inner = [f for f in mod.functions if f.qualname == "View.<lambda>.<lambda>"]
+    # an unnamed function is named below the named one around it (as the symbol index names what it defines)
+    assert [f.qualname for f in mod.functions] == ["<module>", "View", "View.<lambda>", "View.<lambda>"]
+    inner = [f for f in mod.functions if f.qualname == "View.<lambda>"]
     assert any(isinstance(s, ir.Return) and isinstance(s.value, ir.Call) and _dotted(s.value.func) == "onPick"
                for f in inner for s in f.body)
     assert parse("view.jsx", "const v = <div>{x}</div>;\n").lang == "javascript"

@@ -62,6 +62,7 @@ _INTEROP = frozenset({"__importStar", "__importDefault", "__toESM", "_interopReq
 """Compiler helpers wrapping a `require` (the module itself is bound)."""
 _EXPORT_STAR = frozenset({"__exportStar", "__export", "__reExport"})
 """Compiler helpers re-exporting everything a `require`d module exports."""
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*\Z")
 _ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\r\n|[\s\S])")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0", "\n": "",
                    "\r\n": "", "\r": "", "\u2028": "", "\u2029": ""}
@@ -253,7 +254,11 @@ class _Lowerer:
                 targets.append(self.expr(left))
             cur = cur.child_by_field_name("right")
         named = self._holder_name(targets[-1]) if targets else None
-        value = self._value(cur, named) if cur is not None else ir.Lit(_line(n), _line(n), None)
+        inner = _unwrap(cur)
+        if named is not None and not _exports_target(targets[-1]) and (
+                inner is None or (inner.type not in _FUNCTION_VALUES and inner.type != "class")):
+            named = None  # `a.b = f(…)` names only a function or class it holds (exports name any value)
+        value = self._held(cur, inner, named) if cur is not None else ir.Lit(_line(n), _line(n), None)
         stmt = ir.Assign(_line(n), n.end_point[0] + 1, targets, value)
         if self.ns == 0:
             for target in targets:
@@ -269,6 +274,8 @@ class _Lowerer:
         if parts[:2] == ["module", "exports"]:
             parts = ["exports", *parts[2:]]
         if parts[0] == "exports":
+            if len(parts) == 1:  # `module.exports = function …` is the module's default export
+                return "default", "default"
             return (parts[-1], parts[-1]) if len(parts) == 2 else None
         if self.fn_stack[-1].kind != "module" or parts[0] == "this":
             return None
@@ -636,13 +643,13 @@ class _Lowerer:
             if isinstance(value, ir.Obj):
                 for key, item in value.items:
                     if isinstance(key, str):
-                        exports[key] = _local_of(item) or f"module.exports.{key}"
+                        exports[key] = _local_of(item, self.mod) or f"module.exports.{key}"
             elif (source := _required(value)) is not None:
                 self.mod.reexports.append(ir.Import("*", source, "*", target.line))
-            elif (local := _local_of(value)) is not None:
+            elif (local := _local_of(value, self.mod)) is not None:
                 exports["default"] = local
         elif len(parts) == 2:
-            exports[parts[1]] = _local_of(value) or dotted
+            exports[parts[1]] = _local_of(value, self.mod) or dotted
 
     def _compiled_export(self, call: ir.Call) -> None:
         """`Object.defineProperty(exports, "run", { get: function () { return m_1.run; } })` and
@@ -695,7 +702,8 @@ class _Lowerer:
                 fn.params = [ir.Param(self.text(single), None, None, "pos", _line(single))]
         self.mod.functions.append(fn)
         saved = self.prefix
-        self.prefix = fn.qualname + "."
+        if name != "<lambda>":  # what an unnamed function defines is named as if it stood outside it
+            self.prefix = fn.qualname + "."
         self.fn_stack.append(fn)
         try:
             body = n.child_by_field_name("body")
@@ -823,13 +831,14 @@ class _Lowerer:
                 value = m.child_by_field_name("value")
                 inner = _unwrap(value)
                 if inner is not None and inner.type in _FUNCTION_VALUES:
-                    # `handler = async () => {…}`: a method whose `this` is the instance
-                    fn = self._function(inner, name, kind="method", owner=cls, decorators=decorators)
+                    # `handler = async () => {…}`: a method whose `this` is the instance (the class when static)
+                    fn = self._function(inner, name, kind="method", owner=cls,
+                                        decorators=decorators + self._accessor_decorators(m, name))
                     cls.methods.setdefault(name, fn)
                 else:
                     cls.fields[name] = self._type(m.child_by_field_name("type"))
                     if value is not None:
-                        cls.field_values[name] = self.expr(value)
+                        cls.field_values[name] = self._held(value, inner, (name, name))
             elif mt == "class_static_block":
                 self._static_block(m, cls)
             elif mt == "method_signature":
@@ -1058,7 +1067,9 @@ class _Lowerer:
                     key = _key(self, c.child_by_field_name("key"))
                     value = c.child_by_field_name("value")
                     if isinstance(key, str):
-                        items.append((key, self._value(value, (key, key)) if value is not None else
+                        # a key that is no identifier (`"session.closed"`) names nothing, as in the symbol index
+                        named = (key, key) if _IDENTIFIER.match(key) else None
+                        items.append((key, self._value(value, named) if value is not None else
                                       ir.Lit(c.start_point[0] + 1, c.start_point[0] + 1, None)))
                     else:
                         items.append((key, self.expr(value)))
@@ -1157,8 +1168,19 @@ class _Lowerer:
             t = inner.type
             if t in _FUNCTION_VALUES:
                 return self._func_value(inner, named)
-            if t == "object":
-                return self._e_object(inner, named[1])
+            if t == "object":  # the members of a default export's object are named as top-level names
+                return self._e_object(inner, None if named[1] == "default" else named[1])
+            if t == "class":  # `exports.Agent = class { … }`: the class is `Agent`
+                own = inner.child_by_field_name("name")
+                cls = self._class(inner, self.text(own) if own is not None else named[0])
+                return ir.Other(cls.line, cls.end, "class", [])
+            if named[1] != "default":  # what the value defines is named below its holder (`run.tools.search`)
+                saved = self.prefix
+                self.prefix = f"{saved}{named[1]}."
+                try:
+                    return self.expr(n)
+                finally:
+                    self.prefix = saved
         return self.expr(n)
 
     def _e_await(self, n: Node) -> ir.Expr:
@@ -1327,10 +1349,18 @@ def _dotted(e: ir.Expr | None) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _local_of(value: ir.Expr) -> str | None:
-    """What an exported value names locally: a (dotted) name, or a function defined in place."""
+def _exports_target(target: ir.Expr) -> bool:
+    """`exports.x`, `module.exports`, `module.exports.x`."""
+    dotted = _dotted(target)
+    return dotted is not None and (dotted == "exports" or dotted.startswith(("exports.", "module.exports")))
+
+
+def _local_of(value: ir.Expr, mod: ir.Module) -> str | None:
+    """What an exported value names locally: a (dotted) name, or a function or class defined in place."""
     if isinstance(value, ir.FuncExpr):
         return value.fn.qualname
+    if isinstance(value, ir.Other) and value.kind == "class":
+        return next((c.qualname for c in reversed(mod.classes) if c.line == value.line), None)
     return _dotted(value)
 
 

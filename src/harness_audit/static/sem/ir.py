@@ -575,7 +575,9 @@ class Function:
     methods (both with an empty body), and a static block (`<static>`, not in `Class.methods`). A TS/JS
     function held by a name is named after it, as the symbol index names it: `const run = () => …` is `run`,
     `{ run() {} }` bound to `tools` is `tools.run`, `exports.run = function …` is `run`, `A.prototype.run =
-    function …` is `A.run`; an unnamed one is `<lambda>`. The constructor is `constructor`."""
+    function …` is `A.run`, `export default function () {}` and `module.exports = function …` are `default`
+    (the members of a default-exported object are named as top-level names); an unnamed one is `<lambda>`.
+    The constructor is `constructor`."""
 
     __slots__ = ("name", "qualname", "module", "cls", "parent", "params", "body", "line", "end", "is_async",
                  "is_generator", "decorators", "returns", "expr_body", "index", "kind")
