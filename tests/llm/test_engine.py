@@ -764,6 +764,63 @@ def test_resume_runs_only_what_did_not_finish(harness: Path, out: Path, capsys: 
     assert [f.fingerprint for f in report.findings] == [f["fingerprint"] for f in resumed["findings"]]
 
 
+def test_two_resumes_then_a_rerun_match_and_carry_every_attempts_spend(
+        harness: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15: each resume wrote the landmarks again (two resumes: 164 events for 41 landmarks) and
+    `replay --rerun` then diverged; resumed reports omitted the cancelled attempts' spend; `resume` could not take
+    a new `--base-url`; `replay --rerun` of a cancelled run did not reproduce "cancelled"."""
+    first_read, second_read = usage(700, 20, cached=500), usage(750, 20, cached=600)
+    c2_finding = finding("C2", line=20, evidence="messages.append(message.model_dump(exclude_none=True))")
+    a_script: dict[str, Sequence[ScriptStep]] = {
+        "recon": recon_steps("tool-execution", "history-append", usages=RECON_USAGE),
+        "C1": c1_steps(),
+        "C2": [tool_step(call("a1", "read_file", {"path": "agent/loop.py"}), usage=first_read), hang(30),
+               tool_step(call("b1", "read_file", {"path": "agent/loop.py"}), usage=second_read), hang(30)],
+    }
+    b_script: dict[str, Sequence[ScriptStep]] = {
+        "C2": [tool_step(call("c1", "read_file", {"path": "agent/loop.py"}), usage=C12_USAGE[0]),
+               tool_step(call("c2", "report_finding", c2_finding), usage=C12_USAGE[1]),
+               reply(text="Done.", usage=usage(900, 4))]}
+    with ScriptedOpenAI(a_script) as a, ScriptedOpenAI(b_script) as b:
+        when(lambda: len(requests_for(a, "C2")) == 2, lambda: main(["cancel", str(run_dir_under(out))]))
+        assert main(cli_args(a, harness, "C1,C2", out, "--concurrency", "1")) == 3
+        capsys.readouterr()
+        run_dir = run_dir_under(out)
+        # the cancelled run replays to "cancelled", with no provider
+        assert main(["replay", str(run_dir), "--rerun", "--root", str(harness), "-q"]) == 3
+        cancelled = json_report(printed_paths(capsys.readouterr().out))
+        assert cancelled["meta"]["state"] == "cancelled"
+        assert [(o["id"], o["status"]) for o in cancelled["outcomes"]] == [("C1", "ran"), ("C2", "cancelled")]
+        # resume 1: C2 reads again, then hangs again and is cancelled again
+        when(lambda: len(requests_for(a, "C2")) == 4, lambda: main(["cancel", str(run_dir)]))
+        assert main(["resume", str(run_dir), "--root", str(harness), "-q"]) == 3
+        capsys.readouterr()
+        # resume 2, on another server
+        assert main(["resume", str(run_dir), "--root", str(harness), "--base-url", b.base_url, "-q"]) == 1
+        resumed = json_report(printed_paths(capsys.readouterr().out))
+    assert a.unused == {} and b.unused == {} and a.step_errors == b.step_errors == []
+    assert resumed["meta"]["state"] == "complete"
+    c2 = json_outcome(resumed, "C2")["usage"]
+    assert (c2["requests"], c2["input_tokens"]) == (5, 700 + 750 + 1200 + 1300 + 900)  # every attempt's spend
+    ledger = ledger_of_dir(run_dir)
+    assert len(ledger.of("landmark")) == 2  # recon's landmarks, written once
+    assert main(["replay", str(run_dir), "--rerun", "--root", str(harness), "-q"]) == 1
+    rerun = json_report(printed_paths(capsys.readouterr().out))
+
+    def essence(data: dict[str, Any]) -> dict[str, Any]:
+        return {"state": data["meta"]["state"],
+                "findings": [(f["check"], f["line"], f["fingerprint"]) for f in data["findings"]],
+                "outcomes": [(o["id"], o["status"], o["usage"]) for o in data["outcomes"]],
+                "recon": data["meta"]["recon_usage"], "landmarks": data["landmarks"]}
+
+    assert essence(rerun) == essence(resumed)
+
+
+def ledger_of_dir(run_dir: Path) -> LedgerRead:
+    """The ledger of a run directory."""
+    return read_ledger(run_dir / "ledger.jsonl")
+
+
 # ============================================================================ 13. replay
 
 def test_replay_reproduces_the_run_without_a_provider(

@@ -30,6 +30,9 @@ def make_parser(name: str) -> argparse.ArgumentParser:
         p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory holding ledger.jsonl")
     if name == "replay":
         p.add_argument("--rerun", action="store_true", help="re-run the engine against a replay model")
+    if name == "resume":
+        p.add_argument("--base-url", metavar="URL",
+                       help="send the remaining requests to this endpoint instead (the same provider protocol)")
     if name in ("replay", "resume"):
         p.add_argument("--root", metavar="PATH",
                        help="the audited directory (default: the one holding the run's output directory; the path "
@@ -79,7 +82,7 @@ def run(name: str, ns: argparse.Namespace) -> int:
     elif name == "replay":
         report, paths = replay_run(run_dir, root=root)
     else:
-        report, paths = resume_run(run_dir, root=root)
+        report, paths = resume_run(run_dir, root=root, base_url=ns.base_url)
     from harness_audit.messages import resolve_language
 
     print_result(report, paths, quiet=ns.quiet, language=resolve_language(getattr(ns, "language", None)))

@@ -113,6 +113,9 @@ class Prior:
     """Checks that finished, with their outcome and the candidates they reported (each with the lead it named)."""
     dismissed: dict[str, tuple[str, str]] = field(default_factory=dict[str, tuple[str, str]])
     """Leads the finished checks dismissed: lead id to (reason, unit)."""
+    spent: dict[str, Usage] = field(default_factory=dict[str, Usage])
+    """What each unit spent before (`recon`, `C3`): added to its usage when it runs again, so a report carries
+    the cost of every attempt."""
 
 
 class Canceller:
@@ -294,16 +297,18 @@ class _Units:
             return self.accept_landmark(cand, ctx)
         return landmark
 
-    def accept_landmark(self, cand: LandmarkCandidate, ctx: GateContext) -> str:
+    def accept_landmark(self, cand: LandmarkCandidate, ctx: GateContext, *, write: bool = True) -> str:
         gated = validate_landmark(cand, ctx)
         if isinstance(gated, Refusal):
             self.phase.refusals.append(gated)
-            self.ledger.write("refusal", unit="recon", subject="landmark", reason=gated.reason.value,
-                              message=gated.message, candidate=dataclasses.asdict(cand))
+            if write:
+                self.ledger.write("refusal", unit="recon", subject="landmark", reason=gated.reason.value,
+                                  message=gated.message, candidate=dataclasses.asdict(cand))
             return f"Refused ({gated.reason.value}): {gated.message}. Correct it and resubmit, or drop it."
         self.phase.landmarks.append(gated)
-        self.landmark_candidates.append(cand)
-        self.ledger.write("landmark", unit="recon", candidate=dataclasses.asdict(cand))
+        if write:
+            self.landmark_candidates.append(cand)
+            self.ledger.write("landmark", unit="recon", candidate=dataclasses.asdict(cand))
         return f"Accepted: {gated.kind.value} at {gated.file}:{gated.line}."
 
 
@@ -393,7 +398,7 @@ async def run_model_phase(
         if prior is not None and prior.landmarks is not None:
             ctx = GateContext(workspace=ws, checks_in_run=checks, recon=True)
             for cand in prior.landmarks:
-                units.accept_landmark(cand, ctx)
+                units.accept_landmark(cand, ctx, write=False)  # already in the ledger: written once
             phase.recon_usage, phase.recon_status = prior.recon_usage, "resumed"
         else:
             static_found = list(phase.landmarks)
@@ -409,7 +414,8 @@ async def run_model_phase(
                     canceller.track(task)
                     await asyncio.gather(task, return_exceptions=True)  # a cancel is recorded in sub.result
                     result = sub.result
-                    phase.recon_usage, phase.recon_status = result.usage, result.status.value
+                    earlier = prior.spent.get("recon", Usage()) if prior is not None else Usage()
+                    phase.recon_usage, phase.recon_status = earlier + result.usage, result.status.value
                     if result.status is OutcomeStatus.CANCELLED:
                         phase.cancelled = True
                     elif result.status is OutcomeStatus.FAILED:
@@ -446,7 +452,10 @@ async def run_model_phase(
                 try:
                     await sub.run()
                 finally:  # cancelled or not, the outcome is what the unit reached
-                    phase.outcomes[check] = outcome_of(check, sub.result)
+                    outcome = outcome_of(check, sub.result)
+                    if prior is not None and check.value in prior.spent:
+                        outcome = dataclasses.replace(outcome, usage=prior.spent[check.value] + outcome.usage)
+                    phase.outcomes[check] = outcome
                     check_ended(check)
 
         pending: list[asyncio.Task[None]] = []

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -84,7 +85,23 @@ class _UnitRecord:
     landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
     refused_landmarks: list[LandmarkCandidate] = field(default_factory=list[LandmarkCandidate])
     attempts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    """`request`, `response` and `request-error` events (validated), in order."""
+    """`request`, `response` and `request-error` events (validated) of the last attempt, in order."""
+    earlier: Usage = field(default_factory=Usage)
+    """What the unit's earlier attempts spent (a unit run again after a cancel or a crash)."""
+
+    @property
+    def last(self) -> Usage:
+        """What the last attempt spent: the usage of its responses."""
+        total = Usage()
+        for a in self.attempts:
+            if a["event"] == "response":
+                total = total + Usage(**a["usage"])
+        return total
+
+    @property
+    def spent(self) -> Usage:
+        """What every attempt of the unit spent, in all runs the ledger holds."""
+        return self.earlier + self.last
 
 
 @dataclass(slots=True)
@@ -154,7 +171,8 @@ def load_run(run_dir: Path) -> RunRecord:
     leads: dict[CheckId, list[tuple[str, Candidate]]] = {}
     for _, raw, e in events:
         if isinstance(e, UnitStart):
-            units[e.unit] = _UnitRecord()
+            before = units.get(e.unit)
+            units[e.unit] = _UnitRecord(earlier=before.spent if before is not None else Usage())
         elif isinstance(e, UnitEnd):
             units[e.unit].end = e
         elif isinstance(e, Request | Response | RequestError):
@@ -210,9 +228,19 @@ def _outcome(check: CheckId, rec: _UnitRecord | None, *, interrupted: bool) -> C
         status = OutcomeStatus.CANCELLED if interrupted else OutcomeStatus.FAILED
         return CheckOutcome(check=check, status=status, error="the run ended before this check finished")
     missing = tuple(LandmarkKind(k) for k in end.missing if k in LandmarkKind.__members__.values())
+    assert rec is not None
+    # the spend of every attempt: a check cancelled, then resumed, cost both attempts
+    usage = rec.spent if rec.spent.requests or not rec.spent.known else _usage(end.usage)
     return CheckOutcome(check=check, status=end.status, failure_code=end.failure.value if end.failure else None,
-                        missing_landmarks=missing, usage=_usage(end.usage), duration_s=float(end.duration_s),
-                        error=end.error)
+                        missing_landmarks=missing, usage=usage, duration_s=float(end.duration_s), error=end.error)
+
+
+def _recon_usage(rec: RunRecord) -> Usage:
+    """What recon cost over every attempt (the recon-end event of a resumed run repeats an earlier total)."""
+    recon = rec.units.get("recon")
+    if recon is not None and (recon.spent.requests or not recon.spent.known):
+        return recon.spent
+    return _usage(rec.recon_end.usage) if rec.recon_end else Usage()
 
 
 def _analysis(ur: _UnitRecord | None) -> tuple[str | None, Usage | None]:
@@ -279,7 +307,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         language=resolve_language(config.language),
     )
     analysis, analysis_usage = _analysis(rec.units.get("analysis"))
-    recon_usage = _usage(rec.recon_end.usage) if rec.recon_end and rec.recon_end.status != "static" else None
+    recon_usage = _recon_usage(rec) if rec.recon_end and rec.recon_end.status != "static" else None
     report = build_report(
         meta=meta, findings=findings, outcomes=outcomes, refusals=refusals, landmarks=landmarks,
         skipped_files=[FileNote(path=n.path, reason=n.reason) for n in extra.skipped],
@@ -293,12 +321,23 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
 
 
 class ReplayModel(Model):
-    """Serves the recorded responses of a run, unit by unit, in the order they were received."""
+    """Serves the recorded responses of a run, unit by unit, in the order they were received.
 
-    def __init__(self, rec: RunRecord) -> None:
+    A unit whose recording ends on a request that never got an answer, in a run that was cancelled, was waiting
+    when the cancel came: the replay waits there until every other unit has been served, then cancels the run
+    through `canceller`, so `replay --rerun` of a cancelled run reproduces "cancelled".
+    """
+
+    def __init__(self, rec: RunRecord, canceller: Any = None) -> None:
         super().__init__()
         self._queues: dict[str, deque[dict[str, Any]]] = {u: deque(r.attempts) for u, r in rec.units.items()}
         self._name = rec.start.model or "replay"
+        self._canceller = canceller
+        cancelled = rec.end is None or rec.end.state == "cancelled"
+        self._cut = {u for u, r in rec.units.items() if cancelled and r.attempts
+                     and r.attempts[-1]["event"] == "request"
+                     and (r.end is None or r.end.status is OutcomeStatus.CANCELLED)}
+        """Units whose recording ends where the cancel found them."""
 
     @property
     def model_name(self) -> str:
@@ -323,6 +362,8 @@ class ReplayModel(Model):
                 self._queues[unit] = deque()  # everything after a divergence would answer another conversation
                 raise ModelHTTPError(status_code=400, model_name=self._name,
                                      body=f"replay diverged in unit {unit!r}: {_first_difference(recorded, sent)}")
+            if not queue and unit in self._cut and self._canceller is not None:
+                await self._cancel_here(unit)
             if not queue:
                 raise ModelHTTPError(status_code=400, model_name=self._name,
                                      body=f"replay diverged: the recording of unit {unit!r} ends with a request")
@@ -334,6 +375,19 @@ class ReplayModel(Model):
             raise ModelHTTPError(status_code=status, model_name=self._name, body=event.get("error"))
         return response_from(event["message"], usage=Usage(**event["usage"]),
                              finish_reason=event.get("finish_reason"), model_name=self._name)
+
+    async def _cancel_here(self, unit: str) -> None:
+        """Wait (a few seconds at most) until every other unit's recording is served, then cancel the run."""
+        for _ in range(_CANCEL_WAIT_STEPS):
+            if all(not q or u in self._cut for u, q in self._queues.items() if u != unit):
+                break
+            await asyncio.sleep(0.01)
+        self._canceller.cancel_now()
+        await asyncio.sleep(_CANCEL_WAIT_STEPS)  # the cancel ends this request
+
+
+_CANCEL_WAIT_STEPS = 500
+"""Polls of 10 ms a replayed cancel waits for the other units (5 s), and seconds it then waits to be cancelled."""
 
 
 def _first_difference(recorded: list[CanonicalMessage], sent: list[CanonicalMessage]) -> str:
@@ -355,7 +409,8 @@ def _first_user_text(messages: list[ModelMessage]) -> str:
 
 
 def load_prior(rec: RunRecord) -> Prior:
-    """What `rec` finished: recon's landmarks if recon ended, and every check whose unit ran to its end."""
+    """What `rec` finished: recon's landmarks if recon ended, every check whose unit ran to its end, and what
+    every unit has spent so far (a unit run again carries its earlier attempts' cost)."""
     recon_status = rec.recon_end.status if rec.recon_end is not None else None
     recon_done = recon_status in ("ran", "resumed")  # a static recon is simply run again
     recon = rec.units.get("recon", _UnitRecord())
@@ -367,8 +422,8 @@ def load_prior(rec: RunRecord) -> Prior:
             done[check] = (_outcome(check, ur, interrupted=False), list(ur.findings))
             dismissed.update({lead: (reason, f"llm:{check.value}") for lead, reason in ur.dismissed.items()})
     return Prior(landmarks=list(recon.landmarks) if recon_done else None,
-                 recon_usage=_usage(rec.recon_end.usage) if rec.recon_end else Usage(), done=done,
-                 dismissed=dismissed)
+                 recon_usage=_recon_usage(rec), done=done, dismissed=dismissed,
+                 spent={unit: ur.spent for unit, ur in rec.units.items()})
 
 
 async def _no_wait(_: float) -> None:
@@ -377,18 +432,24 @@ async def _no_wait(_: float) -> None:
 
 def replay_run(run_dir: Path, *, root: Path | None = None) -> tuple[Report, list[Path]]:
     """Re-run the engine of a recorded run against `ReplayModel`; reports go to `<run_dir>/replay`."""
+    from harness_audit.llm.engine import Canceller
     from harness_audit.llm.run import ModelOptions
     from harness_audit.pipeline import run_audit
 
     rec = load_run(run_dir)
     config = rec.config.model_copy(update={"output_dir": str(rec.run_dir / "replay")})
+    canceller = Canceller()
+    # each unit re-runs its last attempt; what its earlier attempts spent (before a cancel and a resume) is added
+    earlier = Prior(landmarks=None, recon_usage=Usage(), done={},
+                    spent={unit: ur.earlier for unit, ur in rec.units.items()})
     result = run_audit(audited_root(rec, root), rec.checks, config,
-                       model_options=ModelOptions(model=ReplayModel(rec), sleep=_no_wait,
+                       model_options=ModelOptions(model=ReplayModel(rec, canceller), sleep=_no_wait,
+                                                  canceller=canceller, prior=earlier,
                                                   extra_notes=[f"Replayed from run {rec.start.run_id}."]))
     return result.report, list(result.paths)
 
 
-def resume_run(run_dir: Path, *, root: Path | None = None) -> tuple[Report, list[Path]]:
+def resume_run(run_dir: Path, *, root: Path | None = None, base_url: str | None = None) -> tuple[Report, list[Path]]:
     """Continue a run: finished checks are kept (findings re-gated, costs carried), the rest run again."""
     from harness_audit.llm.run import ModelOptions
     from harness_audit.pipeline import run_audit
@@ -401,7 +462,8 @@ def resume_run(run_dir: Path, *, root: Path | None = None) -> tuple[Report, list
     prior = load_prior(rec)
     # the request that stopped the interrupted run must not stop this one the moment it starts
     (rec.run_dir / CANCEL_FILE).unlink(missing_ok=True)
-    result = run_audit(tree, rec.checks, rec.config,
+    config = rec.config if base_url is None else rec.config.model_copy(update={"base_url": base_url})
+    result = run_audit(tree, rec.checks, config,
                        model_options=ModelOptions(prior=prior, run_dir=rec.run_dir,
                                                   extra_notes=[f"Resumed run {rec.start.run_id}."]))
     return result.report, list(result.paths)
