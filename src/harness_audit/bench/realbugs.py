@@ -149,25 +149,51 @@ def export(cases: Iterable[Case], mirrors: Path, trees: Path) -> list[str]:
 
 
 def _export_one(mirror: Path, commit: str, root: str, dest: Path) -> None:
+    """Write the files under `root` at `commit` into `dest` (only regular files; blobs a partial mirror lacks,
+    its largest files, are left out: the audit skips such files anyway)."""
     done = dest / ".export-complete" / (root.replace("/", "+") or "_")
     if done.is_file():
         return
-    dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".export-") as tmp:
-        archive = subprocess.run(["git", "-C", str(mirror), "archive", "--format=tar", commit, "--", root or "."],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True, capture_output=True)
-        src = Path(tmp) / root if root else Path(tmp)
-        target = dest / root if root else dest
-        if root:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.exists():
-                shutil.rmtree(target)
-            src.rename(target)
+    listing = subprocess.run(["git", "-C", str(mirror), "ls-tree", "-r", "-z", commit, "--", root or "."],
+                             capture_output=True, check=True).stdout
+    entries: list[tuple[str, str]] = []
+    for record in listing.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, kind, sha = meta.split(b" ")
+        if kind == b"blob" and mode in (b"100644", b"100755"):
+            entries.append((sha.decode(), path.decode("utf-8", errors="surrogateescape")))
+    with tempfile.TemporaryDirectory(dir=dest.parent if dest.parent.exists() else None, prefix=".export-") as tmp:
+        staging = Path(tmp)
+        batch = subprocess.Popen(["git", "-C", str(mirror), "cat-file", "--batch"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE)
+        assert batch.stdin is not None and batch.stdout is not None
+        try:
+            for sha, path in entries:
+                batch.stdin.write(sha.encode() + b"\n")
+                batch.stdin.flush()
+                header = batch.stdout.readline().split()
+                if len(header) < 3 or header[1] != b"blob":
+                    continue  # missing in this mirror
+                data = batch.stdout.read(int(header[2]))
+                batch.stdout.read(1)
+                target = staging / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        finally:
+            batch.stdin.close()
+            batch.wait()
+        dest.mkdir(parents=True, exist_ok=True)
+        src = staging / root if root else staging
+        target_root = dest / root if root else dest
+        target_root.parent.mkdir(parents=True, exist_ok=True)
+        if target_root.exists():
+            shutil.rmtree(target_root)
+        if src.exists():
+            src.rename(target_root)
         else:
-            for child in src.iterdir():
-                if not (target / child.name).exists():
-                    child.rename(target / child.name)
+            target_root.mkdir(parents=True)
     done.parent.mkdir(parents=True, exist_ok=True)
     done.touch()
 
