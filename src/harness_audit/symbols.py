@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from harness_audit.static.lang.typescript import Dialect
 
-__all__ = ["ParseFailure", "Reference", "Symbol", "SymbolIndex", "SymbolKind", "UnindexedFile", "indexed_languages"]
+__all__ = ["ModuleLocator", "ParseFailure", "Reference", "Symbol", "SymbolIndex", "SymbolKind", "UnindexedFile", "indexed_languages"]
 
 SymbolKind = Literal["function", "class", "method", "variable", "interface", "type", "enum", "namespace"]
 """`interface`, `enum` and `namespace` come from TypeScript only; `type` is a type alias in either language."""
@@ -815,6 +815,26 @@ _NODE_LINKER = _Linker(_locate_node, _no_submodule)
 _LINKERS: dict[Language, _Linker] = {"python": _Linker(_locate_python, _python_submodule),
                                      "typescript": _NODE_LINKER, "javascript": _NODE_LINKER}
 """One linker per indexed language."""
+
+
+class ModuleLocator:
+    """Which file of a set a module source names, as an import in a given file spells it (`.tools`,
+    `pkg.tools`, `./tools`, `../lib/run.js`); None for a package outside the set."""
+
+    __slots__ = ("_files",)
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._files = _ModuleFiles(frozenset(paths))
+
+    def locate(self, language: Language, origin: str, source: str) -> str | None:
+        """The file `source`, imported from `origin`, names."""
+        linker = _LINKERS.get(language)
+        return linker.locate(origin, source, self._files) if linker else None
+
+    def submodule(self, language: Language, source: str, name: str) -> str | None:
+        """The source of a module `name` inside package `source`, where the language has such modules."""
+        linker = _LINKERS.get(language)
+        return linker.submodule(source, name) if linker else None
 
 
 def indexed_languages() -> frozenset[Language]:

@@ -340,7 +340,7 @@ class _Lowerer:
         fn.params = self.params(n.child_by_field_name("parameters"))
         self.mod.functions.append(fn)
         if owner is not None:
-            owner.methods.setdefault(name, fn)
+            owner.methods[name] = fn  # the last definition wins, as at run time (`@overload` stubs come first)
         self.fn_stack.append(fn)
         saved = self.cls_stack
         self.cls_stack = []

@@ -1,0 +1,483 @@
+"""Roles from behaviour: which functions talk to a model, which loops drive an agent, where tool calls are
+executed, which containers are the conversation history, where retries and cancellation live.
+
+A role is never read off a name. A model client is a function whose summary reaches a model request; an
+agent loop is a loop (or a self-recursive function) whose body reaches one; a history store is a container
+that receives messages and is handed to a model request; a tool-call loop iterates over what a model reply
+carries under the provider's tool-call fields (the wire vocabulary in `apis.py`, not the project's names).
+Recon's landmarks are these roles, so recon and the checks can never disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from harness_audit.static.sem import apis, ir
+from harness_audit.static.sem.facts import Cont, Ext, Facts, Fn, Inst, Unk, expr_chain
+from harness_audit.static.sem.summaries import HTTP_GET, HTTP_SEND, Summaries
+
+_APPENDS = frozenset({"append", "push", "extend", "add", "unshift", "appendleft", "insert", "concat", "add_message",
+                      "addMessage", "add_messages", "addMessages", "put"})
+_CUTS = frozenset({"pop", "shift", "splice", "popleft", "clear", "remove", "truncate"})
+_SORTS = frozenset({"sort", "reverse"})
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A place in the code: the function and the node."""
+
+    fn: ir.Function
+    node: ir.Node
+
+    @property
+    def line(self) -> int:
+        return self.node.line
+
+    @property
+    def path(self) -> str:
+        return self.fn.module.path
+
+
+@dataclass(frozen=True, slots=True)
+class Store:
+    """Where a container lives: a local of a function, or a field of a class (any instance)."""
+
+    kind: str
+    """`local` or `field`."""
+    owner: str
+    """The function's key, or the class's qualified name."""
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryOp:
+    """Something done to a history store: `append`, `cut` (drops messages), `mutate` (changes one in place),
+    `replace` (the store is reassigned), or `read` (handed to a model request)."""
+
+    kind: str
+    store: Store
+    site: Site
+    detail: str = ""
+
+
+class Roles:
+    """The roles of a project, computed once from its facts and summaries."""
+
+    def __init__(self, facts: Facts, summaries: Summaries) -> None:
+        self.facts = facts
+        self.sums = summaries
+
+    # ------------------------------------------------------------ model requests
+
+    @cached_property
+    def model_requests(self) -> list[Site]:
+        """Calls that send a request to a model provider themselves (the SDK call, the POST to the endpoint)."""
+        out: list[Site] = []
+        for fn in self.facts.functions:
+            for call, _ in self.facts.calls(fn):
+                if any(e.kind == apis.MODEL for e in self.sums.direct(fn, call)):
+                    out.append(Site(fn, call))
+        return out
+
+    def reaches_model(self, fn: ir.Function, call: ir.Call) -> bool:
+        """Whether `call` (in `fn`) sends a model request, itself or through what it calls."""
+        return apis.MODEL in self.sums.of_call(fn, call)
+
+    @cached_property
+    def model_clients(self) -> list[ir.Function]:
+        """Functions whose summary reaches a model request."""
+        return [fn for fn in self.facts.functions if apis.MODEL in self.sums.of_fn(fn)]
+
+    # ------------------------------------------------------------ agent loops
+
+    @cached_property
+    def agent_loops(self) -> list[Site]:
+        """Loops whose body reaches a model request, and functions that reach one and call themselves (a
+        recursive turn is a loop too). Batch loops over a data collection are not agent loops: the loop must be
+        a `while`/`do`, a counted `for` (`range`, a counter) or recursion."""
+        out: list[Site] = []
+        for fn in self.model_clients:
+            for node in ir.walk_block(fn.body):
+                if isinstance(node, ir.Loop) and _turn_loop(node) and \
+                        apis.MODEL in self.sums.of_region(fn, ir.walk_block(node.body)):
+                    out.append(Site(fn, node))
+            for call, callees in self.facts.calls(fn):
+                if fn in callees and apis.MODEL in self.sums.of_fn(fn):
+                    out.append(Site(fn, call))
+        return out
+
+    # ------------------------------------------------------------ tool calls
+
+    def is_tool_calls(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
+        """Whether `e` holds the tool calls of a model reply: read through a provider tool-call field
+        (`msg.tool_calls`, `content` blocks filtered to `tool_use`, `part.functionCall`), directly or through
+        locals bound to one."""
+        if depth > 4:
+            return False
+        chain = expr_chain(e)
+        if chain and any(part.rstrip("()[]") in apis.TOOL_CALL_FIELDS for part in chain.split(".")):
+            return True
+        if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.name in ("filter", "map", "values",
+                                                                                        "items", "flatMap"):
+            if self.is_tool_calls(fn, e.func.obj, depth + 1):
+                return True
+            if any(isinstance(a, ir.FuncExpr) and _mentions_tool_type(a.fn) for a in e.args):
+                return True
+        if isinstance(e, ir.Comp) and (any(self.is_tool_calls(fn, it, depth + 1) for _, it in e.targets)
+                                       or any(_literal_in(p, ("tool_use", "function_call", "tool-call",
+                                                              "tool_call")) for p in e.parts)):
+            return True
+        if isinstance(e, ir.Name):
+            for b in self.facts.bindings(fn).get(e.id, []):
+                if b.expr is not None and b.kind in ("value", "attr", "elem") and \
+                        self.is_tool_calls(fn, b.expr, depth + 1):
+                    return True
+                if b.kind == "param" and b.param is not None and b.param.type and \
+                        _TOOL_CALL_TYPE in b.param.type.lower().replace("_", ""):
+                    return True
+        return False
+
+    @cached_property
+    def tool_loops(self) -> list[Site]:
+        """Loops over the tool calls of a model reply (`for call in msg.tool_calls`), and `.map`/`.forEach`
+        callbacks over them (the site is the callback's call)."""
+        out: list[Site] = []
+        for fn in self.facts.functions:
+            for node in ir.walk_block(fn.body):
+                if isinstance(node, ir.Loop) and node.kind == "for" and node.iter is not None and \
+                        self.is_tool_calls(fn, node.iter) or isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and \
+                        node.func.name in ("map", "forEach", "flatMap") and \
+                        any(isinstance(a, ir.FuncExpr) for a in node.args) and self.is_tool_calls(fn, node.func.obj):
+                    out.append(Site(fn, node))
+        return out
+
+    @cached_property
+    def tool_executors(self) -> list[ir.Function]:
+        """Functions that run one tool call: called from a tool-call loop with the loop's element, or the
+        callback of a `.map` over tool calls; and the functions they delegate to with that call."""
+        out: list[ir.Function] = []
+        for site in self.tool_loops:
+            fn = site.fn
+            if isinstance(site.node, ir.Call):
+                for a in site.node.args:
+                    if isinstance(a, ir.FuncExpr) and a.fn not in out:
+                        out.append(a.fn)
+                continue
+            loop = site.node
+            assert isinstance(loop, ir.Loop)
+            names = {n.id for n in ir.walk(loop.target) if isinstance(n, ir.Name)} if loop.target else set()
+            for node in ir.walk_block(loop.body):
+                if isinstance(node, ir.Call) and any(isinstance(a, ir.Name) and a.id in names for a in node.args):
+                    for c in self.facts.callees(fn, node):
+                        if isinstance(c, ir.Function) and c not in out:
+                            out.append(c)
+        return out
+
+    # ------------------------------------------------------------ history
+
+    def store_of(self, fn: ir.Function, e: ir.Expr) -> Store | None:
+        """The store an expression names: a local (`messages`), a field (`self.messages`, `this.history`,
+        `state.messages` typed to a class)."""
+        if isinstance(e, ir.Name):
+            if e.id in self.facts.bindings(fn):
+                return Store("local", fn.key, e.id)
+            scope = fn.parent
+            while scope is not None:
+                if e.id in self.facts.bindings(scope):
+                    return Store("local", scope.key, e.id)
+                scope = scope.parent
+            return None
+        if isinstance(e, ir.Attr):
+            for v in self.facts.eval(fn, e.obj):
+                if isinstance(v, Inst):
+                    owner = next((c for c in self.facts.bases(v.cls) if e.name in c.fields or
+                                  e.name in self.facts.fields(c)), v.cls)
+                    return Store("field", owner.qualname, e.name)
+            chain = expr_chain(e.obj)
+            if chain in ("self", "this"):
+                return None
+            return Store("field", f"?{chain.rsplit('.', 1)[-1]}", e.name) if chain else None
+        return None
+
+    @cached_property
+    def history_ops(self) -> list[HistoryOp]:
+        """Every operation on a container that receives messages and is sent to a model."""
+        ops: list[HistoryOp] = []
+        appended: dict[Store, int] = defaultdict(int)
+        sent: set[Store] = set()
+        for fn in self.facts.functions:
+            for node in ir.walk_block(fn.body):
+                if isinstance(node, ir.Call) and isinstance(node.func, ir.Attr):
+                    store = self.store_of(fn, node.func.obj)
+                    if store is None:
+                        continue
+                    name = node.func.name
+                    if name in _APPENDS:
+                        kind = "append"
+                        if any(self._message_like(fn, a) for a in node.args):
+                            appended[store] += 1
+                    elif name in _CUTS:
+                        kind = "cut" if name != "pop" or node.args else "cut-last"
+                    elif name in _SORTS:
+                        kind = "mutate"
+                    else:
+                        continue
+                    ops.append(HistoryOp(kind, store, Site(fn, node), name))
+                elif isinstance(node, ir.Assign):
+                    self._assign_ops(fn, node, ops, appended)
+            for call, _ in self.facts.calls(fn):
+                if self.reaches_model(fn, call):
+                    for arg in (*call.args, *(v for _, v in call.kw)):
+                        for sub in ir.walk(arg):
+                            if isinstance(sub, ir.Name | ir.Attr):
+                                store = self.store_of(fn, sub)
+                                if store is not None:
+                                    sent.add(store)
+                                    ops.append(HistoryOp("read", store, Site(fn, call)))
+        stores = {s for s, n in appended.items() if n} & sent | {s for s, n in appended.items() if n >= 2}
+        return [op for op in ops if op.store in stores]
+
+    def _assign_ops(self, fn: ir.Function, node: ir.Assign, ops: list[HistoryOp],
+                    appended: dict[Store, int]) -> None:
+        for t in node.targets:
+            if isinstance(t, ir.Index):
+                store = self.store_of(fn, t.obj)
+                if store is not None:
+                    ops.append(HistoryOp("cut" if isinstance(t.key, ir.Slice) or node.op == "del" else "mutate",
+                                         store, Site(fn, node), "index"))
+                inner = t.obj
+                if isinstance(inner, ir.Index):  # messages[-1]["content"] = …
+                    store = self.store_of(fn, inner.obj)
+                    if store is not None:
+                        ops.append(HistoryOp("mutate", store, Site(fn, node), "element"))
+            elif isinstance(t, ir.Attr) and isinstance(t.obj, ir.Index):  # messages[-1].content = …
+                store = self.store_of(fn, t.obj.obj)
+                if store is not None:
+                    ops.append(HistoryOp("mutate", store, Site(fn, node), "element"))
+            elif isinstance(t, ir.Name | ir.Attr) and node.value is not None:
+                store = self.store_of(fn, t)
+                if store is None:
+                    continue
+                if node.op in ("+=", "|="):
+                    ops.append(HistoryOp("append", store, Site(fn, node), node.op))
+                    if self._message_like(fn, node.value):
+                        appended[store] += 1
+                elif node.op == "=":
+                    kind = "cut" if _cuts_itself(t, node.value) else "replace"
+                    ops.append(HistoryOp(kind, store, Site(fn, node), "assign"))
+                    if isinstance(node.value, ir.Seq) and any(self._message_like(fn, i) for i in node.value.items):
+                        appended[store] += 1
+
+    def _message_like(self, fn: ir.Function, e: ir.Expr) -> bool:
+        """A chat message: a literal with a `role` whose value is a role name, or with tool-result fields, or
+        an element of a model reply's messages."""
+        if isinstance(e, ir.Spread):
+            e = e.value
+        if isinstance(e, ir.Obj):
+            role = e.get("role")
+            if isinstance(role, ir.Lit) and role.value in apis.MESSAGE_ROLES:
+                return True
+            if role is not None and not isinstance(role, ir.Lit):
+                return True
+            return any(isinstance(k, str) and k in apis.TOOL_RESULT_FIELDS for k, _ in e.items)
+        if isinstance(e, ir.Call):
+            for kw, _v in e.kw:
+                if kw == "role":
+                    return True
+                if kw in apis.TOOL_RESULT_FIELDS:
+                    return True
+            return bool(any(isinstance(a, ir.Obj) and self._message_like(fn, a) for a in e.args))
+        if isinstance(e, ir.Name):
+            return any(b.expr is not None and b.kind == "value" and isinstance(b.expr, ir.Obj | ir.Call) and
+                       self._message_like(fn, b.expr) for b in self.facts.bindings(fn).get(e.id, []))
+        return False
+
+    @cached_property
+    def history_stores(self) -> set[Store]:
+        """The stores history operations act on."""
+        return {op.store for op in self.history_ops}
+
+    # ------------------------------------------------------------ retries
+
+    @cached_property
+    def retry_regions(self) -> list[tuple[Site, list[ir.Node]]]:
+        """Code that runs again after a failure: the body of a function under a retry decorator (tenacity,
+        backoff, a project decorator whose wrapper loops over a try), a loop whose `try` swallows the error and
+        goes round again, and a function that calls itself from its own `except`/`catch`."""
+        out: list[tuple[Site, list[ir.Node]]] = []
+        for fn in self.facts.functions:
+            for dec in fn.decorators:
+                if self._is_retry_decorator(fn, dec):
+                    out.append((Site(fn, dec), list(ir.walk_block(fn.body))))
+                    break
+            for node in ir.walk_block(fn.body):
+                if isinstance(node, ir.Loop) and _retries(node):
+                    out.append((Site(fn, node), list(ir.walk_block(node.body))))
+                elif isinstance(node, ir.Handler):
+                    for sub in ir.walk_block(node.body):
+                        if isinstance(sub, ir.Call) and fn in self.facts.callees(fn, sub):
+                            tr = self._enclosing_try(fn, node)
+                            region = list(ir.walk_block(tr.body)) if tr is not None else [sub]
+                            out.append((Site(fn, sub), region))
+        return out
+
+    def _enclosing_try(self, fn: ir.Function, handler: ir.Handler) -> ir.Try | None:
+        for node in ir.walk_block(fn.body):
+            if isinstance(node, ir.Try) and handler in node.handlers:
+                return node
+        return None
+
+    def _is_retry_decorator(self, fn: ir.Function, dec: ir.Expr) -> bool:
+        target = dec.func if isinstance(dec, ir.Call) else dec
+        scope = fn.parent or fn.module.body
+        for v in self.facts.eval(scope, target):
+            if isinstance(v, Ext | Unk):
+                plain = v.plain.rsplit(".", 1)[-1]
+                if plain in ("retry", "on_exception", "on_predicate", "retry_async", "async_retry", "retrying") or \
+                        (isinstance(v, Ext) and v.module.split(".")[0] in ("tenacity", "backoff", "stamina",
+                                                                           "retrying", "async_retrying")):
+                    return True
+            elif isinstance(v, Fn) and self._wrapper_retries(v.fn):
+                return True
+        return False
+
+    def _wrapper_retries(self, deco: ir.Function) -> bool:
+        for inner in self.facts.nested(deco):
+            for node in ir.walk_block(inner.body):
+                if isinstance(node, ir.Loop) and _retries(node):
+                    return True
+        return False
+
+    # ------------------------------------------------------------ processes, requests, signals
+
+    def effect_sites(self, kind: str) -> list[Site]:
+        """Calls with this direct effect."""
+        out: list[Site] = []
+        for fn in self.facts.functions:
+            for call, _ in self.facts.calls(fn):
+                if any(e.kind == kind for e in self.sums.direct(fn, call)):
+                    out.append(Site(fn, call))
+        return out
+
+    @cached_property
+    def spawns(self) -> list[Site]:
+        return self.effect_sites(apis.SPAWN)
+
+    @cached_property
+    def http_calls(self) -> list[Site]:
+        return [*self.effect_sites(HTTP_SEND), *self.effect_sites(HTTP_GET)]
+
+    @cached_property
+    def decodes(self) -> list[Site]:
+        return self.effect_sites(apis.DECODE)
+
+    def signals_in_scope(self, fn: ir.Function) -> list[str]:
+        """Cancellation signals `fn` can see: parameters, locals and fields typed or built as an abort signal,
+        controller, cancellation token or event (`AbortSignal`, `AbortController`, `CancellationToken`,
+        `asyncio.Event` used as a cancel flag), and option objects carrying one (`options.signal`)."""
+        found: list[str] = []
+        scope: ir.Function | None = fn
+        while scope is not None and scope.kind != "module":
+            for p in scope.params:
+                if (p.type and _SIGNAL_TYPE.search(p.type)) or _SIGNAL_NAME.fullmatch(p.name):
+                    found.append(p.name)
+                for name in p.names:
+                    if _SIGNAL_NAME.fullmatch(name) and name not in found:
+                        found.append(name)
+            for name, binds in self.facts.bindings(scope).items():
+                if name in found:
+                    continue
+                for b in binds:
+                    if b.expr is not None and isinstance(b.expr, ir.Call) and b.expr.new and \
+                            expr_chain(b.expr.func) in ("AbortController", "CancellationTokenSource"):
+                        found.append(name)
+                        break
+            scope = scope.parent
+        if fn.cls is not None:
+            for name, ann in fn.cls.fields.items():
+                if (ann and _SIGNAL_TYPE.search(ann)) or _SIGNAL_NAME.fullmatch(name):
+                    found.append(f"this.{name}" if fn.module.lang != "python" else f"self.{name}")
+        return found
+
+
+_TOOL_CALL_TYPE = "toolcall"
+
+
+def _mentions_tool_type(fn: ir.Function) -> bool:
+    return any(_literal_in(n, ("tool_use", "function_call", "tool-call", "tool_call", "functionCall"))
+               for n in ir.walk_block(fn.body))
+
+
+def _literal_in(node: ir.Node, values: tuple[str, ...]) -> bool:
+    return any(isinstance(n, ir.Lit) and n.value in values for n in ir.walk(node))
+
+
+def _turn_loop(loop: ir.Loop) -> bool:
+    """A loop that runs turns (not one pass over a data collection)."""
+    if loop.kind in ("while", "do"):
+        return True
+    it = loop.iter
+    return bool(isinstance(it, ir.Call) and expr_chain(it.func) in ("range", "itertools.count", "count"))
+
+
+def _retries(loop: ir.Loop) -> bool:
+    """A loop that goes round again after catching an error: a `try` in its body whose handler neither
+    leaves the loop nor re-raises on every path, and a success path that leaves it (return/break)."""
+    has_exit = False
+    retrying_handler = False
+    for node in ir.walk_block(loop.body):
+        if isinstance(node, ir.Return | ir.Jump) and (not isinstance(node, ir.Jump) or node.kind == "break"):
+            has_exit = True
+        if isinstance(node, ir.Try):
+            for h in node.handlers:
+                if not _always_leaves(h.body):
+                    retrying_handler = True
+    return has_exit and retrying_handler
+
+
+def _always_leaves(block: ir.Block) -> bool:
+    """Whether every path through `block` ends in return, raise or break."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ir.Return | ir.Raise):
+        return True
+    if isinstance(last, ir.Jump):
+        return last.kind == "break"
+    if isinstance(last, ir.If):
+        return _always_leaves(last.body) and _always_leaves(last.orelse)
+    return False
+
+
+def _cuts_itself(target: ir.Expr, value: ir.Expr) -> bool:
+    """`x = x[-n:]`, `x = x.slice(k)`, `x = [*x[:1], *x[-n:]]`, `x = x.filter(...)`: a store reassigned to a
+    part of itself."""
+    want = expr_chain(target)
+    if not want:
+        return False
+    for node in ir.walk(value):
+        if isinstance(node, ir.Index) and isinstance(node.key, ir.Slice) and expr_chain(node.obj) == want:
+            return True
+        if isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and \
+                node.func.name in ("slice", "filter", "splice", "drop", "take") and expr_chain(node.func.obj) == want:
+            return True
+    return False
+
+
+def iter_stmts(block: ir.Block) -> Iterator[ir.Stmt]:
+    """Every statement of a block, nested blocks included (not nested functions)."""
+    for node in ir.walk_block(block):
+        if isinstance(node, ir.Stmt):
+            yield node
+
+
+_SIGNAL_TYPE = re.compile(r"\b(?:AbortSignal|AbortController|CancellationToken|CancelToken|asyncio\.Event|"
+                          r"threading\.Event|CancelScope)\b")
+_SIGNAL_NAME = re.compile(r"signal|abortSignal|cancellationToken|cancelToken|cancel_event|cancel_token|stop_event|"
+                          r"abort_signal|cancellation_token")
+
+__all__ = ["Cont", "HistoryOp", "Roles", "Site", "Store"]

@@ -1,0 +1,200 @@
+"""Effect summaries: what calling a function may do, propagated over the call graph to a fixpoint.
+
+A call's *direct* effects come from the API tables (`apis.py`) applied to its external callees; a
+function's summary is the union of its calls' effects, including those of the project functions it calls
+and of the functions it hands to others as callbacks (a lambda given to `gather`, a retry helper, a
+`Promise` executor). Each effect keeps where it originates (the function and the call), so a query can
+cite the origin and list the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from harness_audit.static.sem import apis, ir
+from harness_audit.static.sem.facts import Ext, Facts, Fn, Unk
+
+HTTP_SEND = "http-send"
+"""An HTTP request that may change something (POST, PUT, PATCH, DELETE, or a verb we cannot tell)."""
+HTTP_GET = "http-get"
+"""An HTTP request that reads (GET, HEAD, OPTIONS)."""
+SIDE_EFFECTS = frozenset({HTTP_SEND, apis.SPAWN, apis.FS_WRITE, apis.FS_RENAME})
+"""Effects a repeat would repeat in the world (C9)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One effect and where it originates."""
+
+    kind: str
+    detail: str
+    fn: ir.Function
+    """The function holding the originating call."""
+    call: ir.Call
+    """The originating call."""
+    by_name: bool = False
+    """Matched on an untyped receiver's names only."""
+
+
+Summary = dict[str, Effect]
+
+
+class Summaries:
+    """Direct and transitive effects of every function of a project."""
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self._direct: dict[int, list[Effect]] = {}
+        self._fn: dict[int, Summary] | None = None
+
+    # ------------------------------------------------------------ direct effects
+
+    def direct(self, fn: ir.Function, call: ir.Call) -> list[Effect]:
+        """The effects of `call` itself (its external callees), not of project functions it reaches."""
+        got = self._direct.get(id(call))
+        if got is not None:
+            return got
+        out: list[Effect] = []
+        for callee in self.facts.callees(fn, call):
+            if isinstance(callee, Ext | Unk):
+                for api in apis.apis_of(callee):
+                    kind = api.kind
+                    detail = api.detail
+                    if kind == apis.HTTP:
+                        verb = http_verb(callee, call)
+                        kind = HTTP_GET if verb in ("get", "head", "options") else HTTP_SEND
+                        detail = verb
+                        if _posts_to_model(call):
+                            out.append(Effect(apis.MODEL, "http", fn, call, isinstance(callee, Unk)))
+                    elif kind == apis.FS_WRITE and isinstance(callee, Ext) and callee.plain in ("open",):
+                        continue
+                    out.append(Effect(kind, detail, fn, call, isinstance(callee, Unk)))
+                if isinstance(callee, Ext) and callee.module in ("builtins", "aiofiles", "io", "codecs") and \
+                        callee.plain.endswith("open") and _write_mode(call):
+                    out.append(Effect(apis.FS_WRITE, "open", fn, call))
+        self._direct[id(call)] = out
+        return out
+
+    # ------------------------------------------------------------ transitive summaries
+
+    def of_fn(self, fn: ir.Function) -> Summary:
+        """Everything calling `fn` may do, through the functions it calls."""
+        if self._fn is None:
+            self._fn = self._fixpoint()
+        return self._fn.get(fn.index, {})
+
+    def _fixpoint(self) -> dict[int, Summary]:
+        facts = self.facts
+        summaries: dict[int, Summary] = {}
+        edges: dict[int, list[int]] = {}
+        for fn in facts.functions:
+            own: Summary = {}
+            targets: list[int] = []
+            for call, callees in facts.calls(fn):
+                for e in self.direct(fn, call):
+                    own.setdefault(e.kind, e)
+                for c in callees:
+                    if isinstance(c, ir.Function):
+                        targets.append(c.index)
+                for f in self._callbacks(fn, call):
+                    targets.append(f.index)
+            # a function nested in this one and never called by name still runs as part of it (a callback
+            # handed to something outside the project: an event handler, an executor)
+            for node in ir.walk_block(fn.body):
+                if isinstance(node, ir.FuncExpr):
+                    targets.append(node.fn.index)
+            summaries[fn.index] = own
+            edges[fn.index] = targets
+        changed = True
+        rounds = 0
+        while changed and rounds < 50:
+            changed = False
+            rounds += 1
+            for fn in facts.functions:
+                mine = summaries[fn.index]
+                for t in edges[fn.index]:
+                    for kind, e in summaries.get(t, {}).items():
+                        if kind not in mine:
+                            mine[kind] = e
+                            changed = True
+        return summaries
+
+    def _callbacks(self, fn: ir.Function, call: ir.Call) -> Iterator[ir.Function]:
+        """Project functions handed to `call` as arguments (they may run as part of it)."""
+        for arg in (*call.args, *(v for _, v in call.kw)):
+            inner = arg.value if isinstance(arg, ir.Spread) else arg
+            if isinstance(inner, ir.FuncExpr):
+                yield inner.fn
+            elif isinstance(inner, ir.Name | ir.Attr):
+                for v in self.facts.eval(fn, inner):
+                    if isinstance(v, Fn):
+                        yield v.fn
+
+    def of_call(self, fn: ir.Function, call: ir.Call) -> Summary:
+        """What one call may do: its direct effects, the summaries of the project functions it calls and of
+        the functions handed to it."""
+        out: Summary = {}
+        for e in self.direct(fn, call):
+            out.setdefault(e.kind, e)
+        for c in self.facts.callees(fn, call):
+            if isinstance(c, ir.Function):
+                for kind, e in self.of_fn(c).items():
+                    out.setdefault(kind, e)
+        for f in self._callbacks(fn, call):
+            for kind, e in self.of_fn(f).items():
+                out.setdefault(kind, e)
+        return out
+
+    def of_region(self, fn: ir.Function, nodes: Iterable[ir.Node]) -> Summary:
+        """What the calls among `nodes` (and the functions defined there) may do."""
+        out: Summary = {}
+        for node in nodes:
+            if isinstance(node, ir.Call):
+                for kind, e in self.of_call(fn, node).items():
+                    out.setdefault(kind, e)
+            elif isinstance(node, ir.FuncExpr):
+                for kind, e in self.of_fn(node.fn).items():
+                    out.setdefault(kind, e)
+        return out
+
+    def calls_reaching(self, fn: ir.Function, nodes: Iterable[ir.Node], kind: str) -> Iterator[ir.Call]:
+        """The calls among `nodes` whose effects include `kind`."""
+        for node in nodes:
+            if isinstance(node, ir.Call) and kind in self.of_call(fn, node):
+                yield node
+
+
+def http_verb(callee: Ext | Unk, call: ir.Call) -> str:
+    """The HTTP verb of a request: the method name, a `method` argument, or GET for a bare `fetch`."""
+    last = callee.plain.rsplit(".", 1)[-1].lower()
+    if last in ("get", "post", "put", "patch", "delete", "head", "options"):
+        return last
+    method = call.keyword("method")
+    if method is None:
+        for arg in call.args:
+            if isinstance(arg, ir.Obj):
+                method = arg.get("method")
+                if method is not None:
+                    break
+    if method is None and last in ("request",) and call.args and isinstance(call.args[0], ir.Lit):
+        method = call.args[0]
+    if isinstance(method, ir.Lit) and isinstance(method.value, str):
+        return method.value.lower()
+    if method is not None:
+        return "?"
+    return "get" if last in ("fetch", "urlopen", "default", "") else "?"
+
+
+def _posts_to_model(call: ir.Call) -> bool:
+    for node in ir.walk(call):
+        if isinstance(node, ir.Lit) and isinstance(node.value, str) and apis.MODEL_URL.search(node.value):
+            return True
+        if isinstance(node, ir.Tmpl) and any(isinstance(p, str) and apis.MODEL_URL.search(p) for p in node.parts):
+            return True
+    return False
+
+
+def _write_mode(call: ir.Call) -> bool:
+    mode = call.args[1] if len(call.args) > 1 else call.keyword("mode")
+    return isinstance(mode, ir.Lit) and isinstance(mode.value, str) and any(c in mode.value for c in "wax+")
