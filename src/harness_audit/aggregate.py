@@ -151,7 +151,8 @@ def fold_build_copies(findings: Iterable[Finding], context: ContextReader | None
                 fits = [h for h in heads if i in around and around.get(h) == around[i]] or heads
                 home = heads[k] if k < len(heads) and heads[k] in fits else fits[0]
                 copies[home].append(f"{items[i].file}:{items[i].line}")
-        out.extend(replace(items[h], also_at=tuple(sorted(copies[h]))) if copies[h] else items[h] for h in heads)
+        out.extend(replace(items[h], also_at=tuple(dict.fromkeys([*items[h].also_at, *sorted(copies[h])])))
+                   if copies[h] else items[h] for h in heads)
     return out
 
 

@@ -68,6 +68,9 @@ class AuditConfig(BaseModel):
     """Report formats to write (`html` on request: one self-contained page)."""
     cache: bool = True
     """Reuse the static result when no file changed."""
+    preview: bool = False
+    """Also run the semantic layer's queries (`--preview`): the analysis engine that is replacing the shape rules,
+    one check at a time; its findings join the rules' and go through the same gate."""
     background: bool = False
     """Start every audit as a background job (`--background`): print its job id and return at once."""
     model: str | None = None

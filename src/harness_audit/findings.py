@@ -122,6 +122,9 @@ class Candidate:
     """The rule or engine that produced it, e.g. `static:C1/except-continue-skips-result`."""
     language: Language | None = None
     """Source language of the cited file."""
+    also_at: tuple[str, ...] = ()
+    """`file:line` of the other places the same defect involves (the sink, the loop, the caller); the gate keeps
+    those that name a first-party line."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,8 +160,8 @@ class Finding:
     fingerprint: str
     """Stable across unrelated edits: does not depend on the line number."""
     also_at: tuple[str, ...] = ()
-    """`file:line` of the same code in other build outputs of one source (ESM/CJS, bundles, shipped `src/`), folded
-    into this finding by aggregation; empty for ordinary findings."""
+    """`file:line` of the other places the same defect involves (the sink, the loop, the caller), and of the same
+    code in other build outputs of one source (ESM/CJS, bundles, shipped `src/`), folded in by aggregation."""
 
     @property
     def located(self) -> bool:

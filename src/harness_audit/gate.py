@@ -318,8 +318,22 @@ def validate(c: Candidate, ctx: GateContext) -> Finding | Refusal:
         check=check, verdict=verdict, file=rel, line=matched, cited_line=line, evidence=evidence.strip("\n"),
         claim=c.claim, consequence=c.consequence, direction=c.direction, confirm_hint=c.confirm_hint,
         source=c.source, language=c.language, file_sha256=ctx.workspace.sha256(rel),
-        fingerprint=fingerprint(check, rel, c.source, evidence),
+        fingerprint=fingerprint(check, rel, c.source, evidence), also_at=_sites(c.also_at, ctx.workspace),
     )
+
+
+def _sites(sites: tuple[str, ...], ws: Workspace) -> tuple[str, ...]:
+    """The `file:line` entries that name a line of a first-party file, canonicalised."""
+    kept: list[str] = []
+    for site in sites:
+        file, _, num = site.rpartition(":")
+        resolved = ws.resolve(file) if file and num.isdigit() else None
+        if resolved is None or resolved.status != "ok" or resolved.path is None:
+            continue
+        lines = ws.lines(resolved.path)
+        if lines is not None and 0 < int(num) <= len(lines):
+            kept.append(f"{resolved.path}:{int(num)}")
+    return tuple(dict.fromkeys(kept))
 
 
 def validate_landmark(c: LandmarkCandidate, ctx: GateContext) -> Landmark | Refusal:

@@ -87,8 +87,8 @@ def _rules_digest() -> str:
     return h.hexdigest()
 
 
-def _cache_key(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]) -> str:
-    h = hashlib.sha256(f"{_CACHE_VERSION}\0{_rules_digest()}\0{','.join(checks)}".encode())
+def _cache_key(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], preview: bool = False) -> str:
+    h = hashlib.sha256(f"{_CACHE_VERSION}\0{_rules_digest()}\0{','.join(checks)}\0{preview}".encode())
     for f in discovery.files:
         h.update(f"{f.path}\0{ws.sha256(f.path) or ''}\n".encode())
     return h.hexdigest()[:32]
@@ -102,7 +102,8 @@ def _cache_load(path: Path) -> tuple[StaticResult, list[FileNote]] | None:
     try:
         result = StaticResult(
             landmarks=[LandmarkCandidate(**lm) for lm in data["landmarks"]],
-            candidates={CheckId(k): [Candidate(**c) for c in v] for k, v in data["candidates"].items()},
+            candidates={CheckId(k): [Candidate(**{**c, "also_at": tuple(c.get("also_at", ()))}) for c in v]
+                        for k, v in data["candidates"].items()},
             errors={CheckId(k): v for k, v in data["errors"].items()},
         )
         unparsed = [FileNote(**u) for u in data["unparsed"]]
@@ -161,7 +162,7 @@ def run_static(
     use_cache: bool, progress: Progress = NO_PROGRESS,
 ) -> tuple[StaticResult, list[FileNote], bool, dict[CheckId, float]]:
     """Parse, recon and run the rules of `checks`, or load the same from the result cache."""
-    cache_path = output_dir / "cache" / f"static-{_cache_key(ws, discovery, checks)}.json" if use_cache else None
+    cache_path = output_dir / "cache" / f"static-{_cache_key(ws, discovery, checks, config.preview)}.json" if use_cache else None
     cached = _cache_load(cache_path) if cache_path is not None and cache_path.is_file() else None
     timings: dict[CheckId, float] = {}
     if cached is not None:
@@ -196,9 +197,30 @@ def run_static(
         if check in part.errors:
             static.errors[check] = part.errors[check]
     unparsed += _run_typescript(ws, discovery, checks, static, timings)
+    if config.preview:
+        _run_semantic(ws, discovery, checks, static, timings)
     if cache_path is not None:
         _cache_store(cache_path, static, unparsed)
     return static, unparsed, False, timings
+
+
+def _run_semantic(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], static: StaticResult,
+                  timings: dict[CheckId, float]) -> None:
+    """The semantic layer's queries and roles, added into `static` (beside the rules it is replacing)."""
+    from harness_audit.static.sem.engine import SemProject, landmarks, run_queries
+
+    t = time.perf_counter()
+    with no_gc_pauses():
+        project = SemProject.build(ws, discovery.files)
+        static.landmarks.extend(landmarks(project))
+        candidates, errors = run_queries(project, checks)
+    for check in checks:
+        static.candidates.setdefault(check, []).extend(candidates.get(check, []))
+        if check in errors and check not in static.errors:
+            static.errors[check] = errors[check]
+    spent = time.perf_counter() - t
+    for check in checks:
+        timings[check] = timings.get(check, 0.0) + spent / max(1, len(checks))
 
 
 def _run_typescript(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], static: StaticResult,

@@ -68,6 +68,8 @@ def make_parser() -> argparse.ArgumentParser:
                    help="ignore inline `harness-audit: ignore[...]` markers: report every finding")
     p.add_argument("--allow-empty", action="store_true", default=None,
                    help="exit 0 even when nothing was audited (0 files, or every selected check not covered)")
+    p.add_argument("--preview", action="store_true", default=None,
+                   help="also run the semantic layer's queries (the engine replacing the shape rules)")
     p.add_argument("--priority-floor", type=int, choices=[1, 2], help="filter configured checks by priority")
     p.add_argument("--max-file-bytes", type=int, metavar="N", help="skip larger files")
     p.add_argument("--language", choices=["auto", "en", "zh"], help="language of glosses")
@@ -120,6 +122,7 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
         "fail_on": ns.fail_on, "priority_floor": ns.priority_floor, "max_file_bytes": ns.max_file_bytes,
         "language": ns.language, "cache": False if ns.no_cache else None,
         "model": ns.model, "base_url": ns.base_url, "stream": ns.stream, "allow_empty": ns.allow_empty,
+        "preview": ns.preview,
         "suppressions": ns.suppressions,
     }
 

@@ -82,6 +82,7 @@ class CandidateData(_Strict):
     confirm_hint: Text = ""
     source: Text
     language: Literal["python", "typescript", "javascript", "trace"] | None = None
+    also_at: tuple[Text, ...] = ()
 
     def value(self) -> Candidate:
         """As our value type."""

@@ -98,7 +98,6 @@ APIS: tuple[Api, ...] = (
     # ---- filesystem
     Api(FS_WRITE, ("pathlib",), r"Path\.(?:write_text|write_bytes|unlink|touch|mkdir|rmdir)$", "pathlib"),
     Api(FS_WRITE, ("*",), r"\.(?:write_text|write_bytes)$", "pathlib", by_name=True),
-    Api(FS_WRITE, ("json", "pickle", "yaml", "orjson", "toml", "tomli_w"), r"^(?:dump|safe_dump)$", "dump"),
     Api(FS_WRITE, ("shutil",), r"^(?:copy\w*|move|rmtree)$", "shutil"),
     Api(FS_WRITE, ("os",), r"^(?:remove|unlink|rmdir|makedirs|mkdir|write|truncate)$", "os"),
     Api(FS_RENAME, ("os",), r"^(?:rename|replace|renames)$", "rename"),
@@ -194,3 +193,21 @@ TOOL_RESULT_FIELDS = frozenset({
 
 MESSAGE_ROLES = frozenset({"user", "assistant", "system", "tool", "developer", "function", "model"})
 """Values of a message's `role`."""
+
+TOOL_DECORATORS = frozenset({
+    "tool", "function_tool", "action", "kernel_function", "register_tool", "tool_plain", "ai_function",
+    "llm_tool", "agent_tool", "mcp_tool", "register_function", "function", "skill",
+})
+"""Registration decorators of agent frameworks (`@tool`, `@function_tool`, `@registry.action`, `@mcp.tool()`,
+`@kernel_function`): the decorated function's parameters come from the model."""
+
+TOOL_FACTORIES = frozenset({
+    "tool", "createTool", "defineTool", "dynamicTool", "DynamicStructuredTool", "DynamicTool", "StructuredTool",
+    "FunctionTool", "registerTool", "addTool", "add_tool", "from_function", "Tool", "tool_from_function",
+})
+"""Calls that turn a function into a tool (`tool({ execute })`, `server.tool(name, schema, handler)`,
+`new DynamicStructuredTool({ func })`, `FunctionTool.from_function(fn)`)."""
+
+TOOL_HANDLER_KEYS = frozenset({"execute", "handler", "func", "function", "run", "invoke", "call", "callback",
+                               "coroutine", "fn", "implementation"})
+"""Keys of a tool object that hold the function the model's call runs."""

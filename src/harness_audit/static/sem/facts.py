@@ -108,6 +108,8 @@ Val = Inst | Klass | Fn | Mod | Ext | Unk | Cont
 Vals = frozenset[Val]
 EMPTY: Vals = frozenset()
 _STR: Vals = frozenset({Ext("builtins", "str()")})
+_MAX_DEPTH = 120
+"""How many expressions one evaluation may be in the middle of (a guard for Python's own stack)."""
 _MAX_VALS = 12
 """A value set larger than this keeps its first members: precision past it buys nothing."""
 
@@ -150,7 +152,7 @@ _CONTAINERS = frozenset({
     "ReadonlyMap", "Record", "WeakMap", "AsyncIterableIterator", "IterableIterator", "Collection",
 })
 _TRANSPARENT = frozenset({"Optional", "Union", "Annotated", "Awaitable", "Coroutine", "Promise", "Final",
-                          "ClassVar", "Required", "NotRequired", "ReadOnly", "Partial", "Readonly", "Type", "type"})
+                          "ClassVar", "Required", "NotRequired", "ReadOnly", "Partial", "Readonly"})
 _TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*|[\[\]<>,|()]")
 _SELF = frozenset({"self", "this"})
 """How a method names its own instance, in either language."""
@@ -201,6 +203,8 @@ class Facts:
         self._top: dict[str, dict[str, list[Binding]]] = {}
         self._eval: dict[int, Vals] = {}
         self._busy: set[int] = set()
+        self._looking: set[tuple[int, str]] = set()
+        self._looked: dict[tuple[int, str], Vals] = {}
         self._fields: dict[int, dict[str, Vals]] = {}
         self._bases: dict[int, list[ir.Class]] = {}
         self._returns: dict[int, Vals] = {}
@@ -289,6 +293,21 @@ class Facts:
 
     def lookup(self, fn: ir.Function, name: str) -> Vals:
         """What `name`, used in `fn`, may stand for."""
+        key = (fn.index, name)
+        got = self._looked.get(key)
+        if got is not None:
+            return got
+        if key in self._looking or len(self._looking) > _MAX_DEPTH:
+            return frozenset({Unk(name)})
+        self._looking.add(key)
+        try:
+            got = self._lookup(fn, name)
+        finally:
+            self._looking.discard(key)
+        self._looked[key] = got
+        return got
+
+    def _lookup(self, fn: ir.Function, name: str) -> Vals:
         scope: ir.Function | None = fn
         ts_this = name == "this" and fn.module.lang != "python"
         while scope is not None:
@@ -459,7 +478,9 @@ class Facts:
                 out.append(Cont(self._named_type(mod, name, scope)))
                 continue
             last = name.rsplit(".", 1)[-1]
-            if last in _CONTAINERS:
+            if last in ("Type", "type") and args:  # `type[Agent]`: the class itself, not an instance
+                out.extend(Klass(v.cls) if isinstance(v, Inst) else v for a in args for v in a)
+            elif last in _CONTAINERS:
                 elem = args[-1] if args else EMPTY
                 out.append(Cont(elem))
             elif last in _TRANSPARENT:
@@ -568,8 +589,8 @@ class Facts:
         got = self._eval.get(key)
         if got is not None:
             return got
-        if key in self._busy:
-            return EMPTY
+        if key in self._busy or len(self._busy) > _MAX_DEPTH:
+            return EMPTY  # a cycle, or a chain of definitions too long to be worth following (not memoised)
         self._busy.add(key)
         try:
             if isinstance(e, ir.Name):
@@ -753,6 +774,26 @@ class Facts:
                             table[c.index].append((caller, call))
             self._callers = dict(table)
         return self._callers.get(fn.index, [])
+
+    def arguments_for(self, fn: ir.Function, param: ir.Param) -> list[tuple[ir.Function, ir.Expr]]:
+        """What callers pass for `param` of `fn`: (caller, argument expression) for each call that gives it,
+        positionally (a method's own receiver skipped) or by keyword."""
+        try:
+            pos = fn.params.index(param)
+        except ValueError:
+            return []
+        if fn.cls is not None and fn.module.lang == "python" and fn.params and fn.params[0].name in ("self", "cls"):
+            pos -= 1
+        out: list[tuple[ir.Function, ir.Expr]] = []
+        for caller, call in self.callers(fn):
+            given = call.keyword(param.name)
+            if given is None and 0 <= pos < len(call.args) and param.kind == "pos":
+                arg = call.args[pos]
+                if not any(isinstance(a, ir.Spread) for a in call.args[:pos + 1]):
+                    given = arg
+            if given is not None:
+                out.append((caller, given))
+        return out
 
     def nested(self, fn: ir.Function) -> Iterator[ir.Function]:
         """Functions defined inside `fn` (lambdas, arrows, nested defs), at any depth."""

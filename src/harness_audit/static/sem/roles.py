@@ -70,6 +70,7 @@ class Roles:
     def __init__(self, facts: Facts, summaries: Summaries) -> None:
         self.facts = facts
         self.sums = summaries
+        self._history_params: dict[int, set[str]] = {}
 
     # ------------------------------------------------------------ model requests
 
@@ -147,13 +148,18 @@ class Roles:
         callbacks over them (the site is the callback's call)."""
         out: list[Site] = []
         for fn in self.facts.functions:
-            for node in ir.walk_block(fn.body):
-                if isinstance(node, ir.Loop) and node.kind == "for" and node.iter is not None and \
-                        self.is_tool_calls(fn, node.iter) or isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and \
-                        node.func.name in ("map", "forEach", "flatMap") and \
-                        any(isinstance(a, ir.FuncExpr) for a in node.args) and self.is_tool_calls(fn, node.func.obj):
-                    out.append(Site(fn, node))
+            out.extend(Site(fn, node) for node in ir.walk_block(fn.body) if self._iterates_tool_calls(fn, node))
         return out
+
+    def _iterates_tool_calls(self, fn: ir.Function, node: ir.Node) -> bool:
+        if isinstance(node, ir.Loop):
+            return node.kind == "for" and node.iter is not None and self.is_tool_calls(fn, node.iter)
+        if isinstance(node, ir.Call):
+            return (isinstance(node.func, ir.Attr) and node.func.name in ("map", "forEach", "flatMap")
+                    and any(isinstance(a, ir.FuncExpr) for a in node.args) and self.is_tool_calls(fn, node.func.obj))
+        if isinstance(node, ir.Comp):
+            return any(self.is_tool_calls(fn, it) for _, it in node.targets)
+        return False
 
     @cached_property
     def tool_executors(self) -> list[ir.Function]:
@@ -167,15 +173,76 @@ class Roles:
                     if isinstance(a, ir.FuncExpr) and a.fn not in out:
                         out.append(a.fn)
                 continue
+            if isinstance(site.node, ir.Comp):
+                comp = site.node
+                names = {n.id for t, _ in comp.targets for n in ir.walk(t) if isinstance(n, ir.Name)}
+                for node in ir.walk(comp.elt):
+                    if isinstance(node, ir.Call) and any(isinstance(a, ir.Name) and a.id in names for a in node.args):
+                        for c in self.facts.callees(fn, node):
+                            if isinstance(c, ir.Function) and c not in out:
+                                out.append(c)
+                continue
             loop = site.node
             assert isinstance(loop, ir.Loop)
             names = {n.id for n in ir.walk(loop.target) if isinstance(n, ir.Name)} if loop.target else set()
             for node in ir.walk_block(loop.body):
-                if isinstance(node, ir.Call) and any(isinstance(a, ir.Name) and a.id in names for a in node.args):
+                # the call handed the tool call, or chosen by it (`TOOLS[call.function.name](**args)`)
+                if isinstance(node, ir.Call) and (
+                        any(isinstance(a, ir.Name) and a.id in names for a in node.args)
+                        or (not isinstance(node.func, ir.Name | ir.Attr)
+                            and any(isinstance(n, ir.Name) and n.id in names for n in ir.walk(node.func)))):
                     for c in self.facts.callees(fn, node):
                         if isinstance(c, ir.Function) and c not in out:
                             out.append(c)
         return out
+
+    @cached_property
+    def tool_functions(self) -> list[ir.Function]:
+        """Functions the model calls as tools: registered through a tool-registration API (a decorator such as
+        `@tool`/`@function_tool`/`@registry.action`, `tool({execute})`, `server.tool(name, schema, handler)`, a
+        tool object's `execute`/`func`), and the functions that execute one tool call (`tool_executors`)."""
+        out: list[ir.Function] = list(self.tool_executors)
+        for fn in self.facts.functions:
+            for dec in fn.decorators:
+                target = dec.func if isinstance(dec, ir.Call) else dec
+                if expr_chain(target).rsplit(".", 1)[-1] in apis.TOOL_DECORATORS and fn not in out:
+                    out.append(fn)
+            for node in ir.walk_block(fn.body):
+                if isinstance(node, ir.Call) and expr_chain(node.func).rsplit(".", 1)[-1] in apis.TOOL_FACTORIES:
+                    for arg in (*node.args, *(v for _, v in node.kw)):
+                        for f in self._handlers_in(fn, arg):
+                            if f not in out:
+                                out.append(f)
+        return out
+
+    def _handlers_in(self, fn: ir.Function, e: ir.Expr) -> Iterator[ir.Function]:
+        if isinstance(e, ir.FuncExpr):
+            yield e.fn
+        elif isinstance(e, ir.Obj):
+            for k, v in e.items:
+                if isinstance(k, str) and k in apis.TOOL_HANDLER_KEYS:
+                    yield from self._handlers_in(fn, v)
+        elif isinstance(e, ir.Name | ir.Attr):
+            for v in self.facts.eval(fn, e):
+                if isinstance(v, Fn):
+                    yield v.fn
+
+    @cached_property
+    def tool_reach(self) -> set[int]:
+        """Indexes of the functions a tool runs: tool functions and what they call, four calls deep."""
+        seen: set[int] = set()
+        frontier = [(f, 0) for f in self.tool_functions]
+        while frontier:
+            fn, depth = frontier.pop()
+            if fn.index in seen:
+                continue
+            seen.add(fn.index)
+            if depth >= 4:
+                continue
+            for _, callees in self.facts.calls(fn):
+                frontier.extend((c, depth + 1) for c in callees if isinstance(c, ir.Function))
+            frontier.extend((f, depth + 1) for f in self.facts.nested(fn))
+        return seen
 
     # ------------------------------------------------------------ history
 
@@ -295,6 +362,31 @@ class Roles:
             return any(b.expr is not None and b.kind == "value" and isinstance(b.expr, ir.Obj | ir.Call) and
                        self._message_like(fn, b.expr) for b in self.facts.bindings(fn).get(e.id, []))
         return False
+
+    def history_params(self, fn: ir.Function) -> set[str]:
+        """Parameters of `fn` that receive a conversation: annotated as a list of messages (`list[Message]`,
+        `ChatCompletionMessageParam[]`), or given a history store by some caller."""
+        got = self._history_params.get(fn.index)
+        if got is not None:
+            return got
+        out: set[str] = set()
+        for p in fn.params:
+            if p.type and _MESSAGES_TYPE.search(p.type):
+                out.add(p.name)
+        if len(out) < len(fn.params):
+            stores = self.history_stores
+            for caller, call in self.facts.callers(fn):
+                for i, arg in enumerate(call.args):
+                    idx = i + (1 if fn.cls is not None and fn.module.lang == "python" and fn.params and
+                               fn.params[0].name in ("self", "cls") else 0)
+                    if idx < len(fn.params) and isinstance(arg, ir.Name | ir.Attr) and \
+                            self.store_of(caller, arg) in stores:
+                        out.add(fn.params[idx].name)
+                for k, arg in call.kw:
+                    if isinstance(arg, ir.Name | ir.Attr) and self.store_of(caller, arg) in stores:
+                        out.add(k)
+        self._history_params[fn.index] = out
+        return out
 
     @cached_property
     def history_stores(self) -> set[Store]:
@@ -429,7 +521,7 @@ def _retries(loop: ir.Loop) -> bool:
     leaves the loop nor re-raises on every path, and a success path that leaves it (return/break)."""
     has_exit = False
     retrying_handler = False
-    for node in ir.walk_block(loop.body):
+    for node in _same_loop(loop.body):
         if isinstance(node, ir.Return | ir.Jump) and (not isinstance(node, ir.Jump) or node.kind == "break"):
             has_exit = True
         if isinstance(node, ir.Try):
@@ -437,6 +529,19 @@ def _retries(loop: ir.Loop) -> bool:
                 if not _always_leaves(h.body):
                     retrying_handler = True
     return has_exit and retrying_handler
+
+
+def _same_loop(block: ir.Block) -> Iterator[ir.Node]:
+    """Nodes of a loop body that belong to that loop: nested loops (and functions) are not entered."""
+    stack: list[ir.Node] = list(reversed(block))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ir.Loop):
+            continue
+        kids = list(node.children())
+        kids.reverse()
+        stack.extend(kids)
 
 
 def _always_leaves(block: ir.Block) -> bool:
@@ -475,6 +580,8 @@ def iter_stmts(block: ir.Block) -> Iterator[ir.Stmt]:
             yield node
 
 
+_MESSAGES_TYPE = re.compile(r"(?:list|List|Sequence|Iterable|Array|ReadonlyArray)\s*[\[<]\s*\w*Message\w*|\w*Message\w*\s*\[\]")
+"""A parameter annotated as a list of messages, whatever the message type is called."""
 _SIGNAL_TYPE = re.compile(r"\b(?:AbortSignal|AbortController|CancellationToken|CancelToken|asyncio\.Event|"
                           r"threading\.Event|CancelScope)\b")
 _SIGNAL_NAME = re.compile(r"signal|abortSignal|cancellationToken|cancelToken|cancel_event|cancel_token|stop_event|"

@@ -1,0 +1,135 @@
+"""C1 · Tool-call pairing: exits from tool execution that leave a call without its result."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness_audit.findings import CheckId
+from harness_audit.static.sem import apis, ir
+from harness_audit.static.sem.queries import Context, Report, query
+from harness_audit.static.sem.roles import Site
+
+
+@query(CheckId.C1, name="tool-loop-exit-skips-result")
+def exit_skips_result(ctx: Context) -> Iterator[Report]:
+    """Inside a loop over a reply's tool calls that records a result for each call, a branch leaves the
+    iteration (`continue`, `break`, `return`) without recording one for this call."""
+    for site in ctx.roles.tool_loops:
+        loop = site.node
+        if not isinstance(loop, ir.Loop) or not _records_results(ctx, site.fn, loop.body):
+            continue
+        for owner, branch, jump in _leaving_branches(loop.body):
+            if _records_results(ctx, site.fn, branch):
+                continue
+            what = {"continue": "skips to the next call", "break": "leaves the loop",
+                    "return": "returns"}[jump.kind if isinstance(jump, ir.Jump) else "return"]
+            yield Report(
+                site=Site(site.fn, owner), end=jump.line, also_at=(site, Site(site.fn, jump)),
+                claim=f"This branch {what} without recording a result for the current tool call (and, for "
+                      "`break`/`return`, for the calls after it).",
+                consequence="The next request carries a tool call with no result, and the provider rejects it "
+                            "(HTTP 400: tool_use ids without tool_result / tool_calls must be followed by tool "
+                            "messages).",
+                direction="Record a result for every call on every path: an error or 'skipped'/'denied' result "
+                          "before `continue`, and synthetic results for the remaining calls before `break`.")
+
+
+@query(CheckId.C1, name="tool-error-escapes-without-result")
+def error_escapes(ctx: Context) -> Iterator[Report]:
+    """Where one tool call is executed, a failure is caught and re-raised without a result being recorded,
+    and no caller turns it into one: the call stays unanswered and the whole turn fails."""
+    for fn in ctx.roles.tool_executors:
+        if _callers_catch(ctx, fn):
+            continue
+        for node in ir.walk_block(fn.body):
+            if not isinstance(node, ir.Try):
+                continue
+            for h in node.handlers:
+                if not h.body or not isinstance(h.body[-1], ir.Raise) or _records_results(ctx, fn, h.body):
+                    continue
+                yield Report(
+                    site=Site(fn, h.body[-1]),
+                    claim=f"When the tool fails, `{fn.name}` re-raises the error instead of recording it as this "
+                          "call's result, and no caller records one either.",
+                    consequence="One failing tool aborts the whole turn: the call (and its parallel siblings) get "
+                                "no result, the model never sees the error, and the next request is rejected.",
+                    direction="Catch the failure where the call is executed and record it as the call's result "
+                              "(an error message is a result); re-raise only cancellation.")
+
+
+def _records_results(ctx: Context, fn: ir.Function, block: ir.Block) -> bool:
+    """Whether a block records a tool result: appends or yields a message carrying a tool-result field or the
+    `tool` role, or calls a project function that does."""
+    for node in ir.walk_block(block):
+        if isinstance(node, ir.Obj) and (any(isinstance(k, str) and k in apis.TOOL_RESULT_FIELDS for k, _ in node.items)
+                                         or _role_is(node, "tool", "function")):
+            return True
+        if isinstance(node, ir.Call):
+            if any(k in apis.TOOL_RESULT_FIELDS for k, _ in node.kw):
+                return True
+            if (isinstance(node.func, ir.Attr) and node.func.name in ("append", "push", "add", "extend", "put")
+                    and any(isinstance(a, ir.Name | ir.Call | ir.Obj) for a in node.args)):
+                return True
+            for c in ctx.facts.callees(fn, node):
+                if isinstance(c, ir.Function) and c is not fn and _creates_result(c):
+                    return True
+        if isinstance(node, ir.Op) and node.op in ("yield", "yield from"):
+            return True
+    return False
+
+
+def _creates_result(fn: ir.Function) -> bool:
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Obj) and (any(isinstance(k, str) and k in apis.TOOL_RESULT_FIELDS for k, _ in node.items)
+                                         or _role_is(node, "tool", "function")):
+            return True
+        if isinstance(node, ir.Call) and any(k in apis.TOOL_RESULT_FIELDS for k, _ in node.kw):
+            return True
+    return False
+
+
+def _role_is(obj: ir.Obj, *roles: str) -> bool:
+    role = obj.get("role")
+    return isinstance(role, ir.Lit) and role.value in roles
+
+
+def _leaving_branches(body: ir.Block) -> Iterator[tuple[ir.Node, ir.Block, ir.Stmt]]:
+    """(the `if`/`except` it ends, the block leading to it, the statement) for each `continue`/`break`/`return`
+    that ends an `if` branch or an `except` handler directly inside the loop body (not in a nested loop)."""
+    for stmt in body:
+        yield from _branches(stmt)
+
+
+def _branches(stmt: ir.Stmt) -> Iterator[tuple[ir.Node, ir.Block, ir.Stmt]]:
+    if isinstance(stmt, ir.If):
+        for block in (stmt.body, stmt.orelse):
+            if block and isinstance(block[-1], ir.Jump | ir.Return):
+                yield stmt, block, block[-1]
+            for inner in block:
+                yield from _branches(inner)
+    elif isinstance(stmt, ir.Try):
+        for h in stmt.handlers:
+            if h.body and isinstance(h.body[-1], ir.Jump | ir.Return):
+                yield h, h.body, h.body[-1]
+        for inner in (*stmt.body, *stmt.orelse):
+            yield from _branches(inner)
+    elif isinstance(stmt, ir.With):
+        for inner in stmt.body:
+            yield from _branches(inner)
+
+
+def _callers_catch(ctx: Context, fn: ir.Function) -> bool:
+    """Whether every caller of `fn` calls it inside a `try` whose handler does not re-raise."""
+    callers = ctx.facts.callers(fn)
+    if not callers:
+        return False
+    for caller, call in callers:
+        if not any(_guarded(node, call) for node in ir.walk_block(caller.body) if isinstance(node, ir.Try)):
+            return False
+    return True
+
+
+def _guarded(tr: ir.Try, call: ir.Call) -> bool:
+    if not any(n is call for n in ir.walk_block(tr.body)):
+        return False
+    return any(not (h.body and isinstance(h.body[-1], ir.Raise)) for h in tr.handlers)

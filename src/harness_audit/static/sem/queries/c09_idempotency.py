@@ -1,0 +1,54 @@
+"""C9 · Idempotency: a retried region reaches an effect on the world with no idempotency key."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness_audit.findings import CheckId
+from harness_audit.static.sem import ir
+from harness_audit.static.sem.queries import Context, Report, query
+from harness_audit.static.sem.summaries import HTTP_SEND, SIDE_EFFECTS
+
+_WHAT = {HTTP_SEND: "sends a request that changes something", "spawn": "runs a process",
+         "fs-write": "writes a file", "fs-rename": "moves a file"}
+
+
+@query(CheckId.C9, name="retried-side-effect-without-key")
+def retried_side_effect(ctx: Context) -> Iterator[Report]:
+    """A retry (decorator, retry loop, or a function re-entering itself from its handler) wraps a region that
+    reaches a non-idempotent effect, and nothing in the region carries an idempotency key."""
+    for site, region in ctx.roles.retry_regions:
+        effects = ctx.sums.of_region(site.fn, region)
+        for kind in (HTTP_SEND, "spawn", "fs-write"):
+            eff = effects.get(kind)
+            if eff is None or eff.by_name or _keyed(region):
+                continue
+            yield Report(
+                site=site, also_at=(ir_site(eff),),
+                claim=f"This retry re-runs a region that {_WHAT[kind]} (`{eff.fn.name}`, line {eff.call.line}) "
+                      "with no idempotency key.",
+                consequence="When the effect commits but the reply is lost (a timeout after sending), the retry "
+                            "does it again: a message sent twice, a command run twice.",
+                direction="Retry only the idempotent transport, reuse an idempotency key across attempts, or check "
+                          "whether the effect happened before retrying.")
+            break
+
+
+def ir_site(eff):  # noqa: ANN001, ANN201 - an Effect's origin as a Site
+    from harness_audit.static.sem.roles import Site
+
+    return Site(eff.fn, eff.call)
+
+
+def _keyed(region: list[ir.Node]) -> bool:
+    for node in region:
+        if isinstance(node, ir.Lit) and isinstance(node.value, str) and "idempotency" in node.value.lower():
+            return True
+        if isinstance(node, ir.Name | ir.Attr):
+            name = node.id if isinstance(node, ir.Name) else node.name
+            if "idempotency" in name.lower() or "dedup" in name.lower():
+                return True
+    return False
+
+
+__all__ = ["SIDE_EFFECTS"]

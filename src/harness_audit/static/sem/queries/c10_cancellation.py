@@ -1,0 +1,167 @@
+"""C10 · Cancellation propagation: kills that miss the process group, signals not passed on, cancellation
+swallowed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness_audit.findings import CheckId, Verdict
+from harness_audit.static.sem import apis, ir
+from harness_audit.static.sem.facts import expr_chain
+from harness_audit.static.sem.queries import Context, Report, query
+from harness_audit.static.sem.roles import Site
+from harness_audit.static.sem.summaries import HTTP_GET, HTTP_SEND
+
+_KILLS = frozenset({"kill", "terminate", "send_signal", "cancel"})
+_GROUP_KW = frozenset({"start_new_session", "process_group", "preexec_fn", "creationflags", "detached"})
+_GROUP_CALLS = ("killpg", "tree-kill", "treeKill", "kill_process_tree", "killProcessTree", "taskkill", "pkill")
+
+
+@query(CheckId.C10, name="kill-misses-process-group")
+def kill_misses_group(ctx: Context) -> Iterator[Report]:
+    """A spawned process is stopped with a signal to the direct child only, and it was not started in a group
+    of its own, so the shell's children (a dev server, a build) keep running after the stop."""
+    for spawn in ctx.roles.spawns:
+        fn, call = spawn.fn, spawn.node
+        assert isinstance(call, ir.Call)
+        if _starts_group(call) or _kills_groups(fn):
+            continue
+        names = _bound_to(ctx, fn, call)
+        for node in ir.walk_block(fn.body):
+            if isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name in _KILLS and \
+                    expr_chain(node.func.obj) in names:
+                yield Report(
+                    site=Site(fn, node), also_at=(spawn,),
+                    claim=f"`{expr_chain(node.func)}` signals only the direct child; the process was not started "
+                          "in its own group, so what it started is not stopped.",
+                    consequence="When the user stops a command, the shell's children (a dev server, a watcher, a "
+                                "build) keep running and holding ports, files and CPU.",
+                    direction="Start the process in its own group (`start_new_session=True` / `detached: true`) "
+                              "and signal the group (`os.killpg(proc.pid, SIGTERM)` / `process.kill(-child.pid)`).")
+
+
+def _starts_group(call: ir.Call) -> bool:
+    if any(k in _GROUP_KW for k, _ in call.kw):
+        return True
+    return any(isinstance(a, ir.Obj) and any(k in _GROUP_KW for k, _ in a.items if isinstance(k, str))
+               for a in call.args)
+
+
+def _kills_groups(fn: ir.Function) -> bool:
+    text = fn.module.text
+    return any(word in text for word in _GROUP_CALLS) or "kill(-" in text.replace(" ", "")
+
+
+def _bound_to(ctx: Context, fn: ir.Function, call: ir.Call) -> set[str]:
+    """Names and fields the result of `call` is stored in."""
+    out: set[str] = set()
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Assign) and node.value is not None:
+            value = node.value.value if isinstance(node.value, ir.Await) else node.value
+            if value is call:
+                out.update(expr_chain(t) for t in node.targets if expr_chain(t))
+    return out
+
+
+@query(CheckId.C10, name="signal-not-passed-on")
+def signal_not_passed(ctx: Context) -> Iterator[Report]:
+    """A function holds a cancellation signal (an `AbortSignal`, a cancellation token) and makes a request — to
+    a model or over HTTP, itself or through a project function that takes a signal — without passing it."""
+    for fn in ctx.facts.functions:
+        if fn.module.lang == "python":
+            continue  # Python's cancellation reaches awaited requests through the task; signals are TS/JS
+        signals = ctx.roles.signals_in_scope(fn)
+        if not signals:
+            continue
+        for call, callees in ctx.facts.calls(fn):
+            effects = ctx.sums.of_call(fn, call)
+            if not (apis.MODEL in effects or HTTP_SEND in effects or HTTP_GET in effects):
+                continue
+            if _passes_signal(call, signals) or not _accepts_signal(ctx, fn, call, callees):
+                continue
+            yield Report(
+                site=Site(fn, call),
+                claim=f"`{fn.name}` holds a cancellation signal (`{signals[0]}`) but this request is made "
+                      "without it.",
+                consequence="When the user stops the run, this request (and whatever it streams or runs) goes on "
+                            "in the background: the model keeps generating, the connection stays open.",
+                direction=f"Pass the signal on (`{{ signal: {signals[0]} }}` or the callee's signal parameter).",
+                verdict=Verdict.CONFIRMED)
+
+
+def _passes_signal(call: ir.Call, signals: list[str]) -> bool:
+    tails = {s.rsplit(".", 1)[-1] for s in signals}
+    for node in ir.walk(call):
+        if node is call.func:
+            continue
+        if isinstance(node, ir.Name) and (node.id in tails or node.id in signals):
+            return True
+        if isinstance(node, ir.Attr) and (node.name in tails or node.name in ("signal", "abortSignal",
+                                                                               "cancellationToken", "token")):
+            return True
+        if isinstance(node, ir.Obj) and any(isinstance(k, str) and k in ("signal", "abortSignal",
+                                                                          "cancellationToken", *tails)
+                                            for k, _ in node.items):
+            return True
+        if isinstance(node, ir.Spread):
+            return True  # `{...options}` may carry it: not provably dropped
+    return False
+
+
+def _accepts_signal(ctx: Context, fn: ir.Function, call: ir.Call, callees: tuple) -> bool:
+    """Whether the callee can take a signal: an external request API (fetch, an SDK call), or a project
+    function with a signal among its parameters."""
+    for c in callees:
+        if isinstance(c, ir.Function):
+            if ctx.roles.signals_in_scope(c) and any(
+                    p.name in ctx.roles.signals_in_scope(c) or set(p.names) & set(ctx.roles.signals_in_scope(c))
+                    for p in c.params):
+                return True
+        elif any(e.kind in (apis.MODEL, HTTP_SEND, HTTP_GET) for e in ctx.sums.direct(fn, call)):
+            return True
+    return False
+
+
+@query(CheckId.C10, name="cancellation-token-dropped")
+def token_dropped(ctx: Context) -> Iterator[Report]:
+    """A call is given an explicit "never cancelled" token (`CancellationToken.None`) while the function holds
+    the real one."""
+    for fn in ctx.facts.functions:
+        signals = ctx.roles.signals_in_scope(fn)
+        if not signals:
+            continue
+        for call, _ in ctx.facts.calls(fn):
+            for arg in (*call.args, *(v for _, v in call.kw)):
+                if isinstance(arg, ir.Attr) and arg.name == "None" and "Cancel" in expr_chain(arg.obj):
+                    yield Report(
+                        site=Site(fn, call),
+                        claim=f"This call is given `{expr_chain(arg)}` although `{fn.name}` holds the request's "
+                              f"token (`{signals[0]}`).",
+                        consequence="Pressing stop does not cancel what this call runs: it goes on to the end.",
+                        direction=f"Pass the token in scope (`{signals[0]}`) instead of a token that never fires.")
+
+
+@query(CheckId.C10, name="cancellation-swallowed")
+def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
+    """An `except` that catches the task's cancellation (`CancelledError`, `BaseException`, a bare `except:` in
+    a coroutine) and neither re-raises nor returns, so the cancelled task carries on."""
+    for fn in ctx.facts.functions:
+        if fn.module.lang != "python" or not fn.is_async:
+            continue
+        for node in ir.walk_block(fn.body):
+            if not isinstance(node, ir.Handler):
+                continue
+            names = {expr_chain(t).rsplit(".", 1)[-1] for t in node.types}
+            catches = "CancelledError" in names or "BaseException" in names or not node.types
+            if not catches or any(isinstance(s, ir.Raise) for s in ir.walk_block(node.body)):
+                continue
+            if not any(isinstance(s, ir.Jump) and s.kind == "continue" for s in ir.walk_block(node.body)) and \
+                    any(isinstance(s, ir.Return) for s in ir.walk_block(node.body)):
+                continue
+            yield Report(
+                site=Site(fn, node), end=node.line,
+                claim="This handler catches the coroutine's cancellation and does not re-raise it.",
+                consequence="Cancelling the task (the user's stop, a timeout) is swallowed here: the coroutine "
+                            "keeps running as if nothing happened.",
+                direction="Re-raise `asyncio.CancelledError` (catch `Exception` for errors, or add "
+                          "`except asyncio.CancelledError: raise` first).")

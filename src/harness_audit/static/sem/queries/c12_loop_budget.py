@@ -1,0 +1,122 @@
+"""C12 · Loop and budget limits: an agent loop with no ceiling, and a ceiling's counter reset on failure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from harness_audit.findings import CheckId
+from harness_audit.static.sem import ir
+from harness_audit.static.sem.facts import expr_chain
+from harness_audit.static.sem.queries import Context, Report, query
+from harness_audit.static.sem.roles import Site
+
+_COMPARE = frozenset({"<", "<=", ">", ">=", "==", "!=", "===", "!==", "not in", "in"})
+
+
+@query(CheckId.C12, name="agent-loop-without-ceiling")
+def loop_without_ceiling(ctx: Context) -> Iterator[Report]:
+    """An agent loop (a loop or a self-recursive function that reaches a model request) whose only way out is
+    the model's answer: no count of turns, tool calls or time is compared against a limit on any path."""
+    for site in ctx.roles.agent_loops:
+        if isinstance(site.node, ir.Loop):
+            loop = site.node
+            if loop.kind == "for":
+                continue  # a counted loop: `range(max_turns)` is a ceiling
+            if _bounded(loop.test) or any(_limit_check(n) for n in ir.walk_block(loop.body)):
+                continue
+            yield Report(
+                site=site, end=loop.line,
+                claim="This agent loop runs until the model stops asking for tools: no turn, tool-call or time "
+                      "ceiling is checked on any path through it.",
+                consequence="A model that keeps calling tools (or repeats one call) loops and bills until someone "
+                            "kills the process.",
+                direction="Bound the loop (`for turn in range(max_turns)` / a counter compared each turn) and end "
+                          "with a distinct status such as `max_turns_exceeded`, not the normal return.")
+        else:
+            fn = site.fn
+            if any(_limit_check(n) for n in ir.walk_block(fn.body)) or _counts_turns(fn, site.node):
+                continue
+            yield Report(
+                site=site,
+                claim=f"`{fn.name}` runs the next turn by calling itself, with no turn counter compared against a "
+                      "limit: its only exit is a model reply without tool calls.",
+                consequence="A model that keeps calling tools recurses and bills until the stack or the budget "
+                            "gives out.",
+                direction="Pass a turn counter into the recursive call and stop with a distinct status when it "
+                          "reaches the configured maximum.")
+
+
+@query(CheckId.C12, name="ceiling-counter-reset-on-failure")
+def counter_reset_on_failure(ctx: Context) -> Iterator[Report]:
+    """A counter that a ceiling compares against a limit is set back to zero inside an `except`/`catch`:
+    the failures it is meant to count are exactly what resets it."""
+    for fn in ctx.facts.functions:
+        compared = _compared_counters(fn)
+        if not compared:
+            continue
+        for node in ir.walk_block(fn.body):
+            if not isinstance(node, ir.Handler):
+                continue
+            for stmt in ir.walk_block(node.body):
+                if isinstance(stmt, ir.Assign) and stmt.op == "=" and isinstance(stmt.value, ir.Lit) and \
+                        stmt.value.value == 0:
+                    for t in stmt.targets:
+                        if expr_chain(t) in compared:
+                            yield Report(
+                                site=Site(fn, stmt),
+                                claim=f"`{expr_chain(t)}` is the counter a ceiling compares against its limit, and "
+                                      "this failure handler resets it to 0.",
+                                consequence="A run that keeps failing this way never reaches the limit, so the "
+                                            "ceiling never trips and the agent retries forever.",
+                                direction="Reset the counter only on success; count this failure (or give it its "
+                                          "own limit) instead of clearing the count.")
+
+
+def _bounded(test: ir.Expr | None) -> bool:
+    if test is None or (isinstance(test, ir.Lit) and test.value in (True, 1)):
+        return False
+    return any(isinstance(n, ir.Op) and n.op in _COMPARE and any(_numberish(o) for o in n.operands)
+               for n in ir.walk(test)) or _mentions_limit(test)
+
+
+def _numberish(e: ir.Expr) -> bool:
+    if isinstance(e, ir.Lit) and isinstance(e.value, int | float) and not isinstance(e.value, bool):
+        return True
+    chain = expr_chain(e).lower()
+    return any(w in chain for w in ("max", "limit", "budget", "remaining", "ceiling", "deadline", "timeout"))
+
+
+def _mentions_limit(e: ir.Expr) -> bool:
+    return any(_numberish(n) for n in ir.walk(e) if isinstance(n, ir.Name | ir.Attr))
+
+
+def _limit_check(node: ir.Node) -> bool:
+    """`if turns >= max_turns: break/raise/return`: a comparison against a number or a limit that leaves."""
+    if isinstance(node, ir.If) and _bounded(node.test):
+        return any(isinstance(s, ir.Raise | ir.Return) or (isinstance(s, ir.Jump) and s.kind == "break")
+                   for s in ir.walk_block(node.body))
+    if isinstance(node, ir.Call) and any(_numberish(a) for a in node.args):
+        name = expr_chain(node.func).lower()
+        return any(w in name for w in ("budget", "limit", "ceiling", "max_turns", "check_turn"))
+    return False
+
+
+def _counts_turns(fn: ir.Function, call: ir.Node) -> bool:
+    """A recursive call that passes a count one higher (`turn + 1`) is counting turns."""
+    if not isinstance(call, ir.Call):
+        return False
+    return any(isinstance(n, ir.Op) and n.op == "+" and any(isinstance(o, ir.Lit) and o.value == 1 for o in n.operands)
+               for n in ir.walk(call))
+
+
+def _compared_counters(fn: ir.Function) -> set[str]:
+    """Names and fields compared against a limit in `fn` (`n < self.max_requeries`, `count >= limit`)."""
+    out: set[str] = set()
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Op) and node.op in ("<", "<=", ">", ">=") and len(node.operands) == 2:
+            a, b = node.operands
+            for x, y in ((a, b), (b, a)):
+                chain = expr_chain(x)
+                if chain and isinstance(x, ir.Name | ir.Attr) and _numberish(y) and not _numberish(x):
+                    out.add(chain)
+    return out
