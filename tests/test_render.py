@@ -123,7 +123,10 @@ def test_same_second_never_overwrites(tmp_path: Path) -> None:
     second = write_reports(sample(), tmp_path, ["md", "json"], started)
     assert first[0].name == "report-2026-01-01_093000-C1-C13-C15.md"
     assert second[0].name == "report-2026-01-01_093000-C1-C13-C15-2.md"
-    assert len(list(tmp_path.iterdir())) == 4
+    assert len(list(tmp_path.glob("report-*"))) == 4
+    # `latest.<fmt>` follows the newest report
+    assert (tmp_path / "latest.md").resolve() == second[0].resolve()
+    assert (tmp_path / "latest.json").read_text() == second[1].read_text()
 
 
 @pytest.mark.parametrize("n,label", [(1, "C1"), (3, "C1-C2-C3"), (4, "4checks")])
@@ -131,3 +134,22 @@ def test_scope_label(n: int, label: str) -> None:
     from harness_audit.render import scope_label
 
     assert scope_label(list(CheckId)[:n]) == label
+
+
+def test_json_reports_follow_the_documented_schema(tmp_path: Path) -> None:
+    """`render/report.schema.json` describes every field; a field added without documenting it fails here."""
+    import json as _json
+    from importlib import resources
+
+    import jsonschema
+
+    from harness_audit.api import audit
+    from harness_audit.render.json_report import SCHEMA_VERSION, render_json
+
+    schema = _json.loads(resources.files("harness_audit.render").joinpath("report.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    example = Path(__file__).parent.parent / "examples" / "agent_loop"
+    for report in (sample(), audit(example, ["all"], overrides={"output_dir": str(tmp_path)}, write=False).report):
+        data = _json.loads(render_json(report))
+        jsonschema.validate(data, schema)
+        assert data["schema_version"] == SCHEMA_VERSION

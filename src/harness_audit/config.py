@@ -60,6 +60,8 @@ class AuditConfig(BaseModel):
     """Larger files are skipped and listed."""
     fail_on: FailOn = "confirmed"
     """Lowest verdict that makes the exit code 1."""
+    docs_url: str | None = None
+    """Base URL of the check pages for SARIF `helpUri` (default: the Action's repository, or this checkout)."""
     suppressions: bool = True
     """Honour inline `harness-audit: ignore[C8] reason` markers; false (`--no-suppressions`) reports every finding."""
     allow_empty: bool = False

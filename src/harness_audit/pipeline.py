@@ -146,6 +146,19 @@ class PhaseResult:
     """RunMeta fields the engine fills (model, base_url, resumed, ledger, notes, price)."""
 
 
+def docs_url(configured: str | None) -> str | None:
+    """Where the check pages are: configured, the GitHub Action's own copy, or this checkout's `docs/checks/`.
+
+    The Action sets `HARNESS_AUDIT_DOCS_URL` to the pages in its repository at its ref; an install from a
+    checkout points at the checkout's pages (a `file:` URI); otherwise there is no page to link.
+    """
+    base = configured or os.environ.get("HARNESS_AUDIT_DOCS_URL")
+    if base:
+        return base.rstrip("/") + "/"
+    local = Path(__file__).resolve().parents[2] / "docs" / "checks"
+    return local.as_uri() + "/" if local.is_dir() else None
+
+
 def new_run_id(started: datetime) -> str:
     """Sortable, unique run id: local start time plus a random suffix."""
     return f"{started.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
@@ -362,6 +375,7 @@ def finish(
         engine=str(phase.extra.get("engine", config.engine)),
         requested=tuple(checks), files_scanned=len(discovery.files), excluded_dirs=discovery.excluded_dirs,
         cache_hit=phase.cache_hit, state=phase.state, language=resolve_language(config.language),
+        docs_url=docs_url(config.docs_url),
         **{k: v for k, v in phase.extra.items() if k != "engine"},
     )
     report = build_report(

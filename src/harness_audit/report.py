@@ -66,6 +66,8 @@ class RunMeta:
     """Price per million tokens of `model`, when known (configured, or from the genai-prices table)."""
     language: str = "en"
     """Language of the report's fixed text (`en` or `zh`); findings keep their own words."""
+    docs_url: str | None = None
+    """Where the check pages live (`…/docs/checks/`), for SARIF `helpUri`; None when unknown."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

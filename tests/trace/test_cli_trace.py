@@ -27,7 +27,7 @@ def test_findings_give_exit_1_and_all_three_reports(tmp_path: Path, capsys: pyte
     trace = shutil.copy(MADE / "c01_unanswered_call.jsonl", tmp_path / "run.jsonl")
     out = tmp_path / "out"
     assert main(["trace", str(trace), "--output-dir", str(out), "-q"]) == 1
-    assert sorted(p.suffix for p in out.iterdir()) == [".json", ".md", ".sarif"]
+    assert sorted(p.suffix for p in out.glob("report-*")) == [".json", ".md", ".sarif"]
     printed = capsys.readouterr().out.split()
     assert len(printed) == 3
     report = _report(out)
@@ -43,7 +43,7 @@ def test_findings_give_exit_1_and_all_three_reports(tmp_path: Path, capsys: pyte
 def test_clean_trace_exits_0(tmp_path: Path) -> None:
     trace = shutil.copy(MADE / "clean_anthropic.jsonl", tmp_path / "a.jsonl")
     assert main(["trace", str(trace), "--output-dir", str(tmp_path / "o"), "-q", "--format", "json"]) == 0
-    assert [p.suffix for p in (tmp_path / "o").iterdir()] == [".json"]
+    assert [p.suffix for p in (tmp_path / "o").glob("report-*")] == [".json"]
 
 
 def test_checks_and_forced_format(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ from harness_audit.llm.events import (
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, LedgerRead, read_ledger
 from harness_audit.llm.prompts import unit_of
 from harness_audit.messages import resolve_language
+from harness_audit.pipeline import docs_url as _docs_url
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, Report, RunMeta
 from harness_audit.workspace import Workspace
@@ -304,7 +305,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         ledger=str(rec.run_dir / LEDGER_NAME),
         notes=(*extra.notes, "Re-rendered from the ledger."),
         price=rec.start.price.value() if rec.start.price is not None else price_of(config),
-        language=resolve_language(config.language),
+        language=resolve_language(config.language), docs_url=_docs_url(config.docs_url),
     )
     analysis, analysis_usage = _analysis(rec.units.get("analysis"))
     recon_usage = _recon_usage(rec) if rec.recon_end and rec.recon_end.status != "static" else None

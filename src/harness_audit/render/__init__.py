@@ -101,4 +101,24 @@ def write_reports(report: Report, output_dir: Path, formats: Sequence[str], star
         path = output_dir / f"{name}.{fmt}"
         write_atomic(path, RENDERERS[fmt](report))
         paths.append(path)
+        link_latest(path, output_dir / f"latest.{fmt}")
     return paths
+
+
+def link_latest(target: Path, link: Path) -> None:
+    """Point `latest.<fmt>` at the report just written (a relative symlink, swapped in atomically).
+
+    Where symlinks are not allowed (some Windows setups) the report is copied instead; a failure here never loses
+    the report itself, which is already written.
+    """
+    tmp = link.with_name(f".{link.name}.{os.getpid()}.tmp")
+    try:
+        tmp.unlink(missing_ok=True)
+        os.symlink(target.name, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        try:
+            write_atomic(link, target.read_text(encoding="utf-8"))
+        except OSError:
+            return
