@@ -158,23 +158,71 @@ def _explain(err: ValidationError, where: str, data: dict[str, Any]) -> ConfigEr
     return ConfigError(f"bad value {value!r} for {loc!r} in {where}: {msg}")
 
 
+CONFIG_FILE = ".harness-audit.toml"
+
+
+def _pyproject_table(path: Path) -> dict[str, Any] | None:
+    """`[tool.harness-audit]` of a pyproject.toml, or None when it has none."""
+    tool = _read_toml(path).get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"`tool` in {path} must be a table, got {tool!r}; [tool.harness-audit] cannot be read")
+    table = tool.get("harness-audit")  # pyright: ignore[reportUnknownMemberType]
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.harness-audit] in {path} must be a table")
+    return dict(table)  # type: ignore[arg-type]
+
+
+def _dedicated_table(path: Path) -> dict[str, Any]:
+    """`.harness-audit.toml`: its top-level keys, merged over a `[tool.harness-audit]` table it may also hold."""
+    raw = _read_toml(path)
+    tool = raw.pop("tool", None)
+    table: dict[str, Any] = {}
+    if tool is not None:
+        if not isinstance(tool, dict) or set(tool) - {"harness-audit"} or not isinstance(  # pyright: ignore
+                tool.get("harness-audit", {}), dict):  # pyright: ignore[reportUnknownMemberType]
+            raise ConfigError(f"{path} may hold [tool.harness-audit] and top-level keys, nothing else under `tool`")
+        table = dict(tool.get("harness-audit", {}))  # pyright: ignore
+    return {**table, **raw}
+
+
+def find_config_dir(start: Path) -> Path | None:
+    """The nearest directory, from `start` upward, with `.harness-audit.toml` or a `[tool.harness-audit]` table."""
+    for directory in (start, *start.parents):
+        if (directory / CONFIG_FILE).is_file():
+            return directory
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _pyproject_table(pyproject) is not None:
+            return directory
+    return None
+
+
 def load_file_config(root: Path) -> tuple[dict[str, Any], str | None]:
-    """The raw settings table of the audited root and where it came from (`.harness-audit.toml` wins)."""
-    dedicated = root / ".harness-audit.toml"
+    """The settings that apply to `root` and where they came from, searched upward from `root` (as ruff does).
+
+    In the nearest directory that has any: `[tool.harness-audit]` of pyproject.toml, with `.harness-audit.toml`
+    merged over it key by key (its own `[tool.harness-audit]` table is read too). A relative `output_dir` is taken
+    from that directory, where the file that says it lives.
+    """
+    directory = find_config_dir(root)
+    if directory is None:
+        return {}, None
+    data: dict[str, Any] = {}
+    sources: list[str] = []
+    pyproject = directory / "pyproject.toml"
+    table = _pyproject_table(pyproject) if pyproject.is_file() else None
+    if table is not None:
+        data.update({k.replace("-", "_"): v for k, v in table.items()})
+        sources.append(f"{pyproject} [tool.harness-audit]")
+    dedicated = directory / CONFIG_FILE
     if dedicated.is_file():
-        return _read_toml(dedicated), str(dedicated.name)
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        tool = _read_toml(pyproject).get("tool", {})
-        if not isinstance(tool, dict):
-            raise ConfigError(f"`tool` in pyproject.toml must be a table, got {tool!r}; [tool.harness-audit] "
-                              "cannot be read")
-        table = tool.get("harness-audit")  # pyright: ignore[reportUnknownMemberType]
-        if table is not None:
-            if not isinstance(table, dict):
-                raise ConfigError("[tool.harness-audit] in pyproject.toml must be a table")
-            return dict(table), "pyproject.toml [tool.harness-audit]"  # type: ignore[arg-type]
-    return {}, None
+        data.update({k.replace("-", "_"): v for k, v in _dedicated_table(dedicated).items()})
+        sources.append(str(dedicated))
+    out = data.get("output_dir")
+    if isinstance(out, str) and out and not Path(out).expanduser().is_absolute():
+        data["output_dir"] = str(directory / out)
+    return data, " + ".join(sources)
 
 
 _MAX_CONFIG_BYTES = 4_000_000
