@@ -22,6 +22,8 @@ def test_estimate_plans_from_static_recon_and_spends_nothing(tmp_path: Path, cap
     assert "C1:" in out and "C12:" in out
     assert "recon:" not in out  # static recon found every required landmark: no recon subagent is planned
     assert "Ceiling: 2 × 120,000 = 240,000 tokens" in out
+    assert "Expected: ~" in out and "read from the provider's cache" in out
+    assert "the cost is unknown, not zero" in out  # openai:m: no configured price, not a model the table knows
     assert not (tmp_path / "out" / "runs").exists()  # no ledger: no run happened
 
 
@@ -33,12 +35,23 @@ def test_estimate_gives_money_with_a_price(tmp_path: Path, capsys: pytest.Captur
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
     (root / ".harness-audit.toml").write_text(
-        'max_tokens_per_check = 100000\n[prices."openai:m"]\ninput = 1.0\noutput = 4.0\n', encoding="utf-8")
+        'max_tokens_per_check = 100000\n[prices."openai:m"]\ninput = 1.0\ncached_input = 0.1\noutput = 4.0\n',
+        encoding="utf-8")
     assert main([str(root), "C1", "--engine", "llm", "--model", "openai:m", "--estimate"]) == 0
     out = capsys.readouterr().out
     assert "2 subagents" in out  # recon + C1
     assert "Ceiling: 2 × 100,000 = 200,000 tokens" in out
-    assert "$0.80" in out  # 200,000 tokens at the highest price, $4 per million
+    assert "Ceiling in money: $0.20" in out  # 200,000 weighted tokens, none dearer than a $1/M input token
+    expected = float(out.split("Expected cost: ~$", 1)[1].split(" ", 1)[0])
+    assert 0 < expected < 0.20
+
+
+def test_estimate_prices_a_known_model_from_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(EXAMPLE), "C1", "--engine", "hybrid", "--model", "anthropic:claude-sonnet-4-5", "--estimate",
+                 "--output-dir", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "Expected cost: ~$" in out and "genai-prices" in out
+    assert "Ceiling in money: $0.36" in out  # 120,000 weighted tokens at $3 per million
 
 
 @pytest.mark.parametrize(("args", "needle"), [
