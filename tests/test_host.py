@@ -88,6 +88,71 @@ def test_begin_prints_the_run_id_and_how_to_go_on(tmp_path: Path, capsys: pytest
     assert (root / ".harness-audit" / "runs" / run_id / "ledger.jsonl").is_file()
 
 
+def test_every_printed_command_names_the_output_directory_absolutely(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_workspace(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["host", "begin", "home/ws", "C1", "--output-dir", "out"]) == 0
+    text = capsys.readouterr().out
+    run_id = text.split("\n", 1)[0].removeprefix("run: ")
+    flag = f"--output-dir {tmp_path / 'out'}"
+    assert f"harness-audit host next {run_id} {flag}" in text and "--output-dir out" not in text
+    # run from another directory, the printed commands still find the run
+    monkeypatch.chdir(root)
+    assert main(["host", "next", run_id, "--output-dir", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count(flag) >= 3 and "--output-dir out " not in printed
+    assert main(["host", "status", run_id, *flag.split()]) == 0
+    assert f"next: report findings for C1, then harness-audit host next {run_id} {flag}" in capsys.readouterr().out
+    # the working directory's own default needs no flag at all
+    monkeypatch.chdir(tmp_path)
+    assert main(["host", "begin", "home/ws", "C1", "--output-dir", ".harness-audit"]) == 0
+    text = capsys.readouterr().out
+    assert "--output-dir" not in text.replace(f"output-dir: {tmp_path / '.harness-audit'}", "")
+
+
+def test_every_output_dir_help_names_the_same_default(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT
+
+    monkeypatch.setenv("COLUMNS", "400")  # no wrapping inside `.harness-audit`
+
+    helps: dict[str, str] = {}
+    for argv in (["--help"], ["host", "begin", "--help"], ["host", "next", "--help"], ["job-output", "--help"]):
+        assert main(argv) == 0
+        helps[" ".join(argv)] = " ".join(capsys.readouterr().out.split())
+    default = " ".join(OUTPUT_DIR_DEFAULT.split())
+    assert f"(default: {default} in PATH)" in helps["--help"]
+    assert f"(default: {default} in PATH)" in helps["host begin --help"]
+    assert f"(default: {default} in the working directory)" in helps["host next --help"]
+    assert f"(default: {default} in the working directory)" in helps["job-output --help"]
+    assert all("configured for ." not in h for h in helps.values())
+
+
+def test_status_says_finish_when_next_would(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1,C13").data["run_dir"])  # no truncation landmark: C13 is not covered
+    assert host.next_check(run_dir).data["check"] == "C1"
+    assert host.status(run_dir).data["phase"] == "checking C1"
+    answered = host.next_check(run_dir)
+    assert answered.data["next"] == "finish" and "finish: every check is done" in answered.text
+    shown = host.status(run_dir, caller=host.Caller(face="shell"))
+    assert shown.data["phase"] == "checks done"
+    assert f"next: finish: every check is done; write the reports with harness-audit host finish {shown.data['run_id']}" \
+        in shown.text and "host next" not in shown.text
+
+
+def test_finishing_before_next_settles_checks_without_landmarks_as_not_covered(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1,C13").data["run_dir"])
+    host.next_check(run_dir)
+    # C13 has no truncation landmark: finishing now ends it as `next` would have, never as "not audited"
+    assert host.status(run_dir).data["phase"] == "checking C1"
+    done = host.finish_run(run_dir)
+    assert done.data["state"] == "complete", done.text
+    assert "C13 not-covered: missing truncation" in done.text
+
+
 @pytest.mark.parametrize("argv, message", [
     (["host", "begin", ".", "C16"], "unknown check 'C16'"),
     (["host", "begin", "no/such/dir", "C1"], "does not exist"),

@@ -409,7 +409,7 @@ def _open_step(run_dir: Path) -> _Run:
     return run
 
 
-def _spend(run: _Run, unit: str, ledger: Ledger) -> StepResult | None:
+def _spend(run: _Run, unit: str, ledger: Ledger, caller: Caller) -> StepResult | None:
     """Count one protocol call of `unit`; past the ceiling the unit ends as `failed:budget-exhausted`."""
     if run.calls[unit] < run.budget():
         return None
@@ -418,7 +418,8 @@ def _spend(run: _Run, unit: str, ledger: Ledger) -> StepResult | None:
                      failure=FailureCode.BUDGET_EXHAUSTED.value,
                      error=f"protocol-call limit {run.budget()} reached", usage=dataclasses.asdict(_UNKNOWN))
     return _refused(run, f"Not accepted: {unit} has used all {run.budget()} protocol calls of its budget; "
-                         "what it reported is kept. Move on with next_check.", reason="budget-exhausted")
+                         f"what it reported is kept. Move on with {caller.step('next', run.run_id)}.",
+                    reason="budget-exhausted")
 
 
 def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, symbol: str | None = None,
@@ -433,7 +434,7 @@ def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, sy
         cand = LandmarkCandidate(kind=kind, file=file, line=line or 0, symbol=symbol or None,
                                  confidence=conf, evidence=evidence, source=f"{_SOURCE}:{RECON}")  # type: ignore[arg-type]
         with Ledger(run_dir / LEDGER_NAME) as ledger:
-            spent = _spend(run, RECON, ledger)
+            spent = _spend(run, RECON, ledger, caller)
             if spent is not None:
                 return spent
             gated = validate_landmark(cand, GateContext(workspace=run.workspace(), checks_in_run=run.checks,
@@ -485,12 +486,9 @@ def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
             for check in run.checks:
                 if check in run.ended:
                     continue
-                missing = [k for k in CHECKS[check].requires if k not in found]
+                missing = _missing_kinds(check, found)
                 if missing:
-                    ledger.write("unit-end", unit=check.value, status=OutcomeStatus.NOT_COVERED.value,
-                                 missing=[k.value for k in missing])
-                    run.ended[check] = {"status": OutcomeStatus.NOT_COVERED.value}
-                    skipped.append(f"{check.value} not covered (no {', '.join(k.value for k in missing)} landmark)")
+                    skipped.append(_not_covered(run, ledger, check, missing))
                     continue
                 offered = _offered(run, ws, check)
                 task = _check_text(run, check, landmarks, offered, caller)
@@ -509,6 +507,38 @@ def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                           f"finish: every check is done. Write the reports with {caller.step('finish', run.run_id)}."])
         return StepResult(ok=True, text=text + "\n", data={"run_id": run.run_id, "check": None, "next": "finish",
                                                            "not_covered": skipped})
+
+
+def _missing_kinds(check: CheckId, found: set[LandmarkKind]) -> list[LandmarkKind]:
+    """The landmark kinds `check` requires that recon did not find: with any, the check is not covered."""
+    return [k for k in CHECKS[check].requires if k not in found]
+
+
+def _not_covered(run: _Run, ledger: Ledger, check: CheckId, missing: Sequence[LandmarkKind]) -> str:
+    """End `check` as not covered for want of `missing` landmarks; the line that says so."""
+    ledger.write("unit-end", unit=check.value, status=OutcomeStatus.NOT_COVERED.value,
+                 missing=[k.value for k in missing])
+    run.ended[check] = {"status": OutcomeStatus.NOT_COVERED.value, "missing": [k.value for k in missing]}
+    return f"{check.value} not covered (no {', '.join(k.value for k in missing)} landmark)"
+
+
+def _settle_not_covered(run: _Run, ledger: Ledger, found: set[LandmarkKind]) -> None:
+    """End every check not handed out yet whose landmarks are missing as not covered, as `next_check` would:
+    finishing right after the last check is handed out never turns those into 'not audited'."""
+    for check in run.checks:
+        missing = _missing_kinds(check, found)
+        if check not in run.ended and check != run.current and missing:
+            _not_covered(run, ledger, check, missing)
+
+
+def _checks_left(run: _Run) -> list[CheckId]:
+    """The checks `next_check` would still hand out (not ended, every required landmark found)."""
+    pending = [c for c in run.checks if c not in run.ended and c != run.current]
+    if not pending:
+        return []
+    landmarks, _ = _gated_landmarks(run, run.workspace())
+    found = {lm.kind for lm in landmarks}
+    return [c for c in pending if not _missing_kinds(c, found)]
 
 
 def _current(run: _Run) -> CheckId | None:
@@ -537,7 +567,7 @@ def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None,
             return _refused(run, f"Not accepted: {named!r} is not a lead of {current.value}; name one the check "
                                  "listed, or leave the lead out.", reason="unknown-lead")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
-            spent = _spend(run, current.value, ledger)
+            spent = _spend(run, current.value, ledger, caller)
             if spent is not None:
                 return spent
             ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=current)
@@ -561,7 +591,7 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
             return _refused(run, "Not accepted: say in a sentence why the lead is wrong (what the code does "
                                  "instead); the reason goes into the report.", reason="reason-too-short")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
-            spent = _spend(run, current.value, ledger)
+            spent = _spend(run, current.value, ledger, caller)
             if spent is not None:
                 return spent
             ledger.write("lead-dismissed", unit=current.value, lead=lead.strip(), reason=reason.strip())
@@ -617,6 +647,7 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                 ledger.write("unit-end", unit=current.value, status=OutcomeStatus.RAN.value, failure=None, error=None,
                              usage=dataclasses.asdict(_UNKNOWN))
                 run.ended[current] = {"status": OutcomeStatus.RAN.value}
+            _settle_not_covered(run, ledger, {lm.kind for lm in landmarks})
             outcomes = [_outcome(c, run.ended.get(c), run.started_t.get(c)) for c in run.checks]
             state = "incomplete" if any(o.status in (OutcomeStatus.FAILED, OutcomeStatus.INCOMPLETE)
                                         for o in outcomes) else "complete"
@@ -671,8 +702,12 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     elif current is not None:
         phase, hint = f"checking {current.value}", f"report findings for {current.value}, then " \
             f"{caller.step('next', run.run_id)}"
-    else:
+    elif _checks_left(run):
         phase, hint = "between checks", caller.step("next", run.run_id)
+    else:
+        # what `next` answers now: the checks left are done or not covered, so the run only needs finishing
+        phase, hint = "checks done", f"finish: every check is done; write the reports with " \
+            f"{caller.step('finish', run.run_id)}"
     checks = {c.value: ("current" if c == current else str(run.ended[c].get("status")) if c in run.ended else "pending")
               for c in run.checks}
     unit = current.value if current is not None else RECON

@@ -1,11 +1,33 @@
-"""What several subcommands share: the terminal console."""
+"""What several subcommands share: the terminal console, how `--output-dir` help names its default."""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+OUTPUT_DIR_DEFAULT = "the configured `output_dir`, else .harness-audit,"
+"""How every `--output-dir` help names the default (the audit's, `host begin`'s and the later host verbs')."""
+
+
+def cwd_output_dir() -> Path:
+    """The output directory an audit of the working directory would use: where later commands look by default."""
+    from harness_audit.api import output_dir
+    from harness_audit.config import build_config
+
+    cwd = Path.cwd()
+    return output_dir(cwd, build_config(cwd)[0])
+
+
+def output_dir_option(out_dir: Path, default_dir: Path) -> str:
+    """` --output-dir /abs/DIR` for a command printed back to the user, or nothing when `out_dir` is the working
+    directory's default: an absolute path works from whatever directory the next command runs in."""
+    if out_dir.resolve() == default_dir.resolve():
+        return ""
+    return f" --output-dir {shlex.quote(str(out_dir.resolve()))}"
 
 
 def console(**kwargs: Any) -> Console:

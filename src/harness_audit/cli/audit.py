@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from harness_audit.api import audit, dropped_checks, output_dir, resolve_checks, resolve_root
 from harness_audit.baseline import known_findings
 from harness_audit.catalogue import parse_selection
+from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT, cwd_output_dir, output_dir_option
 from harness_audit.config import FORMATS, AuditConfig, build_config
 from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import CheckId, Finding, OutcomeStatus, Verdict
@@ -56,7 +57,7 @@ def make_parser() -> argparse.ArgumentParser:
                    help="replace the excluded directory names (comma-separated, repeatable); --exclude '' audits all")
     p.add_argument("--extend-exclude", action="append", metavar="DIRS", help="add excluded directory names")
     p.add_argument("-o", "--output-dir", metavar="DIR",
-                   help="where reports go, relative to the working directory (default: .harness-audit in PATH); "
+                   help=f"where reports go, relative to the working directory (default: {OUTPUT_DIR_DEFAULT} in PATH); "
                         "`-` writes the one --format to stdout instead")
     p.add_argument("--format", metavar="FMTS", help="output formats, comma-separated: md,json,sarif,html "
                                                     "(default: md,json,sarif)")
@@ -304,8 +305,7 @@ def _start_job(ns: argparse.Namespace, root: Path, tokens: list[str], config: Au
     argv = [a for a in ns.argv if a != "--background"]
     job = jobs.start(argv, cwd=Path.cwd(), output_dir=out, target=root, checks=[c.value for c in checks],
                      engine=config.engine)
-    flag = "" if out.resolve() == output_dir(Path.cwd(), build_config(Path.cwd())[0]).resolve() \
-        else f" --output-dir {out}"
+    flag = output_dir_option(out, cwd_output_dir())
     print(f"job: {job.job_id}")
     if not ns.quiet:
         print(f"started {config.engine} audit of {root} for {', '.join(c.value for c in checks)} in the background")

@@ -1,8 +1,9 @@
 """`harness-audit host …`: the host-model protocol as shell verbs, for agent hosts that run commands but speak no MCP.
 
 `host begin PATH SELECTION` prints `run: ID`; `host landmark|next|report|dismiss|finish|status RUN …` find the
-run by that id under `--output-dir` (default: the output directory configured for the current directory, as an
-audit's). Each prints plain text for a model to read, or JSON with `--json`. A bad call exits 2 with a one-line
+run by that id under `--output-dir`. Both default as an audit does: the configured `output_dir`, else
+`.harness-audit`, in the audited PATH for `begin` and in the current directory for the later verbs; every command
+printed back names the run's output directory as an absolute path whenever it is not the current directory's. Each prints plain text for a model to read, or JSON with `--json`. A bad call exits 2 with a one-line
 reason; a refused report also exits 2 and prints the refusal reason and its fix. Nothing here decides anything:
 every step is `harness_audit.host`.
 """
@@ -10,10 +11,9 @@ every step is `harness_audit.host`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
+from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT, cwd_output_dir, output_dir_option
 from harness_audit.errors import UsageError
 from harness_audit.workspace import user_path
 
@@ -35,8 +35,13 @@ def make_parser() -> argparse.ArgumentParser:
         sub = verbs.add_parser(name, help=help_text, description=help_text)
         if run:
             sub.add_argument("run_id", metavar="RUN", help="the run id `host begin` printed (`run: ID`)")
-        sub.add_argument("--output-dir", metavar="DIR",
-                         help="where the run lives (default: the output directory configured for .)")
+            sub.add_argument("--output-dir", metavar="DIR",
+                             help="the output directory `begin` printed, relative to the working directory "
+                                  f"(default: {OUTPUT_DIR_DEFAULT} in the working directory)")
+        else:
+            sub.add_argument("--output-dir", metavar="DIR",
+                             help="where the run and its reports go, relative to the working directory "
+                                  f"(default: {OUTPUT_DIR_DEFAULT} in PATH)")
         sub.add_argument("--json", action="store_true", help="print JSON instead of text")
         return sub
 
@@ -82,37 +87,23 @@ def _line(raw: str) -> int:
     return value
 
 
-def _cwd_output_dir() -> Path:
-    from harness_audit.config import build_config
-
-    cwd = Path.cwd()
-    out = Path(build_config(cwd)[0].output_dir)
-    return out if out.is_absolute() else cwd / out
-
-
-def _shown(path: Path) -> str:
-    rel = os.path.relpath(path)
-    return rel if not rel.startswith("..") else str(path)
-
-
 def run(ns: argparse.Namespace) -> int:
     """Run one protocol step; 0 when it was accepted, 2 when it was refused."""
     from harness_audit import host
 
-    default_dir = _cwd_output_dir()
+    default_dir = cwd_output_dir()
     given = user_path(ns.output_dir, "the output directory").absolute() if ns.output_dir else None
     if ns.verb == "begin":
         overrides = {"output_dir": str(given)} if given is not None else None
         out_dir = host.output_dir_for(ns.path, overrides)
-        flag = "" if out_dir.resolve() == default_dir.resolve() else f" --output-dir {_shown(out_dir)}"
+        flag = output_dir_option(out_dir, default_dir)
         # the later verbs look under the default of the directory they run in: every hint names the run's
         result = host.begin(ns.path, ns.selection, overrides=overrides,
                             caller=host.Caller(face="shell", output_dir_flag=flag))
         return _print(result, ns.json)
     out_dir = given or default_dir
     run_dir = host.find_run(ns.run_id, out_dir)
-    flag = "" if out_dir.resolve() == default_dir.resolve() else f" --output-dir {_shown(out_dir)}"
-    caller = host.Caller(face="shell", output_dir_flag=flag)
+    caller = host.Caller(face="shell", output_dir_flag=output_dir_option(out_dir, default_dir))
     if ns.verb == "landmark":
         result = host.report_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, symbol=ns.symbol,
                                       confidence=ns.confidence, evidence=ns.evidence, caller=caller)

@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT, cwd_output_dir
+
 
 def make_parser(name: str) -> argparse.ArgumentParser:
     """Parser of `jobs` or `job-output`."""
@@ -22,23 +24,15 @@ def make_parser(name: str) -> argparse.ArgumentParser:
         p.add_argument("-f", "--follow", action="store_true", help="keep printing until the job is over")
         p.add_argument("--timeout", type=float, metavar="S", help="with --follow: give up after S seconds (exit 3)")
     p.add_argument("--output-dir", metavar="DIR",
-                   help="where the jobs live (default: the output directory configured for .)")
+                   help="the output directory the audit was started with, relative to the working directory "
+                        f"(default: {OUTPUT_DIR_DEFAULT} in the working directory)")
     p.add_argument("--json", action="store_true", help="print JSON")
     return p
 
 
-def default_output_dir() -> Path:
-    """The output directory an audit of the current directory would use."""
-    from harness_audit.api import output_dir
-    from harness_audit.config import build_config
-
-    cwd = Path.cwd()
-    return output_dir(cwd, build_config(cwd)[0])
-
-
 def output_dir_of(ns: argparse.Namespace) -> Path:
     """`--output-dir` (against the current directory) or the default."""
-    return Path(ns.output_dir).expanduser().absolute() if ns.output_dir else default_output_dir()
+    return Path(ns.output_dir).expanduser().absolute() if ns.output_dir else cwd_output_dir()
 
 
 def run(name: str, ns: argparse.Namespace) -> int:
