@@ -255,12 +255,14 @@ class HarnessAuditEngine(Engine):
     exe: str
     name: str = "harness-audit"
     timeout: float = 600.0
+    extra: tuple[str, ...] = ()
+    """More flags for this executable (`--preview`)."""
 
     def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:
         with tempfile.TemporaryDirectory(prefix="ha-realbugs-") as out:
             proc = subprocess.run(
                 [self.exe, str(root), ",".join(c.value for c in checks), "--engine", "static", "--format", "json",
-                 "--output-dir", out, "--fail-on", "never", "--no-cache", "-q"],
+                 "--output-dir", out, "--fail-on", "never", "--no-cache", "-q", *self.extra],
                 capture_output=True, text=True, timeout=self.timeout, check=False)
             reports = sorted(Path(out).glob("report-*.json"))
             if proc.returncode == 3 and "not covered" in proc.stderr and not reports:

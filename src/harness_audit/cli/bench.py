@@ -46,6 +46,7 @@ def make_parser() -> argparse.ArgumentParser:
                       help="also score another harness-audit executable, e.g. today=/path/.venv/bin/harness-audit")
     real.add_argument("--semgrep", metavar="EXE", help="semgrep executable for --semgrep-config (default: on PATH)")
     real.add_argument("--results", metavar="FILE", help="write one JSON line per case and engine")
+    real.add_argument("--preview", action="store_true", help="run this engine with --preview (the semantic layer)")
     return p
 
 
@@ -110,7 +111,10 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
              and (not ns.only or c.id in ns.only)]
     if not cases:
         raise UsageError("no case matches --split/--case")
-    engines: list[rb.Engine] = [rb.HarnessAuditEngine(exe=_own_exe(sys.executable))]
+    own = rb.HarnessAuditEngine(exe=_own_exe(sys.executable), extra=("--preview",) if ns.preview else ())
+    if ns.preview:
+        own.name = "harness-audit --preview"
+    engines: list[rb.Engine] = [own]
     for spec in ns.compare:
         name, sep, exe = spec.partition("=")
         if not sep or not Path(exe).is_file():

@@ -103,13 +103,25 @@ class Roles:
         out: list[Site] = []
         for fn in self.model_clients:
             for node in ir.walk_block(fn.body):
-                if isinstance(node, ir.Loop) and _turn_loop(node) and \
+                if isinstance(node, ir.Loop) and _turn_loop(node) and not self._waits_each_turn(fn, node) and \
                         apis.MODEL in self.sums.of_region(fn, ir.walk_block(node.body)):
                     out.append(Site(fn, node))
             for call, callees in self.facts.calls(fn):
                 if fn in callees and apis.MODEL in self.sums.of_fn(fn):
                     out.append(Site(fn, call))
         return out
+
+    def _waits_each_turn(self, fn: ir.Function, loop: ir.Loop) -> bool:
+        """A loop that blocks on a person or a queue every round (a REPL, a chat UI, a worker) is driven from
+        outside, not an agent running on its own."""
+        for node in same_loop(loop.body):
+            if isinstance(node, ir.Call):
+                for c in self.facts.callees(fn, node):
+                    if isinstance(c, Ext | Unk) and c.plain.rsplit(".", 1)[-1] in _WAITS:
+                        if c.plain.rsplit(".", 1)[-1] == "get" and "Queue" not in c.plain:
+                            continue  # `dict.get`, `requests.get`: not a wait for the next item
+                        return True
+        return False
 
     # ------------------------------------------------------------ tool calls
 
@@ -161,12 +173,56 @@ class Roles:
             return any(self.is_tool_calls(fn, it) for _, it in node.targets)
         return False
 
+    def executes_tools(self, site: Site) -> bool:
+        """Whether a tool-call loop runs the tools (not one that only converts or accumulates calls): a call in
+        its body is chosen by the call's name (`TOOLS[name](...)`, `getattr(self, name)`, `registry.get(name)`),
+        runs a registered tool, or is handed the arguments decoded from the call."""
+        fn, node = site.fn, site.node
+        if isinstance(node, ir.Loop):
+            body: list[ir.Node] = list(same_loop(node.body))
+            names = {n.id for n in ir.walk(node.target) if isinstance(n, ir.Name)} if node.target else set()
+        elif isinstance(node, ir.Comp):
+            body = list(ir.walk(node.elt))
+            names = {n.id for t, _ in node.targets for n in ir.walk(t) if isinstance(n, ir.Name)}
+        else:
+            body = [n for a in node.children() if isinstance(a, ir.FuncExpr) for n in ir.walk_block(a.fn.body)]
+            names = {n for a in node.children() if isinstance(a, ir.FuncExpr) for p in a.fn.params for n in p.names}
+            fns = [a.fn for a in node.children() if isinstance(a, ir.FuncExpr)]
+            fn = fns[0] if fns else fn
+        tools = {f.index for f in self.registered_tools}
+        def by_name(e: ir.Expr) -> bool:
+            """`call.function.name`, `block.name`, `tc.toolName`: the called tool's name, read off the call."""
+            for n in ir.walk(e):
+                chain = expr_chain(n) if isinstance(n, ir.Attr | ir.Name) else ""
+                if chain.split(".")[0] in names and chain.rsplit(".", 1)[-1] in _TOOL_NAME_FIELDS:
+                    return True
+                if isinstance(n, ir.Name) and any(
+                        b.expr is not None and by_name(b.expr) for b in self.facts.bindings(fn).get(n.id, [])
+                        if b.expr is not e):
+                    return True
+            return False
+
+        for sub in body:
+            if not isinstance(sub, ir.Call):
+                continue
+            if not isinstance(sub.func, ir.Name | ir.Attr) and by_name(sub.func):
+                return True  # `TOOLS[call.function.name](...)`
+            last = expr_chain(sub.func).rsplit(".", 1)[-1]
+            if last in ("getattr", "get", "find", "get_tool", "getTool", "lookup", "find_tool", "findTool") and \
+                    any(by_name(a) for a in sub.args):
+                return True  # `registry.get(call.function.name)`, `getattr(self, call.name)`
+            if any(isinstance(c, ir.Function) and c.index in tools for c in self.facts.callees(fn, sub)):
+                return True
+        return False
+
     @cached_property
     def tool_executors(self) -> list[ir.Function]:
         """Functions that run one tool call: called from a tool-call loop with the loop's element, or the
         callback of a `.map` over tool calls; and the functions they delegate to with that call."""
         out: list[ir.Function] = []
         for site in self.tool_loops:
+            if not self.executes_tools(site):
+                continue
             fn = site.fn
             if isinstance(site.node, ir.Call):
                 for a in site.node.args:
@@ -198,10 +254,18 @@ class Roles:
 
     @cached_property
     def tool_functions(self) -> list[ir.Function]:
-        """Functions the model calls as tools: registered through a tool-registration API (a decorator such as
-        `@tool`/`@function_tool`/`@registry.action`, `tool({execute})`, `server.tool(name, schema, handler)`, a
-        tool object's `execute`/`func`), and the functions that execute one tool call (`tool_executors`)."""
-        out: list[ir.Function] = list(self.tool_executors)
+        """Functions the model calls as tools (`registered_tools`) and the functions that execute one tool call
+        (`tool_executors`)."""
+        out = list(self.tool_executors)
+        out.extend(f for f in self.registered_tools if f not in out)
+        return out
+
+    @cached_property
+    def registered_tools(self) -> list[ir.Function]:
+        """Functions registered as tools through a tool-registration API: a decorator such as `@tool`,
+        `@function_tool`, `@registry.action`, or a factory (`tool({execute})`, `server.tool(name, schema,
+        handler)`, a tool object's `execute`/`func`)."""
+        out: list[ir.Function] = []
         for fn in self.facts.functions:
             for dec in fn.decorators:
                 target = dec.func if isinstance(dec, ir.Call) else dec
@@ -407,7 +471,7 @@ class Roles:
                     out.append((Site(fn, dec), list(ir.walk_block(fn.body))))
                     break
             for node in ir.walk_block(fn.body):
-                if isinstance(node, ir.Loop) and _retries(node):
+                if isinstance(node, ir.Loop) and _retries(node) and self._paced(fn, node):
                     out.append((Site(fn, node), list(ir.walk_block(node.body))))
                 elif isinstance(node, ir.Handler):
                     for sub in ir.walk_block(node.body):
@@ -416,6 +480,22 @@ class Roles:
                             region = list(ir.walk_block(tr.body)) if tr is not None else [sub]
                             out.append((Site(fn, sub), region))
         return out
+
+    def _paced(self, fn: ir.Function, loop: ir.Loop) -> bool:
+        """A retry loop counts its attempts (`for attempt in range(n)`, a counter it compares) or waits before
+        the next one (a sleep, a backoff): what tells a retry from a loop that carries on after a failed item."""
+        if loop.kind == "for" and isinstance(loop.iter, ir.Call) and expr_chain(loop.iter.func) in ("range",):
+            return True
+        for node in same_loop(loop.body):
+            if isinstance(node, ir.Call) and any(e.kind == apis.SLEEP or e.kind == apis.TIMER
+                                                 for e in self.sums.direct(fn, node)):
+                return True
+            if isinstance(node, ir.Call) and any(w in expr_chain(node.func).lower() for w in ("backoff", "sleep",
+                                                                                                "delay", "wait")):
+                return True
+        test = loop.test
+        return test is not None and any(isinstance(n, ir.Op) and n.op in ("<", "<=", ">", ">=")
+                                        for n in ir.walk(test))
 
     def _enclosing_try(self, fn: ir.Function, handler: ir.Handler) -> ir.Try | None:
         for node in ir.walk_block(fn.body):
@@ -497,6 +577,11 @@ class Roles:
 
 
 _TOOL_CALL_TYPE = "toolcall"
+_TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name", "functionName"})
+"""Where a tool call carries the name of the tool it wants (wire vocabulary)."""
+_WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receive", "receive_json", "receive_text",
+                    "wait", "getline", "question"})
+"""Calls that block until someone outside (a person, a producer) hands the loop its next item."""
 
 
 def _mentions_tool_type(fn: ir.Function) -> bool:
@@ -521,7 +606,7 @@ def _retries(loop: ir.Loop) -> bool:
     leaves the loop nor re-raises on every path, and a success path that leaves it (return/break)."""
     has_exit = False
     retrying_handler = False
-    for node in _same_loop(loop.body):
+    for node in same_loop(loop.body):
         if isinstance(node, ir.Return | ir.Jump) and (not isinstance(node, ir.Jump) or node.kind == "break"):
             has_exit = True
         if isinstance(node, ir.Try):
@@ -531,7 +616,7 @@ def _retries(loop: ir.Loop) -> bool:
     return has_exit and retrying_handler
 
 
-def _same_loop(block: ir.Block) -> Iterator[ir.Node]:
+def same_loop(block: ir.Block) -> Iterator[ir.Node]:
     """Nodes of a loop body that belong to that loop: nested loops (and functions) are not entered."""
     stack: list[ir.Node] = list(reversed(block))
     while stack:

@@ -158,6 +158,29 @@ class Summaries:
                     out.setdefault(kind, e)
         return out
 
+    def near(self, fn: ir.Function, nodes: Iterable[ir.Node], depth: int = 2) -> Summary:
+        """The effects of the calls among `nodes` and of what they call, at most `depth` calls down: what a region
+        does itself, not everything a large framework can reach from it."""
+        out: Summary = {}
+        seen: set[int] = set()
+        todo: list[tuple[ir.Function, list[ir.Node], int]] = [(fn, list(nodes), 0)]
+        while todo:
+            cur_fn, cur_nodes, d = todo.pop()
+            for node in cur_nodes:
+                if not isinstance(node, ir.Call):
+                    continue
+                for e in self.direct(cur_fn, node):
+                    out.setdefault(e.kind, e)
+                if d >= depth:
+                    continue
+                targets = [c for c in self.facts.callees(cur_fn, node) if isinstance(c, ir.Function)]
+                targets.extend(self._callbacks(cur_fn, node))
+                for t in targets:
+                    if t.index not in seen:
+                        seen.add(t.index)
+                        todo.append((t, list(ir.walk_block(t.body)), d + 1))
+        return out
+
     def calls_reaching(self, fn: ir.Function, nodes: Iterable[ir.Node], kind: str) -> Iterator[ir.Call]:
         """The calls among `nodes` whose effects include `kind`."""
         for node in nodes:

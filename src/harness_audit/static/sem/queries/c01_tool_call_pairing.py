@@ -16,7 +16,8 @@ def exit_skips_result(ctx: Context) -> Iterator[Report]:
     iteration (`continue`, `break`, `return`) without recording one for this call."""
     for site in ctx.roles.tool_loops:
         loop = site.node
-        if not isinstance(loop, ir.Loop) or not _records_results(ctx, site.fn, loop.body):
+        if not isinstance(loop, ir.Loop) or not ctx.roles.executes_tools(site) or \
+                not _records_results(ctx, site.fn, loop.body):
             continue
         for owner, branch, jump in _leaving_branches(loop.body):
             if _records_results(ctx, site.fn, branch):

@@ -44,7 +44,7 @@ def loop_error_discards(ctx: Context) -> Iterator[Report]:
             if not isinstance(loop, ir.Loop) or loop.kind != "for":
                 continue
             collected = _collected(loop)
-            if not collected:
+            if not collected or not _acts(ctx, fn, loop):
                 continue
             for node in ir.walk_block(loop.body):
                 if isinstance(node, ir.Try):
@@ -58,6 +58,17 @@ def loop_error_discards(ctx: Context) -> Iterator[Report]:
                                             "as one failure; the caller never learns what was done.",
                                 direction="Record the failure as this item's result and go on, or return the results "
                                           "collected so far together with the error.")
+
+
+def _acts(ctx: Context, fn: ir.Function, loop: ir.Loop) -> bool:
+    """Each item is an operation whose result matters: it runs a tool, asks a model, or acts on the world."""
+    effects = ctx.sums.near(fn, list(ir.walk_block(loop.body)), depth=2)
+    if any(k in effects for k in (apis.MODEL, apis.SPAWN, "http-send")):
+        return True
+    tools = {f.index for f in ctx.roles.tool_functions}
+    return any(isinstance(c, ir.Function) and c.index in tools
+               for node in ir.walk_block(loop.body) if isinstance(node, ir.Call)
+               for c in ctx.facts.callees(fn, node))
 
 
 def _api(ctx: Context, fn: ir.Function, call: ir.Call) -> str:
@@ -80,8 +91,8 @@ def _independent(call: ir.Call) -> bool:
             return True
         if isinstance(inner, ir.Call) and isinstance(inner.func, ir.Attr) and inner.func.name in ("map", "flatMap"):
             return True
-        if isinstance(inner, ir.Name):
-            return True  # a list built elsewhere, typically one task per item
+        if isinstance(a, ir.Spread) and isinstance(inner, ir.Name):
+            return True  # `gather(*tasks)`: a list built elsewhere, one task per item
     return False
 
 

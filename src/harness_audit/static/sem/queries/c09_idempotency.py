@@ -18,7 +18,7 @@ def retried_side_effect(ctx: Context) -> Iterator[Report]:
     """A retry (decorator, retry loop, or a function re-entering itself from its handler) wraps a region that
     reaches a non-idempotent effect, and nothing in the region carries an idempotency key."""
     for site, region in ctx.roles.retry_regions:
-        effects = ctx.sums.of_region(site.fn, region)
+        effects = ctx.sums.near(site.fn, region)
         for kind in (HTTP_SEND, "spawn", "fs-write"):
             eff = effects.get(kind)
             if eff is None or eff.by_name or _keyed(region):

@@ -143,25 +143,38 @@ def token_dropped(ctx: Context) -> Iterator[Report]:
 
 @query(CheckId.C10, name="cancellation-swallowed")
 def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
-    """An `except` that catches the task's cancellation (`CancelledError`, `BaseException`, a bare `except:` in
-    a coroutine) and neither re-raises nor returns, so the cancelled task carries on."""
+    """Inside a loop of a coroutine, an `except` that catches the task's cancellation (`CancelledError`,
+    `BaseException`, a bare `except:`) goes round again (`continue`, or an empty handler), so the cancelled task
+    carries on."""
     for fn in ctx.facts.functions:
         if fn.module.lang != "python" or not fn.is_async:
             continue
-        for node in ir.walk_block(fn.body):
-            if not isinstance(node, ir.Handler):
+        for loop in ir.walk_block(fn.body):
+            if not isinstance(loop, ir.Loop):
                 continue
-            names = {expr_chain(t).rsplit(".", 1)[-1] for t in node.types}
-            catches = "CancelledError" in names or "BaseException" in names or not node.types
-            if not catches or any(isinstance(s, ir.Raise) for s in ir.walk_block(node.body)):
-                continue
-            if not any(isinstance(s, ir.Jump) and s.kind == "continue" for s in ir.walk_block(node.body)) and \
-                    any(isinstance(s, ir.Return) for s in ir.walk_block(node.body)):
-                continue
-            yield Report(
-                site=Site(fn, node), end=node.line,
-                claim="This handler catches the coroutine's cancellation and does not re-raise it.",
-                consequence="Cancelling the task (the user's stop, a timeout) is swallowed here: the coroutine "
-                            "keeps running as if nothing happened.",
-                direction="Re-raise `asyncio.CancelledError` (catch `Exception` for errors, or add "
-                          "`except asyncio.CancelledError: raise` first).")
+            if any(isinstance(n, ir.Call) and expr_chain(n.func).endswith("shield") for n in ir.walk_block(loop.body)):
+                continue  # waiting out a shielded task before honouring the cancel is the correct shape
+            for node in _same_loop_nodes(loop):
+                if not isinstance(node, ir.Handler):
+                    continue
+                names = {expr_chain(t).rsplit(".", 1)[-1] for t in node.types}
+                if not ("CancelledError" in names or "BaseException" in names or not node.types):
+                    continue
+                body = node.body
+                goes_on = not body or (isinstance(body[-1], ir.Jump) and body[-1].kind == "continue")
+                if not goes_on or any(isinstance(s, ir.Raise | ir.Return) for s in ir.walk_block(body)):
+                    continue
+                yield Report(
+                    site=Site(fn, node), end=node.line,
+                    claim="This handler catches the coroutine's cancellation inside a loop and goes round again "
+                          "instead of re-raising it.",
+                    consequence="Cancelling the task (the user's stop, a timeout) is swallowed: the loop keeps "
+                                "running as if nothing happened, and the stop never takes effect.",
+                    direction="Re-raise `asyncio.CancelledError` (catch `Exception` for errors, or add "
+                              "`except asyncio.CancelledError: raise` first).")
+
+
+def _same_loop_nodes(loop: ir.Loop) -> Iterator[ir.Node]:
+    from harness_audit.static.sem.roles import same_loop
+
+    return same_loop(loop.body)
