@@ -223,10 +223,14 @@ def _run_semantic(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]
     from harness_audit.static.sem.engine import SemProject, landmarks, run_queries
 
     t = time.perf_counter()
-    with no_gc_pauses():
-        project = SemProject.build(ws, discovery.files)
-        static.landmarks.extend(landmarks(project))
-        candidates, errors = run_queries(project, checks)
+    try:
+        with no_gc_pauses():
+            project = SemProject.build(ws, discovery.files)
+            static.landmarks.extend(landmarks(project))
+            candidates, errors = run_queries(project, checks)
+    except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+        # isolation boundary of the preview engine: the rules' results stand, the preview's failure is said per check
+        candidates, errors = {}, {c: f"semantic layer failed: {type(exc).__name__}: {exc}" for c in checks}
     for check in checks:
         static.candidates.setdefault(check, []).extend(candidates.get(check, []))
         if check in errors and check not in static.errors:

@@ -108,7 +108,7 @@ Val = Inst | Klass | Fn | Mod | Ext | Unk | Cont
 Vals = frozenset[Val]
 EMPTY: Vals = frozenset()
 _STR: Vals = frozenset({Ext("builtins", "str()")})
-_MAX_DEPTH = 120
+_MAX_DEPTH = 40
 """How many expressions one evaluation may be in the middle of (a guard for Python's own stack)."""
 _MAX_VALS = 12
 """A value set larger than this keeps its first members: precision past it buys nothing."""
@@ -593,51 +593,57 @@ class Facts:
             return EMPTY  # a cycle, or a chain of definitions too long to be worth following (not memoised)
         self._busy.add(key)
         try:
-            if isinstance(e, ir.Name):
-                out = self.lookup(fn, e.id)
-            elif isinstance(e, ir.Attr):
-                out = self.member(self.eval(fn, e.obj), e.name)
-            elif isinstance(e, ir.Call):
-                out = self._call_result(fn, e)
-            elif isinstance(e, ir.Await):
-                out = self._awaited(self.eval(fn, e.value))
-            elif isinstance(e, ir.Index):
-                base = self.eval(fn, e.obj)
-                if isinstance(e.key, ir.Slice):
-                    out = base
-                elif isinstance(e.key, ir.Lit) and isinstance(e.key.value, str):
-                    out = _cap([*self.member(base, e.key.value), *self.elements(base)])
-                else:
-                    out = self.elements(base)
-            elif isinstance(e, ir.Cond):
-                out = _cap([*self.eval(fn, e.then), *self.eval(fn, e.orelse)])
-            elif isinstance(e, ir.Op):
-                if e.op in ("or", "||", "??", "and", "&&") and e.operands:
-                    out = _cap(v for o in e.operands for v in self.eval(fn, o))
-                elif e.op == ":=" and len(e.operands) == 2 or e.op == "=" and len(e.operands) == 2:
-                    out = self.eval(fn, e.operands[1])
-                else:
-                    out = EMPTY
-            elif isinstance(e, ir.FuncExpr):
-                out = frozenset({Fn(e.fn)})
-            elif isinstance(e, ir.Lit | ir.Tmpl):
-                out = _STR if isinstance(e, ir.Tmpl) or isinstance(e.value, str) else EMPTY
-            elif isinstance(e, ir.Seq):
-                out = frozenset({Cont(_cap(v for item in e.items for v in self.eval(fn, item)))})
-            elif isinstance(e, ir.Obj):
-                out = frozenset({Cont(_cap(v for _, item in e.items for v in self.eval(fn, item)))})
-            elif isinstance(e, ir.Comp):
-                out = frozenset({Cont(self.eval(fn, e.elt))})
-            elif isinstance(e, ir.Other) and e.items and e.kind in ("non_null_expression", "as_expression",
-                                                                    "satisfies_expression", "type_assertion"):
-                out = self.eval(fn, e.items[0])
-            else:
-                out = EMPTY
-            if not out and isinstance(e, ir.Name | ir.Attr | ir.Call | ir.Index):
-                out = frozenset({Unk(expr_chain(e) or "?")})  # nothing typed it: keep how it was reached
+            out = self._eval_uncached(fn, e)
+        except RecursionError:  # a pathological chain: what it stands for stays unknown, nothing else is lost
+            out = frozenset({Unk(expr_chain(e) or "?")})
         finally:
             self._busy.discard(key)
         self._eval[key] = out
+        return out
+
+    def _eval_uncached(self, fn: ir.Function, e: ir.Expr) -> Vals:  # noqa: C901 - one case per expression kind
+        if isinstance(e, ir.Name):
+            out = self.lookup(fn, e.id)
+        elif isinstance(e, ir.Attr):
+            out = self.member(self.eval(fn, e.obj), e.name)
+        elif isinstance(e, ir.Call):
+            out = self._call_result(fn, e)
+        elif isinstance(e, ir.Await):
+            out = self._awaited(self.eval(fn, e.value))
+        elif isinstance(e, ir.Index):
+            base = self.eval(fn, e.obj)
+            if isinstance(e.key, ir.Slice):
+                out = base
+            elif isinstance(e.key, ir.Lit) and isinstance(e.key.value, str):
+                out = _cap([*self.member(base, e.key.value), *self.elements(base)])
+            else:
+                out = self.elements(base)
+        elif isinstance(e, ir.Cond):
+            out = _cap([*self.eval(fn, e.then), *self.eval(fn, e.orelse)])
+        elif isinstance(e, ir.Op):
+            if e.op in ("or", "||", "??", "and", "&&") and e.operands:
+                out = _cap(v for o in e.operands for v in self.eval(fn, o))
+            elif e.op == ":=" and len(e.operands) == 2 or e.op == "=" and len(e.operands) == 2:
+                out = self.eval(fn, e.operands[1])
+            else:
+                out = EMPTY
+        elif isinstance(e, ir.FuncExpr):
+            out = frozenset({Fn(e.fn)})
+        elif isinstance(e, ir.Lit | ir.Tmpl):
+            out = _STR if isinstance(e, ir.Tmpl) or isinstance(e.value, str) else EMPTY
+        elif isinstance(e, ir.Seq):
+            out = frozenset({Cont(_cap(v for item in e.items for v in self.eval(fn, item)))})
+        elif isinstance(e, ir.Obj):
+            out = frozenset({Cont(_cap(v for _, item in e.items for v in self.eval(fn, item)))})
+        elif isinstance(e, ir.Comp):
+            out = frozenset({Cont(self.eval(fn, e.elt))})
+        elif isinstance(e, ir.Other) and e.items and e.kind in ("non_null_expression", "as_expression",
+                                                                "satisfies_expression", "type_assertion"):
+            out = self.eval(fn, e.items[0])
+        else:
+            out = EMPTY
+        if not out and isinstance(e, ir.Name | ir.Attr | ir.Call | ir.Index):
+            out = frozenset({Unk(expr_chain(e) or "?")})  # nothing typed it: keep how it was reached
         return out
 
     def member(self, vals: Vals, name: str) -> Vals:

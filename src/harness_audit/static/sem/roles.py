@@ -131,6 +131,12 @@ class Roles:
         locals bound to one."""
         if depth > 4:
             return False
+        if isinstance(e, ir.Op) and e.op in ("or", "||", "??", "and", "&&"):
+            return any(self.is_tool_calls(fn, o, depth + 1) for o in e.operands)
+        if isinstance(e, ir.Cond):
+            return self.is_tool_calls(fn, e.then, depth + 1) or self.is_tool_calls(fn, e.orelse, depth + 1)
+        if isinstance(e, ir.Await):
+            return self.is_tool_calls(fn, e.value, depth + 1)
         chain = expr_chain(e)
         if chain and any(part.rstrip("()[]") in apis.TOOL_CALL_FIELDS for part in chain.split(".")):
             return True
@@ -202,15 +208,23 @@ class Roles:
                     return True
             return False
 
+        def chosen_by_name(e: ir.Expr) -> bool:
+            """`TOOLS[call.function.name]`, `registry.get(call.name)`, `getattr(self, call.name)`."""
+            if isinstance(e, ir.Index):
+                return by_name(e.key)
+            if isinstance(e, ir.Call):
+                last = expr_chain(e.func).rsplit(".", 1)[-1]
+                return last in _LOOKUPS and any(by_name(a) for a in e.args)
+            return False
+
         for sub in body:
             if not isinstance(sub, ir.Call):
                 continue
-            if not isinstance(sub.func, ir.Name | ir.Attr) and by_name(sub.func):
-                return True  # `TOOLS[call.function.name](...)`
-            last = expr_chain(sub.func).rsplit(".", 1)[-1]
-            if last in ("getattr", "get", "find", "get_tool", "getTool", "lookup", "find_tool", "findTool") and \
-                    any(by_name(a) for a in sub.args):
-                return True  # `registry.get(call.function.name)`, `getattr(self, call.name)`
+            if chosen_by_name(sub) or chosen_by_name(sub.func):
+                return True
+            if isinstance(sub.func, ir.Name) and any(  # `const run = tools[call.function.name]; run(...)`
+                    b.expr is not None and chosen_by_name(b.expr) for b in self.facts.bindings(fn).get(sub.func.id, [])):
+                return True
             if any(isinstance(c, ir.Function) and c.index in tools for c in self.facts.callees(fn, sub)):
                 return True
         return False
@@ -363,14 +377,45 @@ class Roles:
             for call, _ in self.facts.calls(fn):
                 if self.reaches_model(fn, call):
                     for arg in (*call.args, *(v for _, v in call.kw)):
-                        for sub in ir.walk(arg):
-                            if isinstance(sub, ir.Name | ir.Attr):
-                                store = self.store_of(fn, sub)
-                                if store is not None:
-                                    sent.add(store)
-                                    ops.append(HistoryOp("read", store, Site(fn, call)))
+                        for store in self._stores_in(fn, arg):
+                            sent.add(store)
+                            ops.append(HistoryOp("read", store, Site(fn, call)))
         stores = {s for s, n in appended.items() if n} & sent | {s for s, n in appended.items() if n >= 2}
         return [op for op in ops if op.store in stores]
+
+    def _stores_in(self, fn: ir.Function, e: ir.Expr) -> list[Store]:
+        """Stores an expression carries: named in it, or in what a local it names was built from
+        (`window = history.slice(-20)` carries `history`)."""
+        out: list[Store] = []
+        for sub in ir.walk(e):
+            if isinstance(sub, ir.Name | ir.Attr):
+                store = self.store_of(fn, sub)
+                if store is not None and store not in out:
+                    out.append(store)
+                if isinstance(sub, ir.Name):
+                    for b in self.facts.bindings(fn).get(sub.id, []):
+                        if b.expr is not None and b.kind == "value":
+                            for inner in ir.walk(b.expr):
+                                if isinstance(inner, ir.Name | ir.Attr) and not (isinstance(inner, ir.Name)
+                                                                                and inner.id == sub.id):
+                                    got = self.store_of(fn, inner)
+                                    if got is not None and got not in out:
+                                        out.append(got)
+        return out
+
+    def _model_output(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
+        """A value read off a model reply (`reply.choices[0].message`, `response.content`)."""
+        if depth > 3:
+            return False
+        root: ir.Expr = e
+        while isinstance(root, ir.Attr | ir.Index | ir.Await):
+            root = root.value if isinstance(root, ir.Await) else root.obj
+        if isinstance(root, ir.Call):
+            return self.reaches_model(fn, root)
+        if isinstance(root, ir.Name):
+            return any(b.expr is not None and b.kind == "value" and self._model_output(fn, b.expr, depth + 1)
+                       for b in self.facts.bindings(fn).get(root.id, []))
+        return False
 
     def _assign_ops(self, fn: ir.Function, node: ir.Assign, ops: list[HistoryOp],
                     appended: dict[Store, int]) -> None:
@@ -422,10 +467,11 @@ class Roles:
                 if kw in apis.TOOL_RESULT_FIELDS:
                     return True
             return bool(any(isinstance(a, ir.Obj) and self._message_like(fn, a) for a in e.args))
-        if isinstance(e, ir.Name):
-            return any(b.expr is not None and b.kind == "value" and isinstance(b.expr, ir.Obj | ir.Call) and
-                       self._message_like(fn, b.expr) for b in self.facts.bindings(fn).get(e.id, []))
-        return False
+        if isinstance(e, ir.Name) and any(
+                b.expr is not None and b.kind == "value" and isinstance(b.expr, ir.Obj | ir.Call) and
+                self._message_like(fn, b.expr) for b in self.facts.bindings(fn).get(e.id, [])):
+            return True
+        return isinstance(e, ir.Name | ir.Attr | ir.Index) and self._model_output(fn, e)
 
     def history_params(self, fn: ir.Function) -> set[str]:
         """Parameters of `fn` that receive a conversation: annotated as a list of messages (`list[Message]`,
@@ -577,6 +623,8 @@ class Roles:
 
 
 _TOOL_CALL_TYPE = "toolcall"
+_LOOKUPS = frozenset({"getattr", "get", "find", "get_tool", "getTool", "lookup", "find_tool", "findTool"})
+"""Ways a registry hands back the tool a name selects."""
 _TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name", "functionName"})
 """Where a tool call carries the name of the tool it wants (wire vocabulary)."""
 _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receive", "receive_json", "receive_text",

@@ -23,7 +23,7 @@ def path_joined_unchecked(ctx: Context) -> Iterator[Report]:
     """A tool's path argument (from the model) is joined onto a directory, and the tool resolves symlinks and
     checks containment nowhere, so `../../.ssh/id_rsa` or an absolute path walks out of the workspace."""
     for fn in ctx.roles.tool_functions:
-        params = {p.name for p in fn.params if p.name not in _NOT_PATHS and p.kind != "kw"}
+        params = {n for p in fn.params if p.kind != "kw" for n in p.names if n not in _NOT_PATHS}
         if not params or _checks_containment(ctx, fn):
             continue
         for node in ir.walk_block(fn.body):

@@ -44,6 +44,9 @@ def _keyed(region: list[ir.Node]) -> bool:
     for node in region:
         if isinstance(node, ir.Lit) and isinstance(node.value, str) and "idempotency" in node.value.lower():
             return True
+        if isinstance(node, ir.Obj) and any(isinstance(k, str) and ("idempotency" in k.lower() or "dedup" in k.lower())
+                                            for k, _ in node.items):
+            return True
         if isinstance(node, ir.Name | ir.Attr):
             name = node.id if isinstance(node, ir.Name) else node.name
             if "idempotency" in name.lower() or "dedup" in name.lower():

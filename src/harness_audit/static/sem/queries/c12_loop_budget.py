@@ -73,10 +73,34 @@ def counter_reset_on_failure(ctx: Context) -> Iterator[Report]:
 
 
 def _bounded(test: ir.Expr | None) -> bool:
+    """A comparison of a count (turns, steps, tokens, time) against a limit; not an emptiness test
+    (`len(calls) == 0`, `calls.length === 0`: that is the model saying it is done)."""
     if test is None or (isinstance(test, ir.Lit) and test.value in (True, 1)):
         return False
-    return any(isinstance(n, ir.Op) and n.op in _COMPARE and any(_numberish(o) for o in n.operands)
-               for n in ir.walk(test)) or _mentions_limit(test)
+    for n in ir.walk(test):
+        if isinstance(n, ir.Op) and n.op in _COMPARE and len(n.operands) == 2:
+            a, b = n.operands
+            if _limit_name(a) or _limit_name(b):
+                return True
+            if any(_size_of(o) for o in (a, b)):
+                continue
+            if any(isinstance(o, ir.Lit) and isinstance(o.value, int | float) and not isinstance(o.value, bool)
+                   and o.value not in (0, 1) for o in (a, b)):
+                return True
+    return _mentions_limit(test)
+
+
+def _limit_name(e: ir.Expr) -> bool:
+    chain = expr_chain(e).lower()
+    return bool(chain) and any(w in chain for w in ("max", "limit", "budget", "remaining", "ceiling", "deadline",
+                                                     "timeout"))
+
+
+def _size_of(e: ir.Expr) -> bool:
+    """`len(x)`, `x.length`, `x.size`: how many items something holds."""
+    if isinstance(e, ir.Call) and expr_chain(e.func) == "len":
+        return True
+    return isinstance(e, ir.Attr) and e.name in ("length", "size")
 
 
 def _numberish(e: ir.Expr) -> bool:
@@ -87,7 +111,7 @@ def _numberish(e: ir.Expr) -> bool:
 
 
 def _mentions_limit(e: ir.Expr) -> bool:
-    return any(_numberish(n) for n in ir.walk(e) if isinstance(n, ir.Name | ir.Attr))
+    return any(_limit_name(n) for n in ir.walk(e) if isinstance(n, ir.Name | ir.Attr))
 
 
 def _limit_check(node: ir.Node) -> bool:

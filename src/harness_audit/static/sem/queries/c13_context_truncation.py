@@ -39,7 +39,15 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
     for op in ctx.roles.history_ops:
         if op.kind == "cut":
             yield op.site.fn, op.site.node, op.store.name
+    stores = ctx.roles.history_stores
     for fn in ctx.facts.functions:
+        # a slice of a history store that becomes what is sent (`window = history.slice(-20)`)
+        for node in ir.walk_block(fn.body):
+            if isinstance(node, ir.Assign) and node.value is not None and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ir.Name) and ctx.roles.store_of(fn, node.targets[0]) not in stores:
+                sliced = _slice_of(ctx, fn, node.value, stores)
+                if sliced and _sent(ctx, fn, node.targets[0].id):
+                    yield fn, node, sliced
         params = ctx.roles.history_params(fn)
         if not params:
             continue
@@ -50,6 +58,27 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
             elif isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name in ("slice", "splice") \
                     and expr_chain(node.func.obj) in params and node.args and not _zero(node.args[0]):
                 yield fn, node, expr_chain(node.func.obj)
+
+
+def _slice_of(ctx: Context, fn: ir.Function, e: ir.Expr, stores: set) -> str:  # noqa: ANN001
+    """The history store `e` takes a positional part of (`h[-20:]`, `h.slice(-20)`), or ''."""
+    if isinstance(e, ir.Index) and isinstance(e.key, ir.Slice) and _drops_head(e.key) and \
+            ctx.roles.store_of(fn, e.obj) in stores:
+        return expr_chain(e.obj)
+    if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.name == "slice" and e.args and \
+            not _zero(e.args[0]) and ctx.roles.store_of(fn, e.func.obj) in stores:
+        return expr_chain(e.func.obj)
+    return ""
+
+
+def _sent(ctx: Context, fn: ir.Function, name: str) -> bool:
+    """Whether local `name` is handed to a model request in `fn`."""
+    for call, _ in ctx.facts.calls(fn):
+        if ctx.roles.reaches_model(fn, call) and any(
+                isinstance(n, ir.Name) and n.id == name for a in (*call.args, *(v for _, v in call.kw))
+                for n in ir.walk(a)):
+            return True
+    return False
 
 
 def _drops_head(s: ir.Slice) -> bool:
@@ -67,8 +96,26 @@ def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: st
     what it holds says nothing about how the cut is chosen)."""
     roots: list[tuple[ir.Function, ir.Node]] = [(fn, b) for b in _bounds(cut)]
     for node in ir.walk_block(fn.body):
-        if isinstance(node, ir.Loop | ir.If) and node.test is not None and any(n is cut for n in ir.walk_block(node.body)):
-            roots.append((fn, node.test))
+        if isinstance(node, ir.Loop | ir.If) and any(n is cut for n in ir.walk_block(node.body)):
+            if node.test is not None:
+                roots.append((fn, node.test))
+            if isinstance(node, ir.Loop):
+                # a repair step on the same history beside the cut (drop the results left without their call)
+                roots.extend((fn, inner.test) for inner in ir.walk_block(node.body)
+                             if isinstance(inner, ir.Loop | ir.If) and inner.test is not None
+                             and _mentions_name(inner.test, store))
+    # a loop that then trims what the cut produced (`while (w[0].role === "tool") w = w.slice(1)`)
+    if isinstance(cut, ir.Assign):
+        names = {t.id for t in cut.targets if isinstance(t, ir.Name)}
+        for loop in ir.walk_block(fn.body):
+            if isinstance(loop, ir.Loop) and loop.test is not None and any(
+                    isinstance(a, ir.Assign) and any(isinstance(t, ir.Name) and t.id in names for t in a.targets)
+                    for a in ir.walk_block(loop.body)):
+                roots.append((fn, loop.test))
+    # the cut is moved to a message boundary in the same function (`while (w[0].role !== "user")`,
+    # `findIndex((m) => m.role === "user")`)
+    if _aligns_to_user_turn(ctx, fn):
+        return True
     seen: set[int] = set()
     todo = list(roots)
     while todo and len(seen) < 60:
@@ -83,10 +130,38 @@ def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: st
                 for b in ctx.facts.bindings(cur_fn).get(node.id, []):
                     if b.expr is not None:
                         todo.append((cur_fn, b.expr))
+                # a loop that moves this index decides the cut too: its test (`while m[i]["role"] == "tool"`)
+                for loop in ir.walk_block(cur_fn.body):
+                    if isinstance(loop, ir.Loop) and loop.test is not None and any(
+                            isinstance(a, ir.Assign) and any(isinstance(t, ir.Name) and t.id == node.id
+                                                             for t in a.targets)
+                            for a in ir.walk_block(loop.body)):
+                        todo.append((cur_fn, loop.test))
             elif isinstance(node, ir.Call):
                 for c in ctx.facts.callees(cur_fn, node):
                     if isinstance(c, ir.Function) and c.kind != "module":
                         todo.extend((c, s) for s in c.body)
+            elif isinstance(node, ir.FuncExpr):
+                todo.extend((node.fn, s) for s in node.fn.body)
+    return False
+
+
+def _mentions_name(e: ir.Expr, name: str) -> bool:
+    return any(isinstance(n, ir.Name | ir.Attr) and expr_chain(n).split(".")[-1] == name.split(".")[-1]
+               for n in ir.walk(e))
+
+
+def _aligns_to_user_turn(ctx: Context, fn: ir.Function) -> bool:
+    """`m.role !== "user"`, `msg["role"] == "user"` in the function or its callbacks: a cut moved to the start
+    of a user turn leaves no tool result without its call."""
+    for f in (fn, *ctx.facts.nested(fn)):
+        for node in ir.walk_block(f.body):
+            if isinstance(node, ir.Op) and node.op in ("==", "!=", "===", "!==", "is", "is not") and any(
+                    isinstance(o, ir.Lit) and o.value == "user" for o in node.operands) and any(
+                    "role" in expr_chain(o) or (isinstance(o, ir.Index) and isinstance(o.key, ir.Lit)
+                                                and o.key.value == "role")
+                    for o in node.operands):
+                return True
     return False
 
 

@@ -45,7 +45,8 @@ def _prefix_sinks(ctx: Context) -> Iterator[tuple[ir.Function, ir.Expr, str]]:
                     if content is not None:
                         yield fn, content, "system message"
             elif isinstance(node, ir.Call):
-                for k, v in node.kw:
+                options = [(k, v) for a in node.args if isinstance(a, ir.Obj) for k, v in a.items if isinstance(k, str)]
+                for k, v in (*node.kw, *options):
                     if k in _PREFIX_KWARGS and ctx.roles.reaches_model(fn, node):
                         yield fn, v, f"`{k}`"
                 if node.args and _system_message_class(ctx, fn, node):
