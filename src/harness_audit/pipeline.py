@@ -352,7 +352,7 @@ def run_audit(
             from harness_audit.llm.run import model_phase
         except ImportError as exc:
             raise UsageError(f"engine {config.engine!r} needs the model layer ({exc.name or exc} is missing): "
-                             "pip install 'harness-audit[llm]'") from exc
+                             "pip install '.[llm]' in the harness-audit checkout") from exc
         phase = model_phase(ws, discovery, checks, config, output_dir=output_dir, run_id=run_id,
                             options=model_options, progress=progress)
     if traces:

@@ -42,8 +42,9 @@ def make_parser() -> argparse.ArgumentParser:
         epilog="Selection: C1, c1, C1,C9, 'C1 C9', p1 (the seven priority-1 checks) or all. "
                "Exit codes: 0 clean, 1 findings at/above --fail-on, 2 usage/config error, 3 audit incomplete.",
     )
-    p.add_argument("targets", nargs="*", metavar="[PATH] [SELECTION]",
-                   help="directory to audit (default: .) followed by check ids or a preset")
+    p.add_argument("targets", nargs="*", metavar="[PATH] [SELECTION] [FILE…]",
+                   help="directory to audit (default: .) followed by check ids or a preset; files (as a pre-commit "
+                        "hook passes them) limit the findings that count to those files")
     p.add_argument("-c", "--checks", "--check", dest="selection", action="append", metavar="IDS",
                    help="checks to run, e.g. C1,C9 or p1 (repeatable)")
     p.add_argument("--engine", choices=["static", "llm", "hybrid"], help="engine (default: static)")
@@ -91,6 +92,32 @@ def _reads_as_selection(token: str) -> bool:
     except UsageError:
         return False
     return True
+
+
+def _file_arguments(targets: list[str]) -> tuple[list[str], list[Path]]:
+    """Split off the positionals that are files (a pre-commit hook passes the changed files)."""
+    files: list[Path] = []
+    rest: list[str] = []
+    for target in targets:
+        try:
+            is_file = not _reads_as_selection(target) and Path(target).is_file()
+        except (OSError, ValueError):
+            is_file = False
+        (files.append(Path(target)) if is_file else rest.append(target))  # type: ignore[func-returns-value]
+    return rest, files
+
+
+def _only_files(report: Report, root: Path, files: list[Path]) -> Report:
+    """The report as far as `files` go: the whole tree is analysed, only findings in these files count."""
+    import dataclasses
+
+    wanted: set[str] = set()
+    for f in files:
+        resolved = f.resolve()
+        if not resolved.is_relative_to(root):
+            raise UsageError(f"file {str(f)!r} is outside the audited directory {str(root)!r}")
+        wanted.add(resolved.relative_to(root).as_posix())
+    return dataclasses.replace(report, findings=tuple(f for f in report.findings if f.file in wanted))
 
 
 def _split_targets(targets: list[str]) -> tuple[str, list[str]]:
@@ -234,7 +261,8 @@ def run(ns: argparse.Namespace, *, progress: Progress = NO_PROGRESS, in_job: boo
 
     `in_job`: this process is the background job itself, which already holds the output directory's lock.
     """
-    path, positional = _split_targets(ns.targets)
+    targets, files = _file_arguments(ns.targets)
+    path, positional = _split_targets(targets)
     tokens = [*positional, *(ns.selection or [])]
     if ns.selection is not None and any(not s.strip() for s in ns.selection):
         raise UsageError("--checks was given an empty value; expected ids like C1,C9, or p1 or all")
@@ -279,9 +307,11 @@ def run(ns: argparse.Namespace, *, progress: Progress = NO_PROGRESS, in_job: boo
             output_dir(root, config)):
         result = audit(root, tokens or None, overrides=overrides, traces=ns.traces or (), write=fmt is None,
                        progress=observers)
-    deliver(result.report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language,
-            baseline=baseline_counts(result.report, baseline))
-    return exit_code(result.report, config.fail_on, allow_empty=config.allow_empty, language=language,
+    # file arguments (a pre-commit hook): the tree is analysed whole, the changed files decide the outcome
+    report = _only_files(result.report, root, files) if files else result.report
+    deliver(report, list(result.paths), fmt=fmt, quiet=ns.quiet, language=language,
+            baseline=baseline_counts(report, baseline))
+    return exit_code(report, config.fail_on, allow_empty=config.allow_empty, language=language,
                      baseline=baseline)
 
 

@@ -37,6 +37,6 @@ def run(ns: argparse.Namespace) -> int:
         from harness_audit.mcp.server import serve
     except ImportError as exc:
         raise UsageError(f"`harness-audit mcp` needs the MCP SDK ({exc.name or exc} is missing): "
-                         "pip install 'harness-audit[mcp]'") from exc
+                         "pip install '.[mcp]' in the harness-audit checkout") from exc
     serve(root=root, http=ns.http, host_name=ns.host, port=ns.port)
     return 0

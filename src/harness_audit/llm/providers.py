@@ -101,7 +101,7 @@ def build_model(spec: str, *, base_url: str | None, request_timeout: float) -> M
     except ImportError as exc:
         extra = "gemini" if provider == "google" else "llm"
         raise UsageError(f"the {provider} model needs extra packages ({exc.name or exc}): "
-                         f"pip install 'harness-audit[{extra}]'") from exc
+                         f"pip install '.[{extra}]' in the harness-audit checkout") from exc
 
 
 def _require_key(provider: str, *, optional: bool = False) -> str | None:
