@@ -65,3 +65,12 @@ def test_zh_terminal_output_is_chinese(capsys: pytest.CaptureFixture[str], monke
     assert " C1 完成 · 发现 1 条 · 证据拒收 0 次" in captured.err
     assert captured.out.strip().splitlines()[-1].startswith("发现 13 条(确认 11,可疑 2,未实现 0)")
     assert "报告:" in captured.out and "审计目标" not in captured.out
+
+
+def test_checks_and_explain_speak_zh(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["checks", "--language", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "查什么" in out and "工具调用配对完整性" in out and "what it checks" not in out
+    assert main(["--language", "zh", "explain", "C8"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# C8 · 部分成功") and "## 静态规则" in out

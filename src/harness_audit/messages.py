@@ -238,6 +238,15 @@ EN: dict[str, str] = {
     "picker.p1": "the seven priority-1 checks (★)",
     "picker.all": "all fifteen checks",
     "picker.chosen": "running: {checks}",
+    "checks.title": "harness-audit checks (★ = priority 1, the p1 preset)",
+    "checks.col.id": "id",
+    "checks.col.name": "name",
+    "checks.col.group": "group",
+    "checks.col.prio": "prio",
+    "checks.col.requires": "requires",
+    "checks.col.what": "what it checks",
+    "explain.rules": "Static rules",
+    "explain.criteria_en": "The criteria below are the English original.",
 }
 
 ZH: dict[str, str] = {
@@ -432,4 +441,13 @@ ZH: dict[str, str] = {
     "picker.p1": "七项优先级 1 的检查(★)",
     "picker.all": "全部十五项检查",
     "picker.chosen": "将运行:{checks}",
+    "checks.title": "harness-audit 检查项(★ = 优先级 1,即 p1 预设)",
+    "checks.col.id": "编号",
+    "checks.col.name": "名称",
+    "checks.col.group": "方面",
+    "checks.col.prio": "优先级",
+    "checks.col.requires": "所需地标",
+    "checks.col.what": "查什么",
+    "explain.rules": "静态规则",
+    "explain.criteria_en": "以下判定标准为英文原文。",
 }

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from harness_audit.catalogue import CHECKS
 from harness_audit.cli._helpers import console
+from harness_audit.messages import resolve_language, t
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -21,13 +22,14 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def run(ns: argparse.Namespace) -> int:
-    """Print the table."""
-    table = Table(title="harness-audit checks (★ = p1)", show_lines=False)
-    for col in ("id", "name", "group", "prio", "requires", "what it checks"):
-        table.add_column(col, overflow="fold")
+    """Print the table, its fixed text in the chosen language."""
+    lang = resolve_language(ns.language)
+    table = Table(title=t("checks.title", lang), show_lines=False)
+    for col in ("id", "name", "group", "prio", "requires", "what"):
+        table.add_column(t(f"checks.col.{col}", lang), overflow="fold")
     for check, s in CHECKS.items():
-        gloss = s.gloss(ns.language)
-        table.add_row(check.value + (" ★" if s.priority == 1 else ""), s.title, f"{s.group.value}. {s.group.title}",
-                      str(s.priority), ", ".join(k.value for k in s.requires), gloss)
+        table.add_row(check.value + (" ★" if s.priority == 1 else ""), t(f"check.{check}", lang),
+                      f"{s.group.value}. {t(f'group.{s.group.value}', lang)}", str(s.priority),
+                      ", ".join(k.value for k in s.requires), s.gloss(lang))
     console(width=160).print(table)
     return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from harness_audit.catalogue import criteria_text, parse_selection, rule_index
+from harness_audit.catalogue import CHECKS, criteria_text, parse_selection, rule_index
+from harness_audit.messages import resolve_language, t
 from harness_audit.static.registry import all_rules
 
 
@@ -30,9 +31,13 @@ def run(ns: argparse.Namespace) -> int:
             if r.rule_id in wanted_rules:
                 print(f"# `{r.rule_id}` ({r.lang})\n\n{' '.join(r.doc.split())}\n")
         return 0
+    lang = resolve_language(ns.language)
     for check in checks:
+        spec = CHECKS[check]
+        if lang != "en":  # the criteria prose is written once, in English; the check's own words come first
+            print(f"# {check} · {t(f'check.{check}', lang)}\n\n{spec.gloss(lang)}\n\n{t('explain.criteria_en', lang)}\n")
         print(criteria_text(check).rstrip())
-        print("\n## Static rules\n")
+        print(f"\n## {t('explain.rules', lang)}\n")
         for r in (r for r in rules if r.check == check):
             print(f"- `{r.rule_id}` ({r.lang}): {' '.join(r.doc.split())}")
         print()
