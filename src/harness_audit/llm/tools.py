@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any
 
-from harness_audit.llm.spans import definitions, named
+from harness_audit.llm.spans import Span, definitions, named
 from harness_audit.symbols import SymbolIndex
 from harness_audit.workspace import SourceFile, Workspace, excluded_segment
 
@@ -57,6 +57,14 @@ class ToolRefusal(Exception):
         """What was wrong with the call, naming the bad value."""
         self.remedy = remedy
         """What to do instead, one sentence."""
+
+
+class _Outline(Exception):
+    """A symbol read answered with an outline instead of lines (a long class)."""
+
+
+SYMBOL_LINES = 60
+"""Most lines a `read_file(symbol=…)` shows of one definition; a longer one is cut (a class: outlined)."""
 
 
 def refusal_text(err: ToolRefusal) -> str:
@@ -416,7 +424,11 @@ class NavigationTools:
         rel = self._resolve(path)
         header: str | None = None
         if symbol is not None:
-            start_line, end_line, header = self._definition(rel, symbol)
+            try:
+                start_line, end_line, header = self._definition(rel, symbol)
+            except _Outline as outline:
+                return _fit(str(outline).split("\n"), self.max_chars,
+                            lambda n: f"… output cut at {self.max_chars} characters; {n} more definitions")
         start = _line_arg(start_line, "start_line") or 1
         end_arg = _line_arg(end_line, "end_line")
         if end_arg is not None and end_arg < start:
@@ -465,7 +477,11 @@ class NavigationTools:
         return body
 
     def _definition(self, rel: str, symbol: object) -> tuple[int, int, str]:
-        """(first line, last line, header) of the definition `symbol` names in `rel`, or the refusal."""
+        """(first line, last line, header) of the definition `symbol` names in `rel`, or the refusal.
+
+        A definition longer than `SYMBOL_LINES` is cut there (the header says where it ends); a long class is
+        shown as its outline instead (`_outline`, raised as the answer), so a symbol read stays small.
+        """
         name = self._name_arg(symbol)
         spans = definitions(self.ws, rel)
         found = named(spans, name)
@@ -476,7 +492,24 @@ class NavigationTools:
         span = found[0]
         others = "; also " + ", ".join(f"{s.name} at line {s.first}" for s in found[1:4]) if len(found) > 1 else ""
         kind = "function" if span.function else "class"
-        return span.first, span.last, f"{kind} {span.name}: lines {span.first}-{span.last} of {shown_path(rel)}{others}"
+        head = f"{kind} {span.name}: lines {span.first}-{span.last} of {shown_path(rel)}{others}"
+        if span.last - span.first < SYMBOL_LINES:
+            return span.first, span.last, head
+        if not span.function:
+            raise _Outline(self._outline(rel, span, spans, head))
+        last = span.first + SYMBOL_LINES - 1
+        return span.first, last, (f"{head}; its first {SYMBOL_LINES} lines (read_file({shown_path(rel)!r}, "
+                                  f"start_line={last + 1}, end_line={span.last}) for the rest)")
+
+    def _outline(self, rel: str, span: Span, spans: tuple[Span, ...], head: str) -> str:
+        """A long class as its header and the first line of each definition inside it, numbered."""
+        lines = self.ws.lines(rel) or []
+        width = max(4, len(str(span.last)))
+        inner = sorted({s.first for s in spans if span.first < s.first <= span.last and s.name.count(".") ==
+                        span.name.count(".") + 1})
+        rows = [span.first, *inner][: self.max_results]
+        shown = [f"{n:>{width}}\t{_clip(lines[n - 1], _MAX_SHOWN_LINE)}" for n in rows if 0 < n <= len(lines)]
+        return "\n".join([f"{head}; an outline (read a method by name, e.g. symbol={span.name}.NAME)", *shown])
 
     # ------------------------------------------------------------ grep
     def _scoped_files(self, glob: object) -> list[SourceFile]:
