@@ -196,17 +196,25 @@ class Roles:
             fns = [a.fn for a in node.children() if isinstance(a, ir.FuncExpr)]
             fn = fns[0] if fns else fn
         tools = {f.index for f in self.registered_tools}
+        following: set[int] = set()
+
         def by_name(e: ir.Expr) -> bool:
             """`call.function.name`, `block.name`, `tc.toolName`: the called tool's name, read off the call."""
-            for n in ir.walk(e):
-                chain = expr_chain(n) if isinstance(n, ir.Attr | ir.Name) else ""
-                if chain.split(".")[0] in names and chain.rsplit(".", 1)[-1] in _TOOL_NAME_FIELDS:
-                    return True
-                if isinstance(n, ir.Name) and any(
-                        b.expr is not None and by_name(b.expr) for b in self.facts.bindings(fn).get(n.id, [])
-                        if b.expr is not e):
-                    return True
-            return False
+            if id(e) in following:  # locals bound through each other (`a = f(b)`, `b = g(a)`): a cycle says nothing
+                return False
+            following.add(id(e))
+            try:
+                for n in ir.walk(e):
+                    chain = expr_chain(n) if isinstance(n, ir.Attr | ir.Name) else ""
+                    if chain.split(".")[0] in names and chain.rsplit(".", 1)[-1] in _TOOL_NAME_FIELDS:
+                        return True
+                    if isinstance(n, ir.Name) and any(
+                            b.expr is not None and by_name(b.expr) for b in self.facts.bindings(fn).get(n.id, [])
+                            if b.expr is not e):
+                        return True
+                return False
+            finally:
+                following.discard(id(e))
 
         def chosen_by_name(e: ir.Expr) -> bool:
             """`TOOLS[call.function.name]`, `registry.get(call.name)`, `getattr(self, call.name)`."""
