@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from tests.llm.conftest import C1_EVIDENCE, C12_EVIDENCE, LOOP_PY, PASSWD_MARKER, TOOLS_PY
 
@@ -55,7 +58,7 @@ FIRST_HALF = (
                       "confidence": "high"}, says="Accepted: history-append at agent/loop.py:29"),
     Call("landmark", {"kind": "scheduler", "file": "agent/loop.py", "line": 17}, accepted=False, says="bad-verdict"),
     Call("next", says="# C1 · Tool-call pairing completeness"),
-    Call("report", _finding("C1", 28, C1_EVIDENCE), says="Accepted: C1 confirmed at agent/loop.py:26"),
+    Call("report", _finding("C1", 28, C1_EVIDENCE, lead="C1-1"), says="Accepted: C1 confirmed at agent/loop.py:26"),
     Call("report", _finding("C1", 28, "except Exception:\n    log_and_forget(call)\n    continue"), accepted=False,
          says="evidence-not-found"),
     Call("report", _finding("C1", 1, PASSWD_MARKER, file="../../etc/passwd"), accepted=False,
@@ -93,6 +96,10 @@ def assert_host_report(report_json: Path, cli_json: Path) -> dict[str, Any]:
     refused = {reason: n for reason, n in meta["refusals_by_reason"].items() if n}
     assert refused == {"bad-verdict": 1, "evidence-not-found": 1, "file-outside-workspace": 1,
                        "missing-confirm-hint": 1}
+    # each finding names the lead it settled: C1's confirmed C1-1; C12's stands beside the lead it dismissed
+    assert [f["lead"] for f in data["findings"]] == ["C1-1", None]
+    schema = json.loads(resources.files("harness_audit.render").joinpath("report.schema.json").read_text())
+    jsonschema.validate(data, schema)
     leads = {lead["id"]: lead for lead in data["leads"]}
     assert {k: v["status"] for k, v in leads.items()} == {"C1-1": "confirmed", "C12-1": "dismissed"}
     assert "watchdog" in leads["C12-1"]["reason"]

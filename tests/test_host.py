@@ -76,6 +76,12 @@ def test_a_complete_run_through_the_shell_verbs_survives_a_restart(
     capsys.readouterr()
     (cli_json,) = (tmp_path / "cli").glob("report-*.json")
     assert_host_report(report_json, cli_json)
+    sarif = json.loads(report_json.with_suffix(".sarif").read_text(encoding="utf-8"))
+    leads = {r["properties"]["lead"]["id"]: r["properties"]["lead"] for r in sarif["runs"][0]["results"]
+             if "lead" in r["properties"]}
+    assert leads == {"C1-1": {"id": "C1-1", "status": "confirmed", "settled_by": "host:C1"},
+                     "C12-1": {"id": "C12-1", "status": "dismissed", "settled_by": "host:C12"}}
+    assert "static lead `C1-1`" in report_json.with_suffix(".md").read_text(encoding="utf-8")
 
 
 def test_begin_prints_the_run_id_and_how_to_go_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -223,11 +229,12 @@ def test_a_host_run_rerenders_from_its_ledger_like_any_run(tmp_path: Path) -> No
     host.next_check(run_dir)
     host.report_finding(run_dir, check="C1", verdict="confirmed", file="agent/loop.py", line=27,
                         evidence="except Exception:\n    continue", claim="no result for a failed call",
-                        consequence="HTTP 400 on the next request")
+                        consequence="HTTP 400 on the next request", lead="C1-1")
     finished = host.finish_run(run_dir)
     report, _ = rerender(run_dir, write=False)
     assert report.meta.engine == "host"
-    assert [(f.check.value, f.line) for f in report.findings] == [("C1", 27)]
+    assert [(f.check.value, f.line, f.lead) for f in report.findings] == [("C1", 27, "C1-1")]
+    assert [(lead.lead_id, lead.status.value, lead.by) for lead in report.leads] == [("C1-1", "confirmed", "host:C1")]
     assert finished.data["findings"] == 1
 
 

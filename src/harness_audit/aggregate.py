@@ -20,7 +20,7 @@ from harness_audit.findings import (
     Verdict,
     code_part,
 )
-from harness_audit.leads import LeadOutcome
+from harness_audit.leads import LeadOutcome, link_leads
 from harness_audit.redaction import mask_value
 from harness_audit.report import FileNote, GroupSummary, Report, RunMeta, Snippet, Suppressed
 from harness_audit.suppressions import LOOK_ABOVE, decide
@@ -36,7 +36,10 @@ def dedupe(findings: Iterable[Finding]) -> list[Finding]:
         key = (f.check.value, f.file, f.line, "" if f.located else f.claim)
         cur = best.get(key)
         if cur is None or f.verdict.certainty < cur.verdict.certainty:
-            best[key] = f
+            # the lead a duplicate settled stays with the finding that stands for it
+            best[key] = f if cur is None or f.lead or not cur.lead else replace(f, lead=cur.lead)
+        elif f.lead and not cur.lead:
+            best[key] = replace(cur, lead=f.lead)
     return list(best.values())
 
 
@@ -300,7 +303,8 @@ def build_report(
     text is masked, once, after the gate has matched the real text (`redaction.mask_value`).
     """
     outs = sorted(outcomes, key=lambda o: o.check.number)
-    final = _unique_fingerprints(order(fold_build_copies(dedupe(findings), context)), context)
+    leads = tuple(leads)
+    final = _unique_fingerprints(order(fold_build_copies(dedupe(link_leads(findings, leads)), context)), context)
     suppressed: list[Suppressed] = []
     problems: list[str] = []
     if suppressions:

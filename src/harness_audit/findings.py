@@ -162,6 +162,10 @@ class Finding:
     also_at: tuple[str, ...] = ()
     """`file:line` of the other places the same defect involves (the sink, the loop, the caller), and of the same
     code in other build outputs of one source (ESM/CJS, bundles, shipped `src/`), folded in by aggregation."""
+    lead: str | None = None
+    """The static lead (`C1-2`) this finding stands for in a run that handed out leads (hybrid, host): the lead
+    it confirmed (named, or reported at the lead's place), or the lead itself when the model left it unaddressed.
+    Set by aggregation from the run's lead outcomes; None when no lead is involved."""
 
     @property
     def located(self) -> bool:

@@ -13,14 +13,14 @@ Nothing a model does (or fails to do) can make one vanish:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from harness_audit.findings import Candidate, CheckId, Finding, Refusal
 from harness_audit.gate import WINDOW, GateContext, validate
 from harness_audit.workspace import Workspace
 
-__all__ = ["Lead", "LeadOutcome", "LeadStatus", "gate_leads", "lead_id", "settle_leads"]
+__all__ = ["Lead", "LeadOutcome", "LeadStatus", "gate_leads", "lead_id", "link_leads", "settle_leads"]
 
 MIN_REASON_WORDS = 3
 """A dismissal must say in a sentence why the lead is wrong; a word or two is not accepted."""
@@ -60,6 +60,8 @@ class LeadOutcome:
     """Why the model dismissed it (dismissed only)."""
     by: str | None = None
     """Who settled it: the model's unit (`llm:C1`, `host:C1`); None when unaddressed."""
+    confirmed_by: Finding | None = None
+    """The model's finding that confirmed it (the one naming it, else the first at its place); confirmed only."""
 
 
 def lead_id(check: CheckId, number: int) -> str:
@@ -113,10 +115,24 @@ def settle_leads(leads: Sequence[Lead], reported: Iterable[tuple[Finding, str | 
             outcomes.append(LeadOutcome(lead_id=lead.lead_id, check=check, status=LeadStatus.DISMISSED,
                                         finding=lead.finding, reason=reason, by=unit))
         elif named or any(_confirms(lead, f, name) for f, name in found):
+            by_name = [f for f, name in found if name == lead.lead_id]
+            confirming = by_name[0] if by_name else next(f for f, name in found if _confirms(lead, f, name))
             outcomes.append(LeadOutcome(lead_id=lead.lead_id, check=check, status=LeadStatus.CONFIRMED,
-                                        finding=lead.finding, by=by))
+                                        finding=lead.finding, by=by, confirmed_by=confirming))
         else:
             outcomes.append(LeadOutcome(lead_id=lead.lead_id, check=check, status=LeadStatus.UNADDRESSED,
                                         finding=lead.finding))
             kept.append(lead.finding)
     return outcomes, kept
+
+
+def link_leads(findings: Iterable[Finding], leads: Iterable[LeadOutcome]) -> list[Finding]:
+    """`findings` with `lead` set on each one that stands for a lead: the finding that confirmed it, or the static
+    finding an unaddressed lead kept; the report then says which lead every such finding settled."""
+    of: dict[Finding, str] = {}
+    for lead in leads:
+        if lead.status is LeadStatus.CONFIRMED and lead.confirmed_by is not None:
+            of.setdefault(lead.confirmed_by, lead.lead_id)
+        elif lead.status is LeadStatus.UNADDRESSED:
+            of.setdefault(lead.finding, lead.lead_id)
+    return [replace(f, lead=of[f]) if f.lead is None and f in of else f for f in findings]

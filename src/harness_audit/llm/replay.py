@@ -286,8 +286,9 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
                 refusals.append(gated)
     leads = gate_leads(ws, checks, rec.leads, refusals)
     handed = [lead for c in checks if c.value in rec.units for lead in leads.get(c, [])]
-    dismissed = {lead: (reason, f"llm:{unit}") for unit, ur in rec.units.items() for lead, reason in ur.dismissed.items()}
-    lead_outcomes, kept = settle_leads(handed, reported, dismissed, settled_by={c: f"llm:{c.value}" for c in checks})
+    by = "host" if rec.start.engine == "host" else "llm"  # who settled the leads: the host's model or ours
+    dismissed = {lead: (reason, f"{by}:{unit}") for unit, ur in rec.units.items() for lead, reason in ur.dismissed.items()}
+    lead_outcomes, kept = settle_leads(handed, reported, dismissed, settled_by={c: f"{by}:{c.value}" for c in checks})
     findings.extend(kept)
     interrupted = rec.end is None
     outcomes = [_outcome(c, rec.units.get(c.value), interrupted=interrupted) for c in checks]

@@ -102,7 +102,8 @@ def _parts(f: Finding, r: Report, lang: str, code: str = "") -> str:
         out.append(f"<p><b>{escape(t('md.fix', lang))}</b> {_text(f.direction)}</p>")
     if f.verdict is Verdict.SUSPECTED:
         out.append(f"<p><b>{escape(t('md.to_confirm', lang))}</b> {_text(f.confirm_hint)}</p>")
-    out.append(f'<p class="src">{escape(t("md.source", lang, source=f.source, fingerprint=f.fingerprint))}</p>')
+    lead = t("md.source_lead", lang, lead=f.lead) if f.lead else ""
+    out.append(f'<p class="src">{escape(t("md.source", lang, source=f.source, fingerprint=f.fingerprint) + lead)}</p>')
     return "".join(out)
 
 

@@ -9,7 +9,7 @@ from harness_audit.catalogue import CHECKS
 from harness_audit.findings import Finding, Usage
 from harness_audit.report import Report
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 def usage_dict(u: Usage) -> dict[str, Any]:
@@ -96,6 +96,7 @@ def _finding(f: Finding, r: Report) -> dict[str, Any]:
         "also_at": list(f.also_at),
         "context": None if snippet is None else {"first_line": snippet.first, "lines": list(snippet.lines)},
         "same_site": list(r.same_site.get(f.fingerprint, ())),
+        "lead": f.lead,
     }
 
 

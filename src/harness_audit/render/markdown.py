@@ -112,7 +112,8 @@ def _body(f: Finding, r: Report, lang: str) -> list[str]:
         out += ["", f"**{t('md.fix', lang)}** {prose(f.direction)}"]
     if f.verdict is Verdict.SUSPECTED:
         out += ["", f"**{t('md.to_confirm', lang)}** {prose(f.confirm_hint)}"]
-    out += ["", f"<sub>{t('md.source', lang, source=code(f.source), fingerprint=code(f.fingerprint))}</sub>", ""]
+    lead = t("md.source_lead", lang, lead=code(f.lead)) if f.lead else ""
+    out += ["", f"<sub>{t('md.source', lang, source=code(f.source), fingerprint=code(f.fingerprint))}{lead}</sub>", ""]
     return out
 
 

@@ -65,11 +65,12 @@ def sarif_dict(r: Report) -> dict[str, Any]:
     index = {c.value: i for i, c in enumerate(CHECKS)}
     results: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
-    unaddressed = {lead.finding.fingerprint: lead for lead in r.leads_with(LeadStatus.UNADDRESSED)}
+    leads = {lead.lead_id: lead for lead in r.leads}
     for f in r.findings:
         text = f.claim + (f" To confirm: {f.confirm_hint}" if f.verdict is Verdict.SUSPECTED else "")
-        if f.fingerprint in unaddressed:
-            text += f" (static lead {unaddressed[f.fingerprint].lead_id}: the model neither confirmed nor dismissed it)"
+        lead = leads.get(f.lead) if f.lead else None
+        if lead is not None and lead.status is LeadStatus.UNADDRESSED:
+            text += f" (static lead {lead.lead_id}: the model neither confirmed nor dismissed it)"
         if not f.located:
             notes.append({"level": "note", "message": {"text": f"{f.check} not implemented: {f.claim}"},
                           "descriptor": {"id": f.check.value}})
@@ -87,8 +88,9 @@ def sarif_dict(r: Report) -> dict[str, Any]:
         }
         if f.also_at:
             result["relatedLocations"] = [_related(n, where) for n, where in enumerate(f.also_at, 1)]
-        if f.fingerprint in unaddressed:
-            result["properties"]["lead"] = {"id": unaddressed[f.fingerprint].lead_id, "status": "unaddressed"}
+        if lead is not None:
+            result["properties"]["lead"] = {"id": lead.lead_id, "status": lead.status.value,
+                                            **({"settled_by": lead.by} if lead.by else {})}
         results.append(result)
     for lead in r.leads_with(LeadStatus.DISMISSED):
         results.append(_dismissed(lead, index[lead.check.value]))
@@ -119,7 +121,8 @@ def _suppressed(x: Suppressed, rule_index: int) -> dict[str, Any]:
                                             "region": {"startLine": f.line, "snippet": {"text": f.evidence}}}}],
         "partialFingerprints": {"harnessAudit/v1": f.fingerprint},
         "suppressions": [{"kind": "inSource", "justification": x.reason}],
-        "properties": {"verdict": f.verdict.value, "source": f.source, "marker_line": x.marker_line},
+        "properties": {"verdict": f.verdict.value, "source": f.source, "marker_line": x.marker_line,
+                       **({"lead": {"id": f.lead}} if f.lead else {})},
     }
 
 
