@@ -153,3 +153,75 @@ def test_json_reports_follow_the_documented_schema(tmp_path: Path) -> None:
         data = _json.loads(render_json(report))
         jsonschema.validate(data, schema)
         assert data["schema_version"] == SCHEMA_VERSION
+
+
+_SECTIONS = {"Confirmed": "confirmed", "Suspected": "suspected", "Not implemented": "not implemented"}
+
+
+def section(md: str, name: str) -> tuple[int, str]:
+    """The count a `## Name (N)` heading states and the text under it."""
+    import re
+
+    m = re.search(rf"^## {name} \((\d+)\)\n(.*?)(?=^## |\Z)", md, re.S | re.M)
+    assert m, name
+    return int(m.group(1)), m.group(2)
+
+
+def findings_seen(md: str) -> dict[str, tuple[int, int]]:
+    """Per verdict heading: (the count it states, the findings a reader sees under it: checks named in its blocks)."""
+    import re
+
+    out: dict[str, tuple[int, int]] = {}
+    for name, verdict in _SECTIONS.items():
+        count, body = section(md, name)
+        seen = sum(len(re.findall(r"C\d+ · ", h)) for h in re.findall(r"^### (.*)$", body, re.M))
+        # a finding shown inside another's block is of the block's verdict
+        assert all(v == verdict for v in re.findall(r"also reported by C\d+ \(([^)]*)\):", body)), (name, body)
+        out[name] = (count, seen)
+    return out
+
+
+def test_findings_of_several_checks_at_one_site_fold_only_within_a_verdict() -> None:
+    post = 'resp = requests.post(TICKETS_URL, json={"title": title})'
+    site = dict(file="agent/tools.py", line=28, cited_line=28, evidence=post)
+    report = sample([
+        finding(check=CheckId.C9, fingerprint="c9", claim="retried POST without a key", **site),
+        finding(check=CheckId.C10, verdict=Verdict.SUSPECTED, fingerprint="c10", claim="no timeout on the POST",
+                confirm_hint="whether the session sets a default timeout", **{**site, "evidence": "requests.post("
+                "TICKETS_URL, json={\"title\": title})"}),
+        finding(check=CheckId.C13, fingerprint="c13", claim="the ticket body enters history whole", **site),
+        finding(fingerprint="c1"),
+    ], requested=(CheckId.C1, CheckId.C9, CheckId.C10, CheckId.C13))
+    assert set(report.same_site["c9"]) == {"c10", "c13"}
+    md = render_markdown(report)
+    assert findings_seen(md) == {"Confirmed": (3, 3), "Suspected": (1, 1), "Not implemented": (0, 0)}
+    confirmed, suspected = section(md, "Confirmed")[1], section(md, "Suspected")[1]
+    # C13 (confirmed too) folds into C9's block with its own claim; C10 (suspected) keeps its own block
+    assert "### C9 · " in confirmed and ", C13 · " in confirmed and "Same site, also reported by C13 (confirmed):" \
+        in confirmed and "the ticket body enters history whole" in confirmed
+    assert "no timeout on the POST" not in confirmed and "### C10 · " in suspected
+    assert "The same site is also reported by C10 (suspected), under that verdict's heading." in confirmed
+    assert "The same site is also reported by C9 (confirmed), under that verdict's heading." in suspected
+    # every finding shows its quoted code, the folded one included
+    assert confirmed.count(post) == 2 and "requests.post(TICKETS_URL" in suspected
+
+
+def test_the_html_report_folds_only_within_a_verdict_and_shows_each_quote() -> None:
+    from harness_audit.render import render_html
+
+    site = dict(file="agent/tools.py", line=28, cited_line=28, evidence="resp = requests.post(TICKETS_URL)")
+    report = sample([
+        finding(check=CheckId.C9, fingerprint="c9", **site),
+        finding(check=CheckId.C10, verdict=Verdict.SUSPECTED, fingerprint="c10", confirm_hint="whether it retries",
+                **site),
+        finding(check=CheckId.C13, fingerprint="c13", **{**site, "evidence": "requests.post(TICKETS_URL)"}),
+    ], requested=(CheckId.C9, CheckId.C10, CheckId.C13))
+    html = render_html(report)
+    articles = html.split("<article ")[1:]
+    assert len(articles) == 2
+    assert 'data-checks="C13 C9" data-verdicts="confirmed"' in articles[0] or \
+        'data-checks="C13 C9" data-verdicts="confirmed"' in articles[1]
+    c10 = next(a for a in articles if 'data-verdicts="suspected"' in a)
+    assert 'data-checks="C10"' in c10 and "requests.post(TICKETS_URL)" in c10
+    c9 = next(a for a in articles if 'data-verdicts="confirmed"' in a)
+    assert c9.count("requests.post(TICKETS_URL)") == 2  # C9's quote and the folded C13's

@@ -139,6 +139,25 @@ class Snippet:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SiteBlocks:
+    """How the human reports show findings of several checks at one site: one block per verdict.
+
+    Findings at one site with the same verdict are one block under that verdict's heading (one root cause shown
+    once); a finding with another verdict keeps its own block under its own heading, so every heading's count is
+    what the reader sees under it, and each block names the other verdicts' blocks at the same site.
+    """
+
+    folded: Mapping[str, tuple[Finding, ...]]
+    """Fingerprint of a block's first finding → the other findings shown inside its block (same site, same
+    verdict, other checks), in report order."""
+    elsewhere: Mapping[str, tuple[Finding, ...]]
+    """Fingerprint of a block's first finding → the first findings of the other blocks at the same site (other
+    verdicts), in report order."""
+    inside: frozenset[str]
+    """Fingerprints of findings shown inside another finding's block (never as blocks of their own)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Report:
     """Everything a renderer needs; built only by `aggregate.build_report`."""
 
@@ -177,7 +196,31 @@ class Report:
     """Lines around each located finding, by fingerprint (empty when the files were not at hand)."""
     same_site: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, "tuple[str, ...]"])
     """One root cause, one finding: fingerprint of a finding → fingerprints of other checks' findings at the same
-    site (same file and line, or the same excerpt over the same lines), which renderers show with it."""
+    site (same file and line, or the same excerpt over the same lines); `site_blocks` says how renderers show
+    them."""
+
+    def site_blocks(self) -> SiteBlocks:
+        """The blocks `same_site` makes in the human reports (see `SiteBlocks`)."""
+        by_fp = {f.fingerprint: f for f in self.findings}
+        position = {f.fingerprint: i for i, f in enumerate(self.findings)}
+        folded: dict[str, tuple[Finding, ...]] = {}
+        elsewhere: dict[str, tuple[Finding, ...]] = {}
+        inside: set[str] = set()
+        for head, others in self.same_site.items():
+            site = sorted((by_fp[fp] for fp in (head, *others) if fp in by_fp), key=lambda f: position[f.fingerprint])
+            firsts: list[Finding] = []
+            for f in site:
+                first = next((b for b in firsts if b.verdict is f.verdict), None)
+                if first is None:
+                    firsts.append(f)
+                else:
+                    folded[first.fingerprint] = (*folded.get(first.fingerprint, ()), f)
+                    inside.add(f.fingerprint)
+            for first in firsts:
+                others_here = tuple(b for b in firsts if b is not first)
+                if others_here:
+                    elsewhere[first.fingerprint] = others_here
+        return SiteBlocks(folded=folded, elsewhere=elsewhere, inside=frozenset(inside))
 
     def leads_with(self, status: LeadStatus) -> tuple[LeadOutcome, ...]:
         """The leads that ended with `status`, in report order."""

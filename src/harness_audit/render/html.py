@@ -14,7 +14,7 @@ from html import escape
 from harness_audit.findings import Finding, OutcomeStatus, Verdict
 from harness_audit.messages import t
 from harness_audit.render.summary import cost_text, final_line
-from harness_audit.report import Report
+from harness_audit.report import Report, SiteBlocks
 
 _SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _VERDICTS = (Verdict.CONFIRMED, Verdict.SUSPECTED, Verdict.NOT_IMPLEMENTED)
@@ -107,20 +107,26 @@ def _parts(f: Finding, r: Report, lang: str, code: str = "") -> str:
     return "".join(out)
 
 
-def _finding(f: Finding, r: Report, lang: str, by_fp: dict[str, Finding]) -> str:
-    others = [by_fp[fp] for fp in r.same_site.get(f.fingerprint, ()) if fp in by_fp]
+def _finding(f: Finding, r: Report, lang: str, blocks: SiteBlocks) -> str:
+    """One block of one verdict (see `Report.site_blocks`): other checks' findings at the site with that verdict
+    inside it, each with its own code; the other verdicts' blocks at the site named."""
+    others = blocks.folded.get(f.fingerprint, ())
     members = [f, *others]
     where = f"{f.file}:{f.line}" if f.located else t("md.check_level", lang)
     title = ", ".join(f"{m.check} · {t(f'check.{m.check}', lang)}" for m in members)
     checks = " ".join(sorted({m.check.value for m in members}))
-    verdicts = " ".join(sorted({m.verdict.value for m in members}))
     badge = f'<span class="badge {f.verdict.value}">{escape(t(f"verdict.{f.verdict.value}", lang))}</span>'
-    out = [f'<article class="finding {f.verdict.value}" data-checks="{checks}" data-verdicts="{verdicts}">',
+    out = [f'<article class="finding {f.verdict.value}" data-checks="{checks}" data-verdicts="{f.verdict.value}">',
            f"<h3>{badge}{escape(title)} — <code>{escape(where)}</code></h3>",
            _parts(f, r, lang, _code(f, r) if f.evidence else "")]
     for o in others:
         label = t("md.same_site", lang, checks=f"{o.check} ({t(f'verdict.{o.verdict.value}', lang)})")
-        out.append(f'<div class="also"><b>{escape(label)}</b>{_parts(o, r, lang)}</div>')
+        out.append(f'<div class="also"><b>{escape(label)}</b>{_parts(o, r, lang, _code(o, r) if o.evidence else "")}'
+                   "</div>")
+    elsewhere = blocks.elsewhere.get(f.fingerprint, ())
+    if elsewhere:
+        named = ", ".join(f"{o.check} ({t(f'verdict.{o.verdict.value}', lang)})" for o in elsewhere)
+        out.append(f"<p>{escape(t('md.same_site_elsewhere', lang, checks=named))}</p>")
     out.append("</article>")
     return "".join(out)
 
@@ -174,8 +180,6 @@ def render_html(r: Report) -> str:
     """The whole report as one self-contained HTML page."""
     m = r.meta
     lang = m.language
-    by_fp = {f.fingerprint: f for f in r.findings}
-    folded = {fp for fps in r.same_site.values() for fp in fps}
     state = t(f"md.state.{m.state}", lang).replace("**", "") if m.state in (
         "complete", "cancelled", "incomplete") else m.state
     meta_items = [
@@ -193,7 +197,8 @@ def render_html(r: Report) -> str:
                             f'{escape(t(f"check.{o.check}", lang))}</option>' for o in r.outcomes)
     verdict_options = "".join(f'<option value="{v.value}">{escape(t(f"verdict.{v.value}", lang))}</option>'
                               for v in _VERDICTS)
-    findings = "".join(_finding(f, r, lang, by_fp) for f in r.findings if f.fingerprint not in folded)
+    blocks = r.site_blocks()
+    findings = "".join(_finding(f, r, lang, blocks) for f in r.findings if f.fingerprint not in blocks.inside)
     not_covered = [o for o in r.outcomes if o.status is not OutcomeStatus.RAN]
     if not_covered:
         nc_rows = "".join(

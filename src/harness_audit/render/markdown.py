@@ -1,8 +1,9 @@
 """The Markdown report for people. Fixed structure; text from audited code is escaped, code spans stay code.
 
 Fixed text comes from the message catalogue in the report's language; findings keep their own words. Each
-finding shows the lines around it; findings of other checks at the same site are shown with it (one root
-cause, one finding); tables that would hold only zeros and the landmark appendix are folded into `<details>`.
+finding shows the lines around it; findings of other checks at the same site with the same verdict are shown
+with it (one root cause, one block), and a block names the other verdicts' blocks at its site; tables that would
+hold only zeros and the landmark appendix are folded into `<details>`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from harness_audit.findings import CheckOutcome, Finding, OutcomeStatus, Usage, Verdict
 from harness_audit.leads import LeadStatus
 from harness_audit.messages import t
-from harness_audit.report import Report
+from harness_audit.report import Report, SiteBlocks
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|!])")
 _SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
@@ -117,18 +118,21 @@ def _body(f: Finding, r: Report, lang: str) -> list[str]:
     return out
 
 
-def _finding(f: Finding, r: Report, lang: str, folded: dict[str, Finding]) -> list[str]:
+def _finding(f: Finding, r: Report, lang: str, blocks: SiteBlocks) -> list[str]:
+    """One block: the finding, other checks' findings at its site with its verdict (each with its own code, whose
+    marked lines are its own quote), and the other verdicts' blocks at the site by name."""
     where = code(f"{f.file}:{f.line}") if f.located and f.file else t("md.check_level", lang)
-    others = [folded[fp] for fp in r.same_site.get(f.fingerprint, ()) if fp in folded]
+    others = blocks.folded.get(f.fingerprint, ())
     heading = f"{f.check} · {inline(title(f.check, lang))}" + "".join(
         f", {o.check} · {inline(title(o.check, lang))}" for o in others)
     out = [f"### {heading} — {where}", "", *_body(f, r, lang)]
     for o in others:
         verdict = t(f"verdict.{o.verdict.value}", lang)
-        out += [f"**{t('md.same_site', lang, checks=f'{o.check} ({verdict})')}**", ""]
-        body = _body(o, r, lang)
-        # the code is the same lines: shown once, above
-        out += [line for line in body if not line.startswith("```") and "│" not in line]
+        out += [f"**{t('md.same_site', lang, checks=f'{o.check} ({verdict})')}**", "", *_body(o, r, lang)]
+    elsewhere = blocks.elsewhere.get(f.fingerprint, ())
+    if elsewhere:
+        checks = ", ".join(f"{o.check} ({t(f'verdict.{o.verdict.value}', lang)})" for o in elsewhere)
+        out += [t("md.same_site_elsewhere", lang, checks=checks), ""]
     return out
 
 
@@ -265,17 +269,17 @@ def render_markdown(r: Report) -> str:
         out.append(f"| {g.group}. {t(f'group.{g.group}', lang)} | {', '.join(g.checks)} | {g.confirmed} | "
                    f"{g.suspected} | {g.not_implemented} | {nc} |")
     out.append("")
-    folded_fps = {fp for fps in r.same_site.values() for fp in fps}
-    folded = {f.fingerprint: f for f in r.findings if f.fingerprint in folded_fps}
+    blocks = r.site_blocks()
     for key, verdict in (("confirmed", Verdict.CONFIRMED), ("suspected", Verdict.SUSPECTED),
                          ("not_implemented", Verdict.NOT_IMPLEMENTED)):
+        # a block holds findings of one verdict only: the count is what the reader sees under the heading
         mine = [f for f in r.findings if f.verdict is verdict]
-        shown = [f for f in mine if f.fingerprint not in folded_fps]
         out += [f"## {t(f'md.section.{key}', lang)} ({len(mine)})", ""]
         if not mine:
             out += [t(f"md.empty.{key}", lang), ""]
-        for f in shown:
-            out += _finding(f, r, lang, folded)
+        for f in mine:
+            if f.fingerprint not in blocks.inside:
+                out += _finding(f, r, lang, blocks)
     if r.leads:
         out += _leads(r, lang)
     out += _not_covered(r, lang)
