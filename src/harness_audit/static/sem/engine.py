@@ -6,6 +6,7 @@ selected checks into gate-ready `Candidate`s; `landmarks` turns roles into recon
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -52,7 +53,7 @@ class SemProject:
         modules: list[ir.Module] = []
         unlowered: list[Unlowered] = []
         for f in files:
-            if f.language not in SEM_LANGUAGES:
+            if f.language not in SEM_LANGUAGES or is_test_file(f.path):
                 continue
             text = ws.text(f.path)
             if text is None:
@@ -66,6 +67,17 @@ class SemProject:
                 unlowered.append(Unlowered(f.path, mod.error, bool(mod.functions[1:] or mod.body.body)))
             modules.append(mod)
         return cls(modules, unlowered)
+
+
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "__mocks__", "fixtures", "e2e"})
+_TEST_FILE = re.compile(r"(?:^test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$")
+
+
+def is_test_file(path: str) -> bool:
+    """Test code (a `tests/` folder, `test_*.py`, `*.test.ts`, …) is not the harness's runtime: the semantic
+    queries do not report in it."""
+    parts = path.split("/")
+    return any(p in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_FILE.match(parts[-1]))
 
 
 def _front_end(language: str):  # noqa: ANN202 - a parse function of one front end

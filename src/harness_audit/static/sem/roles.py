@@ -388,7 +388,7 @@ class Roles:
                         for store in self._stores_in(fn, arg):
                             sent.add(store)
                             ops.append(HistoryOp("read", store, Site(fn, call)))
-        stores = {s for s, n in appended.items() if n} & sent | {s for s, n in appended.items() if n >= 2}
+        stores = {s for s, n in appended.items() if n} & sent
         return [op for op in ops if op.store in stores]
 
     def _stores_in(self, fn: ir.Function, e: ir.Expr) -> list[Store]:
@@ -660,16 +660,12 @@ def _turn_loop(loop: ir.Loop) -> bool:
 def _retries(loop: ir.Loop) -> bool:
     """A loop that goes round again after catching an error: a `try` in its body whose handler neither
     leaves the loop nor re-raises on every path, and a success path that leaves it (return/break)."""
-    has_exit = False
-    retrying_handler = False
     for node in same_loop(loop.body):
-        if isinstance(node, ir.Return | ir.Jump) and (not isinstance(node, ir.Jump) or node.kind == "break"):
-            has_exit = True
-        if isinstance(node, ir.Try):
-            for h in node.handlers:
-                if not _always_leaves(h.body):
-                    retrying_handler = True
-    return has_exit and retrying_handler
+        if isinstance(node, ir.Try) and any(not _always_leaves(h.body) for h in node.handlers) and any(
+                isinstance(n, ir.Return) or (isinstance(n, ir.Jump) and n.kind == "break")
+                for n in same_loop([*node.body, *node.orelse])):
+            return True  # the attempt leaves the loop when it succeeds; its failure goes round again
+    return False
 
 
 def same_loop(block: ir.Block) -> Iterator[ir.Node]:

@@ -16,7 +16,7 @@ def message_mutated(ctx: Context) -> Iterator[Report]:
     ops = ctx.roles.history_ops
     compacting = {(op.site.fn.index, op.store) for op in ops if op.kind == "cut"}
     for op in ops:
-        if op.kind != "mutate" or (op.site.fn.index, op.store) in compacting:
+        if op.kind != "mutate" or (op.site.fn.index, op.store) in compacting or not _kept(op):
             continue
         yield Report(
             site=op.site,
@@ -26,3 +26,12 @@ def message_mutated(ctx: Context) -> Iterator[Report]:
                         "after this message is invalidated.",
             direction="Append a new message instead of editing an old one; if a message must be replaced, do it "
                       "in one explicit compaction step.")
+
+
+def _kept(op) -> bool:  # noqa: ANN001 - a HistoryOp
+    """The history outlives this function: a field, or a list the caller handed in. A request payload built and
+    sent inside one function is not history yet; adjusting it before sending is not rewriting the past."""
+    if op.store.kind == "field":
+        return True
+    fn = op.site.fn
+    return op.store.owner == fn.key and any(op.store.name in p.names for p in fn.params)

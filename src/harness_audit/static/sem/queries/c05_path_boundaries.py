@@ -44,7 +44,8 @@ def path_joined_unchecked(ctx: Context) -> Iterator[Report]:
 def _joined_param(ctx: Context, fn: ir.Function, node: ir.Node, params: set[str]) -> str:
     """The parameter (or its field) joined onto a path at `node`, or ''."""
     parts: list[ir.Expr] = []
-    if isinstance(node, ir.Op) and node.op == "/" and len(node.operands) == 2:
+    if isinstance(node, ir.Op) and node.op == "/" and len(node.operands) == 2 and fn.module.lang == "python" and \
+            _is_path(ctx, fn, node.operands[0]):
         parts = [node.operands[1]]
     elif isinstance(node, ir.Call) and isinstance(node.func, ir.Attr | ir.Name):
         name = expr_chain(node.func)
@@ -57,6 +58,16 @@ def _joined_param(ctx: Context, fn: ir.Function, node: ir.Node, params: set[str]
         if chain and chain.split(".")[0] in params:
             return chain
     return ""
+
+
+def _is_path(ctx: Context, fn: ir.Function, e: ir.Expr) -> bool:
+    """A `pathlib.Path` (or something we cannot type: `root / name` in Python is a path join far more often than
+    a division)."""
+    vals = ctx.facts.eval(fn, e)
+    if any(isinstance(v, Ext) and v.module == "pathlib" for v in vals):
+        return True
+    return not any(isinstance(v, Ext) and v.module == "builtins" for v in vals) and not any(
+        isinstance(n, ir.Lit) and isinstance(n.value, int | float) for n in ir.walk(e))
 
 
 def _is_path_api(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:

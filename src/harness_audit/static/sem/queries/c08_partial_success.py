@@ -23,7 +23,7 @@ def all_or_nothing(ctx: Context) -> Iterator[Report]:
             continue
         if api not in ("gather", "all", "TaskGroup") or not _independent(call):
             continue
-        if _each_guarded(ctx, fn, call):
+        if _each_guarded(ctx, fn, call) or not _batch_acts(ctx, fn, call):
             continue
         yield Report(
             site=site,
@@ -58,6 +58,19 @@ def loop_error_discards(ctx: Context) -> Iterator[Report]:
                                             "as one failure; the caller never learns what was done.",
                                 direction="Record the failure as this item's result and go on, or return the results "
                                           "collected so far together with the error.")
+
+
+def _batch_acts(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
+    """The batched operations are the agent's work: tool calls, model requests, requests or commands that act on
+    the world (setup steps that must all succeed are not partial successes to keep)."""
+    if any(ctx.roles.is_tool_calls(fn, a.value if isinstance(a, ir.Spread) else a) for a in call.args):
+        return True
+    effects = ctx.sums.near(fn, list(ir.walk(call)), depth=3)
+    if any(k in effects for k in (apis.MODEL, apis.SPAWN, "http-send", "http-get")):
+        return True
+    tools = {f.index for f in ctx.roles.tool_functions}
+    return any(isinstance(c, ir.Function) and c.index in tools for node in ir.walk(call) if isinstance(node, ir.Call)
+               for c in ctx.facts.callees(fn, node))
 
 
 def _acts(ctx: Context, fn: ir.Function, loop: ir.Loop) -> bool:

@@ -23,6 +23,8 @@ def retried_side_effect(ctx: Context) -> Iterator[Report]:
             eff = effects.get(kind)
             if eff is None or eff.by_name or _keyed(region):
                 continue
+            if kind == "fs-write" and not _appends(eff.call):
+                continue  # writing the same file again is idempotent; appending is not
             yield Report(
                 site=site, also_at=(ir_site(eff),),
                 claim=f"This retry re-runs a region that {_WHAT[kind]} (`{eff.fn.name}`, line {eff.call.line}) "
@@ -38,6 +40,13 @@ def ir_site(eff):  # noqa: ANN001, ANN201 - an Effect's origin as a Site
     from harness_audit.static.sem.roles import Site
 
     return Site(eff.fn, eff.call)
+
+
+def _appends(call: ir.Call) -> bool:
+    mode = call.args[1] if len(call.args) > 1 else call.keyword("mode")
+    if isinstance(mode, ir.Lit) and isinstance(mode.value, str) and "a" in mode.value:
+        return True
+    return isinstance(call.func, ir.Attr) and call.func.name in ("appendFile", "appendFileSync", "write_all")
 
 
 def _keyed(region: list[ir.Node]) -> bool:

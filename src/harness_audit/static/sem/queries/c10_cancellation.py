@@ -21,11 +21,14 @@ _GROUP_CALLS = ("killpg", "tree-kill", "treeKill", "kill_process_tree", "killPro
 def kill_misses_group(ctx: Context) -> Iterator[Report]:
     """A spawned process is stopped with a signal to the direct child only, and it was not started in a group
     of its own, so the shell's children (a dev server, a build) keep running after the stop."""
+    reach = ctx.roles.tool_reach
     for spawn in ctx.roles.spawns:
         fn, call = spawn.fn, spawn.node
         assert isinstance(call, ir.Call)
         if _starts_group(call) or _kills_groups(fn):
             continue
+        if fn.index not in reach and not _shell(call):
+            continue  # a helper process of the harness itself (a UI, a server) is not a command the user stops
         names = _bound_to(ctx, fn, call)
         for node in ir.walk_block(fn.body):
             if isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name in _KILLS and \
@@ -38,6 +41,18 @@ def kill_misses_group(ctx: Context) -> Iterator[Report]:
                                 "build) keep running and holding ports, files and CPU.",
                     direction="Start the process in its own group (`start_new_session=True` / `detached: true`) "
                               "and signal the group (`os.killpg(proc.pid, SIGTERM)` / `process.kill(-child.pid)`).")
+
+
+def _shell(call: ir.Call) -> bool:
+    """The process is a shell running a command line (`shell=True`, `create_subprocess_shell`, `exec`, `bash -c`)."""
+    if isinstance(call.keyword("shell"), ir.Lit) and call.keyword("shell").value is True:  # type: ignore[union-attr]
+        return True
+    name = expr_chain(call.func)
+    if name.endswith(("create_subprocess_shell", "exec", "execSync", "system")):
+        return True
+    return any(isinstance(a, ir.Lit) and a.value in ("bash", "sh", "-c", "zsh", "cmd", "powershell")
+               for a in call.args) or any(isinstance(a, ir.Seq) and any(
+                   isinstance(i, ir.Lit) and i.value in ("bash", "sh", "-c") for i in a.items) for a in call.args)
 
 
 def _starts_group(call: ir.Call) -> bool:

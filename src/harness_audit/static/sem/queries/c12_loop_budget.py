@@ -134,13 +134,17 @@ def _counts_turns(fn: ir.Function, call: ir.Node) -> bool:
 
 
 def _compared_counters(fn: ir.Function) -> set[str]:
-    """Names and fields compared against a limit in `fn` (`n < self.max_requeries`, `count >= limit`)."""
+    """Counters compared against a limit in `fn` (`n < self.max_requeries`, `count >= limit`): names and fields
+    that `fn` also counts up (`n += 1`)."""
+    counted = {expr_chain(t) for node in ir.walk_block(fn.body) if isinstance(node, ir.Assign) and node.op == "+="
+               for t in node.targets}
     out: set[str] = set()
     for node in ir.walk_block(fn.body):
         if isinstance(node, ir.Op) and node.op in ("<", "<=", ">", ">=") and len(node.operands) == 2:
             a, b = node.operands
             for x, y in ((a, b), (b, a)):
                 chain = expr_chain(x)
-                if chain and isinstance(x, ir.Name | ir.Attr) and _numberish(y) and not _numberish(x):
+                if chain and isinstance(x, ir.Name | ir.Attr) and _numberish(y) and not _numberish(x) and \
+                        chain in counted:
                     out.add(chain)
     return out

@@ -51,13 +51,29 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
         params = ctx.roles.history_params(fn)
         if not params:
             continue
+        kept = _kept_values(fn)
         for node in ir.walk_block(fn.body):
+            if not any(node is k or any(n is node for n in ir.walk(k)) for k in kept):
+                continue
             if isinstance(node, ir.Index) and isinstance(node.key, ir.Slice) and _drops_head(node.key) and \
                     expr_chain(node.obj) in params:
                 yield fn, node, expr_chain(node.obj)
             elif isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name in ("slice", "splice") \
                     and expr_chain(node.func.obj) in params and node.args and not _zero(node.args[0]):
                 yield fn, node, expr_chain(node.func.obj)
+
+
+def _kept_values(fn: ir.Function) -> list[ir.Expr]:
+    """Expressions whose value the function keeps: what it returns, and what it assigns to a local it returns
+    (not what it only iterates over or peeks at)."""
+    returned = {n.id for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None
+                for n in ir.walk(r.value) if isinstance(n, ir.Name)}
+    out: list[ir.Expr] = [r.value for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None]
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Assign) and node.value is not None and any(
+                isinstance(t, ir.Name) and t.id in returned or isinstance(t, ir.Attr) for t in node.targets):
+            out.append(node.value)
+    return out
 
 
 def _slice_of(ctx: Context, fn: ir.Function, e: ir.Expr, stores: set) -> str:  # noqa: ANN001
