@@ -53,10 +53,16 @@ class Call:
     """Text the answer must contain (a refusal reason, the next check)."""
 
 
+_NOT_STREAM_PARSE = "line 21 only tests whether the reply asked for tools; the SDK decodes the reply"
+
 FIRST_HALF = (
     Call("landmark", {"kind": "history-append", "file": "agent/loop.py", "line": 29, "symbol": "run_agent",
                       "confidence": "high"}, says="Accepted: history-append at agent/loop.py:29"),
     Call("landmark", {"kind": "scheduler", "file": "agent/loop.py", "line": 17}, accepted=False, says="bad-verdict"),
+    Call("dismiss-landmark", {"kind": "stream-parse", "file": "agent/loop.py", "line": 21,
+                              "reason": _NOT_STREAM_PARSE}, says="Dismissed the stream-parse landmark at agent/loop.py:21"),
+    Call("dismiss-landmark", {"kind": "retry", "file": "agent/loop.py", "line": 17, "reason": _NOT_STREAM_PARSE},
+         accepted=False, says="no 'retry' landmark at agent/loop.py:17 is in use"),
     Call("next", says="# C1 · Tool-call pairing completeness"),
     Call("report", _finding("C1", 28, C1_EVIDENCE, lead="C1-1"), says="Accepted: C1 confirmed at agent/loop.py:26"),
     Call("report", _finding("C1", 28, "except Exception:\n    log_and_forget(call)\n    continue"), accepted=False,
@@ -65,8 +71,8 @@ FIRST_HALF = (
          says="file-outside-workspace"),
     Call("report", _finding("C1", 28, C1_EVIDENCE, verdict="suspected"), accepted=False, says="missing-confirm-hint"),
 )
-"""Recon and C1: a landmark accepted and one refused; a valid finding, a fabricated one, an outside path and a
-suspected finding without a hint."""
+"""Recon and C1: a landmark accepted and one refused, a static landmark dismissed and an unknown one not; a valid
+finding, a fabricated one, an outside path and a suspected finding without a hint."""
 
 SECOND_HALF = (
     Call("status", says="phase: checking C1"),
@@ -103,6 +109,10 @@ def assert_host_report(report_json: Path, cli_json: Path) -> dict[str, Any]:
     leads = {lead["id"]: lead for lead in data["leads"]}
     assert {k: v["status"] for k, v in leads.items()} == {"C1-1": "confirmed", "C12-1": "dismissed"}
     assert "watchdog" in leads["C12-1"]["reason"]
+    assert data["dismissed_landmarks"] == [{
+        "kind": "stream-parse", "file": "agent/loop.py", "line": 21, "symbol": "run_agent", "confidence": "low",
+        "language": "python", "source": "static:recon", "reason": _NOT_STREAM_PARSE, "dismissed_by": "host:recon"}]
+    assert ("stream-parse", 21) not in {(lm["kind"], lm["line"]) for lm in data["landmarks"]}
     assert PASSWD_MARKER not in report_json.read_text(encoding="utf-8")
     return data
 

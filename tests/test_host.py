@@ -253,3 +253,30 @@ def test_refusals_through_the_shell_name_the_flag_to_fix(tmp_path: Path, capsys:
         host.report_finding(host.find_run(run_id, out), check="C1", verdict="suspected", file="agent/loop.py",
                             line=27, evidence="except Exception:\n    continue", claim="c", consequence="x",
                             caller=host.Caller(face="shell")).text
+
+
+def test_a_dismissed_landmark_is_unused_listed_with_its_reason_and_can_leave_a_check_uncovered(
+        tmp_path: Path) -> None:
+    from harness_audit.llm.replay import rerender
+
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1,C12").data["run_dir"])
+    why = "line 17 is a REPL that waits for a person each round, not a model loop"
+    assert host.dismiss_landmark(run_dir, kind="agent-loop", file="agent/loop.py", line=17,
+                                 reason="wrong").data["reason"] == "reason-too-short"
+    done = host.dismiss_landmark(run_dir, kind="agent-loop", file="./agent/loop.py", line=17, reason=why)
+    assert done.ok and "No agent-loop landmark is left: C12 will be not covered" in done.text
+    assert "dismissed: 1" in host.status(run_dir).text
+    task = host.next_check(run_dir)
+    assert task.data["check"] == "C1" and "agent-loop" not in {lm["kind"] for lm in task.data["landmarks"]}
+    assert host.dismiss_landmark(run_dir, kind="tool-execution", file="agent/loop.py", line=23,
+                                 reason=why).data["reason"] == "recon-over"
+    finished = host.finish_run(run_dir)
+    assert "C12 not-covered: missing agent-loop" in finished.text
+    report, _ = rerender(run_dir, write=False)
+    # the report finish wrote and the one re-rendered from the ledger agree
+    assert [(d.landmark.kind.value, d.landmark.line, d.reason, d.by) for d in report.dismissed_landmarks] == [
+        ("agent-loop", 17, why, "host:recon")]
+    assert all(lm.kind.value != "agent-loop" for lm in report.landmarks)
+    md = Path(next(p for p in finished.data["reports"] if p.endswith(".md"))).read_text(encoding="utf-8")
+    assert "Landmarks dismissed in recon, not used by any check (1):" in md and why in md

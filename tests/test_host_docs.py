@@ -51,7 +51,7 @@ def test_every_verb_and_flag_the_skill_uses_exists() -> None:
     text = SKILL.read_text(encoding="utf-8").replace("\\\n", " ")
     parser = make_parser()
     used = 0
-    for command in re.findall(r"harness-audit host (\w+)([^\n`]*)", text):
+    for command in re.findall(r"harness-audit host ([\w-]+)([^\n`]*)", text):
         verb, rest = command
         sub = parser._subparsers._group_actions[0].choices[verb]  # type: ignore[union-attr]  # pyright: ignore
         known = {opt for action in sub._actions for opt in action.option_strings}  # pyright: ignore
@@ -60,3 +60,13 @@ def test_every_verb_and_flag_the_skill_uses_exists() -> None:
                 assert token in known, f"SKILL.md uses {verb} {token}, which `host {verb}` does not take"
                 used += 1
     assert used >= 10
+
+
+def test_the_skill_names_all_eleven_landmark_kinds_and_the_recon_verbs() -> None:
+    from harness_audit.findings import LandmarkKind
+
+    text = " ".join(SKILL.read_text(encoding="utf-8").split())
+    assert all(f"`{kind.value}`" in text for kind in LandmarkKind)
+    for needed in ("--evidence", "host dismiss-landmark", "never findings", "where the excerpt starts",
+                   "counts, accepted or refused", "`next`, `status` and `finish` are free"):
+        assert needed in text, needed

@@ -23,10 +23,11 @@ from tests.host_scenario import FIRST_HALF, SECOND_HALF, SELECTION, assert_host_
 from tests.llm.fake_openai import ScriptedOpenAI
 from tests.test_jobs import gated_script
 
-TOOLS = {"begin_host_audit", "report_landmark", "next_check", "report_finding", "dismiss_lead", "finish_host_audit",
-         "host_audit_status", "start_audit", "job_output", "cancel_audit", "list_checks"}
-_STEP_TOOLS = {"landmark": "report_landmark", "next": "next_check", "report": "report_finding",
-               "dismiss": "dismiss_lead", "finish": "finish_host_audit", "status": "host_audit_status"}
+TOOLS = {"begin_host_audit", "report_landmark", "dismiss_landmark", "next_check", "report_finding", "dismiss_lead",
+         "finish_host_audit", "host_audit_status", "start_audit", "job_output", "cancel_audit", "list_checks"}
+_STEP_TOOLS = {"landmark": "report_landmark", "dismiss-landmark": "dismiss_landmark", "next": "next_check",
+               "report": "report_finding", "dismiss": "dismiss_lead", "finish": "finish_host_audit",
+               "status": "host_audit_status"}
 
 
 class Session:

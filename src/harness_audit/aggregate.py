@@ -22,7 +22,7 @@ from harness_audit.findings import (
 )
 from harness_audit.leads import LeadOutcome, link_leads
 from harness_audit.redaction import mask_value
-from harness_audit.report import FileNote, GroupSummary, Report, RunMeta, Snippet, Suppressed
+from harness_audit.report import DismissedLandmark, FileNote, GroupSummary, Report, RunMeta, Snippet, Suppressed
 from harness_audit.suppressions import LOOK_ABOVE, decide
 
 _KIND_ORDER = {k: i for i, k in enumerate(LandmarkKind)}
@@ -294,6 +294,7 @@ def build_report(
     leads: Iterable[LeadOutcome] = (),
     window: WindowReader | None = None,
     suppressions: bool = True,
+    dismissed_landmarks: Iterable[DismissedLandmark] = (),
 ) -> Report:
     """Assemble the final report from gated data.
 
@@ -310,9 +311,10 @@ def build_report(
     if suppressions:
         final, suppressed, problems = apply_suppressions(final, window)
     lms = sorted(set(landmarks), key=lambda m: (_KIND_ORDER[m.kind], m.file, m.line, m.symbol or ""))
+    gone = sorted(dismissed_landmarks, key=lambda d: (_KIND_ORDER[d.landmark.kind], d.landmark.file, d.landmark.line))
     return mask_value(Report(
         meta=meta, findings=tuple(final), outcomes=tuple(outs), refusals=tuple(refusals), landmarks=tuple(lms),
-        groups=tuple(summarise(final, outs)), skipped_files=tuple(sorted(skipped_files, key=lambda f: f.path)),
+        dismissed_landmarks=tuple(gone), groups=tuple(summarise(final, outs)), skipped_files=tuple(sorted(skipped_files, key=lambda f: f.path)),
         unparsed_files=tuple(sorted(unparsed_files, key=lambda f: f.path)),
         recon_usage=recon_usage, analysis=analysis, analysis_usage=analysis_usage,
         leads=tuple(sorted(leads, key=_lead_order)),

@@ -1,13 +1,13 @@
 """Host-model audits: the agent host's own model is the auditor, behind our gate.
 
 One protocol, three faces (the MCP tools of `harness-audit mcp`, the `harness-audit host …` shell verbs and
-the SKILL.md that teaches them): `begin` → `report_landmark`… → `next_check` → `report_finding`… /
-`dismiss_lead`… → `next_check` … → `finish`, with `status` at any time.
+the SKILL.md that teaches them): `begin` → `report_landmark`… / `dismiss_landmark`… → `next_check` →
+`report_finding`… / `dismiss_lead`… → `next_check` … → `finish`, with `status` at any time.
 
 A run IS its ledger, `<output_dir>/runs/<run-id>/ledger.jsonl`, written in the model engine's event form
 (`run-start`, `static-landmarks`, `landmark`, `finding`, `refusal`, `recon-end`, `unit-start`, `unit-end`,
-`run-end`, plus `static-leads` and `lead-dismissed`). Every step reads the ledger back under a lock before it
-acts, so a host that restarts, or any new process, continues where the run stood; `harness-audit replay`
+`run-end`, plus `static-leads`, `lead-dismissed` and `landmark-dismissed`). Every step reads the ledger back
+under a lock before it acts, so a host that restarts, or any new process, continues where the run stood; `harness-audit replay`
 re-renders a host run like any other. Everything a host sends goes through the same gate as the model engine
 (`gate.validate`, `gate.validate_landmark`) with the same refusals; `finish` is the shared pipeline tail
 (`pipeline.finish`): pure-code aggregation and the md/json/sarif reports.
@@ -55,6 +55,7 @@ from harness_audit.leads import MIN_REASON_WORDS, LeadStatus, gate_leads, settle
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.llm.prompts import LANDMARK_GUIDE
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
+from harness_audit.report import DismissedLandmark, LandmarkKey, landmark_key, split_dismissed
 from harness_audit.workspace import Workspace
 
 ENGINE = "host"
@@ -87,11 +88,12 @@ class Caller:
                       lambda m: f"`--{m.group(1).replace('_', '-')}`", text)
 
     def step(self, name: str, run_id: str, args: str = "") -> str:
-        """How to make protocol step `name` (`landmark`, `next`, `report`, `dismiss`, `finish`, `status`)."""
+        """How to make protocol step `name` (`landmark`, `dismiss-landmark`, `next`, `report`, `dismiss`, `finish`,
+        `status`)."""
         if self.face == "shell":
             return f"harness-audit host {name} {run_id}{self.output_dir_flag}" + (f" {args}" if args else "")
         tool = {"landmark": "report_landmark", "next": "next_check", "report": "report_finding",
-                "dismiss": "dismiss_lead", "finish": "finish_host_audit" if self.face == "mcp" else "finish",
+                "dismiss": "dismiss_lead", "dismiss-landmark": "dismiss_landmark", "finish": "finish_host_audit" if self.face == "mcp" else "finish",
                 "status": "host_audit_status" if self.face == "mcp" else "status"}[name]
         return f"`{tool}`" + (f" ({args})" if args else "")
 
@@ -135,6 +137,8 @@ class _Run:
     calls: Counter[str] = field(default_factory=Counter[str])
     dismissed: dict[str, tuple[str, str]] = field(default_factory=dict[str, tuple[str, str]])
     """Lead id → (the host's reason, the unit that dismissed it)."""
+    dismissed_landmarks: dict[LandmarkKey, tuple[str, str]] = field(default_factory=dict[LandmarkKey, tuple[str, str]])
+    """(kind, file, line) of a landmark recon dismissed → (the host's reason, `host:recon`)."""
     recon_done: bool = False
     current: CheckId | None = None
     ended: dict[CheckId, dict[str, Any]] = field(default_factory=dict[CheckId, dict[str, Any]])
@@ -199,6 +203,10 @@ def _load(run_dir: Path) -> _Run:
         elif kind == "lead-dismissed":
             run.dismissed[str(e["lead"])] = (str(e["reason"]), f"{_SOURCE}:{unit}")
             run.calls[unit] += 1
+        elif kind == "landmark-dismissed":
+            run.dismissed_landmarks[(str(e["kind"]), str(e["file"]), int(e["line"]))] = (str(e["reason"]),
+                                                                                       f"{_SOURCE}:{unit}")
+            run.calls[unit] += 1
         elif kind == "recon-end":
             run.recon_done = True
         elif kind == "unit-start" and unit in CheckId.__members__:
@@ -244,6 +252,13 @@ def _rules_text() -> str:
     return shared[shared.index("## The files are data"):].rstrip()
 
 
+_HOST_LINES = """## Lines
+The gate records a finding (or a landmark given `evidence`) at the line where your quoted excerpt STARTS in
+the file, found within 3 lines of the line you cite; it never moves a line otherwise. So quote starting at the
+line you cite: the defect's own line first, then any lines after it that show it. The answer says the line it
+recorded when it differs from yours.
+"""
+
 _HOST_SCOPE = """## Scope
 Only first-party files of the workspace count. Dependency and build directories (`node_modules`, `.venv`,
 `site-packages`, `vendor`, `dist`, `build`, ...) are out of scope; the gate refuses them. Cite paths relative
@@ -258,13 +273,20 @@ def _landmark_line(lm: Landmark) -> str:
 
 
 def _gated_landmarks(run: _Run, ws: Workspace) -> tuple[list[Landmark], list[Refusal]]:
+    """The landmarks in use (accepted by the gate and not dismissed), and the refused ones."""
+    kept, refused, _ = _all_landmarks(run, ws)
+    return kept, refused
+
+
+def _all_landmarks(run: _Run, ws: Workspace) -> tuple[list[Landmark], list[Refusal], list[DismissedLandmark]]:
     ctx = GateContext(workspace=ws, checks_in_run=run.checks, recon=True)
-    kept: list[Landmark] = []
+    accepted: list[Landmark] = []
     refused: list[Refusal] = []
     for cand in run.landmark_candidates():
         gated = validate_landmark(cand, ctx)
-        (kept if isinstance(gated, Landmark) else refused).append(gated)  # type: ignore[arg-type]
-    return kept, refused
+        (accepted if isinstance(gated, Landmark) else refused).append(gated)  # type: ignore[arg-type]
+    kept, dismissed = split_dismissed(accepted, run.dismissed_landmarks)
+    return kept, refused, dismissed
 
 
 def _missing(checks: Sequence[CheckId], found: set[LandmarkKind]) -> dict[LandmarkKind, list[CheckId]]:
@@ -280,7 +302,6 @@ def _missing(checks: Sequence[CheckId], found: set[LandmarkKind]) -> dict[Landma
 def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str:
     found = {lm.kind for lm in landmarks}
     missing = _missing(run.checks, found)
-    wanted = [k for k in LandmarkKind if any(k in (*CHECKS[c].requires, *CHECKS[c].also_useful) for c in run.checks)]
     parts = ["## Recon", ""]
     if landmarks:
         ordered = sorted(landmarks, key=lambda lm: (lm.file, lm.line, lm.kind.value))
@@ -291,14 +312,30 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
                   for k, cs in missing.items()]
     else:
         parts += ["Every required landmark is located; add any the list above missed, or go on to the checks."]
-    parts += ["", "Landmark kinds these checks use:", *[f"- {k.value}: {LANDMARK_GUIDE[k]}" for k in wanted], "",
+    parts += ["", "The eleven landmark kinds, with the checks of this run that need or use each:",
+              *[f"- {k.value} ({_users(run.checks, k)}): {LANDMARK_GUIDE[k]}" for k in LandmarkKind], "",
               "Report each landmark you locate, after reading it, with "
               + caller.step("landmark", run.run_id, "--kind KIND --file PATH --line N [--symbol NAME] "
-                            "[--confidence high|medium|low]" if caller.face == "shell" else
-                            "kind, file, line, symbol, confidence")
-              + ". Report every place that matters, not only the first.",
+                            "[--confidence high|medium|low] [--evidence 'THE LINE']" if caller.face == "shell" else
+                            "kind, file, line, symbol, confidence, evidence")
+              + ". Report every place that matters, not only the first. With the line's code as evidence the gate "
+              "checks it like a finding's excerpt and records the landmark where it matches.",
+              "A listed landmark that is wrong: dismiss it with "
+              + caller.step("dismiss-landmark", run.run_id, "--kind KIND --file PATH --line N --reason WHY"
+                            if caller.face == "shell" else "kind, file, line, reason")
+              + ". Landmarks only guide the checks and never become findings; a dismissed one is listed in the "
+              "report with your reason, no check is shown it, and a check left with no landmark of a kind it "
+              "needs is not covered.",
+              f"Recon may make {run.budget()} protocol calls (each landmark and dismissal, accepted or refused).",
               f"When recon is done: {caller.step('next', run.run_id)}."]
     return "\n".join(parts)
+
+
+def _users(checks: Sequence[CheckId], kind: LandmarkKind) -> str:
+    need = [c.value for c in checks if kind in CHECKS[c].requires]
+    use = [c.value for c in checks if kind in CHECKS[c].also_useful]
+    said = ([f"needed by {', '.join(need)}"] if need else []) + ([f"used by {', '.join(use)}"] if use else [])
+    return "; ".join(said) or "no check of this run"
 
 
 def _offered(run: _Run, ws: Workspace, check: CheckId) -> list[StaticLead]:
@@ -335,8 +372,10 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads:
     parts += ["## Reporting",
               f"Report each finding for {check.value} only, after reading the code, with "
               f"{caller.step('report', run.run_id, report_args)}.",
-              f"You have {run.budget()} protocol calls for this check. No finding is a valid result when the code "
-              "is correct.",
+              f"You have {run.budget()} protocol calls for this check: each report and dismissal counts, accepted or "
+              "refused (next, status and finish do not), and each answer says how many are left. A call past the "
+              "last is refused and ends the check as failed (budget-exhausted); what was accepted is kept. No "
+              "finding is a valid result when the code is correct.",
               f"When this check is done: {caller.step('next', run.run_id)}. Best in a fresh subagent per check, "
               "where your host has them."]
     return "\n".join(parts)
@@ -383,7 +422,7 @@ def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[s
     head = [f"run: {run_id}", f"workspace: {root}", f"checks: {' '.join(c.value for c in checks)}",
             f"output-dir: {output_dir}", ""]
     text = "\n".join([*head, _recon_text(run, landmarks, caller), "", "# How to cite", "", _HOST_SCOPE,
-                      _rules_text()]) + "\n"
+                      _HOST_LINES, _rules_text()]) + "\n"
     return StepResult(ok=True, text=text, data={
         "run_id": run_id, "root": str(root), "checks": [c.value for c in checks], "output_dir": str(output_dir),
         "run_dir": str(run_dir), "landmarks": [_landmark_json(lm) for lm in landmarks],
@@ -442,6 +481,48 @@ def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, sy
             return _record(run, ledger, RECON, cand, gated, caller)
 
 
+def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: str,
+                     caller: Caller = Caller()) -> StepResult:
+    """Dismiss one accepted landmark during recon, with the reason it is wrong.
+
+    A dismissed landmark is not shown to any check and does not count for coverage (a check whose only landmark of
+    a required kind is dismissed is not covered); the report lists it with the reason. Landmarks only guide the
+    checks: a wrong one never becomes a finding, so dismissing is for one that would mislead a check or coverage.
+    """
+    with _locked(run_dir):
+        run = _open_step(run_dir)
+        if run.recon_done:
+            return _refused(run, "Not accepted: recon is over (next_check was called); landmarks are dismissed "
+                                 "before the first check.", reason="recon-over")
+        in_use, _ = _gated_landmarks(run, run.workspace())
+        key = (kind.strip(), file.strip().removeprefix("./"), line)
+        if key not in {landmark_key(lm) for lm in in_use}:
+            same = [f"{lm.file}:{lm.line}" for lm in in_use if lm.kind.value == key[0]]
+            known = ", ".join(same) or "none"
+            return _refused(run, f"Not accepted: no {key[0]!r} landmark at {key[1]}:{line} is in use (that kind is "
+                                 f"at: {known}); name one as the recon list shows it (kind, file, line).",
+                            reason="unknown-landmark")
+        if len(reason.split()) < MIN_REASON_WORDS:
+            return _refused(run, "Not accepted: say in a sentence why the landmark is wrong (what the code there "
+                                 "does instead); the reason goes into the report.", reason="reason-too-short")
+        with Ledger(run_dir / LEDGER_NAME) as ledger:
+            spent = _spend(run, RECON, ledger, caller)
+            if spent is not None:
+                return spent
+            ledger.write("landmark-dismissed", unit=RECON, kind=key[0], file=key[1], line=line, reason=reason.strip())
+        run.dismissed_landmarks[key] = (reason.strip(), f"{_SOURCE}:{RECON}")
+        left_of_kind = [lm for lm in in_use if lm.kind.value == key[0] and landmark_key(lm) != key]
+        needs = [c.value for c in run.checks if key[0] in {k.value for k in CHECKS[c].requires}]
+        text = f"Dismissed the {key[0]} landmark at {key[1]}:{line}: {reason.strip()} " \
+            f"{_left(run.budget() - run.calls[RECON] - 1, RECON)}"
+        if not left_of_kind and needs:
+            text += (f"\nNo {key[0]} landmark is left: {', '.join(needs)} will be not covered unless you report "
+                     "the right one.")
+        return StepResult(ok=True, text=text, data={
+            "run_id": run.run_id, "accepted": True, "landmark": {"kind": key[0], "file": key[1], "line": line},
+            "calls_left": run.budget() - run.calls[RECON] - 1, "left_of_kind": len(left_of_kind)})
+
+
 def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCandidate,
             gated: Finding | Landmark | Refusal, caller: Caller, lead: str | None = None) -> StepResult:
     """Write the gate's answer to the ledger (the model engine's event form) and say it to the host."""
@@ -450,21 +531,27 @@ def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCand
         ledger.write("refusal", unit=unit, subject=gated.subject, reason=gated.reason.value, message=gated.message,
                      candidate=dataclasses.asdict(cand))
         return _refused(run, f"Refused ({gated.reason.value}): {caller.field(gated.message)}. Correct it and "
-                             "resubmit, or drop it.",
+                             f"resubmit, or drop it. {_left(left, unit)}",
                         reason=gated.reason.value, message=gated.message, calls_left=left)
+    moved = f" (you cited line {cand.line}; recorded where your excerpt starts)" \
+        if cand.line and gated.line != cand.line else ""
     if isinstance(gated, Landmark):
         ledger.write("landmark", unit=unit, candidate=dataclasses.asdict(cand))
-        text = f"Accepted: {gated.kind.value} at {gated.file}:{gated.line}."
+        text = f"Accepted: {gated.kind.value} at {gated.file}:{gated.line}{moved}. {_left(left, unit)}"
         return StepResult(ok=True, text=text, data={"run_id": run.run_id, "accepted": True, "calls_left": left,
                                                     "landmark": _landmark_json(gated)})
     ledger.write("finding", unit=unit, candidate=dataclasses.asdict(cand), fingerprint=gated.fingerprint,
                  line=gated.line, **({"lead": lead} if lead else {}))
-    where = f"{gated.file}:{gated.line}" if gated.located else "check level"
-    text = f"Accepted: {gated.check.value} {gated.verdict.value} at {where}."
+    where = f"{gated.file}:{gated.line}{moved}" if gated.located else "check level"
+    text = f"Accepted: {gated.check.value} {gated.verdict.value} at {where}. {_left(left, unit)}"
     return StepResult(ok=True, text=text, data={
         "run_id": run.run_id, "accepted": True, "calls_left": left,
         "finding": {"check": gated.check.value, "verdict": gated.verdict.value, "file": gated.file,
                     "line": gated.line, "fingerprint": gated.fingerprint}})
+
+
+def _left(left: int, unit: str) -> str:
+    return f"({left} protocol call{'s' if left != 1 else ''} left for {unit})"
 
 
 def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
@@ -595,7 +682,8 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
             if spent is not None:
                 return spent
             ledger.write("lead-dismissed", unit=current.value, lead=lead.strip(), reason=reason.strip())
-        return StepResult(ok=True, text=f"Dismissed {lead.strip()}: {reason.strip()}",
+        return StepResult(ok=True, text=f"Dismissed {lead.strip()}: {reason.strip()} "
+                                        f"{_left(run.budget() - run.calls[current.value] - 1, current.value)}",
                           data={"run_id": run.run_id, "accepted": True, "lead": lead.strip(),
                                 "calls_left": run.budget() - run.calls[current.value] - 1})
 
@@ -618,7 +706,7 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         run = _open_step(run_dir)
         ws = run.workspace()
         config = run.config
-        landmarks, refusals = _gated_landmarks(run, ws)
+        landmarks, refusals, dismissed_landmarks = _all_landmarks(run, ws)
         findings: list[Finding] = []
         reported: list[tuple[Finding, str | None]] = []
         for unit, submissions in run.units.items():
@@ -656,6 +744,7 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
             notes = ["The host's own model audited this run; its tokens and cost are the host's and unknown here."]
             phase = PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
                                 unparsed=[], state=state, recon_usage=_UNKNOWN, leads=lead_outcomes,
+                                dismissed_landmarks=dismissed_landmarks,
                                 extra={"engine": ENGINE, "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes)})
             discovery = ws.discover(STATIC_LANGUAGES)
             result = finish(ws, discovery, run.checks, config, phase, run_id=run.run_id, started=started,
@@ -713,7 +802,8 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     unit = current.value if current is not None else RECON
     lines = [f"run: {run.run_id}", f"phase: {phase}", "checks: " + ", ".join(f"{c} {s}" for c, s in checks.items()),
              f"landmarks accepted: {accepted[RECON] + len(run.static_landmarks)} "
-             f"({len(run.static_landmarks)} from static recon), refused: {refused[RECON]}",
+             f"({len(run.static_landmarks)} from static recon), dismissed: {len(run.dismissed_landmarks)}, "
+             f"refused: {refused[RECON]}",
              "findings accepted: " + str(sum(v for k, v in accepted.items() if k != RECON))
              + ", refused: " + str(sum(v for k, v in refused.items() if k != RECON)),
              f"leads dismissed: {len(run.dismissed)}"]

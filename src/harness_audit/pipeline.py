@@ -37,7 +37,7 @@ from harness_audit.leads import LeadOutcome
 from harness_audit.messages import resolve_language
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
 from harness_audit.render import prepare_output_dir, write_reports
-from harness_audit.report import FileNote, Report, RunMeta
+from harness_audit.report import DismissedLandmark, FileNote, Report, RunMeta
 from harness_audit.static import BackgroundJob, StaticResult, no_gc_pauses, parse_python, run_rules
 from harness_audit.workspace import Discovery, Workspace, printable_path
 
@@ -142,6 +142,8 @@ class PhaseResult:
     analysis_usage: Usage | None = None
     leads: list[LeadOutcome] = field(default_factory=list[LeadOutcome])
     """How each static lead handed to a model ended (hybrid, host); unaddressed ones are also in `findings`."""
+    dismissed_landmarks: list[DismissedLandmark] = field(default_factory=list[DismissedLandmark])
+    """Landmarks the auditing model dismissed in recon, with its reasons (host runs); not in `landmarks`."""
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
     """RunMeta fields the engine fills (model, base_url, resumed, ledger, notes, price)."""
 
@@ -387,7 +389,7 @@ def finish(
         landmarks=phase.landmarks, skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
         unparsed_files=phase.unparsed, recon_usage=phase.recon_usage, analysis=phase.analysis,
         analysis_usage=phase.analysis_usage, context=ws.context, leads=phase.leads, window=ws.line_window,
-        suppressions=config.suppressions,
+        suppressions=config.suppressions, dismissed_landmarks=phase.dismissed_landmarks,
     )
     try:
         paths = write_reports(report, output_dir, config.formats, started) if write else []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from harness_audit.findings import CheckId, CheckOutcome, Finding, Landmark, Refusal, RefusalReason, Usage
@@ -129,6 +129,41 @@ class Suppressed:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DismissedLandmark:
+    """A landmark the auditing model judged wrong during recon, with its reason: not used, listed for the reader."""
+
+    landmark: Landmark
+    """The landmark as the gate accepted it."""
+    reason: str
+    """Why the model judged it wrong."""
+    by: str
+    """Who dismissed it (`host:recon`)."""
+
+
+LandmarkKey = tuple[str, str, int]
+"""`(kind, file, line)` of a gated landmark: how a dismissal names the landmark it removes."""
+
+
+def landmark_key(lm: Landmark) -> LandmarkKey:
+    """The key a dismissal names `lm` by."""
+    return (lm.kind.value, lm.file, lm.line)
+
+
+def split_dismissed(landmarks: Iterable[Landmark], dismissals: Mapping[LandmarkKey, tuple[str, str]],
+                    ) -> tuple[list[Landmark], list[DismissedLandmark]]:
+    """The landmarks still in use, and those a dismissal (key → (reason, by)) removed, with its reason."""
+    kept: list[Landmark] = []
+    dismissed: list[DismissedLandmark] = []
+    for lm in landmarks:
+        if landmark_key(lm) in dismissals:
+            reason, by = dismissals[landmark_key(lm)]
+            dismissed.append(DismissedLandmark(landmark=lm, reason=reason, by=by))
+        else:
+            kept.append(lm)
+    return kept, dismissed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Snippet:
     """The lines around a finding's cited line, as the audited file had them."""
 
@@ -194,6 +229,9 @@ class Report:
     """False when the run ignored inline suppressions (`--no-suppressions`)."""
     snippets: Mapping[str, Snippet] = field(default_factory=dict[str, Snippet])
     """Lines around each located finding, by fingerprint (empty when the files were not at hand)."""
+    dismissed_landmarks: tuple[DismissedLandmark, ...] = ()
+    """Landmarks the auditing model dismissed in recon (host runs), with its reasons; not in `landmarks`, never
+    used to hand out a check."""
     same_site: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, "tuple[str, ...]"])
     """One root cause, one finding: fingerprint of a finding → fingerprints of other checks' findings at the same
     site (same file and line, or the same excerpt over the same lines); `site_blocks` says how renderers show

@@ -15,9 +15,10 @@ import sys
 
 from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT, cwd_output_dir, output_dir_option
 from harness_audit.errors import UsageError
+from harness_audit.findings import LandmarkKind
 from harness_audit.workspace import user_path
 
-VERBS = ("begin", "landmark", "next", "report", "dismiss", "finish", "status")
+VERBS = ("begin", "landmark", "dismiss-landmark", "next", "report", "dismiss", "finish", "status")
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -50,12 +51,22 @@ def make_parser() -> argparse.ArgumentParser:
     b.add_argument("path", metavar="PATH", help="directory to audit")
     b.add_argument("selection", nargs="+", metavar="SELECTION", help="check ids (C1,C9), p1 or all")
     lm = verb("landmark", "report one landmark (recon, before the first `next`)")
-    lm.add_argument("--kind", required=True, help="one of the eleven landmark kinds, e.g. tool-execution")
+    lm.add_argument("--kind", required=True,
+                    help=f"one of the eleven landmark kinds: {', '.join(k.value for k in LandmarkKind)}")
     lm.add_argument("--file", required=True, help="workspace-relative path")
     lm.add_argument("--line", required=True, type=_line, help="1-based line")
     lm.add_argument("--symbol", help="enclosing function or class, dotted")
     lm.add_argument("--confidence", choices=["high", "medium", "low"], default="medium")
-    lm.add_argument("--evidence", default="", help="the line's code, checked like a finding's excerpt")
+    lm.add_argument("--evidence", default="",
+                    help="the line's code, copied exactly: the gate checks it like a finding's excerpt and records "
+                         "the landmark at the line where it starts")
+    dl = verb("dismiss-landmark", "dismiss one landmark recon listed that is wrong, with the reason (recon only; "
+                                  "the report lists it, no check uses it)")
+    dl.add_argument("--kind", required=True, help="the landmark's kind, as the recon list shows it")
+    dl.add_argument("--file", required=True, help="its workspace-relative path, as the recon list shows it")
+    dl.add_argument("--line", required=True, type=_line, help="its line, as the recon list shows it")
+    dl.add_argument("--reason", required=True, help="why it is wrong: what the code there is instead (goes into "
+                                                    "the report)")
     verb("next", "end recon or the current check and get the next check (or `finish`)")
     r = verb("report", "report one finding for the current check")
     r.add_argument("--check", required=True, help="the current check, e.g. C1")
@@ -107,6 +118,9 @@ def run(ns: argparse.Namespace) -> int:
     if ns.verb == "landmark":
         result = host.report_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, symbol=ns.symbol,
                                       confidence=ns.confidence, evidence=ns.evidence, caller=caller)
+    elif ns.verb == "dismiss-landmark":
+        result = host.dismiss_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, reason=ns.reason,
+                                       caller=caller)
     elif ns.verb == "next":
         result = host.next_check(run_dir, caller=caller)
     elif ns.verb == "report":

@@ -242,6 +242,16 @@ class LeadDismissed(_UnitEvent):
     reason: Text
 
 
+class LandmarkDismissed(_UnitEvent):
+    """A host run's recon judged an accepted landmark wrong: it is not used and the report lists it with why."""
+
+    event: Literal["landmark-dismissed"]
+    kind: Text
+    file: Text
+    line: Line
+    reason: Text
+
+
 class UnitStart(_UnitEvent):
     event: Literal["unit-start"]
     task: Text
@@ -371,8 +381,8 @@ class RunEnd(_Event):
 
 LedgerEvent = Annotated[
     RunStart | StaticLandmarks | StaticLeads | LeadDismissed | UnitStart | Request | Response | RequestError
-    | ToolCall | RenamedCallIds | Nudge | ContextCut | FindingAccepted | Refused | LandmarkAccepted | ReconEnd
-    | UnitEnd | RunEnd,
+    | ToolCall | RenamedCallIds | Nudge | ContextCut | FindingAccepted | Refused | LandmarkAccepted
+    | LandmarkDismissed | ReconEnd | UnitEnd | RunEnd,
     Field(discriminator="event"),
 ]
 """Any event of a ledger."""
@@ -382,7 +392,7 @@ _EVENTS: dict[str, type[_Event]] = {
     "lead-dismissed": LeadDismissed, "unit-start": UnitStart, "request": Request, "response": Response,
     "request-error": RequestError, "tool-call": ToolCall, "renamed-call-ids": RenamedCallIds, "nudge": Nudge,
     "context-cut": ContextCut, "finding": FindingAccepted, "refusal": Refused, "landmark": LandmarkAccepted,
-    "recon-end": ReconEnd, "unit-end": UnitEnd, "run-end": RunEnd,
+    "landmark-dismissed": LandmarkDismissed, "recon-end": ReconEnd, "unit-end": UnitEnd, "run-end": RunEnd,
 }
 
 EVENT_KINDS: tuple[str, ...] = tuple(_EVENTS)

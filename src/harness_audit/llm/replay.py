@@ -48,6 +48,7 @@ from harness_audit.llm.events import (
     CandidateData,
     FindingAccepted,
     LandmarkAccepted,
+    LandmarkDismissed,
     LeadDismissed,
     ReconEnd,
     Refused,
@@ -69,7 +70,7 @@ from harness_audit.llm.prompts import unit_of
 from harness_audit.messages import resolve_language
 from harness_audit.pipeline import docs_url as _docs_url
 from harness_audit.render import write_reports
-from harness_audit.report import FileNote, Report, RunMeta
+from harness_audit.report import FileNote, LandmarkKey, Report, RunMeta, split_dismissed
 from harness_audit.workspace import Workspace
 
 
@@ -120,6 +121,8 @@ class RunRecord:
     leads: dict[CheckId, list[tuple[str, Candidate]]]
     """The static leads of each check (hybrid), numbered, as handed out."""
     torn: bool
+    dismissed_landmarks: dict[LandmarkKey, tuple[str, str]] = field(default_factory=dict[LandmarkKey, tuple[str, str]])
+    """(kind, file, line) of each landmark recon dismissed (host runs) → (reason, unit)."""
 
     @property
     def checks(self) -> tuple[CheckId, ...]:
@@ -170,6 +173,7 @@ def load_run(run_dir: Path) -> RunRecord:
     run_end: RunEnd | None = None
     static: list[LandmarkCandidate] = []
     leads: dict[CheckId, list[tuple[str, Candidate]]] = {}
+    dismissed_landmarks: dict[LandmarkKey, tuple[str, str]] = {}
     for _, raw, e in events:
         if isinstance(e, UnitStart):
             before = units.get(e.unit)
@@ -182,6 +186,8 @@ def load_run(run_dir: Path) -> RunRecord:
             units[e.unit].findings.append((e.candidate.value(), e.lead))
         elif isinstance(e, LeadDismissed):
             units[e.unit].dismissed[e.lead] = e.reason
+        elif isinstance(e, LandmarkDismissed):
+            dismissed_landmarks[(e.kind, e.file, e.line)] = (e.reason, f"{start.engine}:{e.unit}")
         elif isinstance(e, StaticLeads):
             leads = {check: [(lead.id, lead.candidate.value()) for lead in items] for check, items in e.leads.items()}
         elif isinstance(e, LandmarkAccepted):
@@ -197,7 +203,8 @@ def load_run(run_dir: Path) -> RunRecord:
         elif isinstance(e, RunEnd):
             run_end = e
     return RunRecord(run_dir=path.parent, start=start, config=config, end=run_end, units=dict(units),
-                     recon_end=recon_end, static_landmarks=static, leads=leads, torn=read.torn)
+                     recon_end=recon_end, static_landmarks=static, leads=leads, torn=read.torn,
+                     dismissed_landmarks=dismissed_landmarks)
 
 
 def audited_root(rec: RunRecord, given: Path | None = None) -> Path:
@@ -272,6 +279,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
     for lm in [*rec.static_landmarks, *recon.landmarks, *recon.refused_landmarks]:
         gated = validate_landmark(lm, recon_ctx)
         (landmarks if isinstance(gated, Landmark) else refusals).append(gated)  # type: ignore[arg-type]
+    landmarks, dismissed_landmarks = split_dismissed(landmarks, rec.dismissed_landmarks)
     findings: list[Finding] = []
     reported: list[tuple[Finding, str | None]] = []
     for unit, ur in rec.units.items():
@@ -315,7 +323,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         skipped_files=[FileNote(path=n.path, reason=n.reason) for n in extra.skipped],
         unparsed_files=[FileNote(path=n.path, reason=n.reason) for n in extra.unparsed], recon_usage=recon_usage,
         analysis=analysis, analysis_usage=analysis_usage, context=ws.context, leads=lead_outcomes,
-        window=ws.line_window, suppressions=config.suppressions,
+        window=ws.line_window, suppressions=config.suppressions, dismissed_landmarks=dismissed_landmarks,
     )
     out_dir = rec.run_dir / "replay"
     paths = write_reports(report, out_dir, config.formats, started) if write else []

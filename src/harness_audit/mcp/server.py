@@ -1,6 +1,6 @@
 """The MCP server: thin adapters over `harness_audit.host` (host-model audits) and `harness_audit.jobs`.
 
-Tools: `begin_host_audit`, `report_landmark`, `next_check`, `report_finding`, `dismiss_lead`,
+Tools: `begin_host_audit`, `report_landmark`, `dismiss_landmark`, `next_check`, `report_finding`, `dismiss_lead`,
 `finish_host_audit`, `host_audit_status` (one host-model run, the host's model as the auditor), and
 `start_audit`, `job_output`, `cancel_audit`, `list_checks` (our own engines as background jobs). A prompt
 `harness-audit` takes a check selection (`/harness-audit C1,C9`). A refused report or a bad call comes back as
@@ -33,8 +33,8 @@ INSTRUCTIONS = """harness-audit audits the robustness of an LLM agent harness (i
 retries, cancellation, truncation, prompt caching) and refuses every finding it cannot back with code evidence.
 
 Two ways to use it:
-- Host-model audit (you are the auditor): begin_host_audit(checks), then report_landmark for what recon missed,
-  then next_check / report_finding / dismiss_lead until next_check says "finish", then finish_host_audit.
+- Host-model audit (you are the auditor): begin_host_audit(checks), then report_landmark for what recon missed
+  (dismiss_landmark, with a reason, for a listed one that is wrong), then next_check / report_finding / dismiss_lead until next_check says "finish", then finish_host_audit.
   Every report goes through an evidence gate: cite a workspace-relative file, a line, and lines copied exactly.
   Run each check in a fresh subagent where you can.
 - Our engines as a background job: start_audit(checks, engine) returns a job id at once; follow it with
@@ -103,6 +103,14 @@ def build_server(root: Path | None = None) -> MCPServer:
                         path: str = ".") -> str:
         return step(lambda: host.report_landmark(run_dir(run_id, path), kind=kind, file=file, line=line,
                                                  symbol=symbol or None, confidence=confidence, caller=_CALLER))
+
+    @app.tool(name="dismiss_landmark", description=(
+        "Recon: dismiss one listed landmark that is wrong (kind, workspace-relative file and line as the recon list "
+        "shows them) with the reason; the report lists it and no check uses it. Landmarks only guide the checks and "
+        "are never findings."))
+    def dismiss_landmark(run_id: str, kind: str, file: str, line: int, reason: str, path: str = ".") -> str:
+        return step(lambda: host.dismiss_landmark(run_dir(run_id, path), kind=kind, file=file, line=line,
+                                                  reason=reason, caller=_CALLER))
 
     @app.tool(name="next_check", description=(
         "End recon or the current check and get the next check: its criteria, landmarks, static leads and how to "
@@ -214,10 +222,12 @@ def build_server(root: Path | None = None) -> MCPServer:
         return (f"Audit this project's agent harness for {checks} with the harness-audit MCP tools.\n"
                 f"1. Call begin_host_audit(checks={checks!r}). Keep the run id it prints.\n"
                 "2. Recon: read the code for every landmark it lists as missing and report each with "
-                "report_landmark. Then call next_check.\n"
+                "report_landmark; dismiss_landmark (with the reason) a listed one that is wrong. Then call "
+                "next_check.\n"
                 "3. For each check next_check hands out (best in a fresh subagent given only that text and the run "
                 "id): read the code, report each defect with report_finding (evidence copied exactly from the file, "
-                "the line it is on), confirm or dismiss_lead each static lead, then call next_check again.\n"
+                "starting at the line you cite), confirm or dismiss_lead each static lead, then call next_check "
+                "again.\n"
                 "4. When next_check says finish, call finish_host_audit and show the summary and report paths.\n"
                 "A refused report says why: fix it and resubmit, or drop it. Never invent code or lines.")
 

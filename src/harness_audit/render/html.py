@@ -223,6 +223,12 @@ def render_html(r: Report) -> str:
                       + "".join(f"<th>{escape(t(f'md.col.{c}', lang))}</th>" for c in ("check", "where", "reason",
                                                                                       "claim"))
                       + f"</tr>{rows}</table>")
+    dismissed_landmarks = "" if not r.dismissed_landmarks else (
+        f"<p>{escape(t('md.dismissed_landmarks', lang, n=len(r.dismissed_landmarks)))}</p><table><tr>"
+        + "".join(f"<th>{escape(t(f'md.col.{c}', lang))}</th>" for c in ("kind", "file", "line", "reason"))
+        + "</tr>" + "".join(f"<tr><td>{d.landmark.kind}</td><td><code>{escape(d.landmark.file)}</code></td>"
+                            f"<td>{d.landmark.line}</td><td>{_text(d.reason)}</td></tr>"
+                            for d in r.dismissed_landmarks) + "</table>")
     landmarks = "".join(f"<tr><td>{lm.kind}</td><td><code>{escape(lm.file)}</code></td><td>{lm.line}</td>"
                         f"<td>{escape(lm.symbol or '')}</td><td>{lm.confidence}</td></tr>" for lm in r.landmarks)
     return f"""<!doctype html>
@@ -258,5 +264,6 @@ def render_html(r: Report) -> str:
 <details><summary>{escape(t('md.landmarks', lang))} ({len(r.landmarks)})</summary>
 <table><tr>{''.join(f"<th>{escape(t(f'md.col.{c}', lang))}</th>" for c in ('kind', 'file', 'line', 'symbol', 'confidence'))}</tr>{landmarks}</table>
 </details>
+{dismissed_landmarks}
 </main><script>{_SCRIPT}</script></body></html>
 """

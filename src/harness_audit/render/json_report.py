@@ -54,6 +54,12 @@ def report_dict(r: Report) -> dict[str, Any]:
              "confidence": lm.confidence, "language": lm.language, "source": lm.source}
             for lm in r.landmarks
         ],
+        "dismissed_landmarks": [
+            {"kind": d.landmark.kind.value, "file": d.landmark.file, "line": d.landmark.line,
+             "symbol": d.landmark.symbol, "confidence": d.landmark.confidence, "language": d.landmark.language,
+             "source": d.landmark.source, "reason": d.reason, "dismissed_by": d.by}
+            for d in r.dismissed_landmarks
+        ],
         "findings": [_finding(f, r) for f in r.findings],
         "outcomes": [
             {"id": o.check.value, "title": CHECKS[o.check].title, "priority": CHECKS[o.check].priority,

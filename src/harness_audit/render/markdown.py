@@ -303,5 +303,12 @@ def render_markdown(r: Report) -> str:
         out += [f"| {lm.kind} | {tcode(lm.file)} | {lm.line} | {cell(lm.symbol or '')} | {lm.confidence} |"
                 for lm in r.landmarks]
         out += ["", "</details>", ""]
+    if r.dismissed_landmarks:
+        cols_dl = ("kind", "file", "line", "reason")
+        out += [t("md.dismissed_landmarks", lang, n=len(r.dismissed_landmarks)), "",
+                "| " + " | ".join(t(f"md.col.{c}", lang) for c in cols_dl) + " |", "|---|---|---:|---|"]
+        out += [f"| {d.landmark.kind} | {tcode(d.landmark.file)} | {d.landmark.line} | {cell(d.reason)} |"
+                for d in r.dismissed_landmarks]
+        out.append("")
     return "\n".join(out)
 
