@@ -21,10 +21,10 @@ EXAMPLE = Path(__file__).parent.parent / "examples" / "agent_loop"
 def test_plain_lines_per_check_then_the_final_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(EXAMPLE), "C1,C8", "--no-cache", "-o", str(tmp_path)]) == 1
     captured = capsys.readouterr()
-    assert "C1 done · 1 findings · 0 refused" in captured.err
-    assert " C8 done · 0 findings · 0 refused" in captured.err
+    assert "C1 done · 1 found · 0 refused" in captured.err
+    assert " C8 done · 0 found · 0 refused" in captured.err
     last = captured.out.strip().splitlines()[-1]
-    assert last.startswith("1 findings (1 confirmed, 0 suspected, 0 not implemented)")
+    assert last.startswith("1 found (1 confirmed, 0 suspected, 0 not implemented)")
     assert "0 not covered" in last and "0 files skipped" in last and "cost $0.0000" in last
 
 

@@ -24,6 +24,6 @@ def test_a_model_run_prints_its_run_directory_first_and_ends_with_the_cost(
     captured = capsys.readouterr()
     err = captured.err.strip().splitlines()
     assert err[0].startswith(f"run directory: {out / 'runs'}")
-    assert "C12 done · 1 findings · 0 refused · 2,155 tokens · $0.0046" in captured.err  # 2100 in x $2, 55 out x $8
+    assert "C12 done · 1 found · 0 refused · 2,155 tokens · $0.0046" in captured.err  # 2100 in x $2, 55 out x $8
     last = captured.out.strip().splitlines()[-1]
-    assert last.startswith("1 findings") and "cost $0.0" in last and " tokens" in last
+    assert last.startswith("1 found") and "cost $0.0" in last and " tokens" in last

@@ -156,7 +156,7 @@ def print_summary(console: Console, report: Report, paths: list[Path], language:
     m = report.meta
     console.print("[bold]harness-audit[/] " + escape(t(
         "summary.header", lang, root=m.root, engine=m.engine, checks=len(m.requested), files=m.files_scanned,
-        seconds=f"{m.duration_s:.2f}")) + (escape(t("summary.cached", lang)) if m.cache_hit else ""))
+        seconds=f"{m.duration_s:.2f}")) + (escape(t("summary.cached", lang)) if m.cache_hit else ""), soft_wrap=True)
     for f in report.findings[:40]:
         colour = "red" if f.verdict is Verdict.CONFIRMED else "yellow"
         where = f"{f.file}:{f.line}" if f.located else t("summary.check_level", lang)
