@@ -34,10 +34,11 @@ class Seen:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What the server sends: a status and a JSON body."""
+    """What the server sends: a status and a JSON body (any JSON value), or raw bytes when `raw` is set."""
 
     status: int
-    body: JsonObject
+    body: Any
+    raw: bytes | None = None
 
 
 def _unit(text: str) -> str:
@@ -57,6 +58,19 @@ def anthropic_unit(body: JsonObject) -> str:
             for block in content or []:
                 if block.get("type") == "text":
                     return _unit(block.get("text", ""))
+    return "default"
+
+
+def openai_unit(body: JsonObject) -> str:
+    """The unit of an OpenAI Chat Completions request: its first user message's text."""
+    for message in body.get("messages", []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return _unit(content)
+            for part in content or []:
+                if isinstance(part, dict) and part.get("type") == "text":
+                    return _unit(part.get("text", ""))
     return "default"
 
 
@@ -131,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
             state.served[unit] = index + 1
             steps = state.script.get(unit, [])
         answer = steps[index] if index < len(steps) else error(500, f"script exhausted for {unit}")
-        data = json.dumps(answer.body).encode()
+        data = answer.raw if answer.raw is not None else json.dumps(answer.body).encode()
         self.send_response(answer.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

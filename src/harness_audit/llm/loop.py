@@ -426,6 +426,9 @@ class Subagent:
                 failure, error, wait = FailureCode.TIMEOUT, _short(exc), exc.retry_after
             except ModelAPIError as exc:  # connection errors and their kin carry no status
                 failure, error, wait = FailureCode.PROVIDER_UNAVAILABLE, _short(exc), exc.retry_after
+            except Exception as exc:  # the client boundary: a reply the SDK cannot read is the provider's fault
+                raise _Stop(OutcomeStatus.FAILED, FailureCode.MALFORMED_OUTPUT,
+                            f"the provider's reply could not be read ({type(exc).__name__}: {_short(exc)})") from None
             else:
                 u = usage_of(response.usage)
                 r.usage = r.usage + u
