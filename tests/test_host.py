@@ -110,6 +110,10 @@ def test_every_printed_command_names_the_output_directory_absolutely(
     assert printed.count(flag) >= 3 and "--output-dir out " not in printed
     assert main(["host", "status", run_id, *flag.split()]) == 0
     assert f"next: report findings for C1, then harness-audit host next {run_id} {flag}" in capsys.readouterr().out
+    # a relative directory with `..` is printed normalised
+    assert main(["host", "begin", ".", "C1", "--output-dir", "../../out"]) == 0
+    text = capsys.readouterr().out
+    assert f"output-dir: {(tmp_path / 'out').resolve()}\n" in text and "/../" not in text
     # the working directory's own default needs no flag at all
     monkeypatch.chdir(tmp_path)
     assert main(["host", "begin", "home/ws", "C1", "--output-dir", ".harness-audit"]) == 0

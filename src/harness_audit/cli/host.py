@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT, cwd_output_dir, output_dir_option
-from harness_audit.errors import UsageError
+from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import LandmarkKind
 from harness_audit.workspace import user_path
 
@@ -98,12 +99,20 @@ def _line(raw: str) -> int:
     return value
 
 
+def _output_dir(value: str) -> Path:
+    """`--output-dir` against the working directory, normalised (no `..`): what every printed command names."""
+    try:
+        return user_path(value, "the output directory").resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise path_error("the output directory", value, exc) from None
+
+
 def run(ns: argparse.Namespace) -> int:
     """Run one protocol step; 0 when it was accepted, 2 when it was refused."""
     from harness_audit import host
 
     default_dir = cwd_output_dir()
-    given = user_path(ns.output_dir, "the output directory").absolute() if ns.output_dir else None
+    given = _output_dir(ns.output_dir) if ns.output_dir else None
     if ns.verb == "begin":
         overrides = {"output_dir": str(given)} if given is not None else None
         out_dir = host.output_dir_for(ns.path, overrides)
