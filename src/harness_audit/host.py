@@ -46,6 +46,7 @@ from harness_audit.findings import (
     Landmark,
     LandmarkCandidate,
     LandmarkKind,
+    Language,
     OutcomeStatus,
     Refusal,
     Usage,
@@ -56,7 +57,7 @@ from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_l
 from harness_audit.llm.prompts import LANDMARK_GUIDE
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
 from harness_audit.report import DismissedLandmark, LandmarkKey, landmark_key, split_dismissed
-from harness_audit.workspace import Workspace
+from harness_audit.workspace import LANGUAGE_BY_SUFFIX, Workspace
 
 ENGINE = "host"
 """The engine name host runs carry in their ledger and report."""
@@ -470,8 +471,9 @@ def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, sy
             return _refused(run, "Not accepted: recon is over (next_check was called); landmarks are reported "
                                  "before the first check.", reason="recon-over")
         conf = confidence if confidence in ("high", "medium", "low") else "medium"
-        cand = LandmarkCandidate(kind=kind, file=file, line=line or 0, symbol=symbol or None,
-                                 confidence=conf, evidence=evidence, source=f"{_SOURCE}:{RECON}")  # type: ignore[arg-type]
+        cand = LandmarkCandidate(kind=kind, file=file, line=line or 0, symbol=symbol or None, confidence=conf,
+                                 evidence=evidence, source=f"{_SOURCE}:{RECON}",  # type: ignore[arg-type]
+                                 language=_language(file))
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, RECON, ledger, caller)
             if spent is not None:
@@ -628,6 +630,11 @@ def _checks_left(run: _Run) -> list[CheckId]:
     return [c for c in pending if not _missing_kinds(c, found)]
 
 
+def _language(file: str | None) -> Language | None:
+    """The language of a cited file by its suffix, as discovery names it (the reports' code fences use it)."""
+    return LANGUAGE_BY_SUFFIX.get(Path(file).suffix.lower()) if file else None
+
+
 def _current(run: _Run) -> CheckId | None:
     return run.current if run.current is not None and run.current not in run.ended else None
 
@@ -647,7 +654,7 @@ def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None,
                                  f"{caller.step('next', run.run_id)} to get one.", reason="no-current-check")
         cand = Candidate(check=check, verdict=verdict, file=file or None, line=line, evidence=evidence, claim=claim,
                          consequence=consequence, direction=direction, confirm_hint=confirm_hint,
-                         source=f"{_SOURCE}:{current.value}")
+                         source=f"{_SOURCE}:{current.value}", language=_language(file))
         ws = run.workspace()
         named = lead.strip() or None
         if named is not None and named not in {lead_.lead_id for lead_ in _offered(run, ws, current)}:
