@@ -201,20 +201,18 @@ class Facts:
         self._locator = ModuleLocator(self.modules)
         self._bindings: dict[int, dict[str, list[Binding]]] = {}
         self._top: dict[str, dict[str, list[Binding]]] = {}
-        self._eval: dict[int, Vals] = {}
-        self._busy: set[int] = set()
+        self._eval: dict[ir.Expr, Vals] = {}
+        self._busy: set[ir.Expr] = set()
         self._looking: set[tuple[int, str]] = set()
         self._looked: dict[tuple[int, str], Vals] = {}
-        self._fields: dict[int, dict[str, Vals]] = {}
-        self._bases: dict[int, list[ir.Class]] = {}
+        self._fields: dict[ir.Class, dict[str, Vals]] = {}
+        self._bases: dict[ir.Class, list[ir.Class]] = {}
         self._returns: dict[int, Vals] = {}
-        self._callees: dict[int, tuple[Callee, ...]] = {}
+        self._callees: dict[ir.Call, tuple[Callee, ...]] = {}
         self._calls: dict[int, list[tuple[ir.Call, tuple[Callee, ...]]]] = {}
         self._callers: dict[int, list[tuple[ir.Function, ir.Call]]] | None = None
         self._import_cache: dict[tuple[str, str], Vals] = {}
-        self._subclasses: dict[int, list[ir.Class]] | None = None
-        self.owner: dict[int, ir.Function] = {}
-        """id(node) → the function whose body holds it (filled as functions are walked)."""
+        self._subclasses: dict[ir.Class, list[ir.Class]] | None = None
 
     @classmethod
     def build(cls, modules: Iterable[ir.Module]) -> Facts:
@@ -232,7 +230,6 @@ class Facts:
             for name in p.names:
                 out[name].append(Binding("param", param=p, line=p.line))
         for node in ir.walk_block(fn.body):
-            self.owner[id(node)] = fn
             if isinstance(node, ir.Assign):
                 if node.op == "del":
                     continue
@@ -512,10 +509,10 @@ class Facts:
 
     def bases(self, cls: ir.Class) -> list[ir.Class]:
         """The project classes `cls` inherits from, nearest first (its own class first)."""
-        got = self._bases.get(id(cls))
+        got = self._bases.get(cls)
         if got is not None:
             return got
-        self._bases[id(cls)] = [cls]
+        self._bases[cls] = [cls]
         out = [cls]
         scope = self._class_scope(cls)
         for b in cls.bases:
@@ -524,7 +521,7 @@ class Facts:
                     for c in self.bases(v.cls):
                         if c not in out:
                             out.append(c)
-        self._bases[id(cls)] = out
+        self._bases[cls] = out
         return out
 
     def _class_scope(self, cls: ir.Class) -> ir.Function:
@@ -536,12 +533,12 @@ class Facts:
     def subclasses(self, cls: ir.Class) -> list[ir.Class]:
         """Project classes that inherit from `cls` (itself excluded)."""
         if self._subclasses is None:
-            table: dict[int, list[ir.Class]] = defaultdict(list)
+            table: dict[ir.Class, list[ir.Class]] = defaultdict(list)
             for c in self.classes:
                 for b in self.bases(c)[1:]:
-                    table[id(b)].append(c)
+                    table[b].append(c)
             self._subclasses = dict(table)
-        return self._subclasses.get(id(cls), [])
+        return self._subclasses.get(cls, [])
 
     def method(self, cls: ir.Class, name: str) -> ir.Function | None:
         """Method `name` of `cls` or the nearest base that defines it."""
@@ -554,10 +551,10 @@ class Facts:
     def fields(self, cls: ir.Class) -> dict[str, Vals]:
         """Field name → values, from annotations, class-level values and assignments to `self`/`this` fields in
         every method, through the bases."""
-        got = self._fields.get(id(cls))
+        got = self._fields.get(cls)
         if got is not None:
             return got
-        self._fields[id(cls)] = {}
+        self._fields[cls] = {}
         acc: dict[str, list[Val]] = defaultdict(list)
         for c in reversed(self.bases(cls)):
             scope = self._class_scope(c)
@@ -578,14 +575,14 @@ class Facts:
                                 if node.type:
                                     acc[t.name].extend(self.annotation(c.module, node.type, m))
         result = {k: _cap(v) for k, v in acc.items()}
-        self._fields[id(cls)] = result
+        self._fields[cls] = result
         return result
 
     # ------------------------------------------------------------ expressions
 
     def eval(self, fn: ir.Function, e: ir.Expr) -> Vals:  # noqa: C901 - one case per expression kind
         """What expression `e`, evaluated in `fn`, may be."""
-        key = id(e)
+        key = e
         got = self._eval.get(key)
         if got is not None:
             return got
@@ -735,7 +732,7 @@ class Facts:
     def callees(self, fn: ir.Function, call: ir.Call) -> tuple[Callee, ...]:
         """What `call` (in `fn`) may invoke. A method call on a class also reaches the overrides of its
         subclasses (dynamic dispatch over-approximated); a constructor call reaches `__init__`/`constructor`."""
-        key = id(call)
+        key = call
         got = self._callees.get(key)
         if got is not None:
             return got

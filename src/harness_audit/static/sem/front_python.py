@@ -17,12 +17,23 @@ if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
 
+_F: dict[str, int] = {}
+"""The grammar's field ids by name (filled with the parser): a field read by id skips a name lookup per node."""
+
+
 @cache
 def _parser() -> Parser:
     import tree_sitter_python
     from tree_sitter import Language, Parser
 
-    return Parser(Language(tree_sitter_python.language()))
+    lang = Language(tree_sitter_python.language())
+    for name in ("alias", "alternative", "argument", "arguments", "attribute", "body", "condition", "consequence",
+                 "definition", "expression", "function", "key", "left", "module_name", "name", "object", "operator",
+                 "parameters", "return_type", "right", "subject", "subscript", "superclasses", "type", "value"):
+        field = lang.field_id_for_name(name)
+        assert field is not None, name
+        _F[name] = field
+    return Parser(lang)
 
 
 def parse(path: str, text: str) -> ir.Module:
@@ -33,7 +44,7 @@ def parse(path: str, text: str) -> ir.Module:
     low = _Lowerer(mod, source)
     root = tree.root_node
     body = mod.body
-    body.end = root.end_point[0] + 1
+    body.end = low.rows[root.end_byte]
     mod.functions.append(body)
     try:
         body.body = low.block(root)
@@ -56,6 +67,17 @@ def _first_error_line(root: Node) -> int:
         if n.has_error:
             stack.extend(reversed(n.children))
     return root.start_point[0] + 1
+
+
+def line_table(source: bytes) -> list[int]:
+    """The 1-based line of every byte offset of `source` (and of the offset just past its end), as tree-sitter
+    counts rows (a line ends at `\n`). One int object per line, shared by every node on it: a node's position
+    costs two list reads instead of two `Point`s and two new ints."""
+    out: list[int] = []
+    extend = out.extend
+    for line, piece in enumerate(source.split(b"\n"), 1):
+        extend([line] * (len(piece) + 1))
+    return out
 
 
 def _text(node: Node) -> str:
@@ -90,11 +112,12 @@ _SKIP_STMTS = frozenset({"pass_statement", "import_statement", "import_from_stat
 
 
 class _Lowerer:
-    __slots__ = ("mod", "fn_stack", "cls_stack", "text")
+    __slots__ = ("mod", "fn_stack", "cls_stack", "text", "rows")
 
     def __init__(self, mod: ir.Module, source: bytes) -> None:
         self.mod = mod
         self.text = _Texts(source)
+        self.rows = line_table(source)
         self.fn_stack: list[ir.Function] = [mod.body]
         self.cls_stack: list[ir.Class] = []
 
@@ -110,7 +133,7 @@ class _Lowerer:
 
     def stmt(self, n: Node, out: ir.Block) -> None:  # noqa: C901 - one dispatch over the grammar's statements
         t = n.type
-        line, end = n.start_point[0] + 1, n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         if t == "expression_statement":
             for child in n.named_children:
                 self._expr_stmt(child, out)
@@ -126,15 +149,15 @@ class _Lowerer:
         elif t == "if_statement":
             out.append(self._if(n))
         elif t == "for_statement":
-            out.append(ir.Loop(line, end, "for", target=self.expr(n.child_by_field_name("left")),
-                               iter=self.expr(n.child_by_field_name("right")),
-                               body=self.block(n.child_by_field_name("body")),
-                               orelse=self._else(n.child_by_field_name("alternative")),
+            out.append(ir.Loop(line, end, "for", target=self.expr(n.child_by_field_id(_F["left"])),
+                               iter=self.expr(n.child_by_field_id(_F["right"])),
+                               body=self.block(n.child_by_field_id(_F["body"])),
+                               orelse=self._else(n.child_by_field_id(_F["alternative"])),
                                is_async=_has_token(n, "async")))
         elif t == "while_statement":
-            out.append(ir.Loop(line, end, "while", test=self.expr(n.child_by_field_name("condition")),
-                               body=self.block(n.child_by_field_name("body")),
-                               orelse=self._else(n.child_by_field_name("alternative"))))
+            out.append(ir.Loop(line, end, "while", test=self.expr(n.child_by_field_id(_F["condition"])),
+                               body=self.block(n.child_by_field_id(_F["body"])),
+                               orelse=self._else(n.child_by_field_id(_F["alternative"]))))
         elif t == "try_statement":
             out.append(self._try(n))
         elif t == "with_statement":
@@ -142,9 +165,9 @@ class _Lowerer:
             for clause in n.named_children:
                 if clause.type == "with_clause":
                     for item in clause.named_children:
-                        value = item.child_by_field_name("value") or (item.named_children or [item])[0]
+                        value = item.child_by_field_id(_F["value"]) or (item.named_children or [item])[0]
                         items.append(self._as(value))
-            out.append(ir.With(line, end, items, self.block(n.child_by_field_name("body")),
+            out.append(ir.With(line, end, items, self.block(n.child_by_field_id(_F["body"])),
                                is_async=_has_token(n, "async")))
         elif t == "function_definition":
             fn = self.function(n, [])
@@ -154,7 +177,7 @@ class _Lowerer:
         elif t == "decorated_definition":
             decorators = [self.expr(d.named_children[0]) for d in n.named_children
                           if d.type == "decorator" and d.named_children]
-            inner = n.child_by_field_name("definition")
+            inner = n.child_by_field_id(_F["definition"])
             if inner is not None and inner.type == "function_definition":
                 fn = self.function(inner, decorators)
                 out.append(ir.Def(line, end, fn=fn))
@@ -174,15 +197,15 @@ class _Lowerer:
                                  [ir.Raise(line, end, ir.Call(line, end, ir.Name(line, end, "AssertionError"),
                                                               [self.expr(k) for k in kids[1:]], []))]))
         elif t == "match_statement":
-            subject = n.child_by_field_name("subject")
+            subject = n.child_by_field_id(_F["subject"])
             cases: list[tuple[ir.Expr | None, ir.Block]] = []
-            body = n.child_by_field_name("body")
+            body = n.child_by_field_id(_F["body"])
             for case in body.named_children if body is not None else []:
                 if case.type != "case_clause":
                     continue
                 pats = [c for c in case.named_children if c.type == "case_pattern"]
                 pattern = None if not pats or pats[0].named_child_count == 0 else self.expr(pats[0])
-                cases.append((pattern, self.block(case.child_by_field_name("consequence"))))
+                cases.append((pattern, self.block(case.child_by_field_id(_F["consequence"]))))
             out.append(ir.Switch(line, end, self.expr(subject) if subject is not None else ir.Lit(line, end, None),
                                  cases))
         elif t == "block":
@@ -194,7 +217,7 @@ class _Lowerer:
         # anything else (a stray token) carries no behaviour
 
     def _expr_stmt(self, n: Node, out: ir.Block) -> None:
-        line, end = n.start_point[0] + 1, n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         t = n.type
         if t == "assignment":
             targets: list[ir.Expr] = []
@@ -202,20 +225,20 @@ class _Lowerer:
             value: Node | None = None
             ann: str | None = None
             while cur is not None and cur.type == "assignment":
-                left = cur.child_by_field_name("left")
+                left = cur.child_by_field_id(_F["left"])
                 if left is not None:
                     targets.append(self.expr(left))
-                typ = cur.child_by_field_name("type")
+                typ = cur.child_by_field_id(_F["type"])
                 if typ is not None and ann is None:
                     ann = self.text(typ)
-                value = cur.child_by_field_name("right")
+                value = cur.child_by_field_id(_F["right"])
                 cur = value
             out.append(ir.Assign(line, end, targets, self.expr(value) if value is not None else None,
                                  decl="ann" if ann is not None else "", type=ann))
         elif t == "augmented_assignment":
-            op = n.child_by_field_name("operator")
-            out.append(ir.Assign(line, end, [self.expr(n.child_by_field_name("left"))],
-                                 self.expr(n.child_by_field_name("right")), op=self.text(op) if op else "+="))
+            op = n.child_by_field_id(_F["operator"])
+            out.append(ir.Assign(line, end, [self.expr(n.child_by_field_id(_F["left"]))],
+                                 self.expr(n.child_by_field_id(_F["right"])), op=self.text(op) if op else "+="))
         elif t == "string" and self._is_docstring_position(out):
             return
         else:
@@ -225,28 +248,28 @@ class _Lowerer:
         return not out
 
     def _if(self, n: Node) -> ir.If:
-        line, end = n.start_point[0] + 1, n.end_point[0] + 1
-        test = self.expr(n.child_by_field_name("condition"))
-        body = self.block(n.child_by_field_name("consequence"))
-        alts = [c for c in n.children_by_field_name("alternative")]
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
+        test = self.expr(n.child_by_field_id(_F["condition"]))
+        body = self.block(n.child_by_field_id(_F["consequence"]))
+        alts = [c for c in n.children_by_field_id(_F["alternative"])]
         orelse: ir.Block = []
         # elif chains: fold from the last clause backwards
         for alt in reversed(alts):
             if alt.type == "else_clause":
-                orelse = self.block(alt.child_by_field_name("body"))
+                orelse = self.block(alt.child_by_field_id(_F["body"]))
             elif alt.type == "elif_clause":
-                orelse = [ir.If(alt.start_point[0] + 1, alt.end_point[0] + 1,
-                                self.expr(alt.child_by_field_name("condition")),
-                                self.block(alt.child_by_field_name("consequence")), orelse)]
+                orelse = [ir.If(self.rows[alt.start_byte], self.rows[alt.end_byte],
+                                self.expr(alt.child_by_field_id(_F["condition"])),
+                                self.block(alt.child_by_field_id(_F["consequence"])), orelse)]
         return ir.If(line, end, test, body, orelse)
 
     def _else(self, n: Node | None) -> ir.Block:
         if n is None:
             return []
-        return self.block(n.child_by_field_name("body"))
+        return self.block(n.child_by_field_id(_F["body"]))
 
     def _try(self, n: Node) -> ir.Try:
-        line, end = n.start_point[0] + 1, n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         handlers: list[ir.Handler] = []
         orelse: ir.Block = []
         final: ir.Block = []
@@ -261,7 +284,7 @@ class _Lowerer:
                         body_node = part
                     elif part.type == "as_pattern":
                         inner = part.named_children[0] if part.named_children else None
-                        alias = part.child_by_field_name("alias")
+                        alias = part.child_by_field_id(_F["alias"])
                         if inner is not None:
                             types.extend(self._types(inner))
                         if alias is not None:
@@ -271,13 +294,13 @@ class _Lowerer:
                         # old grammar: `except E, e` / `except E as e` as two children
                 if not types and ct == "except_group_clause":
                     types = [ir.Name(line, end, "BaseExceptionGroup")]
-                handlers.append(ir.Handler(child.start_point[0] + 1, child.end_point[0] + 1, types, name,
+                handlers.append(ir.Handler(self.rows[child.start_byte], self.rows[child.end_byte], types, name,
                                            self.block(body_node)))
             elif ct == "else_clause":
-                orelse = self.block(child.child_by_field_name("body"))
+                orelse = self.block(child.child_by_field_id(_F["body"]))
             elif ct == "finally_clause":
                 final = self.block(child.named_children[-1] if child.named_children else None)
-        return ir.Try(line, end, self.block(n.child_by_field_name("body")), handlers, orelse, final)
+        return ir.Try(line, end, self.block(n.child_by_field_id(_F["body"])), handlers, orelse, final)
 
     def _types(self, n: Node) -> list[ir.Expr]:
         e = self.expr(n)
@@ -288,7 +311,7 @@ class _Lowerer:
     def _as(self, value: Node) -> tuple[ir.Expr, ir.Expr | None]:
         if value.type == "as_pattern":
             inner = value.named_children[0] if value.named_children else value
-            alias = value.child_by_field_name("alias")
+            alias = value.child_by_field_id(_F["alias"])
             target = None
             if alias is not None:
                 target = self.expr(alias.named_children[0] if alias.named_children else alias)
@@ -296,13 +319,13 @@ class _Lowerer:
         return self.expr(value), None
 
     def _import(self, n: Node) -> None:
-        line = n.start_point[0] + 1
+        line = self.rows[n.start_byte]
         imports = self.mod.imports
         if n.type == "import_statement":
             for item in n.named_children:
                 if item.type == "aliased_import":
-                    name = self.text(item.child_by_field_name("name"))
-                    alias = self.text(item.child_by_field_name("alias"))
+                    name = self.text(item.child_by_field_id(_F["name"]))
+                    alias = self.text(item.child_by_field_id(_F["alias"]))
                     imports[alias] = ir.Import(alias, name, "*", line)
                 elif item.type == "dotted_name":
                     dotted = self.text(item)
@@ -311,12 +334,12 @@ class _Lowerer:
                     if dotted != top:
                         imports[dotted] = ir.Import(dotted, dotted, "*", line)
         elif n.type == "import_from_statement":
-            src = n.child_by_field_name("module_name")
+            src = n.child_by_field_id(_F["module_name"])
             source = self.text(src) if src is not None else ""
-            for item in n.children_by_field_name("name"):
+            for item in n.children_by_field_id(_F["name"]):
                 if item.type == "aliased_import":
-                    name = self.text(item.child_by_field_name("name"))
-                    alias = self.text(item.child_by_field_name("alias"))
+                    name = self.text(item.child_by_field_id(_F["name"]))
+                    alias = self.text(item.child_by_field_id(_F["alias"]))
                     imports[alias] = ir.Import(alias, source, name, line)
                 else:
                     name = self.text(item)
@@ -325,19 +348,19 @@ class _Lowerer:
     # ------------------------------------------------------------ definitions
 
     def function(self, n: Node, decorators: list[ir.Expr]) -> ir.Function:
-        name_node = n.child_by_field_name("name")
+        name_node = n.child_by_field_id(_F["name"])
         name = self.text(name_node) if name_node is not None else "<anonymous>"
         parent = self.fn_stack[-1]
         owner = self.cls_stack[-1] if self.cls_stack and self._directly_in_class(n) else None
         qual = f"{owner.qualname}.{name}" if owner else (name if parent.kind == "module" else
                                                           f"{parent.qualname}.{name}")
-        rt = n.child_by_field_name("return_type")
-        fn = ir.Function(name, qual, self.mod, line=n.start_point[0] + 1, end=n.end_point[0] + 1,
+        rt = n.child_by_field_id(_F["return_type"])
+        fn = ir.Function(name, qual, self.mod, line=self.rows[n.start_byte], end=self.rows[n.end_byte],
                          is_async=_has_token(n, "async"), decorators=decorators,
                          returns=self.text(rt) if rt is not None else None, kind="method" if owner else "function")
         fn.parent = parent
         fn.cls = owner
-        fn.params = self.params(n.child_by_field_name("parameters"))
+        fn.params = self.params(n.child_by_field_id(_F["parameters"]))
         self.mod.functions.append(fn)
         if owner is not None:
             owner.methods[name] = fn  # the last definition wins, as at run time (`@overload` stubs come first)
@@ -345,7 +368,7 @@ class _Lowerer:
         saved = self.cls_stack
         self.cls_stack = []
         try:
-            fn.body = self.block(n.child_by_field_name("body"))
+            fn.body = self.block(n.child_by_field_id(_F["body"]))
         finally:
             self.cls_stack = saved
             self.fn_stack.pop()
@@ -363,11 +386,11 @@ class _Lowerer:
             return out
         for p in n.named_children:
             t = p.type
-            line = p.start_point[0] + 1
+            line = self.rows[p.start_byte]
             if t == "identifier":
                 out.append(ir.Param(self.text(p), None, None, "pos", line))
             elif t in ("typed_parameter", "typed_default_parameter", "default_parameter"):
-                name_node = p.child_by_field_name("name")
+                name_node = p.child_by_field_id(_F["name"])
                 if name_node is None:  # typed_parameter keeps the name as its first child
                     name_node = p.named_children[0] if p.named_children else None
                 kind = "pos"
@@ -375,8 +398,8 @@ class _Lowerer:
                     kind, name_node = "star", (name_node.named_children or [name_node])[0]
                 elif name_node is not None and name_node.type == "dictionary_splat_pattern":
                     kind, name_node = "kw", (name_node.named_children or [name_node])[0]
-                typ = p.child_by_field_name("type")
-                value = p.child_by_field_name("value")
+                typ = p.child_by_field_id(_F["type"])
+                value = p.child_by_field_id(_F["value"])
                 out.append(ir.Param(self.text(name_node) if name_node is not None else "_",
                                     self.text(typ) if typ is not None else None,
                                     self.expr(value) if value is not None else None, kind, line))
@@ -387,24 +410,24 @@ class _Lowerer:
         return out
 
     def klass(self, n: Node, decorators: list[ir.Expr]) -> ir.Class:
-        name_node = n.child_by_field_name("name")
+        name_node = n.child_by_field_id(_F["name"])
         name = self.text(name_node) if name_node is not None else "<class>"
         parent = self.fn_stack[-1]
         outer = self.cls_stack[-1] if self.cls_stack else None
         qual = f"{outer.qualname}.{name}" if outer else (name if parent.kind == "module" else
                                                           f"{parent.qualname}.{name}")
         bases: list[ir.Expr] = []
-        sup = n.child_by_field_name("superclasses")
+        sup = n.child_by_field_id(_F["superclasses"])
         if sup is not None:
             for b in sup.named_children:
                 if b.type != "keyword_argument":
                     bases.append(self.expr(b))
-        cls = ir.Class(name, qual, self.mod, line=n.start_point[0] + 1, end=n.end_point[0] + 1, bases=bases,
+        cls = ir.Class(name, qual, self.mod, line=self.rows[n.start_byte], end=self.rows[n.end_byte], bases=bases,
                        decorators=decorators)
         self.mod.classes.append(cls)
         self.cls_stack.append(cls)
         try:
-            body = self.block(n.child_by_field_name("body"))
+            body = self.block(n.child_by_field_id(_F["body"]))
         finally:
             self.cls_stack.pop()
         for stmt in body:
@@ -422,12 +445,12 @@ class _Lowerer:
         if n is None:
             return ir.Lit(0, 0, None)
         t = n.type
-        line, end = n.start_point[0] + 1, n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         if t == "identifier":
             return ir.Name(line, end, self.text(n))
         if t == "attribute":
-            attr = n.child_by_field_name("attribute")
-            return ir.Attr(line, end, self.expr(n.child_by_field_name("object")), self.text(attr) if attr else "")
+            attr = n.child_by_field_id(_F["attribute"])
+            return ir.Attr(line, end, self.expr(n.child_by_field_id(_F["object"])), self.text(attr) if attr else "")
         if t == "call":
             return self._call(n, line, end)
         if t == "string":
@@ -444,10 +467,10 @@ class _Lowerer:
                 return ir.Lit(line, end, "".join(p for p in parts if isinstance(p, str)))
             return ir.Tmpl(line, end, parts)
         if t == "subscript":
-            subs = n.children_by_field_name("subscript")
+            subs = n.children_by_field_id(_F["subscript"])
             key: ir.Expr
             key = self.expr(subs[0]) if len(subs) == 1 else ir.Seq(line, end, "tuple", [self.expr(s) for s in subs])
-            return ir.Index(line, end, self.expr(n.child_by_field_name("value")), key)
+            return ir.Index(line, end, self.expr(n.child_by_field_id(_F["value"])), key)
         if t == "slice":
             parts3: list[ir.Expr | None] = [None, None, None]
             slot = 0
@@ -471,8 +494,8 @@ class _Lowerer:
             items: list[tuple[str | ir.Expr | None, ir.Expr]] = []
             for c in n.named_children:
                 if c.type == "pair":
-                    k = self.expr(c.child_by_field_name("key"))
-                    v = self.expr(c.child_by_field_name("value"))
+                    k = self.expr(c.child_by_field_id(_F["key"]))
+                    v = self.expr(c.child_by_field_id(_F["value"]))
                     items.append((k.value if isinstance(k, ir.Lit) and isinstance(k.value, str) else k, v))
                 elif c.type == "dictionary_splat":
                     items.append((None, self.expr((c.named_children or [c])[0])))
@@ -491,18 +514,18 @@ class _Lowerer:
             kids = n.named_children
             return ir.Await(line, end, self.expr(kids[0]) if kids else ir.Lit(line, end, None))
         if t in _BINARY:
-            op = n.child_by_field_name("operator")
+            op = n.child_by_field_id(_F["operator"])
             return ir.Op(line, end, self.text(op) if op is not None else "?",
-                         [self.expr(n.child_by_field_name("left")), self.expr(n.child_by_field_name("right"))])
+                         [self.expr(n.child_by_field_id(_F["left"])), self.expr(n.child_by_field_id(_F["right"]))])
         if t == "comparison_operator":
             ops = [c for c in n.children if not c.is_named]
             return ir.Op(line, end, " ".join(self.text(o) for o in ops) or "==",
                          [self.expr(c) for c in n.named_children])
         if t == "not_operator":
-            return ir.Op(line, end, "not", [self.expr(n.child_by_field_name("argument"))])
+            return ir.Op(line, end, "not", [self.expr(n.child_by_field_id(_F["argument"]))])
         if t == "unary_operator":
-            op = n.child_by_field_name("operator")
-            arg = self.expr(n.child_by_field_name("argument"))
+            op = n.child_by_field_id(_F["operator"])
+            arg = self.expr(n.child_by_field_id(_F["argument"]))
             if op is not None and self.text(op) == "-" and isinstance(arg, ir.Lit) and isinstance(arg.value, int | float):
                 return ir.Lit(line, end, -arg.value)
             return ir.Op(line, end, self.text(op) if op is not None else "-", [arg])
@@ -515,15 +538,15 @@ class _Lowerer:
         if t in _COMPS:
             return self._comp(n, _COMPS[t], line, end)
         if t == "named_expression":
-            return ir.Op(line, end, ":=", [self.expr(n.child_by_field_name("name")),
-                                           self.expr(n.child_by_field_name("value"))])
+            return ir.Op(line, end, ":=", [self.expr(n.child_by_field_id(_F["name"])),
+                                           self.expr(n.child_by_field_id(_F["value"]))])
         if t == "yield":
             self.fn_stack[-1].is_generator = True
             kids = n.named_children
             return ir.Op(line, end, "yield from" if _has_token(n, "from") else "yield",
                          [self.expr(k) for k in kids])
         if t == "keyword_argument":  # stray, outside an argument list
-            return self.expr(n.child_by_field_name("value"))
+            return self.expr(n.child_by_field_id(_F["value"]))
         if t in ("as_pattern_target", "case_pattern", "type"):
             kids = n.named_children
             if len(kids) == 1:
@@ -533,8 +556,8 @@ class _Lowerer:
         return ir.Other(line, end, t, [self.expr(c) for c in n.named_children if c.type != "comment"])
 
     def _call(self, n: Node, line: int, end: int) -> ir.Expr:
-        func = self.expr(n.child_by_field_name("function"))
-        argn = n.child_by_field_name("arguments")
+        func = self.expr(n.child_by_field_id(_F["function"]))
+        argn = n.child_by_field_id(_F["arguments"])
         args: list[ir.Expr] = []
         kw: list[tuple[str, ir.Expr]] = []
         if argn is not None:
@@ -544,8 +567,8 @@ class _Lowerer:
                 for a in argn.named_children:
                     at = a.type
                     if at == "keyword_argument":
-                        name = a.child_by_field_name("name")
-                        kw.append((self.text(name) if name is not None else "?", self.expr(a.child_by_field_name("value"))))
+                        name = a.child_by_field_id(_F["name"])
+                        kw.append((self.text(name) if name is not None else "?", self.expr(a.child_by_field_id(_F["value"]))))
                     elif at == "dictionary_splat":
                         kw.append(("**", self.expr((a.named_children or [a])[0])))
                     elif at != "comment":
@@ -567,7 +590,7 @@ class _Lowerer:
                     parts.append(raw)
             elif ct == "interpolation":
                 is_template = True
-                e = c.child_by_field_name("expression")
+                e = c.child_by_field_id(_F["expression"])
                 parts.append(self.expr(e) if e is not None else ir.Lit(line, end, None))
         if not is_template:
             return ir.Lit(line, end, "".join(p for p in parts if isinstance(p, str)))
@@ -578,11 +601,11 @@ class _Lowerer:
         fn = ir.Function("<lambda>", f"{parent.qualname}.<lambda>" if parent.kind != "module" else "<lambda>",
                          self.mod, line=line, end=end, kind="lambda")
         fn.parent = parent
-        fn.params = self.params(n.child_by_field_name("parameters"))
+        fn.params = self.params(n.child_by_field_id(_F["parameters"]))
         self.mod.functions.append(fn)
         self.fn_stack.append(fn)
         try:
-            body = self.expr(n.child_by_field_name("body"))
+            body = self.expr(n.child_by_field_id(_F["body"]))
         finally:
             self.fn_stack.pop()
         fn.expr_body = body
@@ -590,21 +613,21 @@ class _Lowerer:
         return ir.FuncExpr(line, end, fn)
 
     def _comp(self, n: Node, kind: str, line: int, end: int) -> ir.Expr:
-        body = n.child_by_field_name("body")
+        body = n.child_by_field_id(_F["body"])
         targets: list[tuple[ir.Expr, ir.Expr]] = []
         parts: list[ir.Expr] = []
         for c in n.named_children:
             if c.type == "for_in_clause":
-                lefts = c.children_by_field_name("left")
+                lefts = c.children_by_field_id(_F["left"])
                 left = self.expr(lefts[0]) if len(lefts) == 1 else ir.Seq(line, end, "tuple",
                                                                           [self.expr(x) for x in lefts])
-                targets.append((left, self.expr(c.child_by_field_name("right"))))
+                targets.append((left, self.expr(c.child_by_field_id(_F["right"]))))
             elif c.type == "if_clause":
                 parts.extend(self.expr(k) for k in c.named_children)
         elt: ir.Expr
         if body is not None and body.type == "pair":
-            elt = ir.Seq(line, end, "tuple", [self.expr(body.child_by_field_name("key")),
-                                              self.expr(body.child_by_field_name("value"))])
+            elt = ir.Seq(line, end, "tuple", [self.expr(body.child_by_field_id(_F["key"])),
+                                              self.expr(body.child_by_field_id(_F["value"]))])
         else:
             elt = self.expr(body)
         return ir.Comp(line, end, kind, elt, targets, parts)

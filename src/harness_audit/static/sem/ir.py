@@ -30,7 +30,7 @@ decorators `property` / `x.setter` / `staticmethod`; `export default <expression
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 Lang = Literal["python", "typescript", "javascript"]
@@ -45,9 +45,9 @@ class Node:
         self.line = line
         self.end = end
 
-    def children(self) -> Iterator[Node]:
-        """Direct child nodes, in source order."""
-        return iter(())
+    def children(self) -> Sequence[Node]:
+        """Direct child nodes, in source order (a sequence the caller must not change)."""
+        return ()
 
 
 # ---------------------------------------------------------------- expressions
@@ -65,7 +65,8 @@ class Name(Expr):
     __slots__ = ("id",)
 
     def __init__(self, line: int, end: int, id: str) -> None:  # noqa: A002 - the IR's field name
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.id = id
 
 
@@ -75,12 +76,13 @@ class Attr(Expr):
     __slots__ = ("obj", "name")
 
     def __init__(self, line: int, end: int, obj: Expr, name: str) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.obj = obj
         self.name = name
 
-    def children(self) -> Iterator[Node]:
-        yield self.obj
+    def children(self) -> Sequence[Node]:
+        return (self.obj,)
 
 
 class Index(Expr):
@@ -89,13 +91,13 @@ class Index(Expr):
     __slots__ = ("obj", "key")
 
     def __init__(self, line: int, end: int, obj: Expr, key: Expr) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.obj = obj
         self.key = key
 
-    def children(self) -> Iterator[Node]:
-        yield self.obj
-        yield self.key
+    def children(self) -> Sequence[Node]:
+        return (self.obj, self.key)
 
 
 class Slice(Expr):
@@ -104,15 +106,14 @@ class Slice(Expr):
     __slots__ = ("lo", "hi", "step")
 
     def __init__(self, line: int, end: int, lo: Expr | None, hi: Expr | None, step: Expr | None) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.lo = lo
         self.hi = hi
         self.step = step
 
-    def children(self) -> Iterator[Node]:
-        for part in (self.lo, self.hi, self.step):
-            if part is not None:
-                yield part
+    def children(self) -> Sequence[Node]:
+        return [part for part in (self.lo, self.hi, self.step) if part is not None]
 
 
 class Call(Expr):
@@ -123,17 +124,17 @@ class Call(Expr):
 
     def __init__(self, line: int, end: int, func: Expr, args: list[Expr], kw: list[tuple[str, Expr]],
                  new: bool = False) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.func = func
         self.args = args
         self.kw = kw
         self.new = new
 
-    def children(self) -> Iterator[Node]:
-        yield self.func
-        yield from self.args
-        for _, v in self.kw:
-            yield v
+    def children(self) -> Sequence[Node]:
+        if self.kw:
+            return [self.func, *self.args, *[v for _, v in self.kw]]
+        return [self.func, *self.args]
 
     def keyword(self, name: str) -> Expr | None:
         """The value of keyword argument `name`, if given."""
@@ -150,7 +151,8 @@ class Lit(Expr):
     __slots__ = ("value",)
 
     def __init__(self, line: int, end: int, value: str | int | float | bool | None) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.value = value
 
 
@@ -160,13 +162,12 @@ class Tmpl(Expr):
     __slots__ = ("parts",)
 
     def __init__(self, line: int, end: int, parts: list[str | Expr]) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.parts = parts
 
-    def children(self) -> Iterator[Node]:
-        for p in self.parts:
-            if isinstance(p, Expr):
-                yield p
+    def children(self) -> Sequence[Node]:
+        return [p for p in self.parts if isinstance(p, Expr)]
 
 
 class Obj(Expr):
@@ -176,14 +177,17 @@ class Obj(Expr):
     __slots__ = ("items",)
 
     def __init__(self, line: int, end: int, items: list[tuple[str | Expr | None, Expr]]) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.items = items
 
-    def children(self) -> Iterator[Node]:
+    def children(self) -> Sequence[Node]:
+        out: list[Node] = []
         for k, v in self.items:
             if isinstance(k, Expr):
-                yield k
-            yield v
+                out.append(k)
+            out.append(v)
+        return out
 
     def get(self, key: str) -> Expr | None:
         """The value at constant key `key`."""
@@ -199,12 +203,13 @@ class Seq(Expr):
     __slots__ = ("kind", "items")
 
     def __init__(self, line: int, end: int, kind: Literal["list", "tuple", "set"], items: list[Expr]) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.kind = kind
         self.items = items
 
-    def children(self) -> Iterator[Node]:
-        yield from self.items
+    def children(self) -> Sequence[Node]:
+        return self.items
 
 
 class Spread(Expr):
@@ -213,11 +218,12 @@ class Spread(Expr):
     __slots__ = ("value",)
 
     def __init__(self, line: int, end: int, value: Expr) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.value = value
 
-    def children(self) -> Iterator[Node]:
-        yield self.value
+    def children(self) -> Sequence[Node]:
+        return (self.value,)
 
 
 class FuncExpr(Expr):
@@ -226,7 +232,8 @@ class FuncExpr(Expr):
     __slots__ = ("fn",)
 
     def __init__(self, line: int, end: int, fn: Function) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.fn = fn
 
 
@@ -236,11 +243,12 @@ class Await(Expr):
     __slots__ = ("value",)
 
     def __init__(self, line: int, end: int, value: Expr) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.value = value
 
-    def children(self) -> Iterator[Node]:
-        yield self.value
+    def children(self) -> Sequence[Node]:
+        return (self.value,)
 
 
 class Op(Expr):
@@ -254,12 +262,13 @@ class Op(Expr):
     __slots__ = ("op", "operands")
 
     def __init__(self, line: int, end: int, op: str, operands: list[Expr]) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.op = op
         self.operands = operands
 
-    def children(self) -> Iterator[Node]:
-        yield from self.operands
+    def children(self) -> Sequence[Node]:
+        return self.operands
 
 
 class Cond(Expr):
@@ -268,15 +277,14 @@ class Cond(Expr):
     __slots__ = ("test", "then", "orelse")
 
     def __init__(self, line: int, end: int, test: Expr, then: Expr, orelse: Expr) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.test = test
         self.then = then
         self.orelse = orelse
 
-    def children(self) -> Iterator[Node]:
-        yield self.test
-        yield self.then
-        yield self.orelse
+    def children(self) -> Sequence[Node]:
+        return (self.test, self.then, self.orelse)
 
 
 class Comp(Expr):
@@ -287,18 +295,21 @@ class Comp(Expr):
 
     def __init__(self, line: int, end: int, kind: str, elt: Expr, targets: list[tuple[Expr, Expr]],
                  parts: list[Expr]) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.kind = kind
         self.elt = elt
         self.targets = targets
         self.parts = parts
 
-    def children(self) -> Iterator[Node]:
+    def children(self) -> Sequence[Node]:
+        out: list[Node] = []
         for t, it in self.targets:
-            yield t
-            yield it
-        yield from self.parts
-        yield self.elt
+            out.append(t)
+            out.append(it)
+        out.extend(self.parts)
+        out.append(self.elt)
+        return out
 
 
 class Other(Expr):
@@ -310,12 +321,13 @@ class Other(Expr):
     __slots__ = ("kind", "items")
 
     def __init__(self, line: int, end: int, kind: str, items: list[Expr]) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.kind = kind
         self.items = items
 
-    def children(self) -> Iterator[Node]:
-        yield from self.items
+    def children(self) -> Sequence[Node]:
+        return self.items
 
 
 # ---------------------------------------------------------------- statements
@@ -330,6 +342,20 @@ class Stmt(Node):
 Block = list[Stmt]
 
 
+class Body(list[Stmt]):
+    """A function's body: a statement list that keeps the list of its nodes once `walk_block` has walked it.
+
+    Queries walk the same functions many times; a walk of a body is computed once and every later one reads the
+    kept list. The IR is not changed once lowered (a front end may change a body only before it is walked)."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self, stmts: Block = ()) -> None:  # type: ignore[assignment]  # an empty tuple is an empty body
+        super().__init__(stmts)
+        self.nodes: list[Node] | None = None
+        """What `walk_block` yields for this body, once it has been asked."""
+
+
 class Assign(Stmt):
     """`targets = value` (several targets for `a = b = v`), an augmented assignment (`op` is `+=`…), a
     declaration (`decl`: `let`, `const`, `var`, or `ann` for an annotated Python name; `value` may be None;
@@ -342,17 +368,18 @@ class Assign(Stmt):
 
     def __init__(self, line: int, end: int, targets: list[Expr], value: Expr | None, op: str = "=",
                  decl: str = "", type: str | None = None) -> None:  # noqa: A002
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.targets = targets
         self.value = value
         self.op = op
         self.decl = decl
         self.type = type
 
-    def children(self) -> Iterator[Node]:
-        yield from self.targets
+    def children(self) -> Sequence[Node]:
         if self.value is not None:
-            yield self.value
+            return [*self.targets, self.value]
+        return self.targets
 
 
 class ExprStmt(Stmt):
@@ -361,11 +388,12 @@ class ExprStmt(Stmt):
     __slots__ = ("value",)
 
     def __init__(self, line: int, end: int, value: Expr) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.value = value
 
-    def children(self) -> Iterator[Node]:
-        yield self.value
+    def children(self) -> Sequence[Node]:
+        return (self.value,)
 
 
 class Return(Stmt):
@@ -374,12 +402,12 @@ class Return(Stmt):
     __slots__ = ("value",)
 
     def __init__(self, line: int, end: int, value: Expr | None) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.value = value
 
-    def children(self) -> Iterator[Node]:
-        if self.value is not None:
-            yield self.value
+    def children(self) -> Sequence[Node]:
+        return (self.value,) if self.value is not None else ()
 
 
 class Raise(Stmt):
@@ -388,12 +416,12 @@ class Raise(Stmt):
     __slots__ = ("value",)
 
     def __init__(self, line: int, end: int, value: Expr | None) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.value = value
 
-    def children(self) -> Iterator[Node]:
-        if self.value is not None:
-            yield self.value
+    def children(self) -> Sequence[Node]:
+        return (self.value,) if self.value is not None else ()
 
 
 class If(Stmt):
@@ -402,15 +430,14 @@ class If(Stmt):
     __slots__ = ("test", "body", "orelse")
 
     def __init__(self, line: int, end: int, test: Expr, body: Block, orelse: Block) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.test = test
         self.body = body
         self.orelse = orelse
 
-    def children(self) -> Iterator[Node]:
-        yield self.test
-        yield from self.body
-        yield from self.orelse
+    def children(self) -> Sequence[Node]:
+        return [self.test, *self.body, *self.orelse]
 
 
 class Loop(Stmt):
@@ -424,7 +451,8 @@ class Loop(Stmt):
     def __init__(self, line: int, end: int, kind: Literal["for", "while", "do"], *, target: Expr | None = None,
                  iter: Expr | None = None, test: Expr | None = None, body: Block, orelse: Block | None = None,  # noqa: A002
                  is_async: bool = False) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.kind = kind
         self.target = target
         self.iter = iter
@@ -434,12 +462,11 @@ class Loop(Stmt):
         self.is_async = is_async
         self.label: str | None = None
 
-    def children(self) -> Iterator[Node]:
-        for part in (self.target, self.iter, self.test):
-            if part is not None:
-                yield part
-        yield from self.body
-        yield from self.orelse
+    def children(self) -> Sequence[Node]:
+        out: list[Node] = [part for part in (self.target, self.iter, self.test) if part is not None]
+        out.extend(self.body)
+        out.extend(self.orelse)
+        return out
 
 
 class Handler(Node):
@@ -450,14 +477,14 @@ class Handler(Node):
     __slots__ = ("types", "name", "body")
 
     def __init__(self, line: int, end: int, types: list[Expr], name: str | None, body: Block) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.types = types
         self.name = name
         self.body = body
 
-    def children(self) -> Iterator[Node]:
-        yield from self.types
-        yield from self.body
+    def children(self) -> Sequence[Node]:
+        return [*self.types, *self.body]
 
 
 class Try(Stmt):
@@ -467,17 +494,15 @@ class Try(Stmt):
 
     def __init__(self, line: int, end: int, body: Block, handlers: list[Handler], orelse: Block,
                  final: Block) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.body = body
         self.handlers = handlers
         self.orelse = orelse
         self.final = final
 
-    def children(self) -> Iterator[Node]:
-        yield from self.body
-        yield from self.handlers
-        yield from self.orelse
-        yield from self.final
+    def children(self) -> Sequence[Node]:
+        return [*self.body, *self.handlers, *self.orelse, *self.final]
 
 
 class With(Stmt):
@@ -487,17 +512,20 @@ class With(Stmt):
 
     def __init__(self, line: int, end: int, items: list[tuple[Expr, Expr | None]], body: Block,
                  is_async: bool = False) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.items = items
         self.body = body
         self.is_async = is_async
 
-    def children(self) -> Iterator[Node]:
+    def children(self) -> Sequence[Node]:
+        out: list[Node] = []
         for value, target in self.items:
-            yield value
+            out.append(value)
             if target is not None:
-                yield target
-        yield from self.body
+                out.append(target)
+        out.extend(self.body)
+        return out
 
 
 class Switch(Stmt):
@@ -507,16 +535,18 @@ class Switch(Stmt):
     __slots__ = ("subject", "cases")
 
     def __init__(self, line: int, end: int, subject: Expr, cases: list[tuple[Expr | None, Block]]) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.subject = subject
         self.cases = cases
 
-    def children(self) -> Iterator[Node]:
-        yield self.subject
+    def children(self) -> Sequence[Node]:
+        out: list[Node] = [self.subject]
         for pattern, body in self.cases:
             if pattern is not None:
-                yield pattern
-            yield from body
+                out.append(pattern)
+            out.extend(body)
+        return out
 
 
 class Jump(Stmt):
@@ -527,7 +557,8 @@ class Jump(Stmt):
     __slots__ = ("kind", "label")
 
     def __init__(self, line: int, end: int, kind: Literal["break", "continue"], label: str | None = None) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.kind = kind
         self.label = label
 
@@ -539,7 +570,8 @@ class Def(Stmt):
     __slots__ = ("fn", "cls")
 
     def __init__(self, line: int, end: int, fn: Function | None = None, cls: Class | None = None) -> None:
-        super().__init__(line, end)
+        self.line = line
+        self.end = end
         self.fn = fn
         self.cls = cls
 
@@ -579,7 +611,7 @@ class Function:
     (the members of a default-exported object are named as top-level names); an unnamed one is `<lambda>`.
     The constructor is `constructor`."""
 
-    __slots__ = ("name", "qualname", "module", "cls", "parent", "params", "body", "line", "end", "is_async",
+    __slots__ = ("name", "qualname", "module", "cls", "parent", "params", "_body", "line", "end", "is_async",
                  "is_generator", "decorators", "returns", "expr_body", "index", "kind")
 
     def __init__(self, name: str, qualname: str, module: Module, *, line: int, end: int,
@@ -604,6 +636,15 @@ class Function:
         self.index = -1
         """Position in the project's function table (set by the fact builder)."""
         self.kind = kind
+
+    @property
+    def body(self) -> Body:
+        """The function's statements (a `Body`: a list that keeps its walk)."""
+        return self._body
+
+    @body.setter
+    def body(self, value: Block) -> None:
+        self._body = value if isinstance(value, Body) else Body(value)
 
     def __repr__(self) -> str:
         return f"<Function {self.module.path}:{self.qualname}@{self.line}>"
@@ -709,13 +750,42 @@ def walk(node: Node) -> Iterator[Node]:
     while stack:
         cur = pop()
         yield cur
-        kids = list(cur.children())
+        kids = cur.children()
         if kids:
-            kids.reverse()
-            extend(kids)
+            extend(reversed(kids))
 
 
 def walk_block(block: Block) -> Iterator[Node]:
-    """Every node of a block, not entering nested functions."""
-    for stmt in block:
-        yield from walk(stmt)
+    """Every node of a block, not entering nested functions, depth-first in source order. A function's body
+    (`Body`) is walked once; later walks read what the first one kept."""
+    if isinstance(block, Body):
+        nodes = block.nodes
+        if nodes is None:
+            nodes = block.nodes = _flatten(block)
+        return iter(nodes)
+    return _walk_stmts(block)
+
+
+def _walk_stmts(block: Block) -> Iterator[Node]:
+    stack: list[Node] = list(reversed(block))
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        cur = pop()
+        yield cur
+        kids = cur.children()
+        if kids:
+            extend(reversed(kids))
+
+
+def _flatten(block: Block) -> list[Node]:
+    out: list[Node] = []
+    append = out.append
+    stack: list[Node] = list(reversed(block))
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        cur = pop()
+        append(cur)
+        kids = cur.children()
+        if kids:
+            extend(reversed(kids))
+    return out

@@ -38,6 +38,7 @@ class Effect:
 
 
 Summary = dict[str, Effect]
+_NO_EFFECTS: tuple[Effect, ...] = ()
 
 
 class Summaries:
@@ -45,14 +46,16 @@ class Summaries:
 
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
-        self._direct: dict[int, list[Effect]] = {}
+        self._direct: dict[ir.Call, tuple[Effect, ...]] = {}
         self._fn: dict[int, Summary] | None = None
+        self._handed: dict[ir.Call, tuple[ir.Function, ...]] = {}
+        """The functions handed to a call as arguments, kept by the fixpoint for the calls that have any."""
 
     # ------------------------------------------------------------ direct effects
 
-    def direct(self, fn: ir.Function, call: ir.Call) -> list[Effect]:
+    def direct(self, fn: ir.Function, call: ir.Call) -> tuple[Effect, ...]:
         """The effects of `call` itself (its external callees), not of project functions it reaches."""
-        got = self._direct.get(id(call))
+        got = self._direct.get(call)
         if got is not None:
             return got
         out: list[Effect] = []
@@ -73,8 +76,9 @@ class Summaries:
                 if isinstance(callee, Ext) and callee.module in ("builtins", "aiofiles", "io", "codecs") and \
                         callee.plain.endswith("open") and _write_mode(call):
                     out.append(Effect(apis.FS_WRITE, "open", fn, call))
-        self._direct[id(call)] = out
-        return out
+        result = tuple(out) if out else _NO_EFFECTS
+        self._direct[call] = result
+        return result
 
     # ------------------------------------------------------------ transitive summaries
 
@@ -88,6 +92,7 @@ class Summaries:
         facts = self.facts
         summaries: dict[int, Summary] = {}
         edges: dict[int, list[int]] = {}
+        handed = self._handed
         for fn in facts.functions:
             own: Summary = {}
             targets: list[int] = []
@@ -97,28 +102,53 @@ class Summaries:
                 for c in callees:
                     if isinstance(c, ir.Function):
                         targets.append(c.index)
-                for f in self._callbacks(fn, call):
-                    targets.append(f.index)
+                given = tuple(self._callbacks(fn, call))
+                if given:
+                    handed[call] = given
+                    targets.extend(f.index for f in given)
             # a function nested in this one and never called by name still runs as part of it (a callback
             # handed to something outside the project: an event handler, an executor)
             for node in ir.walk_block(fn.body):
                 if isinstance(node, ir.FuncExpr):
                     targets.append(node.fn.index)
             summaries[fn.index] = own
-            edges[fn.index] = targets
+            edges[fn.index] = list(dict.fromkeys(targets))  # a target seen again adds nothing the first did not
+        # rounds in function order until nothing grows; a function none of whose targets grew since its last visit
+        # would add nothing, and is passed over (the same summaries, the same first effect of each kind)
+        visited = dict.fromkeys(summaries, -1)
+        grown = dict.fromkeys(summaries, 0)
+        step = 0
         changed = True
         rounds = 0
         while changed and rounds < 50:
             changed = False
             rounds += 1
             for fn in facts.functions:
-                mine = summaries[fn.index]
-                for t in edges[fn.index]:
+                i = fn.index
+                targets = edges[i]
+                if not targets:
+                    continue
+                step += 1
+                last = visited[i]
+                visited[i] = step
+                if last >= 0 and all(grown.get(t, 0) < last for t in targets):
+                    continue
+                mine = summaries[i]
+                grew = False
+                for t in targets:
                     for kind, e in summaries.get(t, {}).items():
                         if kind not in mine:
                             mine[kind] = e
-                            changed = True
+                            grew = True
+                if grew:
+                    grown[i] = step
+                    changed = True
         return summaries
+
+    def handed(self, fn: ir.Function, call: ir.Call) -> tuple[ir.Function, ...]:
+        """Project functions handed to `call` as arguments (they may run as part of it)."""
+        got = self._handed.get(call)
+        return got if got is not None else tuple(self._callbacks(fn, call))
 
     def _callbacks(self, fn: ir.Function, call: ir.Call) -> Iterator[ir.Function]:
         """Project functions handed to `call` as arguments (they may run as part of it)."""
@@ -141,7 +171,7 @@ class Summaries:
             if isinstance(c, ir.Function):
                 for kind, e in self.of_fn(c).items():
                     out.setdefault(kind, e)
-        for f in self._callbacks(fn, call):
+        for f in self.handed(fn, call):
             for kind, e in self.of_fn(f).items():
                 out.setdefault(kind, e)
         return out
@@ -163,7 +193,7 @@ class Summaries:
         does itself, not everything a large framework can reach from it."""
         out: Summary = {}
         seen: set[int] = set()
-        todo: list[tuple[ir.Function, list[ir.Node], int]] = [(fn, list(nodes), 0)]
+        todo: list[tuple[ir.Function, Iterable[ir.Node], int]] = [(fn, nodes, 0)]
         while todo:
             cur_fn, cur_nodes, d = todo.pop()
             for node in cur_nodes:
@@ -174,11 +204,11 @@ class Summaries:
                 if d >= depth:
                     continue
                 targets = [c for c in self.facts.callees(cur_fn, node) if isinstance(c, ir.Function)]
-                targets.extend(self._callbacks(cur_fn, node))
+                targets.extend(self.handed(cur_fn, node))
                 for t in targets:
                     if t.index not in seen:
                         seen.add(t.index)
-                        todo.append((t, list(ir.walk_block(t.body)), d + 1))
+                        todo.append((t, ir.walk_block(t.body), d + 1))
         return out
 
     def calls_reaching(self, fn: ir.Function, nodes: Iterable[ir.Node], kind: str) -> Iterator[ir.Call]:
