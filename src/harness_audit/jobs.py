@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_audit.errors import UsageError
-from harness_audit.progress import Progress, ProgressEvent, ProgressKind
+from harness_audit.progress import UNIT_PROGRESS, Progress, ProgressEvent, ProgressKind
 
 JOBS_DIR = "jobs"
 AUDIT_LOCK = "audit.lock"
@@ -240,7 +240,8 @@ def load(job_dir: Path) -> Job:
     else:
         state = "dead"
     checks = tuple(spec.get("checks", ()))
-    settled = {e.check for e in seen if e.check is not None and e.kind is not ProgressKind.CHECK_STARTED}
+    settled = {e.check for e in seen if e.check is not None and e.kind is not ProgressKind.CHECK_STARTED
+               and e.kind not in UNIT_PROGRESS}
     running = [e.check.value for e in seen if e.kind is ProgressKind.CHECK_STARTED and e.check not in settled
                and e.check is not None]
     parts = [f"{len(settled)}/{len(checks)} checks"]
@@ -299,13 +300,18 @@ def describe(_: float, event: ProgressEvent) -> str:
             return f"{check + ' ' if check else ''}cancelled" + (f": {event.detail}" if event.detail else "")
         case ProgressKind.REPORTS_WRITTEN:
             return f"reports written ({event.detail}): " + ", ".join(event.paths)
+        case ProgressKind.REQUEST_DONE:
+            return f"{check or 'recon'} request answered: so far{tokens[1:] or ' no tokens'}{cost}"
+        case ProgressKind.REQUEST_RETRY:
+            return f"{check or 'recon'}: {event.detail or 'request failed; retrying'}"
 
 
 def output(job_dir: Path, *, since: int = 0) -> tuple[list[str], int, Job]:
     """Progress lines from event number `since` on, the next `since`, and the job as it is now."""
     job = load(job_dir)  # read first: every event written before a terminal state is then in the list below
     seen = events(job_dir)
-    lines = [describe(t, e) for t, e in seen[since:]]
+    # a request answered is a running total for a live display; the job log keeps the lines that settle something
+    lines = [describe(t, e) for t, e in seen[since:] if e.kind is not ProgressKind.REQUEST_DONE]
     return lines, len(seen), job
 
 

@@ -33,6 +33,9 @@ class ProgressKind(StrEnum):
     """A check's unit failed: `detail` is `failed:<code>` and why."""
     CANCELLED = "cancelled"
     """The run was cancelled; what finished is kept, the rest is listed as cancelled."""
+    REQUEST_DONE = "request-done"
+    """A model request was answered: `usage` is what its unit (`check`, or recon when None) has spent so far,
+    `cost` that in dollars when the model is priced."""
     REQUEST_RETRY = "request-retry"
     """A model request failed and is retried after a wait: `detail` says why and how long (a user sees why
     nothing moves while a provider hangs)."""
@@ -112,6 +115,9 @@ def outcome_event(outcome: CheckOutcome, *, findings: int, refusals: int, cost: 
                          usage=outcome.usage if outcome.usage.requests or not outcome.usage.known else None,
                          cost=cost, detail=detail)
 
+
+UNIT_PROGRESS = frozenset({ProgressKind.REQUEST_DONE, ProgressKind.REQUEST_RETRY})
+"""Events about a unit still running: they settle nothing."""
 
 Observer = Callable[[ProgressEvent], None]
 """Receives every event of a run, in order, on the thread that emits it."""

@@ -28,7 +28,7 @@ def test_model_run_reports_recon_each_check_and_its_tokens(harness: Path, out: P
                     overrides={"engine": "llm", "model": MODEL, "base_url": server.base_url, "output_dir": str(out),
                                "request_timeout_s": 5.0, "check_timeout_s": 30.0, "concurrency": 1,
                                "prices": {MODEL: {"input": 1.0, "output": 2.0}}})
-    kinds = [(e.kind, e.check) for e in events]
+    kinds = [(e.kind, e.check) for e in events if e.kind is not ProgressKind.REQUEST_DONE]
     # C13 is settled (no truncation landmark) before any unit starts; one unit at a time runs after that
     assert kinds == [
         (ProgressKind.RUN_DIR, None), (ProgressKind.RECON_DONE, None), (ProgressKind.NOT_COVERED, CheckId.C13),
@@ -43,4 +43,8 @@ def test_model_run_reports_recon_each_check_and_its_tokens(harness: Path, out: P
     assert c1.usage is not None and c1.usage.input_tokens == 350 and c1.usage.requests == 3
     assert c1.cost is not None and abs(c1.cost - (350 * 1.0 + 22 * 2.0) / 1e6) < 1e-12
     assert by[(ProgressKind.NOT_COVERED, CheckId.C13)].missing
+    # every answered request tells what its unit has spent so far, priced: the terminal shows it as it grows
+    so_far = [(e.usage.input_tokens, e.cost) for e in events
+              if e.kind is ProgressKind.REQUEST_DONE and e.check is CheckId.C1 and e.usage is not None]
+    assert so_far == [(100, (100 + 2 * 10) / 1e6), (220, (220 + 2 * 20) / 1e6), (350, (350 + 2 * 22) / 1e6)]
     assert events[-1].kind is ProgressKind.REPORTS_WRITTEN and events[-1].paths == tuple(map(str, run.paths))

@@ -76,6 +76,15 @@ class TerminalProgress:
         if event.kind is ProgressKind.RUN_DIR and event.paths:
             self._say(t("progress.run_dir", self.lang, path=event.paths[0]))
             return
+        if event.kind is ProgressKind.REQUEST_DONE:
+            # tokens and cost so far, redrawn on a terminal; a plain log waits for the check's own line
+            if event.check in self.rows and event.usage is not None:
+                row = self.rows[event.check]
+                row.usage = event.usage
+                row.cost = event.cost if event.cost is not None else self._cost(event.usage)
+                if self._live is not None:
+                    self._live.update(self._table())
+            return
         if event.kind is ProgressKind.REQUEST_RETRY:
             unit = event.check.value if event.check is not None else "recon"
             self._say(t("progress.retry", self.lang, unit=unit, detail=event.detail or ""))

@@ -383,6 +383,12 @@ async def run_model_phase(
         return lambda detail: progress.emit(ProgressEvent(kind=ProgressKind.REQUEST_RETRY, check=check,
                                                           detail=detail))
 
+    def answered(unit: str) -> Callable[[Usage], None]:
+        check = CheckId(unit) if unit in CheckId.__members__ else None
+        return lambda spent: progress.emit(ProgressEvent(
+            kind=ProgressKind.REQUEST_DONE, check=check, usage=spent,
+            cost=price.cost(spent) if price is not None else None))
+
     def subagent(unit: str, task: str) -> Subagent:
         report = REPORT_TOOLS.get("check" if unit in CheckId.__members__ else unit, frozenset())
         return Subagent(unit=unit, model=model, system=system, task=task, tools=tools,
@@ -390,6 +396,7 @@ async def run_model_phase(
                                          units.dismiss_tool(unit), lambda: phase.landmarks),
                         ledger=ledger, budget=settings.budget, deadline=deadline, stream=settings.stream, sleep=sleep,
                         report_tools=report, settings=settings.model_settings or None, on_retry=retried(unit),
+                        on_response=answered(unit),
                         compaction=settings.compaction)
 
     watcher = asyncio.create_task(canceller.watch())

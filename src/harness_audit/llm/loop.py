@@ -172,6 +172,8 @@ class Subagent:
     """Provider settings added to every request (prompt caching)."""
     on_retry: Callable[[str], None] | None = None
     """Told of every transport failure that is retried, with the wait: `C3: request timed out …; retry 2 of 3 …`."""
+    on_response: Callable[[Usage], None] | None = None
+    """Told after every answered request what the unit has spent so far (live tokens and cost)."""
     compaction: Compaction = field(default_factory=Compaction)
 
     def __post_init__(self) -> None:
@@ -439,6 +441,8 @@ class Subagent:
                 self.ledger.write("response", unit=self.unit, turn=r.turns + 1,
                                   finish_reason=finish_reason_of(response), usage=dataclasses.asdict(u),
                                   message=response_message(response))
+                if self.on_response is not None:
+                    self.on_response(r.usage)
                 return response
             self.ledger.write("request-error", unit=self.unit, turn=r.turns + 1, attempt=attempt + 1,
                               failure=failure.value, error=error)
