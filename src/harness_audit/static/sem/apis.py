@@ -54,6 +54,7 @@ APIS: tuple[Api, ...] = (
         "openai chat", by_name=True),
     Api(MODEL, ("openai", "openai/*"), r"responses\.(?:create|stream|parse)", "openai responses", by_name=True),
     Api(MODEL, ("openai",), r"(?:^|\.)completions\.create", "openai completions"),
+    Api(MODEL, ("openai",), r"(?:^|\.)(?:ChatCompletion|Completion)\.a?create", "openai < 1.0"),
     Api(MODEL, ("anthropic", "@anthropic-ai/sdk", "@anthropic-ai/*"), r"messages\.(?:create|stream)",
         "anthropic messages", by_name=True),
     Api(MODEL, ("litellm",), r"^(?:completion|acompletion|responses|aresponses|text_completion)$", "litellm"),

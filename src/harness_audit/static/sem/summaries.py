@@ -68,7 +68,7 @@ class Summaries:
                         verb = http_verb(callee, call)
                         kind = HTTP_GET if verb in ("get", "head", "options") else HTTP_SEND
                         detail = verb
-                        if _posts_to_model(call):
+                        if self._posts_to_model(fn, call):
                             out.append(Effect(apis.MODEL, "http", fn, call, isinstance(callee, Unk)))
                     elif kind == apis.FS_WRITE and isinstance(callee, Ext) and callee.plain in ("open",):
                         continue
@@ -79,6 +79,31 @@ class Summaries:
         result = tuple(out) if out else _NO_EFFECTS
         self._direct[call] = result
         return result
+
+    def _posts_to_model(self, fn: ir.Function, call: ir.Call) -> bool:
+        """The request goes to a provider endpoint: a model path in its URL, or in what the URL was built from
+        (`url = urljoin(base, "chat/completions")`, a module constant), a few assignments back."""
+        todo: list[tuple[ir.Node, int]] = [(call, 0)]
+        seen: set[int] = set()
+        while todo:
+            node, depth = todo.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if _model_url_in(node):
+                return True
+            if depth >= 3:
+                continue
+            for n in ir.walk(node):
+                if isinstance(n, ir.Name):
+                    scope: ir.Function | None = fn
+                    while scope is not None:
+                        binds = self.facts.bindings(scope).get(n.id)
+                        if binds:
+                            todo.extend((b.expr, depth + 1) for b in binds if b.expr is not None)
+                            break
+                        scope = scope.parent
+        return False
 
     # ------------------------------------------------------------ transitive summaries
 
@@ -239,11 +264,11 @@ def http_verb(callee: Ext | Unk, call: ir.Call) -> str:
     return "get" if last in ("fetch", "urlopen", "default", "") else "?"
 
 
-def _posts_to_model(call: ir.Call) -> bool:
-    for node in ir.walk(call):
-        if isinstance(node, ir.Lit) and isinstance(node.value, str) and apis.MODEL_URL.search(node.value):
+def _model_url_in(node: ir.Node) -> bool:
+    for n in ir.walk(node):
+        if isinstance(n, ir.Lit) and isinstance(n.value, str) and apis.MODEL_URL.search(n.value):
             return True
-        if isinstance(node, ir.Tmpl) and any(isinstance(p, str) and apis.MODEL_URL.search(p) for p in node.parts):
+        if isinstance(n, ir.Tmpl) and any(isinstance(p, str) and apis.MODEL_URL.search(p) for p in n.parts):
             return True
     return False
 
