@@ -189,17 +189,18 @@ def score(run: EngineRun, key: AnswerKey) -> Score:
                  unmatched=unmatched, refusals=run.refusals, seconds=run.seconds, tokens=run.tokens)
 
 
-def run_engine(corpus: Path, key: AnswerKey) -> EngineRun:
-    """Run harness-audit's static engine on every project of the corpus (all checks, no cache, no files)."""
+def run_engine(corpus: Path, key: AnswerKey, *, preview: bool = False) -> EngineRun:
+    """Run harness-audit's static engine on every project of the corpus (all checks, no cache, no files); with
+    `preview`, the semantic layer's queries too."""
     from harness_audit.api import audit
 
-    run = EngineRun(name="harness-audit")
+    run = EngineRun(name="harness-audit --preview" if preview else "harness-audit")
     for project in key.projects:
         root = corpus / project
         if not root.is_dir():
             raise UsageError(f"answer key names project {project!r}, but {str(root)!r} is not a directory")
         t = time.perf_counter()
-        result = audit(root, ["all"], overrides={"cache": False}, write=False)
+        result = audit(root, ["all"], overrides={"cache": False, "preview": preview}, write=False)
         run.seconds += time.perf_counter() - t
         rep = result.report
         run.refusals += len(rep.refusals)

@@ -46,7 +46,7 @@ def make_parser() -> argparse.ArgumentParser:
                       help="also score another harness-audit executable, e.g. today=/path/.venv/bin/harness-audit")
     real.add_argument("--semgrep", metavar="EXE", help="semgrep executable for --semgrep-config (default: on PATH)")
     real.add_argument("--results", metavar="FILE", help="write one JSON line per case and engine")
-    real.add_argument("--preview", action="store_true", help="run this engine with --preview (the semantic layer)")
+    p.add_argument("--preview", action="store_true", help="also run the semantic layer's queries (--preview)")
     return p
 
 
@@ -69,7 +69,7 @@ def run(ns: argparse.Namespace) -> int:
     if not corpus.is_dir():
         raise UsageError(f"corpus {ns.corpus!r} is not a directory")
     key = load_answers(corpus)
-    scores: list[Score] = [score(run_engine(corpus, key), key)]
+    scores: list[Score] = [score(run_engine(corpus, key, preview=ns.preview), key)]
     if ns.semgrep_json:
         scores.append(score(_recorded(corpus, Path(ns.semgrep_json), key.projects), key))
     elif ns.semgrep_config:

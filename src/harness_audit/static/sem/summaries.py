@@ -69,7 +69,9 @@ class Summaries:
                         kind = HTTP_GET if verb in ("get", "head", "options") else HTTP_SEND
                         detail = verb
                         if self._posts_to_model(fn, call):
+                            # a model request is one, whatever its verb: repeating it changes nothing outside
                             out.append(Effect(apis.MODEL, "http", fn, call, isinstance(callee, Unk)))
+                            continue
                     elif kind == apis.FS_WRITE and isinstance(callee, Ext) and callee.plain in ("open",):
                         continue
                     out.append(Effect(kind, detail, fn, call, isinstance(callee, Unk)))

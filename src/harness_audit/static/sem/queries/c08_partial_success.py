@@ -117,6 +117,9 @@ def _each_guarded(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
         targets: list[ir.Function] = []
         if isinstance(inner, ir.Call) and isinstance(inner.func, ir.Attr):
             targets.extend(x.fn for x in inner.args if isinstance(x, ir.FuncExpr))
+        if isinstance(inner, ir.Comp) and any(isinstance(n, ir.Call) and isinstance(n.func, ir.Attr)
+                                              and n.func.name == "catch" for n in ir.walk(inner.elt)):
+            return True
         for node in ir.walk(inner):
             if isinstance(node, ir.Call):
                 targets.extend(c for c in ctx.facts.callees(fn, node) if isinstance(c, ir.Function))
@@ -126,6 +129,9 @@ def _each_guarded(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
 
 
 def _catches_own_errors(fn: ir.Function) -> bool:
+    for node in ir.walk_block(fn.body):  # `run(item).catch(() => undefined)`: the item's failure stays its own
+        if isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name == "catch":
+            return True
     for stmt in fn.body:
         if isinstance(stmt, ir.Try) and stmt.handlers:
             last = stmt.handlers[-1].body

@@ -21,7 +21,7 @@ def retried_side_effect(ctx: Context) -> Iterator[Report]:
         effects = ctx.sums.near(site.fn, region)
         for kind in (HTTP_SEND, "spawn", "fs-write"):
             eff = effects.get(kind)
-            if eff is None or eff.by_name or _keyed(region):
+            if eff is None or eff.by_name or _keyed(region) or _key_from_callers(ctx, site):
                 continue
             if kind == "fs-write" and not _appends(eff.call):
                 continue  # writing the same file again is idempotent; appending is not
@@ -40,6 +40,14 @@ def ir_site(eff):  # noqa: ANN001, ANN201 - an Effect's origin as a Site
     from harness_audit.static.sem.roles import Site
 
     return Site(eff.fn, eff.call)
+
+
+def _key_from_callers(ctx: Context, site) -> bool:  # noqa: ANN001 - a Site
+    """The retried function is handed its idempotency key by its callers (made once, outside the retry)."""
+    if not isinstance(site.node, ir.Call | ir.Name | ir.Attr) or site.node.line > site.fn.line + len(site.fn.decorators):
+        return False
+    callers = ctx.facts.callers(site.fn)
+    return bool(callers) and all(_keyed(list(ir.walk_block(caller.body))) for caller, _ in callers)
 
 
 def _appends(call: ir.Call) -> bool:

@@ -18,6 +18,8 @@ def loop_without_ceiling(ctx: Context) -> Iterator[Report]:
     """An agent loop (a loop or a self-recursive function that reaches a model request) whose only way out is
     the model's answer: no count of turns, tool calls or time is compared against a limit on any path."""
     for site in ctx.roles.agent_loops:
+        if not _driven_by_tool_calls(ctx, site):
+            continue  # a wrapper that goes round on a hook's or a retry's say, not on the model's tool calls
         if isinstance(site.node, ir.Loop):
             loop = site.node
             if loop.kind == "for":
@@ -70,6 +72,25 @@ def counter_reset_on_failure(ctx: Context) -> Iterator[Report]:
                                             "ceiling never trips and the agent retries forever.",
                                 direction="Reset the counter only on success; count this failure (or give it its "
                                           "own limit) instead of clearing the count.")
+
+
+_DONE_FIELDS = frozenset({"finish_reason", "stop_reason", "finishReason", "stopReason", "done", "is_done"})
+
+
+def _driven_by_tool_calls(ctx: Context, site: Site) -> bool:
+    """The loop goes round because the model asked for tools (or has not said it is done): its body (or the
+    recursive function) reads the reply's tool calls or stop reason."""
+    fn = site.fn
+    nodes = list(ir.walk_block(site.node.body)) if isinstance(site.node, ir.Loop) else list(ir.walk_block(fn.body))
+    for node in nodes:
+        if isinstance(node, ir.Attr) and (node.name in _DONE_FIELDS or ctx.roles.is_tool_calls(fn, node)):
+            return True
+        if isinstance(node, ir.Lit) and node.value in ("tool_use", "tool_calls", "tool-calls", "function_call",
+                                                       "toolUse", "tool-call"):
+            return True
+        if isinstance(node, ir.Name) and ctx.roles.is_tool_calls(fn, node):
+            return True
+    return False
 
 
 def _bounded(test: ir.Expr | None) -> bool:

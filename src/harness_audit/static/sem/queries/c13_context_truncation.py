@@ -53,7 +53,7 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
             continue
         kept = _kept_values(fn)
         for node in ir.walk_block(fn.body):
-            if not any(node is k or any(n is node for n in ir.walk(k)) for k in kept):
+            if not any(node is k for k in kept):
                 continue
             if isinstance(node, ir.Index) and isinstance(node.key, ir.Slice) and _drops_head(node.key) and \
                     expr_chain(node.obj) in params:
@@ -67,13 +67,26 @@ def _kept_values(fn: ir.Function) -> list[ir.Expr]:
     """Expressions whose value the function keeps: what it returns, and what it assigns to a local it returns
     (not what it only iterates over or peeks at)."""
     returned = {n.id for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None
-                for n in ir.walk(r.value) if isinstance(n, ir.Name)}
-    out: list[ir.Expr] = [r.value for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None]
+                for n in _parts(r.value) if isinstance(n, ir.Name)}
+    out: list[ir.Expr] = [p for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None
+                          for p in _parts(r.value)]
     for node in ir.walk_block(fn.body):
         if isinstance(node, ir.Assign) and node.value is not None and any(
                 isinstance(t, ir.Name) and t.id in returned or isinstance(t, ir.Attr) for t in node.targets):
-            out.append(node.value)
+            out.extend(_parts(node.value))
     return out
+
+
+def _parts(e: ir.Expr) -> list[ir.Expr]:
+    """The pieces a list value is made of: itself, the items of a literal, the operands of `+`, spreads, a tuple's
+    members (not what a call or a generator computes from it)."""
+    if isinstance(e, ir.Seq):
+        return [p for item in e.items for p in _parts(item)]
+    if isinstance(e, ir.Op) and e.op == "+":
+        return [p for o in e.operands for p in _parts(o)]
+    if isinstance(e, ir.Spread):
+        return _parts(e.value)
+    return [e]
 
 
 def _slice_of(ctx: Context, fn: ir.Function, e: ir.Expr, stores: set) -> str:  # noqa: ANN001
