@@ -304,7 +304,7 @@ class Checker:
         if relation in ("extend", "mutate") and not req.partial:
             self.coverage.compared += 1
             self._prefix(ex, s, prev, relation)
-        if relation == "mutate":
+        if relation == "mutate" and not _outputs_cleared(prev, s, common):
             d = common
             where = first_field(prev.fields[d], s.fields[d])
             self._emit(CheckId.C2, "history-mutated", src, None,
@@ -656,3 +656,19 @@ def echo_problem(out: Message, echo: Message | None) -> str | None:
     if not _has_content(out):
         return None
     return _echo_diff(out, echo)
+
+
+def _outputs_cleared(prev: RequestSummary, s: RequestSummary, common: int) -> bool:
+    """Whether the only messages that changed since `prev` are tool results made shorter, each still answering the
+    same calls: old tool outputs cleared to a stub, a compaction step (judged under C13: the pairs stay whole),
+    not a rewrite of the history (C2)."""
+    n = min(len(prev.messages), len(s.messages))
+    changed = [k for k in range(common, n) if prev.messages[k].digest != s.messages[k].digest]
+
+    def results(keys: frozenset[str]) -> set[str]:
+        return {k for k in keys if k.startswith("result:")}
+
+    return bool(changed) and all(
+        prev.roles[k] == s.roles[k] and results(prev.keys[k]) and results(prev.keys[k]) == results(s.keys[k])
+        and not any(k_.startswith("call:") for k_ in s.keys[k]) and s.messages[k].size < prev.messages[k].size
+        for k in changed)
