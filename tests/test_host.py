@@ -284,3 +284,33 @@ def test_a_dismissed_landmark_is_unused_listed_with_its_reason_and_can_leave_a_c
     assert all(lm.kind.value != "agent-loop" for lm in report.landmarks)
     md = Path(next(p for p in finished.data["reports"] if p.endswith(".md"))).read_text(encoding="utf-8")
     assert "Landmarks dismissed in recon, not used by any check (1):" in md and why in md
+
+
+@pytest.mark.parametrize("how", ["default", "configured", "given"])
+def test_a_host_run_and_its_reports_go_where_begin_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], how: str) -> None:
+    root = make_workspace(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the host runs the verbs from a directory that is not the audited one
+    argv = ["host", "begin", str(root), "C1"]
+    expected = {"default": root / ".harness-audit", "configured": root / "audit-out", "given": elsewhere / "mine"}[how]
+    if how == "configured":
+        (root / ".harness-audit.toml").write_text('output_dir = "audit-out"\n', encoding="utf-8")
+    if how == "given":
+        argv += ["--output-dir", "mine"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    run_id = text.split("\n", 1)[0].removeprefix("run: ")
+    assert f"output-dir: {expected}\n" in text
+    assert "finish writes the reports there" in text and "Every command printed here names it" in text
+    finish = next(line for line in text.splitlines() if "host next" in line).split("host next ", 1)[1]
+    assert finish.startswith(f"{run_id} --output-dir {expected}")
+    assert (expected / "runs" / run_id / "ledger.jsonl").is_file()
+    assert main(["host", "finish", run_id, "--output-dir", str(expected)]) == 0
+    reports = [Path(line.removeprefix("report: ")) for line in capsys.readouterr().out.splitlines()
+               if line.startswith("report: ")]
+    assert {p.suffix for p in reports} == {".md", ".json", ".sarif"} and all(p.parent == expected for p in reports)
+    # without --output-dir, a later verb looks under the working directory's default and says what to pass
+    assert main(["host", "status", run_id]) == 2
+    assert "pass the --output-dir that `begin` used" in capsys.readouterr().err

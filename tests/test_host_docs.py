@@ -70,3 +70,30 @@ def test_the_skill_names_all_eleven_landmark_kinds_and_the_recon_verbs() -> None
     for needed in ("--evidence", "host dismiss-landmark", "never findings", "where the excerpt starts",
                    "counts, accepted or refused", "`next`, `status` and `finish` are free"):
         assert needed in text, needed
+
+
+def test_the_skill_the_helps_and_the_docs_say_the_same_about_where_a_run_goes(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness_audit.cli import main
+
+    monkeypatch.setenv("COLUMNS", "400")
+    helps = {}
+    for verb in ("", "begin", "next", "finish"):
+        assert main(["host", *([verb] if verb else []), "--help"]) == 0
+        helps[verb or "host"] = " ".join(capsys.readouterr().out.split())
+    skill = " ".join(SKILL.read_text(encoding="utf-8").split())
+    docs = " ".join(HOST_MD.split())
+    # where a run's state and reports go by default: inside the audited PATH (unless configured)
+    assert "`.harness-audit` inside `PATH`" in skill and "`.harness-audit` inside the audited directory" in docs
+    assert "else .harness-audit in PATH" in helps["host"]
+    assert "(default: the configured `output_dir`, else .harness-audit, in PATH)" in helps["begin"]
+    # how to choose it: --output-dir on begin, relative to where the command runs
+    for text in (skill, docs, helps["host"], helps["begin"]):
+        assert "--output-dir" in text and "reports" in text
+    assert "pass it explicitly" in skill and "somewhere particular" in helps["begin"] and "somewhere particular" in docs
+    # how the later verbs find it: their --output-dir, else the working directory's default; printed commands carry it
+    assert "(default: the configured `output_dir`, else .harness-audit, in the working directory)" in helps["next"]
+    for text in (skill, docs, helps["host"], helps["next"]):
+        assert "whenever" in text, text[:200]
+    assert "reports into the run's output directory" in helps["finish"]
+    assert "default one of your current directory" not in skill

@@ -421,7 +421,7 @@ def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[s
     run = _load(run_dir)
     landmarks, _ = _gated_landmarks(run, ws)
     head = [f"run: {run_id}", f"workspace: {root}", f"checks: {' '.join(c.value for c in checks)}",
-            f"output-dir: {output_dir}", ""]
+            f"output-dir: {output_dir}", _where_text(caller), ""]
     text = "\n".join([*head, _recon_text(run, landmarks, caller), "", "# How to cite", "", _HOST_SCOPE,
                       _HOST_LINES, _rules_text()]) + "\n"
     return StepResult(ok=True, text=text, data={
@@ -430,6 +430,17 @@ def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[s
         "missing": {k.value: [c.value for c in cs] for k, cs in _missing(checks, {lm.kind for lm in landmarks}).items()},
         "leads": sum(len(v) for v in leads.values()), "calls_per_unit": config.max_tool_calls_per_check,
     })
+
+
+def _where_text(caller: Caller) -> str:
+    """What the output directory holds, and whether the commands printed to this caller name it."""
+    said = "The run's state is kept in output-dir, and finish writes the reports there."
+    if caller.face != "shell":
+        return said
+    if caller.output_dir_flag:
+        return said + " Every command printed here names it with --output-dir; copy them as printed."
+    return said + (" It is the default output directory of your working directory: the printed commands find the "
+                   "run from here without naming it.")
 
 
 def _landmark_json(lm: Landmark) -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """`harness-audit host …`: the host-model protocol as shell verbs, for agent hosts that run commands but speak no MCP.
 
-`host begin PATH SELECTION` prints `run: ID`; `host landmark|next|report|dismiss|finish|status RUN …` find the
-run by that id under `--output-dir`. Both default as an audit does: the configured `output_dir`, else
-`.harness-audit`, in the audited PATH for `begin` and in the current directory for the later verbs; every command
-printed back names the run's output directory as an absolute path whenever it is not the current directory's. Each prints plain text for a model to read, or JSON with `--json`. A bad call exits 2 with a one-line
-reason; a refused report also exits 2 and prints the refusal reason and its fix. Nothing here decides anything:
-every step is `harness_audit.host`.
+`host begin PATH SELECTION` prints `run: ID` and `output-dir: DIR`; `host landmark|next|report|dismiss|finish|status
+RUN …` find the run by that id under `--output-dir`. A run's state (`runs/ID/ledger.jsonl`) and, at `finish`, its
+reports go to one output directory: `begin --output-dir DIR` (relative to the working directory), else the configured
+`output_dir`, else `.harness-audit` in PATH. The later verbs look under their own `--output-dir`, else the working
+directory's default (the configured `output_dir`, else `.harness-audit`, in the working directory), so every command
+printed back names the run's output directory as an absolute path whenever it is not that default. Each prints plain
+text for a model to read, or JSON with `--json`. A bad call exits 2 with a one-line reason; a refused report also
+exits 2 and prints the refusal reason and its fix. Nothing here decides anything: every step is `harness_audit.host`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import LandmarkKind
 from harness_audit.workspace import user_path
 
+_WHERE = ("A run's state and, at `finish`, its md/json/sarif reports go to one output directory: `begin "
+          "--output-dir DIR`, else the configured `output_dir`, else .harness-audit in PATH. The later verbs look "
+          "under their --output-dir, else the working directory's default; the commands each verb prints carry "
+          "--output-dir whenever the run is elsewhere.")
+"""Where a host run's files go, as every help of `host` says it (SKILL.md and docs/host.md say the same)."""
+
 VERBS = ("begin", "landmark", "dismiss-landmark", "next", "report", "dismiss", "finish", "status")
 
 
@@ -29,7 +37,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = ArgParser(prog="harness-audit host",
                   description="Host-model audit, one protocol step per call: begin, then landmark… next, "
                               "report…/dismiss… next … finish. The host's own model is the auditor; every report "
-                              "goes through the evidence gate.")
+                              "goes through the evidence gate. " + _WHERE)
     verbs = p.add_subparsers(dest="verb", metavar="VERB", parser_class=ArgParser)
     verbs.required = True
 
@@ -38,17 +46,20 @@ def make_parser() -> argparse.ArgumentParser:
         if run:
             sub.add_argument("run_id", metavar="RUN", help="the run id `host begin` printed (`run: ID`)")
             sub.add_argument("--output-dir", metavar="DIR",
-                             help="the output directory `begin` printed, relative to the working directory "
-                                  f"(default: {OUTPUT_DIR_DEFAULT} in the working directory)")
+                             help="the run's output directory, as `begin` printed it on its `output-dir:` line; "
+                                  "relative to the working directory "
+                                  f"(default: {OUTPUT_DIR_DEFAULT} in the working directory). The commands `begin` "
+                                  "and each verb print carry it whenever the run is elsewhere")
         else:
             sub.add_argument("--output-dir", metavar="DIR",
-                             help="where the run and its reports go, relative to the working directory "
-                                  f"(default: {OUTPUT_DIR_DEFAULT} in PATH)")
+                             help="where the run's state and, at `finish`, its reports go; relative to the working "
+                                  f"directory (default: {OUTPUT_DIR_DEFAULT} in PATH). Pass it to have the reports "
+                                  "somewhere particular")
         sub.add_argument("--json", action="store_true", help="print JSON instead of text")
         return sub
 
-    b = verb("begin", "start a run: static recon and leads, then the recon instructions; prints `run: ID`",
-             run=False)
+    b = verb("begin", "start a run: static recon and leads, then the recon instructions; prints `run: ID` and "
+                      "`output-dir: DIR`", run=False)
     b.add_argument("path", metavar="PATH", help="directory to audit")
     b.add_argument("selection", nargs="+", metavar="SELECTION", help="check ids (C1,C9), p1 or all")
     lm = verb("landmark", "report one landmark (recon, before the first `next`)")
@@ -84,7 +95,8 @@ def make_parser() -> argparse.ArgumentParser:
     d = verb("dismiss", "dismiss one static lead of the current check, with the reason it is wrong")
     d.add_argument("lead", metavar="LEAD", help="the lead id, e.g. C1-2")
     d.add_argument("--reason", required=True, help="why the lead is wrong (goes into the report)")
-    verb("finish", "end the run: aggregate, write the md/json/sarif reports, print the summary")
+    verb("finish", "end the run: aggregate, write the md/json/sarif reports into the run's output directory, "
+                   "print the summary and their paths")
     verb("status", "where the run stands and what to do next")
     return p
 
