@@ -479,6 +479,25 @@ def test_a_model_that_never_stops_is_stopped_by_the_budget_and_keeps_its_finding
     assert "| C1 · Tool-call pairing completeness | incomplete |" in markdown_report(run)
 
 
+def test_the_task_states_the_budget_and_the_model_is_nudged_once_at_70_percent(harness: Path, out: Path) -> None:
+    """The model plans with its budget: the task says it, one nudge comes when 70% of a budget is used (turn 7
+    of 10 here), and the reporting turn follows at the limit, not a second nudge before it."""
+    per_reply = usage(400, 20)
+    script = {"recon": recon_steps("tool-execution"),
+              "C1": [tool_step(call("f1", "report_finding", finding()), usage=per_reply),
+                     *[endless("g", per_reply)] * 100]}
+    with ScriptedOpenAI(script) as server:
+        audit_over(server, harness, ["C1"], out, max_turns_per_check=10)
+    bodies = requests_for(server, "C1")
+    assert "at most 10 model turns" in first_user_text(bodies[0])
+    nudged = [i for i, body in enumerate(bodies)
+              if any("Budget: 70% of this unit's turns are used" in content_text(m) for m in messages_of(body))]
+    assert nudged and nudged[0] == 6  # the request of the 7th turn is the first to carry it
+    per_request = [sum(content_text(m).count("Budget: ") for m in messages_of(b)) for b in bodies]
+    assert max(per_request) == 1  # said once, kept in the history, never repeated
+    assert "This is your last turn (turn limit 10 reached)" in content_text(messages_of(bodies[-1])[-1])
+
+
 # ============================================================================ 7. transport retries
 
 def test_rate_limit_then_success_retries_the_request_never_a_tool(harness: Path, out: Path) -> None:
