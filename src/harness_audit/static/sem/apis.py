@@ -158,9 +158,15 @@ def _module_matches(module: str, patterns: tuple[str, ...]) -> bool:
 
 
 @cache
+def _rows_of(module: str) -> tuple[tuple[Api, re.Pattern[str]], ...]:
+    """The table rows of one import source (a project calls thousands of paths of a few dozen sources)."""
+    return tuple((a, rx) for a, rx in _compiled() if _module_matches(module, a.modules))
+
+
+@cache
 def match_ext(module: str, plain: str) -> tuple[Api, ...]:
     """Every table row an external path matches."""
-    return tuple(a for a, rx in _compiled() if _module_matches(module, a.modules) and rx.search(plain))
+    return tuple(a for a, rx in _rows_of(module) if rx.search(plain))
 
 
 @cache

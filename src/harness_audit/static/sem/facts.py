@@ -105,6 +105,10 @@ class Cont:
 
 
 Val = Inst | Klass | Fn | Mod | Ext | Unk | Cont
+_OUTSIDE = (Ext, Unk)
+"""`isinstance` against a tuple: a `X | Y` union is built anew each time the test runs, four times slower."""
+_LITERALS = (ir.Lit, ir.Tmpl)
+_CHAINS = (ir.Name, ir.Attr, ir.Call, ir.Index)
 Vals = frozenset[Val]
 EMPTY: Vals = frozenset()
 _STR: Vals = frozenset({Ext("builtins", "str()")})
@@ -171,19 +175,30 @@ def _cap(values: Iterable[Val]) -> Vals:
 # ---------------------------------------------------------------- bindings
 
 
-@dataclass(frozen=True, slots=True)
 class Binding:
     """One way a local name gets a value: `kind` is `value` (the expression), `elem` (an element of it: a
     loop target, a destructured position), `attr` (a destructured key `key`), `enter` (a `with` target),
-    `exc` (an `except … as` name), `param`, `def` (a nested function or class)."""
+    `exc` (an `except … as` name), `param`, `def` (a nested function or class). Not changed once made (a plain
+    slotted class: a project makes one per assignment, and a frozen dataclass costs several times as much)."""
 
-    kind: str
-    expr: ir.Expr | None = None
-    key: str = ""
-    param: ir.Param | None = None
-    fn: ir.Function | None = None
-    cls: ir.Class | None = None
-    line: int = 0
+    __slots__ = ("kind", "expr", "key", "param", "fn", "cls", "line")
+
+    def __init__(self, kind: str, expr: ir.Expr | None = None, key: str = "", param: ir.Param | None = None,
+                 fn: ir.Function | None = None, cls: ir.Class | None = None, line: int = 0) -> None:
+        self.kind = kind
+        self.expr = expr
+        self.key = key
+        self.param = param
+        self.fn = fn
+        self.cls = cls
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"Binding({self.kind!r}, line={self.line})"
+
+
+_BINDERS = (ir.Assign, ir.Loop, ir.With, ir.Handler, ir.Def, ir.Op, ir.Comp)
+"""The nodes that bind a local name (every other node is passed over at once)."""
 
 
 class Facts:
@@ -213,6 +228,7 @@ class Facts:
         self._callers: dict[int, list[tuple[ir.Function, ir.Call]]] | None = None
         self._import_cache: dict[tuple[str, str], Vals] = {}
         self._subclasses: dict[ir.Class, list[ir.Class]] | None = None
+        self._ones: dict[Val, Vals] = {}
 
     @classmethod
     def build(cls, modules: Iterable[ir.Module]) -> Facts:
@@ -230,6 +246,8 @@ class Facts:
             for name in p.names:
                 out[name].append(Binding("param", param=p, line=p.line))
         for node in ir.walk_block(fn.body):
+            if not isinstance(node, _BINDERS):
+                continue
             if isinstance(node, ir.Assign):
                 if node.op == "del":
                     continue
@@ -301,6 +319,8 @@ class Facts:
             got = self._lookup(fn, name)
         finally:
             self._looking.discard(key)
+        if len(got) == 1:
+            got = self._one(got)
         self._looked[key] = got
         return got
 
@@ -595,8 +615,20 @@ class Facts:
             out = frozenset({Unk(expr_chain(e) or "?")})
         finally:
             self._busy.discard(key)
+        if len(out) == 1:
+            out = self._one(out)
         self._eval[key] = out
         return out
+
+    def _one(self, vals: Vals) -> Vals:
+        """The one set holding this single value: most results are one value, and equal ones are shared."""
+        for v in vals:
+            got = self._ones.get(v)
+            if got is None:
+                self._ones[v] = vals
+                return vals
+            return got
+        return vals
 
     def _eval_uncached(self, fn: ir.Function, e: ir.Expr) -> Vals:  # noqa: C901 - one case per expression kind
         if isinstance(e, ir.Name):
@@ -626,7 +658,7 @@ class Facts:
                 out = EMPTY
         elif isinstance(e, ir.FuncExpr):
             out = frozenset({Fn(e.fn)})
-        elif isinstance(e, ir.Lit | ir.Tmpl):
+        elif isinstance(e, _LITERALS):
             out = _STR if isinstance(e, ir.Tmpl) or isinstance(e.value, str) else EMPTY
         elif isinstance(e, ir.Seq):
             out = frozenset({Cont(_cap(v for item in e.items for v in self.eval(fn, item)))})
@@ -639,7 +671,7 @@ class Facts:
             out = self.eval(fn, e.items[0])
         else:
             out = EMPTY
-        if not out and isinstance(e, ir.Name | ir.Attr | ir.Call | ir.Index):
+        if not out and isinstance(e, _CHAINS):
             out = frozenset({Unk(expr_chain(e) or "?")})  # nothing typed it: keep how it was reached
         return out
 
@@ -666,7 +698,7 @@ class Facts:
             elif isinstance(v, Mod):
                 got = self.top_level(v.mod, name)
                 out.extend(got if got else (Unk(f"{v.mod.path}:{name}"),))
-            elif isinstance(v, Ext | Unk):
+            elif isinstance(v, _OUTSIDE):
                 out.append(v.attr(name))
             elif isinstance(v, Cont):
                 # a container's methods are one external API, whatever the container: `Ext("<container>",
@@ -706,7 +738,7 @@ class Facts:
                     out.extend(self.elements(owner))
                 elif v.path in _VIEWS:
                     out.extend(c for c in owner if isinstance(c, Cont))
-            elif isinstance(v, Ext | Unk):
+            elif isinstance(v, _OUTSIDE):
                 out.append(v.called())
         return _cap(out)
 
@@ -751,7 +783,7 @@ class Facts:
                 made = init if init is not None else Ext(NEW, v.cls.qualname)
                 if made not in out:
                     out.append(made)
-            elif isinstance(v, Ext | Unk) and v not in out:
+            elif isinstance(v, _OUTSIDE) and v not in out:
                 out.append(v)
         result = tuple(out[:_MAX_VALS])
         self._callees[key] = result

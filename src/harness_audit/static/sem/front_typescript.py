@@ -26,6 +26,7 @@ from harness_audit.static.sem import ir
 from harness_audit.static.sem.front_python import (  # pyright: ignore[reportPrivateUsage]
     _first_error_line,
     _Texts,
+    line_table,
 )
 
 if TYPE_CHECKING:
@@ -45,9 +46,10 @@ def lower(path: str, text: str, source: bytes, tree: Tree, dialect: Dialect) -> 
     mod = ir.Module(path, "javascript" if dialect == "javascript" else "typescript", text)
     root = tree.root_node
     body = mod.body
-    body.end = root.end_point[0] + 1
+    rows = line_table(source)
+    body.end = rows[root.end_byte]
     mod.functions.append(body)
-    body.body = _Lowerer(mod, source).statements(root)
+    body.body = _Lowerer(mod, source, rows).statements(root)
     if root.has_error and mod.error is None:
         mod.error = f"syntax error at line {_first_error_line(root)}"
     return mod
@@ -68,15 +70,12 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "
                    "\r\n": "", "\r": "", "\u2028": "", "\u2029": ""}
 
 
-def _line(n: Node) -> int:
-    return n.start_point[0] + 1
-
-
 class _Lowerer:
-    __slots__ = ("mod", "text", "src", "seen", "fn_stack", "prefix", "ns", "_stmts", "_exprs")
+    __slots__ = ("mod", "text", "src", "seen", "fn_stack", "prefix", "ns", "_stmts", "_exprs", "rows")
 
-    def __init__(self, mod: ir.Module, source: bytes) -> None:
+    def __init__(self, mod: ir.Module, source: bytes, rows: list[int]) -> None:
         self.mod = mod
+        self.rows = rows
         self.text = _Texts(source)
         self.src = source
         self.seen = self.text.seen
@@ -187,7 +186,7 @@ class _Lowerer:
                 handler(child, out)
             except RecursionError:
                 if self.mod.error is None:
-                    self.mod.error = f"nested too deeply to analyse at line {child.start_point[0] + 1}"
+                    self.mod.error = f"nested too deeply to analyse at line {self.rows[child.start_byte]}"
         return out
 
     def block(self, n: Node | None) -> ir.Block:
@@ -216,11 +215,11 @@ class _Lowerer:
             out.append(self._assign(n))
         elif t == "augmented_assignment_expression":
             op = n.child_by_field_name("operator")
-            out.append(ir.Assign(_line(n), n.end_point[0] + 1, [self.expr(n.child_by_field_name("left"))],
+            out.append(ir.Assign(self.rows[n.start_byte], self.rows[n.end_byte], [self.expr(n.child_by_field_name("left"))],
                                  self.expr(n.child_by_field_name("right")), op=op.type if op is not None else "+="))
         elif t == "update_expression":
             op = n.child_by_field_name("operator")
-            line, end = _line(n), n.end_point[0] + 1
+            line, end = self.rows[n.start_byte], self.rows[n.end_byte]
             out.append(ir.Assign(line, end, [self.expr(n.child_by_field_name("argument"))], ir.Lit(line, end, 1),
                                  op="-=" if op is not None and op.type == "--" else "+="))
         elif t == "sequence_expression":  # `a(), b()` is two statements
@@ -236,7 +235,7 @@ class _Lowerer:
         elif t in ("internal_module", "module"):
             self._s_namespace(n, out)
         elif t == "unary_expression" and _operator(n) == "delete":
-            line, end = _line(n), n.end_point[0] + 1
+            line, end = self.rows[n.start_byte], self.rows[n.end_byte]
             out.append(ir.Assign(line, end, [self.expr(n.child_by_field_name("argument"))], None, op="del"))
         else:
             value = self.expr(n)
@@ -258,8 +257,8 @@ class _Lowerer:
         if named is not None and not _exports_target(targets[-1]) and (
                 inner is None or (inner.type not in _FUNCTION_VALUES and inner.type != "class")):
             named = None  # `a.b = f(…)` names only a function or class it holds (exports name any value)
-        value = self._held(cur, inner, named) if cur is not None else ir.Lit(_line(n), _line(n), None)
-        stmt = ir.Assign(_line(n), n.end_point[0] + 1, targets, value)
+        value = self._held(cur, inner, named) if cur is not None else ir.Lit(self.rows[n.start_byte], self.rows[n.start_byte], None)
+        stmt = ir.Assign(self.rows[n.start_byte], self.rows[n.end_byte], targets, value)
         if self.ns == 0:
             for target in targets:
                 self._commonjs_export(target, value)
@@ -292,7 +291,7 @@ class _Lowerer:
     def _declarator(self, d: Node, decl: str, out: ir.Block) -> None:
         target = d.child_by_field_name("name")
         value_node = d.child_by_field_name("value")
-        line, end = _line(d), d.end_point[0] + 1
+        line, end = self.rows[d.start_byte], self.rows[d.end_byte]
         typ = d.child_by_field_name("type")
         if target is not None and target.type == "identifier":
             name = self.text(target)
@@ -301,7 +300,7 @@ class _Lowerer:
                 out.append(ir.Def(line, end, cls=self._class(inner, name)))
                 return
             value = self._held(value_node, inner, (name, name)) if value_node is not None else None
-            tgt: ir.Expr = ir.Name(_line(target), _line(target), name)
+            tgt: ir.Expr = ir.Name(self.rows[target.start_byte], self.rows[target.start_byte], name)
         else:
             tgt = self.expr(target)
             value = self.expr(value_node) if value_node is not None else None
@@ -311,11 +310,11 @@ class _Lowerer:
 
     def _s_return(self, n: Node, out: ir.Block) -> None:
         kids = [c for c in n.named_children if c.type != "comment"]
-        out.append(ir.Return(_line(n), n.end_point[0] + 1, self.expr(kids[0]) if kids else None))
+        out.append(ir.Return(self.rows[n.start_byte], self.rows[n.end_byte], self.expr(kids[0]) if kids else None))
 
     def _s_throw(self, n: Node, out: ir.Block) -> None:
         kids = [c for c in n.named_children if c.type != "comment"]
-        out.append(ir.Raise(_line(n), n.end_point[0] + 1, self.expr(kids[0]) if kids else None))
+        out.append(ir.Raise(self.rows[n.start_byte], self.rows[n.end_byte], self.expr(kids[0]) if kids else None))
 
     def _s_if(self, n: Node, out: ir.Block) -> None:
         # else-if chains are walked in a loop, not by recursion (generated code chains hundreds), in source
@@ -335,12 +334,12 @@ class _Lowerer:
                 elif inner is not None:
                     orelse = self.block(inner)
         for node, test, body in reversed(chain):
-            orelse = [ir.If(_line(node), node.end_point[0] + 1, test, body, orelse)]
+            orelse = [ir.If(self.rows[node.start_byte], self.rows[node.end_byte], test, body, orelse)]
         out.extend(orelse)
 
     def _s_for(self, n: Node, out: ir.Block) -> None:
         """`for (init; test; update) body`: the init statements, then `while (test) { body; update }`."""
-        line, end = _line(n), n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         init = n.child_by_field_name("initializer")
         if init is not None:
             if init.type in ("lexical_declaration", "variable_declaration", "expression_statement"):
@@ -360,16 +359,16 @@ class _Lowerer:
     def _s_for_in(self, n: Node, out: ir.Block) -> None:
         """`for (const x of xs)`, `for (k in o)`, `for await (…)`: a `for` loop over `iter`."""
         is_async = any(c.type == "await" for c in n.children[:3])
-        out.append(ir.Loop(_line(n), n.end_point[0] + 1, "for", target=self.expr(n.child_by_field_name("left")),
+        out.append(ir.Loop(self.rows[n.start_byte], self.rows[n.end_byte], "for", target=self.expr(n.child_by_field_name("left")),
                            iter=self.expr(n.child_by_field_name("right")),
                            body=self.block(n.child_by_field_name("body")), is_async=is_async))
 
     def _s_while(self, n: Node, out: ir.Block) -> None:
-        out.append(ir.Loop(_line(n), n.end_point[0] + 1, "while", test=self.expr(n.child_by_field_name("condition")),
+        out.append(ir.Loop(self.rows[n.start_byte], self.rows[n.end_byte], "while", test=self.expr(n.child_by_field_name("condition")),
                            body=self.block(n.child_by_field_name("body"))))
 
     def _s_do(self, n: Node, out: ir.Block) -> None:
-        out.append(ir.Loop(_line(n), n.end_point[0] + 1, "do", test=self.expr(n.child_by_field_name("condition")),
+        out.append(ir.Loop(self.rows[n.start_byte], self.rows[n.end_byte], "do", test=self.expr(n.child_by_field_name("condition")),
                            body=self.block(n.child_by_field_name("body"))))
 
     def _s_try(self, n: Node, out: ir.Block) -> None:
@@ -384,14 +383,14 @@ class _Lowerer:
             if param is not None and param.type == "identifier":
                 name = self.text(param)
             elif param is not None:  # `catch ({ message })`: the pattern binds from the caught value
-                pl = _line(param)
-                body.insert(0, ir.Assign(pl, param.end_point[0] + 1, [self.expr(param)],
+                pl = self.rows[param.start_byte]
+                body.insert(0, ir.Assign(pl, self.rows[param.end_byte], [self.expr(param)],
                                          ir.Other(pl, pl, "caught", []), decl="let"))
-            handlers.append(ir.Handler(_line(catch), catch.end_point[0] + 1, [], name, body))
+            handlers.append(ir.Handler(self.rows[catch.start_byte], self.rows[catch.end_byte], [], name, body))
         fin = n.child_by_field_name("finalizer")
         if fin is not None:
             final = self.block(fin.child_by_field_name("body"))
-        out.append(ir.Try(_line(n), n.end_point[0] + 1, body_block, handlers, [], final))
+        out.append(ir.Try(self.rows[n.start_byte], self.rows[n.end_byte], body_block, handlers, [], final))
 
     def _s_switch(self, n: Node, out: ir.Block) -> None:
         cases: list[tuple[ir.Expr | None, ir.Block]] = []
@@ -404,11 +403,11 @@ class _Lowerer:
                 self.stmt(stmt, block)
             value = case.child_by_field_name("value") if case.type == "switch_case" else None
             cases.append((self.expr(value) if value is not None else None, block))
-        out.append(ir.Switch(_line(n), n.end_point[0] + 1, self.expr(n.child_by_field_name("value")), cases))
+        out.append(ir.Switch(self.rows[n.start_byte], self.rows[n.end_byte], self.expr(n.child_by_field_name("value")), cases))
 
     def _s_jump(self, n: Node, out: ir.Block) -> None:
         label = n.child_by_field_name("label")
-        out.append(ir.Jump(_line(n), n.end_point[0] + 1, "break" if n.type == "break_statement" else "continue",
+        out.append(ir.Jump(self.rows[n.start_byte], self.rows[n.end_byte], "break" if n.type == "break_statement" else "continue",
                            self.text(label) if label is not None else None))
 
     def _s_labeled(self, n: Node, out: ir.Block) -> None:
@@ -461,7 +460,7 @@ class _Lowerer:
     def _s_enum(self, n: Node, out: ir.Block) -> None:
         name_node = n.child_by_field_name("name")
         name = self.text(name_node) if name_node is not None else "<enum>"
-        cls = ir.Class(name, self.prefix + name, self.mod, line=_line(n), end=n.end_point[0] + 1, bases=[])
+        cls = ir.Class(name, self.prefix + name, self.mod, line=self.rows[n.start_byte], end=self.rows[n.end_byte], bases=[])
         cls.kind = "enum"
         body = n.child_by_field_name("body")
         for member in body.named_children if body is not None else []:
@@ -507,7 +506,7 @@ class _Lowerer:
         src = n.child_by_field_name("source")
         source = self._string_value(src)
         imports = self.mod.imports
-        line = _line(n)
+        line = self.rows[n.start_byte]
         for clause in n.named_children:
             if clause.type == "import_clause" and source is not None:
                 for item in clause.named_children:
@@ -536,7 +535,7 @@ class _Lowerer:
                     imports[local] = ir.Import(local, required, "*", line)
 
     def _s_export(self, n: Node, out: ir.Block) -> None:  # noqa: C901 - one dispatch over the export forms
-        line = _line(n)
+        line = self.rows[n.start_byte]
         exports = self.mod.exports if self.ns == 0 else {}
         source = self._string_value(n.child_by_field_name("source"))
         decl = n.child_by_field_name("declaration")
@@ -596,7 +595,7 @@ class _Lowerer:
         """`export default <expression>` binds the expression to the local name `default` (a reserved word, so
         no real local can clash): `const default = <expression>`."""
         inner = _unwrap(value)
-        line, end = _line(n), n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         if inner is not None and inner.type in ("class", "class_declaration", "abstract_class_declaration"):
             out.append(ir.Def(line, end, cls=self._class(inner, "default")))
             return
@@ -684,7 +683,7 @@ class _Lowerer:
     def _function(self, n: Node, name: str, *, kind: Literal["function", "method", "lambda"], path: str | None = None,
                   owner: ir.Class | None = None, decorators: list[ir.Expr] | None = None) -> ir.Function:
         """A function of any form; `path` is its qualified name below the current prefix (`tools.run`)."""
-        line, end = _line(n), n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         tokens = {c.type for c in n.children if not c.is_named}
         rt = n.child_by_field_name("return_type")
         fn = ir.Function(name, self.prefix + (path or name), self.mod, line=line, end=end, is_async="async" in tokens,
@@ -699,7 +698,7 @@ class _Lowerer:
         else:
             single = n.child_by_field_name("parameter")  # `x => …`
             if single is not None:
-                fn.params = [ir.Param(self.text(single), None, None, "pos", _line(single))]
+                fn.params = [ir.Param(self.text(single), None, None, "pos", self.rows[single.start_byte])]
         self.mod.functions.append(fn)
         saved = self.prefix
         if name != "<lambda>":  # what an unnamed function defines is named as if it stood outside it
@@ -729,7 +728,7 @@ class _Lowerer:
         out: list[ir.Param] = []
         for p in n.named_children:
             t = p.type
-            line = _line(p)
+            line = self.rows[p.start_byte]
             typ: str | None = None
             default: ir.Expr | None = None
             is_field = False
@@ -791,7 +790,7 @@ class _Lowerer:
                         bases.append(self.expr(h))
             elif ct == "decorator":
                 decs.extend(self._decorator(c))
-        cls = ir.Class(name, self.prefix + name, self.mod, line=_line(n), end=n.end_point[0] + 1, bases=bases,
+        cls = ir.Class(name, self.prefix + name, self.mod, line=self.rows[n.start_byte], end=self.rows[n.end_byte], bases=bases,
                        decorators=decs)
         cls.implements = implements
         self.mod.classes.append(cls)
@@ -853,7 +852,7 @@ class _Lowerer:
 
     def _static_block(self, m: Node, cls: ir.Class) -> None:
         """`static { … }` runs once with the class as `this`: a method named `<static>` (not in `methods`)."""
-        fn = ir.Function("<static>", f"{cls.qualname}.<static>", self.mod, line=_line(m), end=m.end_point[0] + 1,
+        fn = ir.Function("<static>", f"{cls.qualname}.<static>", self.mod, line=self.rows[m.start_byte], end=self.rows[m.end_byte],
                          kind="method")
         fn.parent = self.fn_stack[-1]
         fn.cls = cls
@@ -870,7 +869,7 @@ class _Lowerer:
     def _accessor_decorators(self, m: Node, name: str) -> list[ir.Expr]:
         """`get x()` / `set x(v)` / `static m()` carry the decorators Python writes for the same thing
         (`property`, `x.setter`, `staticmethod`), so one rule reads both languages."""
-        line = _line(m)
+        line = self.rows[m.start_byte]
         out: list[ir.Expr] = []
         for c in m.children:
             ct = c.type
@@ -893,7 +892,7 @@ class _Lowerer:
         for c in n.named_children:
             if c.type == "extends_type_clause":
                 bases.extend(self._type_expr(t) for t in c.children_by_field_name("type"))
-        cls = ir.Class(name, self.prefix + name, self.mod, line=_line(n), end=n.end_point[0] + 1, bases=bases)
+        cls = ir.Class(name, self.prefix + name, self.mod, line=self.rows[n.start_byte], end=self.rows[n.end_byte], bases=bases)
         cls.kind = "interface"
         self.mod.classes.append(cls)
         body = n.child_by_field_name("body") or n.child_by_field_name("value")
@@ -954,10 +953,10 @@ class _Lowerer:
                 continue  # the attribute name
             else:
                 items.append(self.expr(c))
-        return ir.Other(n.start_point[0] + 1, n.end_point[0] + 1, t, items)
+        return ir.Other(self.rows[n.start_byte], self.rows[n.end_byte], t, items)
 
     def _e_name(self, n: Node) -> ir.Expr:
-        row = n.start_point[0] + 1
+        row = self.rows[n.start_byte]
         raw = self.src[n.start_byte:n.end_byte]
         text = self.seen.get(raw)
         if text is None:
@@ -965,11 +964,11 @@ class _Lowerer:
         return ir.Name(row, row, text)
 
     def _e_keyword(self, n: Node) -> ir.Expr:
-        row = n.start_point[0] + 1
+        row = self.rows[n.start_byte]
         return ir.Name(row, row, n.type)
 
     def _e_constant(self, n: Node) -> ir.Expr:
-        row = n.start_point[0] + 1
+        row = self.rows[n.start_byte]
         t = n.type
         return ir.Lit(row, row, True if t == "true" else False if t == "false" else None)
 
@@ -983,11 +982,11 @@ class _Lowerer:
         name = self.seen.get(raw)
         if name is None:
             name = self.seen[raw] = raw.decode("utf-8", errors="replace")
-        return ir.Attr(n.start_point[0] + 1, n.end_point[0] + 1, handler(obj) if handler else self._other(obj),
+        return ir.Attr(self.rows[n.start_byte], self.rows[n.end_byte], handler(obj) if handler else self._other(obj),
                        name if len(kids) > 1 else "")
 
     def _e_subscript(self, n: Node) -> ir.Expr:
-        return ir.Index(n.start_point[0] + 1, n.end_point[0] + 1, self.expr(n.children[0]),
+        return ir.Index(self.rows[n.start_byte], self.rows[n.end_byte], self.expr(n.children[0]),
                         self.expr(n.child_by_field_name("index")))
 
     def _e_call(self, n: Node) -> ir.Expr:
@@ -996,12 +995,12 @@ class _Lowerer:
         callee = kids[0]
         handler = self._exprs.get(callee.type)
         func = handler(callee) if handler else self._other(callee)
-        return ir.Call(n.start_point[0] + 1, n.end_point[0] + 1, func, self._args(kids[-1]) if len(kids) > 1 else [],
+        return ir.Call(self.rows[n.start_byte], self.rows[n.end_byte], func, self._args(kids[-1]) if len(kids) > 1 else [],
                        [])
 
     def _e_new(self, n: Node) -> ir.Expr:
         func = self.expr(n.child_by_field_name("constructor"))
-        return ir.Call(n.start_point[0] + 1, n.end_point[0] + 1, func, self._args(n.child_by_field_name("arguments")), [],
+        return ir.Call(self.rows[n.start_byte], self.rows[n.end_byte], func, self._args(n.child_by_field_name("arguments")), [],
                        new=True)
 
     def _args(self, n: Node | None) -> list[ir.Expr]:
@@ -1020,8 +1019,8 @@ class _Lowerer:
         return out
 
     def _e_string(self, n: Node) -> ir.Expr:
-        row = n.start_point[0] + 1
-        return ir.Lit(row, n.end_point[0] + 1, self._string_value(n) or "")
+        row = self.rows[n.start_byte]
+        return ir.Lit(row, self.rows[n.end_byte], self._string_value(n) or "")
 
     def _string_value(self, n: Node | None) -> str | None:
         if n is None or n.type != "string":
@@ -1031,7 +1030,7 @@ class _Lowerer:
 
     def _e_template(self, n: Node) -> ir.Expr:
         parts: list[str | ir.Expr] = []
-        line, end = n.start_point[0] + 1, n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         text = self.text
         for c in n.children:
             ct = c.type
@@ -1051,7 +1050,7 @@ class _Lowerer:
         return ir.Tmpl(line, end, parts)
 
     def _e_number(self, n: Node) -> ir.Expr:
-        row = n.start_point[0] + 1
+        row = self.rows[n.start_byte]
         return ir.Lit(row, row, _number(self.text(n)))
 
     def _e_object(self, n: Node, path: str | None = None) -> ir.Expr:
@@ -1070,12 +1069,12 @@ class _Lowerer:
                         # a key that is no identifier (`"session.closed"`) names nothing, as in the symbol index
                         named = (key, key) if _IDENTIFIER.match(key) else None
                         items.append((key, self._value(value, named) if value is not None else
-                                      ir.Lit(c.start_point[0] + 1, c.start_point[0] + 1, None)))
+                                      ir.Lit(self.rows[c.start_byte], self.rows[c.start_byte], None)))
                     else:
                         items.append((key, self.expr(value)))
                 elif ct == "shorthand_property_identifier":
                     name = self.text(c)
-                    row = c.start_point[0] + 1
+                    row = self.rows[c.start_byte]
                     items.append((name, ir.Name(row, row, name)))
                 elif ct == "spread_element":
                     inner = next((k for k in c.named_children if k.type != "comment"), None)
@@ -1088,7 +1087,7 @@ class _Lowerer:
                     items.append((name, ir.FuncExpr(fn.line, fn.end, fn)))
         finally:
             self.prefix = saved
-        return ir.Obj(n.start_point[0] + 1, n.end_point[0] + 1, items)
+        return ir.Obj(self.rows[n.start_byte], self.rows[n.end_byte], items)
 
     def _e_object_pattern(self, n: Node) -> ir.Expr:
         """`{ a, b: c, d = 1, ...rest }` as a target: `Obj` keys to the names they bind (a default is
@@ -1098,7 +1097,7 @@ class _Lowerer:
             ct = c.type
             if ct == "shorthand_property_identifier_pattern":
                 name = self.text(c)
-                row = c.start_point[0] + 1
+                row = self.rows[c.start_byte]
                 items.append((name, ir.Name(row, row, name)))
             elif ct == "pair_pattern":
                 items.append((_key(self, c.child_by_field_name("key")), self.expr(c.child_by_field_name("value"))))
@@ -1109,7 +1108,7 @@ class _Lowerer:
             elif ct == "rest_pattern":
                 inner = next((k for k in c.named_children if k.type != "comment"), None)
                 items.append((None, self.expr(inner)))
-        return ir.Obj(n.start_point[0] + 1, n.end_point[0] + 1, items)
+        return ir.Obj(self.rows[n.start_byte], self.rows[n.end_byte], items)
 
     def _e_array(self, n: Node) -> ir.Expr:
         kids = n.children
@@ -1125,17 +1124,17 @@ class _Lowerer:
                 ct = c.type
                 if ct == ",":
                     if expect:
-                        row = c.start_point[0] + 1
+                        row = self.rows[c.start_byte]
                         items.append(ir.Other(row, row, "hole", []))
                     expect = True
                 elif c.is_named and ct != "comment":
                     items.append(self.expr(c))
                     expect = False
-        return ir.Seq(n.start_point[0] + 1, n.end_point[0] + 1, "list", items)
+        return ir.Seq(self.rows[n.start_byte], self.rows[n.end_byte], "list", items)
 
     def _e_spread(self, n: Node) -> ir.Expr:
         inner = next((c for c in n.named_children if c.type != "comment"), None)
-        return ir.Spread(n.start_point[0] + 1, n.end_point[0] + 1, self.expr(inner))
+        return ir.Spread(self.rows[n.start_byte], self.rows[n.end_byte], self.expr(inner))
 
     def _e_function(self, n: Node) -> ir.Expr:
         return self._func_value(n, None)
@@ -1185,7 +1184,7 @@ class _Lowerer:
 
     def _e_await(self, n: Node) -> ir.Expr:
         kids = [c for c in n.named_children if c.type != "comment"]
-        return ir.Await(n.start_point[0] + 1, n.end_point[0] + 1, self.expr(kids[0]) if kids else ir.Lit(n.start_point[0] + 1, n.start_point[0] + 1, None))
+        return ir.Await(self.rows[n.start_byte], self.rows[n.end_byte], self.expr(kids[0]) if kids else ir.Lit(self.rows[n.start_byte], self.rows[n.start_byte], None))
 
     def _e_binary(self, n: Node) -> ir.Expr:
         # left-deep chains (`a + b + c …`, long string concatenations in bundles) are folded in a loop
@@ -1198,13 +1197,13 @@ class _Lowerer:
         acc = self.expr(cur)
         for node, kids in reversed(chain):
             op = kids[1] if len(kids) == 3 else next((k for k in kids[1:] if not k.is_named), kids[-1])
-            acc = ir.Op(node.start_point[0] + 1, node.end_point[0] + 1, op.type, [acc, self.expr(kids[-1])])
+            acc = ir.Op(self.rows[node.start_byte], self.rows[node.end_byte], op.type, [acc, self.expr(kids[-1])])
         return acc
 
     def _e_unary(self, n: Node) -> ir.Expr:
         op = _operator(n)
         arg = self.expr(n.child_by_field_name("argument"))
-        line, end = n.start_point[0] + 1, n.end_point[0] + 1
+        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
         if op == "-" and isinstance(arg, ir.Lit) and isinstance(arg.value, int | float) and \
                 not isinstance(arg.value, bool):
             return ir.Lit(line, end, -arg.value)
@@ -1214,22 +1213,22 @@ class _Lowerer:
 
     def _e_update(self, n: Node) -> ir.Expr:
         op = n.child_by_field_name("operator")
-        return ir.Op(n.start_point[0] + 1, n.end_point[0] + 1, op.type if op is not None else "++",
+        return ir.Op(self.rows[n.start_byte], self.rows[n.end_byte], op.type if op is not None else "++",
                      [self.expr(n.child_by_field_name("argument"))])
 
     def _e_assignment(self, n: Node) -> ir.Expr:
         """An assignment inside an expression: `Op("=", [target, value])` (`+=`… likewise)."""
         op = n.child_by_field_name("operator")
-        return ir.Op(n.start_point[0] + 1, n.end_point[0] + 1, op.type if op is not None else "=",
+        return ir.Op(self.rows[n.start_byte], self.rows[n.end_byte], op.type if op is not None else "=",
                      [self.expr(n.child_by_field_name("left")), self.expr(n.child_by_field_name("right"))])
 
     def _e_default(self, n: Node) -> ir.Expr:
         """`x = 1` inside a pattern: `Op("=", [target, default])`."""
-        return ir.Op(n.start_point[0] + 1, n.end_point[0] + 1, "=",
+        return ir.Op(self.rows[n.start_byte], self.rows[n.end_byte], "=",
                      [self.expr(n.child_by_field_name("left")), self.expr(n.child_by_field_name("right"))])
 
     def _e_ternary(self, n: Node) -> ir.Expr:
-        return ir.Cond(n.start_point[0] + 1, n.end_point[0] + 1, self.expr(n.child_by_field_name("condition")),
+        return ir.Cond(self.rows[n.start_byte], self.rows[n.end_byte], self.expr(n.child_by_field_name("condition")),
                        self.expr(n.child_by_field_name("consequence")),
                        self.expr(n.child_by_field_name("alternative")))
 
@@ -1240,13 +1239,13 @@ class _Lowerer:
             items.pop(0)
         if len(items) == 1:
             return items[0]
-        return ir.Op(n.start_point[0] + 1, n.end_point[0] + 1, ",", items)
+        return ir.Op(self.rows[n.start_byte], self.rows[n.end_byte], ",", items)
 
     def _e_yield(self, n: Node) -> ir.Expr:
         self.fn_stack[-1].is_generator = True
         kids = [c for c in n.named_children if c.type != "comment"]
         delegate = any(c.type == "*" for c in n.children[:3])
-        return ir.Op(n.start_point[0] + 1, n.end_point[0] + 1, "yield*" if delegate else "yield", [self.expr(k) for k in kids])
+        return ir.Op(self.rows[n.start_byte], self.rows[n.end_byte], "yield*" if delegate else "yield", [self.expr(k) for k in kids])
 
     def _e_wrapped(self, n: Node) -> ir.Expr:
         """Parentheses and type syntax are transparent."""
@@ -1257,7 +1256,7 @@ class _Lowerer:
 
     def _e_meta(self, n: Node) -> ir.Expr:
         """`import.meta`, `new.target`: an `Attr` of the keyword."""
-        line = n.start_point[0] + 1
+        line = self.rows[n.start_byte]
         toks = [c.type for c in n.children if c.type != "."]
         head = toks[0] if toks else "import"
         return ir.Attr(line, line, ir.Name(line, line, head), self.text(n).rsplit(".", 1)[-1])
@@ -1275,7 +1274,7 @@ class _Lowerer:
 
     def _type_expr(self, n: Node) -> ir.Expr:
         """A type reference as an expression (`Base`, `ns.Base`, `Base<T>` → `Base`)."""
-        line = n.start_point[0] + 1
+        line = self.rows[n.start_byte]
         t = n.type
         if t in ("type_identifier", "identifier"):
             return ir.Name(line, line, self.text(n))
@@ -1289,7 +1288,7 @@ class _Lowerer:
             for part in dotted[1:]:
                 acc = ir.Attr(line, line, acc, part.strip())
             return acc
-        return ir.Other(line, n.end_point[0] + 1, t, [])
+        return ir.Other(line, self.rows[n.end_byte], t, [])
 
     def _name_text(self, n: Node) -> str:
         """An identifier, or a string used as a module export name (`export { a as "b c" }`)."""

@@ -77,16 +77,11 @@ class Roles:
     @cached_property
     def model_requests(self) -> list[Site]:
         """Calls that send a request to a model provider themselves (the SDK call, the POST to the endpoint)."""
-        out: list[Site] = []
-        for fn in self.facts.functions:
-            for call, _ in self.facts.calls(fn):
-                if any(e.kind == apis.MODEL for e in self.sums.direct(fn, call)):
-                    out.append(Site(fn, call))
-        return out
+        return self.effect_sites(apis.MODEL)
 
     def reaches_model(self, fn: ir.Function, call: ir.Call) -> bool:
         """Whether `call` (in `fn`) sends a model request, itself or through what it calls."""
-        return apis.MODEL in self.sums.of_call(fn, call)
+        return self.sums.reaches(fn, call, apis.MODEL)
 
     @cached_property
     def model_clients(self) -> list[ir.Function]:
@@ -582,12 +577,7 @@ class Roles:
 
     def effect_sites(self, kind: str) -> list[Site]:
         """Calls with this direct effect."""
-        out: list[Site] = []
-        for fn in self.facts.functions:
-            for call, _ in self.facts.calls(fn):
-                if any(e.kind == kind for e in self.sums.direct(fn, call)):
-                    out.append(Site(fn, call))
-        return out
+        return [Site(fn, call) for fn, call in self.sums.sites(kind)]
 
     @cached_property
     def spawns(self) -> list[Site]:

@@ -39,6 +39,14 @@ class Effect:
 
 Summary = dict[str, Effect]
 _NO_EFFECTS: tuple[Effect, ...] = ()
+_CallInfo = tuple[tuple[Effect, ...], tuple[ir.Function, ...] | None]
+"""What is kept per call: its direct effects, and the functions handed to it once the fixpoint has looked (None
+before)."""
+_OUTSIDE = (Ext, Unk)
+_NAMED = (ir.Name, ir.Attr)
+_UNSEEN: _CallInfo = (_NO_EFFECTS, None)
+_PLAIN: _CallInfo = (_NO_EFFECTS, ())
+"""Most calls: no direct effect, no function handed (one shared record)."""
 
 
 class Summaries:
@@ -46,21 +54,20 @@ class Summaries:
 
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
-        self._direct: dict[ir.Call, tuple[Effect, ...]] = {}
+        self._calls: dict[ir.Call, _CallInfo] = {}
         self._fn: dict[int, Summary] | None = None
-        self._handed: dict[ir.Call, tuple[ir.Function, ...]] = {}
-        """The functions handed to a call as arguments, kept by the fixpoint for the calls that have any."""
+        self._sites: dict[str, list[tuple[ir.Function, ir.Call]]] | None = None
 
     # ------------------------------------------------------------ direct effects
 
     def direct(self, fn: ir.Function, call: ir.Call) -> tuple[Effect, ...]:
         """The effects of `call` itself (its external callees), not of project functions it reaches."""
-        got = self._direct.get(call)
+        got = self._calls.get(call)
         if got is not None:
-            return got
+            return got[0]
         out: list[Effect] = []
         for callee in self.facts.callees(fn, call):
-            if isinstance(callee, Ext | Unk):
+            if isinstance(callee, _OUTSIDE):
                 for api in apis.apis_of(callee):
                     kind = api.kind
                     detail = api.detail
@@ -78,8 +85,11 @@ class Summaries:
                 if isinstance(callee, Ext) and callee.module in ("builtins", "aiofiles", "io", "codecs") and \
                         callee.plain.endswith("open") and _write_mode(call):
                     out.append(Effect(apis.FS_WRITE, "open", fn, call))
-        result = tuple(out) if out else _NO_EFFECTS
-        self._direct[call] = result
+        if not out:
+            self._calls[call] = _UNSEEN
+            return _NO_EFFECTS
+        result = tuple(out)
+        self._calls[call] = (result, None)
         return result
 
     def _posts_to_model(self, fn: ir.Function, call: ir.Call) -> bool:
@@ -107,6 +117,20 @@ class Summaries:
                         scope = scope.parent
         return False
 
+    def sites(self, kind: str) -> list[tuple[ir.Function, ir.Call]]:
+        """Every call with a direct effect of `kind`, in function and source order."""
+        if self._sites is None:
+            table: dict[str, list[tuple[ir.Function, ir.Call]]] = {}
+            for fn in self.facts.functions:
+                for call, _ in self.facts.calls(fn):
+                    kinds: list[str] = []
+                    for e in self.direct(fn, call):
+                        if e.kind not in kinds:
+                            kinds.append(e.kind)
+                            table.setdefault(e.kind, []).append((fn, call))
+            self._sites = table
+        return self._sites.get(kind, [])
+
     # ------------------------------------------------------------ transitive summaries
 
     def of_fn(self, fn: ir.Function) -> Summary:
@@ -119,20 +143,20 @@ class Summaries:
         facts = self.facts
         summaries: dict[int, Summary] = {}
         edges: dict[int, list[int]] = {}
-        handed = self._handed
+        info = self._calls
         for fn in facts.functions:
             own: Summary = {}
             targets: list[int] = []
             for call, callees in facts.calls(fn):
-                for e in self.direct(fn, call):
+                effects = self.direct(fn, call)
+                for e in effects:
                     own.setdefault(e.kind, e)
                 for c in callees:
                     if isinstance(c, ir.Function):
                         targets.append(c.index)
                 given = tuple(self._callbacks(fn, call))
-                if given:
-                    handed[call] = given
-                    targets.extend(f.index for f in given)
+                info[call] = (effects, given) if effects or given else _PLAIN
+                targets.extend(f.index for f in given)
             # a function nested in this one and never called by name still runs as part of it (a callback
             # handed to something outside the project: an event handler, an executor)
             for node in ir.walk_block(fn.body):
@@ -174,8 +198,24 @@ class Summaries:
 
     def handed(self, fn: ir.Function, call: ir.Call) -> tuple[ir.Function, ...]:
         """Project functions handed to `call` as arguments (they may run as part of it)."""
-        got = self._handed.get(call)
-        return got if got is not None else tuple(self._callbacks(fn, call))
+        got = self._calls.get(call)
+        if got is not None and got[1] is not None:
+            return got[1]
+        return tuple(self._callbacks(fn, call))
+
+    def reaches(self, fn: ir.Function, call: ir.Call, kind: str) -> bool:
+        """Whether `call` may have an effect of `kind`: `kind in of_call(fn, call)`, without building the summary
+        when everything it reads is already known (the fixpoint has run and has looked at this call)."""
+        got = self._calls.get(call)
+        if self._fn is None or got is None or got[1] is None:
+            return kind in self.of_call(fn, call)
+        summaries = self._fn
+        if any(e.kind == kind for e in got[0]):
+            return True
+        for c in self.facts.callees(fn, call):
+            if isinstance(c, ir.Function) and kind in summaries.get(c.index, {}):
+                return True
+        return any(kind in summaries.get(f.index, {}) for f in got[1])
 
     def _callbacks(self, fn: ir.Function, call: ir.Call) -> Iterator[ir.Function]:
         """Project functions handed to `call` as arguments (they may run as part of it)."""
@@ -183,7 +223,7 @@ class Summaries:
             inner = arg.value if isinstance(arg, ir.Spread) else arg
             if isinstance(inner, ir.FuncExpr):
                 yield inner.fn
-            elif isinstance(inner, ir.Name | ir.Attr):
+            elif isinstance(inner, _NAMED):
                 for v in self.facts.eval(fn, inner):
                     if isinstance(v, Fn):
                         yield v.fn
