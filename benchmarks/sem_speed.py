@@ -10,7 +10,8 @@ the IR, facts, summaries and roles of the whole tree. Phases, each forced in ord
 - facts+summaries: the effect summaries of every function (`Summaries.of_fn`), which resolve every call
   they need;
 - roles: recon's landmarks (`landmarks`), every role they read;
-- queries: `run_queries` for all fifteen checks.
+- queries: `run_queries` for all fifteen checks;
+- release: `SemProject.close` and one collection, what freeing the project costs the audit afterwards.
 
 Each phase prints CPU seconds (`time.process_time`), wall seconds, its own peak RSS (the kernel's high-water
 mark is reset at the start of each phase, Linux only) and the RSS it leaves held. The total's CPU and peak come
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import gc
 import json
 import os
 import subprocess
@@ -44,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PHASES = ("lowering", "facts+summaries", "roles", "queries")
+PHASES = ("lowering", "facts+summaries", "roles", "queries", "release")
 PY_ANCHORS = ((136_000, 1.5, 250.0), (609_000, 10.0, 400.0))
 """(Python lines, CPU s, peak MB) of openai-agents and agno: the targets the bounds interpolate."""
 TS_CPU_PER_LINE = 3.0 / 116_000
@@ -111,9 +113,16 @@ def child(tree: Path, excludes: tuple[str, ...] | None, profile: Path | None) ->
     def queries() -> None:
         state["candidates"], state["errors"] = run_queries(state["project"], checks)
 
+    def release() -> None:
+        project = state.pop("project")
+        state["counts"] = (len(project.modules), len(project.facts.functions))
+        project.close()
+        del project
+        gc.collect()
+
     prof = cProfile.Profile() if profile is not None else None
     with no_gc_pauses():
-        for name, step in zip(PHASES, (lowering, summaries, roles, queries), strict=True):
+        for name, step in zip(PHASES, (lowering, summaries, roles, queries, release), strict=True):
             per_phase = _reset_hwm()
             cpu, wall = time.process_time(), time.perf_counter()
             if prof is not None:
@@ -125,9 +134,9 @@ def child(tree: Path, excludes: tuple[str, ...] | None, profile: Path | None) ->
                            "peak_mb": _hwm_mb() if per_phase else None, "held_mb": _rss_mb()})
     if prof is not None and profile is not None:
         prof.dump_stats(str(profile))
-    project = state["project"]
+    files_lowered, functions = state["counts"]
     print(json.dumps({
-        "files": len(project.modules), "functions": len(project.facts.functions), "lines": lines,
+        "files": files_lowered, "functions": functions, "lines": lines,
         "phases": phases, "landmarks": len(state["landmarks"]),
         "candidates": sum(len(v) for v in state["candidates"].values()), "errors": len(state["errors"]),
     }))

@@ -228,8 +228,11 @@ def _run_semantic(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]
     try:
         with no_gc_pauses():
             project = SemProject.build(ws, discovery.files)
-            static.landmarks.extend(landmarks(project))
-            candidates, errors = run_queries(project, checks)
+            try:
+                static.landmarks.extend(landmarks(project))
+                candidates, errors = run_queries(project, checks)
+            finally:
+                project.close()  # freed now, not walked by the collector's next pass
     except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         # isolation boundary of the preview engine: the rules' results stand, the preview's failure is said per check
         candidates, errors = {}, {c: f"semantic layer failed: {type(exc).__name__}: {exc}" for c in checks}

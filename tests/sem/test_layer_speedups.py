@@ -6,13 +6,15 @@ and after a change. These tests pin each shortcut against the plain version on t
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from harness_audit.findings import CheckId
 from harness_audit.static.sem import ir
-from harness_audit.static.sem.engine import SemProject
+from harness_audit.static.sem.engine import SemProject, landmarks, run_queries
 from harness_audit.static.sem.front_python import _parser, line_table  # pyright: ignore[reportPrivateUsage]
 from harness_audit.static.sem.summaries import Summaries, Summary
 from harness_audit.workspace import Workspace
@@ -133,3 +135,25 @@ def test_fixpoint_that_skips_settled_functions_equals_plain_rounds(tree: Path | 
         want = plain[fn.index]
         assert [(k, e.kind, e.detail, e.fn.key, e.call.line) for k, e in got[fn.index].items()] == \
             [(k, e.kind, e.detail, e.fn.key, e.call.line) for k, e in want.items()], fn.key
+
+
+def test_a_closed_project_is_freed_without_the_collector() -> None:
+    """Risk: the IR's cycles (function and module, method and class) leave a dead project to the cyclic collector,
+    whose next pass walks every node once more (about a second on 136k lines)."""
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        project = _project(ROOT / "examples" / "agent_loop")
+        landmarks(project)
+        run_queries(project, list(CheckId))
+        made = sum(len(m.functions) for m in project.modules)
+        project.close()
+        del project
+        # a module outliving the project would keep its whole IR; a recursive helper closure made by a query may
+        # keep one function it looked at until the collector runs, nothing more
+        assert not [o for o in gc.get_objects() if isinstance(o, ir.Module)]
+        assert len([o for o in gc.get_objects() if isinstance(o, ir.Function)]) < made / 4
+    finally:
+        if was_enabled:
+            gc.enable()

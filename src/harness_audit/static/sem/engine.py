@@ -48,6 +48,24 @@ class SemProject:
         self.roles = Roles(self.facts, self.sums)
         self.ctx = Context(self.facts, self.sums, self.roles)
 
+    def close(self) -> None:
+        """Break the IR's reference cycles (a function and its module, a method and its class, a nested function
+        and its parent), so that dropping the project frees it at once by reference counting. Left to the cyclic
+        collector, the first collection after the layer walks every node once more to find it dead: about 0.9 s
+        of CPU on 136k lines of Python, against 0.1 s to free it this way. The project cannot be used after.
+
+        The analyses are emptied too: a recursive helper closure made while the roles were computed is itself a
+        cycle through the roles, and would otherwise keep everything they reach alive until the collector runs."""
+        for analysis in (self.roles, self.sums, self.facts):
+            vars(analysis).clear()
+        for mod in self.modules:
+            for fn in mod.functions:
+                fn.parent = None
+                fn.cls = None
+                del fn.module
+            for c in mod.classes:
+                del c.module
+
     @classmethod
     def build(cls, ws: Workspace, files: Iterable[SourceFile]) -> SemProject:
         modules: list[ir.Module] = []

@@ -112,11 +112,13 @@ _SKIP_STMTS = frozenset({"pass_statement", "import_statement", "import_from_stat
 
 
 class _Lowerer:
-    __slots__ = ("mod", "fn_stack", "cls_stack", "text", "rows")
+    __slots__ = ("mod", "fn_stack", "cls_stack", "text", "rows", "src", "seen")
 
     def __init__(self, mod: ir.Module, source: bytes) -> None:
         self.mod = mod
         self.text = _Texts(source)
+        self.src = source
+        self.seen = self.text.seen
         self.rows = line_table(source)
         self.fn_stack: list[ir.Function] = [mod.body]
         self.cls_stack: list[ir.Class] = []
@@ -445,9 +447,14 @@ class _Lowerer:
         if n is None:
             return ir.Lit(0, 0, None)
         t = n.type
-        line, end = self.rows[n.start_byte], self.rows[n.end_byte]
-        if t == "identifier":
-            return ir.Name(line, end, self.text(n))
+        start, stop = n.start_byte, n.end_byte
+        line, end = self.rows[start], self.rows[stop]
+        if t == "identifier":  # the commonest node: its text is read here, not through `self.text`
+            raw = self.src[start:stop]
+            name = self.seen.get(raw)
+            if name is None:
+                name = self.seen[raw] = raw.decode("utf-8", errors="replace")
+            return ir.Name(line, end, name)
         if t == "attribute":
             attr = n.child_by_field_id(_F["attribute"])
             return ir.Attr(line, end, self.expr(n.child_by_field_id(_F["object"])), self.text(attr) if attr else "")

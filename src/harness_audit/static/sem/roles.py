@@ -53,6 +53,11 @@ class Store:
     name: str
 
 
+_Noted = tuple[str, "Store", ir.Function, ir.Node, str, ir.Expr | None]
+"""An operation on a store before it is known to be a history: kind, store, function, node, detail, and the
+target of a plain assignment (whose kind, cut or replace, is decided only if the op is kept)."""
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryOp:
     """Something done to a history store: `append`, `cut` (drops messages), `mutate` (changes one in place),
@@ -354,7 +359,9 @@ class Roles:
     @cached_property
     def history_ops(self) -> list[HistoryOp]:
         """Every operation on a container that receives messages and is sent to a model."""
-        ops: list[HistoryOp] = []
+        # what is done to every store is noted as a plain tuple and becomes a `HistoryOp` only for the stores that
+        # turn out to be histories (few): most assignments in a project are to locals that are not
+        ops: list[_Noted] = []
         appended: dict[Store, int] = defaultdict(int)
         sent: set[Store] = set()
         for fn in self.facts.functions:
@@ -374,7 +381,7 @@ class Roles:
                         kind = "mutate"
                     else:
                         continue
-                    ops.append(HistoryOp(kind, store, Site(fn, node), name))
+                    ops.append((kind, store, fn, node, name, None))
                 elif isinstance(node, ir.Assign):
                     self._assign_ops(fn, node, ops, appended)
             for call, _ in self.facts.calls(fn):
@@ -382,9 +389,16 @@ class Roles:
                     for arg in (*call.args, *(v for _, v in call.kw)):
                         for store in self._stores_in(fn, arg):
                             sent.add(store)
-                            ops.append(HistoryOp("read", store, Site(fn, call)))
+                            ops.append(("read", store, fn, call, "", None))
         stores = {s for s, n in appended.items() if n} & sent
-        return [op for op in ops if op.store in stores]
+        out: list[HistoryOp] = []
+        for kind, store, fn, node, detail, target in ops:
+            if store in stores:
+                if target is not None:  # an assignment: a store reassigned to a part of itself is cut
+                    assert isinstance(node, ir.Assign) and node.value is not None
+                    kind = "cut" if _cuts_itself(target, node.value) else "replace"
+                out.append(HistoryOp(kind, store, Site(fn, node), detail))
+        return out
 
     def _stores_in(self, fn: ir.Function, e: ir.Expr) -> list[Store]:
         """Stores an expression carries: named in it, or in what a local it names was built from
@@ -420,34 +434,32 @@ class Roles:
                        for b in self.facts.bindings(fn).get(root.id, []))
         return False
 
-    def _assign_ops(self, fn: ir.Function, node: ir.Assign, ops: list[HistoryOp],
-                    appended: dict[Store, int]) -> None:
+    def _assign_ops(self, fn: ir.Function, node: ir.Assign, ops: list[_Noted], appended: dict[Store, int]) -> None:
         for t in node.targets:
             if isinstance(t, ir.Index):
                 store = self.store_of(fn, t.obj)
                 if store is not None:
-                    ops.append(HistoryOp("cut" if isinstance(t.key, ir.Slice) or node.op == "del" else "mutate",
-                                         store, Site(fn, node), "index"))
+                    ops.append(("cut" if isinstance(t.key, ir.Slice) or node.op == "del" else "mutate",
+                                store, fn, node, "index", None))
                 inner = t.obj
                 if isinstance(inner, ir.Index):  # messages[-1]["content"] = …
                     store = self.store_of(fn, inner.obj)
                     if store is not None:
-                        ops.append(HistoryOp("mutate", store, Site(fn, node), "element"))
+                        ops.append(("mutate", store, fn, node, "element", None))
             elif isinstance(t, ir.Attr) and isinstance(t.obj, ir.Index):  # messages[-1].content = …
                 store = self.store_of(fn, t.obj.obj)
                 if store is not None:
-                    ops.append(HistoryOp("mutate", store, Site(fn, node), "element"))
+                    ops.append(("mutate", store, fn, node, "element", None))
             elif isinstance(t, ir.Name | ir.Attr) and node.value is not None:
                 store = self.store_of(fn, t)
                 if store is None:
                     continue
                 if node.op in ("+=", "|="):
-                    ops.append(HistoryOp("append", store, Site(fn, node), node.op))
+                    ops.append(("append", store, fn, node, node.op, None))
                     if self._message_like(fn, node.value):
                         appended[store] += 1
                 elif node.op == "=":
-                    kind = "cut" if _cuts_itself(t, node.value) else "replace"
-                    ops.append(HistoryOp(kind, store, Site(fn, node), "assign"))
+                    ops.append(("replace", store, fn, node, "assign", t))  # or "cut": decided if it is kept
                     if isinstance(node.value, ir.Seq) and any(self._message_like(fn, i) for i in node.value.items):
                         appended[store] += 1
 
