@@ -129,6 +129,37 @@ def test_same_second_never_overwrites(tmp_path: Path) -> None:
     assert (tmp_path / "latest.json").read_text() == second[1].read_text()
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_reports_get_the_mode_a_normal_file_gets(tmp_path: Path, umask: int,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports, `latest.*` (a link, or a copy where links are refused) and the files written atomically beside
+    them are 0666 less the umask, as any program's file would be, not the 0600 of a private temp file."""
+    import os
+    import stat
+    from datetime import datetime
+
+    import harness_audit.render as render
+
+    old = os.umask(umask)
+    try:
+        paths = write_reports(sample(), tmp_path / "a", ["md", "json", "sarif", "html"], datetime(2026, 1, 1))
+        render.write_atomic(tmp_path / "a" / "cache.json", "{}")
+
+        def no_symlink(*_: object) -> None:
+            raise OSError("symlinks not allowed here")
+
+        monkeypatch.setattr(os, "symlink", no_symlink)
+        copied = write_reports(sample(), tmp_path / "b", ["md"], datetime(2026, 1, 1))
+    finally:
+        os.umask(old)
+    expected = 0o666 & ~umask
+    written = [*paths, tmp_path / "a" / "cache.json", *copied, tmp_path / "b" / "latest.md"]
+    assert not (tmp_path / "b" / "latest.md").is_symlink()
+    for path in [*written, *(tmp_path / "a").glob("latest.*")]:
+        assert stat.S_IMODE(path.stat().st_mode) == expected, (path.name, oct(path.stat().st_mode))
+    assert not [p.name for p in tmp_path.rglob(".*.tmp")], "a temp file was left behind"
+
+
 @pytest.mark.parametrize("n,label", [(1, "C1"), (3, "C1-C2-C3"), (4, "4checks")])
 def test_scope_label(n: int, label: str) -> None:
     from harness_audit.render import scope_label

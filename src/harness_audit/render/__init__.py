@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -54,10 +55,29 @@ def prepare_output_dir(path: Path) -> Path:
     return path
 
 
+def _create_temp(path: Path) -> tuple[int, str]:
+    """A new, uniquely named temp file beside `path`, opened for writing: `(fd, name)`.
+
+    Created with mode 0666 so the kernel applies the umask (and any default ACL) exactly as for a file any other
+    program writes; `tempfile.mkstemp` creates 0600, which would leave reports unreadable to the group that
+    shares the output directory (a CI artifact uploader, a web server). The exclusive create keeps the name ours.
+    """
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temp name beside {path}")
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same directory, fsync, then rename."""
+    """Write `text` to `path` through a temp file in the same directory, fsync, then rename.
+
+    The file gets the permissions a normal file gets (0666 less the umask).
+    """
     make_dirs(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -86,7 +106,7 @@ def write_reports(report: Report, output_dir: Path, formats: Sequence[str], star
         # claim the name with an exclusive create of the first format so two concurrent runs cannot collide
         first = output_dir / f"{name}.{formats[0]}"
         try:
-            fd = os.open(first, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            fd = os.open(first, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
         except FileExistsError:
             suffix += 1
             continue
