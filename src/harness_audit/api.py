@@ -12,6 +12,7 @@ from harness_audit.catalogue import CHECKS, parse_selection
 from harness_audit.config import AuditConfig, build_config
 from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import CheckId
+from harness_audit.messages import Msg
 from harness_audit.pipeline import AuditRun, run_audit
 from harness_audit.progress import NO_PROGRESS, Progress
 from harness_audit.workspace import user_path, user_path_mode
@@ -22,16 +23,16 @@ __all__ = ["AuditRun", "audit", "dropped_checks", "output_dir", "resolve_checks"
 
 def resolve_root(path: str | Path) -> Path:
     """The audited root; a missing path or a file is a usage error."""
-    root = user_path(path, "the directory to audit")
-    mode = user_path_mode(root, "the directory to audit",
-                          f"path {str(path)!r} does not exist; give the directory of the harness to audit")
+    what = Msg("what.audit_dir")
+    root = user_path(path, what)
+    mode = user_path_mode(root, what, Msg("err.audit.path_missing", path=str(path)))
     if not stat.S_ISDIR(mode):
-        raise UsageError(f"path {str(path)!r} is a file; give the directory that contains it")
+        raise UsageError("err.audit.path_is_file", path=str(path))
     try:
         os.scandir(root).close()  # a directory that cannot be listed audits nothing: say so instead
         return root.resolve()
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on the way (`Path.resolve`)
-        raise path_error("the directory to audit", path, exc) from None
+        raise path_error(what, path, exc) from None
 
 
 def output_dir(root: Path, config: AuditConfig) -> Path:
@@ -46,26 +47,25 @@ def resolve_checks(selection: Sequence[str] | None, config: AuditConfig) -> tupl
     Returns None when nothing is selected anywhere: the caller must ask, never assume "everything".
     """
     if selection:
-        return parse_selection(selection, origin="the check selection")
+        return parse_selection(selection)
     if config.checks:
-        chosen = parse_selection(config.checks, origin="configured `checks`")
+        chosen = parse_selection(config.checks, origin=Msg("origin.configured_checks"))
         kept = tuple(c for c in chosen if CHECKS[c].priority <= config.priority_floor)
         if not kept:
-            raise UsageError(f"configured `checks` {config.checks!r} are all above priority_floor="
-                             f"{config.priority_floor}; lower the floor or select checks explicitly")
+            raise UsageError("err.audit.all_above_floor", checks=config.checks, floor=config.priority_floor)
         return kept
     return None
 
 
-def dropped_checks(selection: Sequence[str] | None, config: AuditConfig) -> tuple[tuple[CheckId, str], ...]:
+def dropped_checks(selection: Sequence[str] | None, config: AuditConfig) -> tuple[tuple[CheckId, Msg], ...]:
     """The configured checks that will not run, each with why (today: above `priority_floor`).
 
     An explicit selection drops nothing: it ignores the floor. Every dropped check is said, never silent.
     """
     if selection or not config.checks:
         return ()
-    chosen = parse_selection(config.checks, origin="configured `checks`")
-    return tuple((c, f"priority {CHECKS[c].priority} is above priority_floor = {config.priority_floor}")
+    chosen = parse_selection(config.checks, origin=Msg("origin.configured_checks"))
+    return tuple((c, Msg("summary.floor", priority=CHECKS[c].priority, floor=config.priority_floor))
                  for c in chosen if CHECKS[c].priority > config.priority_floor)
 
 
@@ -92,8 +92,10 @@ def audit(
     config, _ = build_config(root, overrides)
     checks = resolve_checks(selection, config)
     if checks is None:
-        raise UsageError("no checks selected; pass ids (C1,C9), `p1` or `all`, or set `checks` in the configuration")
-    notes = [f"{check} not run: {why}" for check, why in dropped_checks(selection, config)]
+        raise UsageError("exit.no_selection")
+    # notes are stored as English text (reports, ledgers); renderers show them in the report's language
+    notes = [str(Msg("note.dropped", check=check, priority=CHECKS[check].priority, floor=config.priority_floor))
+             for check, _ in dropped_checks(selection, config)]
     return run_audit(root, checks, config, write=write, model_options=model_options, traces=traces,
                      progress=progress, notes=notes)
 
@@ -116,10 +118,10 @@ def trace(
     from harness_audit.trace_run import resolve_traces, run_trace, trace_root
 
     if fmt is not None and fmt not in FORMATS:
-        raise UsageError(f"unknown trace format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise UsageError("err.trace.unknown_format", fmt=fmt, formats=", ".join(FORMATS))
     root = trace_root(resolve_traces(files))
     config, _ = build_config(root, overrides)
-    checks = parse_selection(selection, origin="the check selection") if selection else TRACE_CHECKS
+    checks = parse_selection(selection) if selection else TRACE_CHECKS
     return run_trace(files, checks, config, fmt=fmt, write=write)  # pyright: ignore[reportArgumentType]
 
 
@@ -143,7 +145,7 @@ def write_cancelled(
     checks = resolve_checks(selection, config) or ()
     started = datetime.now().astimezone()
     ws = Workspace.open(root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
-    outcomes = [CheckOutcome(check=c, status=OutcomeStatus.CANCELLED, error="cancelled before the checks finished")
+    outcomes = [CheckOutcome(check=c, status=OutcomeStatus.CANCELLED, error=str(Msg("note.cancelled_early")))
                 for c in checks]
     phase = PhaseResult(landmarks=[], findings=[], refusals=[], outcomes=outcomes, unparsed=[], state="cancelled")
     return finish(ws, ws.discover(STATIC_LANGUAGES), checks, config, phase, run_id=new_run_id(started),

@@ -12,9 +12,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from harness_audit.errors import UsageError
+from harness_audit.errors import UsageError, os_reason
+from harness_audit.messages import Msg
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,25 +32,26 @@ class Diff:
     """(old, new) pairs of the same finding whose verdict moved."""
 
 
-def load_report(path: str | Path, *, role: str = "baseline") -> dict[str, Any]:
-    """A harness-audit JSON report from `path`; anything else is a `UsageError` naming the file."""
+def load_report(path: str | Path, *, role: Literal["baseline", "old", "new"] = "baseline") -> dict[str, Any]:
+    """A harness-audit JSON report from `path`; anything else is a `UsageError` naming the file and its `role`."""
     p = Path(path).expanduser()
+    what = Msg(f"what.{role}_report")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"{role} {str(path)!r} does not exist; give a JSON report written by harness-audit "
-                         "(--format json)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {role} {str(path)!r}: {exc}") from None
+        raise UsageError("err.baseline.missing", role=what, path=str(path)) from None
+    except UnicodeDecodeError:
+        raise UsageError("err.baseline.not_utf8", role=what, path=str(path)) from None
+    except OSError as exc:
+        raise UsageError("err.baseline.unreadable", role=what, path=str(path), reason=os_reason(exc)) from None
     except ValueError:
-        raise UsageError(f"{role} {str(path)!r} is not JSON; give a JSON report written by harness-audit "
-                         "(--format json), not the markdown or SARIF one") from None
+        raise UsageError("err.baseline.not_json", role=what, path=str(path)) from None
     if not isinstance(data, dict) or "schema_version" not in data or not isinstance(data.get("findings"), list):
-        raise UsageError(f"{role} {str(path)!r} is not a harness-audit JSON report (no schema_version and findings)")
+        raise UsageError("err.baseline.not_report", role=what, path=str(path))
     findings: list[Any] = data["findings"]  # pyright: ignore[reportUnknownVariableType]
     for f in findings:
         if not isinstance(f, dict) or not isinstance(f.get("fingerprint"), str):
-            raise UsageError(f"{role} {str(path)!r} has a finding without a fingerprint")
+            raise UsageError("err.baseline.no_fingerprint", role=what, path=str(path))
     return data  # pyright: ignore[reportUnknownVariableType]
 
 

@@ -6,6 +6,7 @@ and what is allowed.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness_audit.catalogue import parse_selection
 from harness_audit.errors import ConfigError, UsageError
+from harness_audit.messages import Msg, OneOf
 from harness_audit.workspace import DEFAULT_EXCLUDES, DEFAULT_MAX_FILE_BYTES, ReadRefused, read_regular
 
 Engine = Literal["static", "llm", "hybrid"]
@@ -109,8 +111,8 @@ class AuditConfig(BaseModel):
     @model_validator(mode="after")
     def _timeouts(self) -> AuditConfig:
         if self.request_timeout_s >= self.check_timeout_s:
-            raise ValueError(f"request_timeout_s ({self.request_timeout_s:g}) must be shorter than "
-                             f"check_timeout_s ({self.check_timeout_s:g})")
+            raise ValueError(Msg("err.config.timeouts", request=f"{self.request_timeout_s:g}",
+                                 check=f"{self.check_timeout_s:g}"))
         return self
 
     @field_validator("checks")
@@ -118,9 +120,9 @@ class AuditConfig(BaseModel):
     def _valid_checks(cls, v: list[str]) -> list[str]:
         if v:
             try:
-                parse_selection(v, origin="`checks`")
+                parse_selection(v, origin=Msg("origin.checks_key"))
             except UsageError as exc:
-                raise ValueError(str(exc)) from None
+                raise ValueError(exc.msg or str(exc)) from None
         return v
 
     @field_validator("exclude_paths", "extend_exclude_paths")
@@ -128,14 +130,14 @@ class AuditConfig(BaseModel):
     def _segments(cls, v: list[str]) -> list[str]:
         for name in v:
             if not name or "/" in name.strip("/") or name in {".", ".."}:
-                raise ValueError(f"{name!r} is not a directory name; excludes match one path segment, e.g. 'vendor'")
+                raise ValueError(Msg("err.config.exclude_segment", name=name))
         return [n.strip("/") for n in v]
 
     @field_validator("formats")
     @classmethod
     def _formats(cls, v: list[str]) -> list[str]:
         if not v:
-            raise ValueError("at least one format is needed: md, json, sarif or html")
+            raise ValueError(Msg("err.config.no_format"))
         return list(dict.fromkeys(v))
 
     @property
@@ -144,18 +146,48 @@ class AuditConfig(BaseModel):
         return tuple(dict.fromkeys([*self.exclude_paths, *self.extend_exclude_paths]))
 
 
-def _explain(err: ValidationError, where: str, data: dict[str, Any]) -> ConfigError:
+_PYDANTIC_MESSAGES = {
+    "literal_error": "err.config.expected_one_of", "int_type": "err.config.int", "int_parsing": "err.config.int",
+    "int_from_float": "err.config.int", "float_type": "err.config.number", "float_parsing": "err.config.number",
+    "bool_type": "err.config.bool", "bool_parsing": "err.config.bool", "string_type": "err.config.string",
+    "list_type": "err.config.list", "dict_type": "err.config.table", "model_type": "err.config.table",
+    "model_attributes_type": "err.config.table", "greater_than_equal": "err.config.ge",
+    "less_than_equal": "err.config.le", "greater_than": "err.config.gt", "less_than": "err.config.lt",
+    "missing": "err.config.missing", "finite_number": "err.config.finite",
+}
+"""pydantic's error types that a configuration meets, as catalogue messages (their values come from `ctx`)."""
+
+
+def _reason(e: Any) -> Msg | str:
+    """One pydantic error as a message in both languages; our validators raise `ValueError(Msg(…))`."""
+    ctx: dict[str, Any] = e.get("ctx") or {}
+    error = ctx.get("error")
+    if isinstance(error, ValueError) and error.args and isinstance(error.args[0], Msg):
+        return error.args[0]
+    key = _PYDANTIC_MESSAGES.get(e["type"])
+    if key is not None:
+        values = {name: ctx[name] for name in ("expected", "ge", "le", "gt", "lt") if name in ctx}
+        if "expected" in values:  # pydantic's "'a', 'b' or 'c'": the reader's list, not pydantic's English
+            values["expected"] = OneOf(re.findall(r"'[^']*'|\S+", str(values["expected"]).replace(",", " ")
+                                               .replace(" or ", " ")))
+        try:
+            return Msg(key, **values)
+        except KeyError:
+            pass
+    return str(e["msg"]).removeprefix("Value error, ")
+
+
+def _explain(err: ValidationError, where: Msg | str, data: dict[str, Any]) -> ConfigError:
     e = err.errors()[0]
     loc = ".".join(str(p) for p in e["loc"]) or "?"
     key = str(e["loc"][0]) if e["loc"] else "?"
     if e["type"] == "extra_forbidden":
         allowed = ", ".join(AuditConfig.model_fields)
-        return ConfigError(f"unknown key {key!r} in {where}; allowed keys: {allowed}")
-    msg = e["msg"].removeprefix("Value error, ")
+        return ConfigError("err.config.unknown_key", key=key, where=where, allowed=allowed)
     if not e["loc"]:  # a rule across keys
-        return ConfigError(f"bad configuration in {where}: {msg}")
+        return ConfigError("err.config.bad", where=where, reason=_reason(e))
     value = data.get(key, e.get("input"))
-    return ConfigError(f"bad value {value!r} for {loc!r} in {where}: {msg}")
+    return ConfigError("err.config.bad_value", value=value, loc=loc, where=where, reason=_reason(e))
 
 
 CONFIG_FILE = ".harness-audit.toml"
@@ -165,12 +197,12 @@ def _pyproject_table(path: Path) -> dict[str, Any] | None:
     """`[tool.harness-audit]` of a pyproject.toml, or None when it has none."""
     tool = _read_toml(path).get("tool", {})
     if not isinstance(tool, dict):
-        raise ConfigError(f"`tool` in {path} must be a table, got {tool!r}; [tool.harness-audit] cannot be read")
+        raise ConfigError("err.config.tool_not_table", path=str(path), tool=tool)
     table = tool.get("harness-audit")  # pyright: ignore[reportUnknownMemberType]
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise ConfigError(f"[tool.harness-audit] in {path} must be a table")
+        raise ConfigError("err.config.table_not_table", path=str(path))
     return dict(table)  # type: ignore[arg-type]
 
 
@@ -182,7 +214,7 @@ def _dedicated_table(path: Path) -> dict[str, Any]:
     if tool is not None:
         if not isinstance(tool, dict) or set(tool) - {"harness-audit"} or not isinstance(  # pyright: ignore
                 tool.get("harness-audit", {}), dict):  # pyright: ignore[reportUnknownMemberType]
-            raise ConfigError(f"{path} may hold [tool.harness-audit] and top-level keys, nothing else under `tool`")
+            raise ConfigError("err.config.dedicated_tool", path=str(path))
         table = dict(tool.get("harness-audit", {}))  # pyright: ignore
     return {**table, **raw}
 
@@ -233,17 +265,28 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         data = read_regular(path, _MAX_CONFIG_BYTES)
     except ReadRefused as exc:
-        raise ConfigError(f"cannot read {path.name}: {exc.detail}") from None
+        raise ConfigError("err.config.unreadable", name=path.name, reason=exc.why) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ConfigError(f"{path.name} is not UTF-8 text (TOML files are UTF-8); re-save it as UTF-8") from None
+        raise ConfigError("err.config.not_utf8", name=path.name) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path.name} is not valid TOML: {exc}") from None
+        raise ConfigError("err.config.not_toml", name=path.name, detail=_toml_error(str(exc))) from None
     except RecursionError:
-        raise ConfigError(f"{path.name} nests tables or arrays too deeply to read") from None
+        raise ConfigError("err.config.too_deep", name=path.name) from None
+
+
+def _toml_error(text: str) -> Msg:
+    """tomllib's error with its place in the reader's words; the parser's own description stays as it says it."""
+    m = re.fullmatch(r"(?s)(.*) \(at line (\d+), column (\d+)\)", text)
+    if m:
+        return Msg("err.config.toml_at", detail=m.group(1), line=int(m.group(2)), column=int(m.group(3)))
+    m = re.fullmatch(r"(?s)(.*) \(at end of document\)", text)
+    if m:
+        return Msg("err.config.toml_at_end", detail=m.group(1))
+    return Msg("err.reason.other", detail=text)
 
 
 def build_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[AuditConfig, str | None]:
@@ -253,11 +296,11 @@ def build_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[A
     try:
         base = AuditConfig.model_validate(data)
     except ValidationError as err:
-        raise _explain(err, where or "configuration", data) from None
+        raise _explain(err, where or Msg("what.configuration"), data) from None
     if not overrides:
         return base, where
     merged = {**base.model_dump(), **{k: v for k, v in overrides.items() if v is not None}}
     try:
         return AuditConfig.model_validate(merged), where
     except ValidationError as err:
-        raise _explain(err, "command-line flags", merged) from None
+        raise _explain(err, Msg("what.flags"), merged) from None

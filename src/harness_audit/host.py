@@ -55,6 +55,7 @@ from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.leads import MIN_REASON_WORDS, LeadStatus, gate_leads, settle_leads
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.llm.prompts import LANDMARK_GUIDE
+from harness_audit.messages import Msg
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
 from harness_audit.report import DismissedLandmark, LandmarkKey, landmark_key, split_dismissed
 from harness_audit.workspace import LANGUAGE_BY_SUFFIX, Workspace
@@ -170,7 +171,7 @@ class _Run:
     def workspace(self) -> Workspace:
         config = self.config
         if not self.root.is_dir():
-            raise UsageError(f"the audited directory {self.root} of run {self.run_id} no longer exists")
+            raise UsageError("err.host.root_gone", root=str(self.root), run_id=self.run_id)
         return Workspace.open(self.root, excludes=config.excludes, max_file_bytes=config.max_file_bytes)
 
     def landmark_candidates(self) -> list[LandmarkCandidate]:
@@ -186,8 +187,7 @@ def _load(run_dir: Path) -> _Run:
     read = read_ledger(run_dir / LEDGER_NAME)
     starts = read.of("run-start")
     if not starts or starts[0].get("engine") != ENGINE:
-        raise UsageError(f"{run_dir.name!r} is not a host-model run (its ledger has no host run-start); "
-                         "start one with `harness-audit host begin PATH SELECTION`")
+        raise UsageError("err.host.not_host_run", name=run_dir.name)
     run = _Run(run_dir=run_dir, start=starts[0])
     for e in read.events:
         kind, unit = e.get("event"), str(e.get("unit", ""))
@@ -236,12 +236,10 @@ def _locked(run_dir: Path) -> Iterator[None]:
 def find_run(run_id: str, output_dir: Path) -> Path:
     """The run directory of `run_id` under `output_dir`; a malformed or unknown id is a `UsageError`."""
     if not _RUN_ID.fullmatch(run_id.strip()):
-        raise UsageError(f"{run_id!r} is not a run id; `begin` printed it on a line `run: ID` "
-                         "(like 20261207T093000-1a2b3c4d)")
+        raise UsageError("err.host.bad_run_id", run_id=run_id)
     run_dir = output_dir / "runs" / run_id.strip()
     if not (run_dir / LEDGER_NAME).is_file():
-        raise UsageError(f"no run {run_id.strip()!r} under {output_dir}; pass the --output-dir that `begin` used "
-                         "(it printed the output directory)")
+        raise UsageError("err.host.unknown_run", run_id=run_id.strip(), path=str(output_dir))
     return run_dir
 
 
@@ -456,7 +454,7 @@ def _open_step(run_dir: Path) -> _Run:
     run = _load(run_dir)
     if run.end is not None:
         paths = ", ".join(run.end.get("reports", [])) or "none written"
-        raise UsageError(f"run {run.run_id} is finished (reports: {paths}); begin a new run to audit again")
+        raise UsageError("err.host.finished", run_id=run.run_id, paths=paths)
     return run
 
 
@@ -759,7 +757,7 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                                         for o in outcomes) else "complete"
             started = datetime.fromisoformat(run.start["started_at"])
             elapsed = (datetime.now().astimezone() - started).total_seconds()
-            notes = ["The host's own model audited this run; its tokens and cost are the host's and unknown here."]
+            notes = [str(Msg("note.host_cost"))]
             phase = PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
                                 unparsed=[], state=state, recon_usage=_UNKNOWN, leads=lead_outcomes,
                                 dismissed_landmarks=dismissed_landmarks,

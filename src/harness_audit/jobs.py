@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_audit.errors import UsageError
+from harness_audit.messages import LANGUAGES, Msg, t
 from harness_audit.progress import UNIT_PROGRESS, Progress, ProgressEvent, ProgressKind
 
 JOBS_DIR = "jobs"
@@ -72,12 +73,36 @@ class Job:
     """ISO 8601 local time."""
     state: str
     """`running`, `cancelling`, or one of `TERMINAL`."""
-    progress: str
-    """One line: how far it got (`3/7 checks, recon done`)."""
+    settled: int = 0
+    """Checks that ended (done, not covered, failed or cancelled)."""
+    recon_done: bool = False
+    """Whether recon finished."""
+    running: tuple[str, ...] = ()
+    """Checks started and not yet ended, while the job runs."""
     reports: tuple[str, ...] = ()
     """Report files, once written."""
     error: str | None = None
-    """Why it failed, for `failed`."""
+    """Why it failed, for `failed` (English)."""
+    error_texts: dict[str, str] | None = None
+    """`error` in each language (`en`, `zh`), when the job recorded them."""
+
+    @property
+    def progress(self) -> str:
+        """One line in English: how far it got (`3/7 checks, recon done`)."""
+        return self.progress_text("en")
+
+    def progress_text(self, lang: str) -> str:
+        """How far it got, in `lang`."""
+        parts = [t("jobs.progress.checks", lang, settled=self.settled, total=len(self.checks))]
+        if self.recon_done:
+            parts.append(t("jobs.progress.recon", lang))
+        if self.running and self.state in ("running", "cancelling"):
+            parts.append(t("jobs.progress.running", lang, checks=",".join(self.running)))
+        return t("jobs.list_sep", lang).join(parts)
+
+    def state_text(self, lang: str) -> str:
+        """The state in `lang`."""
+        return t(f"jobs.state.{self.state}", lang) if f"jobs.state.{self.state}" in _STATES else self.state
 
     def to_json(self) -> dict[str, Any]:
         """The job as plain JSON data."""
@@ -111,12 +136,16 @@ def _held(path: Path) -> bool:
     return False
 
 
-def _holder(output_dir: Path) -> str:
+def _holder(output_dir: Path) -> Msg:
+    """Who holds the output directory's lock, from what the holder wrote into it (see `audit_lock`, `start`)."""
+    text = ""
     with contextlib.suppress(OSError):
         text = (output_dir / AUDIT_LOCK).read_text(encoding="utf-8").strip()
-        if text:
-            return text
-    return "another audit"
+    if m := re.fullmatch(r"a foreground audit \(pid (\d+)\)", text):
+        return Msg("jobs.holder.foreground", pid=m.group(1))
+    if m := re.fullmatch(r"job (job-[0-9a-f]{8}) \(pid (\d+)\)", text):
+        return Msg("jobs.holder.job", job_id=m.group(1), pid=m.group(2))
+    return Msg("jobs.holder.other")
 
 
 @contextlib.contextmanager
@@ -124,8 +153,7 @@ def audit_lock(output_dir: Path) -> Iterator[None]:
     """Hold `<output_dir>/audit.lock` for a foreground audit; refused clearly while another audit holds it."""
     fd = _try_lock(_prepared(output_dir) / AUDIT_LOCK)
     if fd is None:
-        raise UsageError(f"{_holder(output_dir)} is running in {output_dir}; one audit per output directory at a "
-                         "time: wait for it (`harness-audit jobs`), cancel it, or pass another --output-dir")
+        raise UsageError("err.jobs.busy", holder=_holder(output_dir), path=str(output_dir))
     try:
         _write_fd(fd, f"a foreground audit (pid {os.getpid()})")
         yield
@@ -154,8 +182,7 @@ def start(argv: Sequence[str], *, cwd: Path, output_dir: Path, target: Path, che
     """
     lock_fd = _try_lock(_prepared(output_dir) / AUDIT_LOCK)
     if lock_fd is None:
-        raise UsageError(f"{_holder(output_dir)} is running in {output_dir}; one audit per output directory at a "
-                         "time: wait for it (`harness-audit jobs`), cancel it, or pass another --output-dir")
+        raise UsageError("err.jobs.busy", holder=_holder(output_dir), path=str(output_dir))
     job_id = f"job-{uuid.uuid4().hex[:8]}"
     job_dir = output_dir / JOBS_DIR / job_id
     alive_fd: int | None = None
@@ -230,7 +257,7 @@ def load(job_dir: Path) -> Job:
     """The job in `job_dir`, its state worked out from its files and its lock."""
     spec = _read_json(job_dir / "job.json")
     if spec is None:
-        raise UsageError(f"{job_dir} is not a job directory (no readable job.json)")
+        raise UsageError("err.jobs.not_job_dir", path=str(job_dir))
     result = _read_json(job_dir / "result.json")
     seen = [e for _, e in events(job_dir)]
     if result is not None:
@@ -244,16 +271,19 @@ def load(job_dir: Path) -> Job:
                and e.kind not in UNIT_PROGRESS}
     running = [e.check.value for e in seen if e.kind is ProgressKind.CHECK_STARTED and e.check not in settled
                and e.check is not None]
-    parts = [f"{len(settled)}/{len(checks)} checks"]
-    if any(e.kind is ProgressKind.RECON_DONE for e in seen):
-        parts.append("recon done")
-    if running and state in ("running", "cancelling"):
-        parts.append("running " + ",".join(running))
     reports = tuple(str(p) for p in (result or {}).get("reports", ()))
     return Job(job_id=str(spec["job_id"]), job_dir=job_dir, pid=int(spec.get("pid") or 0),
                target=str(spec.get("target", "")), checks=checks, engine=str(spec.get("engine", "")),
-               started_at=str(spec.get("started_at", "")), state=state, progress=", ".join(parts), reports=reports,
-               error=(result or {}).get("error"))
+               started_at=str(spec.get("started_at", "")), state=state, settled=len(settled),
+               recon_done=any(e.kind is ProgressKind.RECON_DONE for e in seen), running=tuple(running),
+               reports=reports, error=(result or {}).get("error"), error_texts=_texts((result or {}).get("errors")))
+
+
+def _texts(value: object) -> dict[str, str] | None:
+    """The `errors` of a result file (one text per language), when it is what this version writes."""
+    if not isinstance(value, dict):
+        return None
+    return {str(k): str(v) for k, v in value.items() if isinstance(v, str)}  # pyright: ignore[reportUnknownVariableType]
 
 
 def list_jobs(output_dir: Path) -> list[Job]:
@@ -267,61 +297,70 @@ def list_jobs(output_dir: Path) -> list[Job]:
 def find(job_id: str, output_dir: Path) -> Path:
     """The directory of `job_id` under `output_dir`; a malformed or unknown id is a `UsageError`."""
     if not is_job_id(job_id):
-        raise UsageError(f"{job_id!r} is not a job id; `--background` printed it (like job-1a2b3c4d)")
+        raise UsageError("err.jobs.bad_id", job_id=job_id)
     job_dir = output_dir / JOBS_DIR / job_id.strip()
     if not (job_dir / "job.json").is_file():
-        raise UsageError(f"no job {job_id.strip()!r} under {output_dir}; pass the --output-dir the job was started "
-                         "with (`--background` printed it)")
+        raise UsageError("err.jobs.unknown", job_id=job_id.strip(), path=str(output_dir))
     return job_dir
 
 
-def describe(_: float, event: ProgressEvent) -> str:
-    """One progress line a person or a model reads."""
+def describe(_: float, event: ProgressEvent, lang: str = "en") -> str:
+    """One progress line a person or a model reads, in `lang`."""
     check = event.check.value if event.check else ""
     tokens = ""
     if event.usage is not None:
-        tokens = (f", {event.usage.input_tokens + event.usage.output_tokens:,} tokens" if event.usage.known
-                  else ", tokens unknown")
+        tokens = (t("jobs.line.tokens", lang, tokens=f"{event.usage.input_tokens + event.usage.output_tokens:,}")
+                  if event.usage.known else t("jobs.line.tokens_unknown", lang))
     cost = f", ${event.cost:.4f}" if event.cost is not None else ""
     match event.kind:
         case ProgressKind.RUN_DIR:
-            return f"run directory: {event.paths[0] if event.paths else '?'}"
+            return t("jobs.line.run_dir", lang, path=event.paths[0] if event.paths else "?")
         case ProgressKind.RECON_DONE:
-            return f"recon done: {event.landmarks} landmarks{tokens}"
+            return t("jobs.line.recon", lang, n=event.landmarks, tokens=tokens)
         case ProgressKind.CHECK_STARTED:
-            return f"{check} running"
+            return t("jobs.line.started", lang, check=check)
         case ProgressKind.CHECK_DONE:
-            return f"{check} done: {event.findings} findings, {event.refusals} refused{tokens}{cost}"
+            return t("jobs.line.done", lang, check=check, findings=event.findings, refused=event.refusals,
+                     tokens=tokens, cost=cost)
         case ProgressKind.NOT_COVERED:
-            return f"{check} not covered: no {', '.join(k.value for k in event.missing)} landmark"
+            return t("jobs.line.not_covered", lang, check=check, kinds=", ".join(k.value for k in event.missing))
         case ProgressKind.CHECK_FAILED:
-            return f"{check} {event.detail or 'failed'}: {event.findings} findings kept{tokens}"
+            return t("jobs.line.failed", lang, check=check, detail=event.detail or t("state.failed", lang),
+                     findings=event.findings, tokens=tokens)
         case ProgressKind.CANCELLED:
-            return f"{check + ' ' if check else ''}cancelled" + (f": {event.detail}" if event.detail else "")
+            said = t("jobs.line.cancelled_check", lang, check=check) if check else t("state.cancelled", lang)
+            return said + (t("jobs.line.because", lang, detail=event.detail) if event.detail else "")
         case ProgressKind.REPORTS_WRITTEN:
-            return f"reports written ({event.detail}): " + ", ".join(event.paths)
+            state = t(f"jobs.state.{event.detail}", lang) if f"jobs.state.{event.detail}" in _STATES else event.detail
+            return t("jobs.line.reports", lang, state=state, paths=", ".join(event.paths))
         case ProgressKind.REQUEST_DONE:
-            return f"{check or 'recon'} request answered: so far{tokens[1:] or ' no tokens'}{cost}"
+            return t("jobs.line.request_done", lang, unit=check or t("jobs.line.recon_unit", lang),
+                     so_far=tokens[1:] or t("jobs.line.no_tokens", lang), cost=cost)
         case ProgressKind.REQUEST_RETRY:
-            return f"{check or 'recon'}: {event.detail or 'request failed; retrying'}"
+            return t("jobs.line.request_retry", lang, unit=check or t("jobs.line.recon_unit", lang),
+                     detail=event.detail or t("jobs.line.retrying", lang))
 
 
-def output(job_dir: Path, *, since: int = 0) -> tuple[list[str], int, Job]:
-    """Progress lines from event number `since` on, the next `since`, and the job as it is now."""
+_STATES = {f"jobs.state.{s}" for s in ("running", "cancelling", *TERMINAL)}
+"""The job states with a catalogue entry."""
+
+
+def output(job_dir: Path, *, since: int = 0, lang: str = "en") -> tuple[list[str], int, Job]:
+    """Progress lines (in `lang`) from event number `since` on, the next `since`, and the job as it is now."""
     job = load(job_dir)  # read first: every event written before a terminal state is then in the list below
     seen = events(job_dir)
     # a request answered is a running total for a live display; the job log keeps the lines that settle something
-    lines = [describe(t, e) for t, e in seen[since:] if e.kind is not ProgressKind.REQUEST_DONE]
+    lines = [describe(at, e, lang) for at, e in seen[since:] if e.kind is not ProgressKind.REQUEST_DONE]
     return lines, len(seen), job
 
 
-def final_lines(job: Job) -> list[str]:
-    """What `job-output` adds once the job is over: its state, the reports or what went wrong."""
-    lines = [f"{job.job_id} {job.state}" + (f": {job.error}" if job.error else "")]
+def final_lines(job: Job, lang: str = "en") -> list[str]:
+    """What `job-output` adds once the job is over, in `lang`: its state, the reports or what went wrong."""
+    error = (job.error_texts or {}).get(lang, job.error)
+    line = f"{job.job_id} {job.state_text(lang)}" + (t("jobs.line.because", lang, detail=error) if error else "")
     if job.state == "dead":
-        lines[0] += " (its process ended without finishing; see output.log in the job directory)"
-    lines += [f"report: {p}" for p in job.reports]
-    return lines
+        line += t("jobs.dead", lang)
+    return [line, *(t("summary.report", lang, path=p) for p in job.reports)]
 
 
 # ------------------------------------------------------------------------------------------------ cancel
@@ -373,6 +412,7 @@ def _run_job(job_dir: Path) -> int:
     from harness_audit.errors import HarnessAuditError
 
     error: str | None = None
+    texts: dict[str, str] | None = None
     code = 3
     done = threading.Event()
     guard = threading.Lock()
@@ -406,11 +446,13 @@ def _run_job(job_dir: Path) -> int:
         audit_cli.write_cancelled(spec["argv"], progress)  # its reports reach `keep` as progress
     except HarnessAuditError as exc:
         code, error = exc.exit_code, str(exc)
+        texts = {lang: exc.message(lang) for lang in LANGUAGES}
     except Exception as exc:  # isolation boundary of the job: the result file must say what happened
         code, error = 3, f"internal error: {type(exc).__name__}: {exc}"
+        texts = {lang: t("jobs.internal", lang, error=f"{type(exc).__name__}: {exc}") for lang in LANGUAGES}
     final = state[-1] if state else "failed"
     _write_json(job_dir / "result.json", {"state": final if error is None else "failed", "exit_code": code,
-                                          "reports": reports, "error": error,
+                                          "reports": reports, "error": error, "errors": texts,
                                           "finished_at": datetime.now().astimezone().isoformat(timespec="seconds")})
     return code
 

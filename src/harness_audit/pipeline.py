@@ -34,7 +34,7 @@ from harness_audit.findings import (
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.leads import LeadOutcome
-from harness_audit.messages import resolve_language
+from harness_audit.messages import Msg, resolve_language
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
 from harness_audit.render import prepare_output_dir, write_reports
 from harness_audit.report import DismissedLandmark, FileNote, Report, RunMeta
@@ -356,8 +356,7 @@ def run_audit(
         try:
             from harness_audit.llm.run import model_phase
         except ImportError as exc:
-            raise UsageError(f"engine {config.engine!r} needs the model layer ({exc.name or exc} is missing): "
-                             "pip install '.[llm]' in the harness-audit checkout") from exc
+            raise UsageError("err.engine.llm_missing", engine=config.engine, missing=exc.name or str(exc)) from exc
         phase = model_phase(ws, discovery, checks, config, output_dir=output_dir, run_id=run_id,
                             options=model_options, progress=progress)
     if traces:
@@ -397,7 +396,7 @@ def finish(
     try:
         paths = write_reports(report, output_dir, config.formats, started) if write else []
     except OSError as exc:  # checked writable before the audit; gone since (removed, full, read-only)
-        raise path_error("the output directory", output_dir, exc) from None
+        raise path_error(Msg("what.output_dir"), output_dir, exc) from None
     progress.emit(ProgressEvent(kind=ProgressKind.REPORTS_WRITTEN, detail=report.meta.state,
                                 paths=tuple(str(p) for p in paths)))
     return AuditRun(report, tuple(paths))

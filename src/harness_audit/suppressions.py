@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from harness_audit.catalogue import parse_selection
 from harness_audit.errors import UsageError
 from harness_audit.findings import Finding
+from harness_audit.messages import Msg
 
 MARKER = re.compile(r"(?:#|//)\s*harness-audit:\s*ignore\[(?P<ids>[^\]]*)\](?P<reason>[^\n]*)$")
 """The marker, anywhere in a comment at the end of a line."""
@@ -69,13 +70,13 @@ def _names(marker_id: str, finding: Finding) -> bool | None:
     """Whether one id of a marker names this finding; None when the id is not one we know."""
     if "/" in marker_id:
         try:
-            parse_selection([marker_id], origin="a suppression")
+            parse_selection([marker_id], origin=Msg("origin.suppression"))
         except UsageError:
             return None
         check, _, rule = marker_id.partition("/")
         return finding.source.endswith(f":C{int(check[1:])}/{rule}")
     try:
-        return finding.check in parse_selection([marker_id], origin="a suppression")
+        return finding.check in parse_selection([marker_id], origin=Msg("origin.suppression"))
     except UsageError:
         return None
 
@@ -89,14 +90,16 @@ def decide(finding: Finding, lines: Sequence[str], first: int) -> Verdict:
         named = [_names(i, finding) for i in marker.ids]
         unknown = [i for i, n in zip(marker.ids, named, strict=True) if n is None]
         if not marker.ids or unknown:
-            problem = (f"suppression at {finding.file}:{marker.line} names "
-                       f"{', '.join(map(repr, unknown)) or 'no check'}; expected check or rule ids, e.g. ignore[C8]")
+            # stored in English (reports, JSON); renderers show it in the report's language (`localize`)
+            problem = (str(Msg("note.suppression_unknown", where=f"{finding.file}:{marker.line}",
+                                   ids=", ".join(map(repr, unknown))))
+                       if unknown else str(Msg("note.suppression_no_ids", where=f"{finding.file}:{marker.line}")))
             continue
         if not any(named):
             continue
         if not marker.reason:
-            problem = (f"suppression at {finding.file}:{marker.line} gives no reason; write one after the "
-                       f"brackets, e.g. `# harness-audit: ignore[{finding.check}] retried by the queue, not here`")
+            problem = str(Msg("note.suppression_no_reason", where=f"{finding.file}:{marker.line}",
+                              check=finding.check))
             continue
         return Verdict(marker=marker)
     return Verdict(problem=problem)

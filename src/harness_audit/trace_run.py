@@ -17,6 +17,7 @@ from harness_audit.config import AuditConfig
 from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId, CheckOutcome, Finding, OutcomeStatus, Refusal
 from harness_audit.gate import GateContext, validate
+from harness_audit.messages import Msg
 from harness_audit.pipeline import AuditRun, PhaseResult, finish, new_run_id, output_dir_of
 from harness_audit.render import prepare_output_dir
 from harness_audit.report import FileNote
@@ -27,12 +28,12 @@ from harness_audit.workspace import Discovery, SourceFile, Workspace, user_path,
 def resolve_traces(paths: Sequence[str | Path]) -> list[Path]:
     """Existing trace files, absolute and symlink-resolved; a missing path or a directory is a usage error."""
     if not paths:
-        raise UsageError("no trace file given; pass one or more files: harness-audit trace FILE…")
+        raise UsageError("err.trace.none_given")
     out: list[Path] = []
     for p in paths:
-        path = user_path(p, "a trace")
-        if not stat.S_ISREG(user_path_mode(path, "a trace", f"trace {str(p)!r} does not exist")):
-            raise UsageError(f"trace {str(p)!r} is not a regular file; pass the trace files themselves")
+        path = user_path(p, Msg("what.trace"))
+        if not stat.S_ISREG(user_path_mode(path, Msg("what.trace"), Msg("err.trace.missing", path=str(p)))):
+            raise UsageError("err.trace.not_a_file", path=str(p))
         out.append(Path(os.path.realpath(path)))
     return out
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
-from harness_audit.errors import UsageError, path_error
+from harness_audit.errors import UsageError, os_reason, path_error
 from harness_audit.findings import Language, split_lines
+from harness_audit.messages import Msg
 
 if TYPE_CHECKING:
     import pathspec
@@ -112,20 +113,23 @@ _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".en
 class ReadRefused(Exception):
     """A file the audit does not read: not a regular file, larger than allowed, or unreadable."""
 
-    def __init__(self, reason: SkipReason, detail: str) -> None:
-        super().__init__(detail)
+    def __init__(self, reason: SkipReason, why: Msg) -> None:
+        super().__init__(str(why))
         self.reason: SkipReason = reason
         """`special-file`, `too-large` or `unreadable`."""
-        self.detail = detail
-        """What it is or what went wrong, e.g. `a FIFO` or `Permission denied`."""
+        self.why = why
+        """What it is or what went wrong, e.g. `a FIFO` or `Permission denied`, in the reader's language."""
+        self.detail = str(why)
+        """`why` in English (for a model's tool result, a log)."""
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+_KINDS = ((stat.S_ISFIFO, "err.kind.fifo"), (stat.S_ISCHR, "err.kind.char_device"),
+          (stat.S_ISBLK, "err.kind.block_device"), (stat.S_ISSOCK, "err.kind.socket"),
+          (stat.S_ISDIR, "err.kind.directory"))
 
 
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+def _kind(mode: int) -> Msg:
+    return Msg(next((key for test, key in _KINDS if test(mode)), "err.kind.not_regular"))
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
@@ -142,7 +146,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
             raise ReadRefused("special-file", _kind(mode))
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise ReadRefused("unreadable", _os_reason(exc)) from None
+        raise ReadRefused("unreadable", os_reason(exc)) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -163,19 +167,14 @@ def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
     with open_regular(path) as fh:
         try:
             if os.fstat(fh.fileno()).st_size > limit:
-                raise ReadRefused("too-large", f"over {limit} bytes")
+                raise ReadRefused("too-large", Msg("err.reason.over_bytes", limit=limit))
             data = fh.read(limit + 1)
         except OSError as exc:
-            raise ReadRefused("unreadable", _os_reason(exc)) from None
+            raise ReadRefused("unreadable", os_reason(exc)) from None
     if len(data) > limit:
-        raise ReadRefused("too-large", f"over {limit} bytes")
+        raise ReadRefused("too-large", Msg("err.reason.over_bytes", limit=limit))
     return data
 
-
-def _os_reason(exc: OSError | ValueError) -> str:
-    if isinstance(exc, OSError):
-        return exc.strerror or type(exc).__name__
-    return "the path contains a NUL character"
 
 
 def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -231,15 +230,15 @@ def _valid_pattern(line: str) -> bool:
     return True
 
 
-def user_path(value: str | os.PathLike[str], what: str) -> Path:
+def user_path(value: str | os.PathLike[str], what: Msg) -> Path:
     """A path the user gave, `~` and `~user` expanded; a `UsageError` naming it when `~user` names no one."""
     try:
         return Path(value).expanduser()
     except RuntimeError:  # pathlib's "Could not determine home directory"
-        raise UsageError(f"cannot use {str(value)!r} as {what}: no such user's home directory") from None
+        raise UsageError("err.path.no_home", path=str(value), what=what) from None
 
 
-def user_path_mode(path: str | os.PathLike[str], what: str, missing: str) -> int:
+def user_path_mode(path: str | os.PathLike[str], what: Msg, missing: Msg) -> int:
     """`st_mode` of a path the user gave (`os.stat`, links followed): `UsageError(missing)` when it does not
     exist, `errors.path_error(what, …)` for any other OS error (too long, a NUL, a loop, no permission)."""
     try:

@@ -129,14 +129,15 @@ def load_answers(corpus: Path) -> AnswerKey:
     """Merge every `answers*.json` at the corpus root."""
     files = sorted(corpus.glob("answers*.json"))
     if not files:
-        raise UsageError(f"no answers.json in {str(corpus)!r}; a corpus needs an answer key beside its projects")
+        raise UsageError("err.bench.no_answers", corpus=str(corpus))
     key = AnswerKey()
     for f in files:
         try:
             part = AnswerKey.model_validate_json(f.read_text(encoding="utf-8"))
         except ValidationError as exc:
             first = exc.errors()[0]
-            raise UsageError(f"{f.name}: bad answer key at {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+            raise UsageError("err.bench.bad_answers", name=f.name, loc=".".join(map(str, first["loc"])),
+                             detail=first["msg"]) from None
         key.defects.extend(part.defects)
         key.controls.extend(part.controls)
     return key
@@ -198,7 +199,7 @@ def run_engine(corpus: Path, key: AnswerKey, *, preview: bool = False) -> Engine
     for project in key.projects:
         root = corpus / project
         if not root.is_dir():
-            raise UsageError(f"answer key names project {project!r}, but {str(root)!r} is not a directory")
+            raise UsageError("err.bench.project_not_dir", project=project, root=str(root))
         t = time.perf_counter()
         result = audit(root, ["all"], overrides={"cache": False, "preview": preview}, write=False)
         run.seconds += time.perf_counter() - t
@@ -261,7 +262,8 @@ def run_semgrep(corpus: Path, key: AnswerKey, config: Path, exe: str) -> EngineR
             try:
                 data = json.loads(proc.stdout)
             except ValueError:
-                raise UsageError(f"semgrep produced no JSON for {project!r}: {proc.stderr.strip()[:300]}") from None
+                raise UsageError("err.bench.semgrep_no_json", project=project,
+                                 detail=proc.stderr.strip()[:300]) from None
             run.hits.extend(semgrep_hits(project, data, root.resolve()))
     return run
 

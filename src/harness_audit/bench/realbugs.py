@@ -109,14 +109,15 @@ def load_cases(path: Path) -> list[Case]:
     try:
         corpus = Corpus.model_validate_json(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UsageError(f"cannot read the case file {str(path)!r}: {exc.strerror or exc}") from None
+        raise UsageError("err.bench.cases_unreadable", path=str(path), detail=exc.strerror or str(exc)) from None
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise UsageError(f"{path.name}: bad case at {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise UsageError("err.bench.bad_case", name=path.name, loc=".".join(map(str, first["loc"])),
+                         detail=first["msg"]) from None
     seen: set[str] = set()
     for c in corpus.cases:
         if c.id in seen:
-            raise UsageError(f"{path.name}: duplicate case id {c.id!r}")
+            raise UsageError("err.bench.duplicate_case", name=path.name, case=c.id)
         seen.add(c.id)
     return corpus.cases
 

@@ -11,6 +11,7 @@ from harness_audit.catalogue.spec import CheckSpec, Group
 from harness_audit.errors import UsageError
 from harness_audit.findings import CheckId
 from harness_audit.findings import LandmarkKind as L
+from harness_audit.messages import Msg
 
 __all__ = ["CHECKS", "P1", "CheckId", "CheckSpec", "Group", "criteria_text", "parse_selection", "spec"]
 
@@ -117,8 +118,6 @@ P1: tuple[CheckId, ...] = tuple(c for c, s in CHECKS.items() if s.priority == 1)
 _ID_RE = re.compile(r"^[cC]0*([0-9]{1,3})$")
 """ASCII digits only: `\\d` would also take `C١` (Arabic-Indic) or `C１` (fullwidth) as C1."""
 _RULE_RE = re.compile(r"^(?:[cC]0*([0-9]{1,3})/)?([a-z0-9]+(?:-[a-z0-9]+)+)$")
-_VALID_FORMS = ("check ids C1–C15 (any case, zero-padded or not, comma- or space-separated), rule ids such as "
-                "`C8/parallel-batch-all-or-nothing`, or one preset: `p1` or `all`")
 
 
 def spec(check: CheckId) -> CheckSpec:
@@ -148,7 +147,7 @@ def rule_index() -> dict[str, CheckId]:
     return out
 
 
-def _rule_check(part: str, origin: str) -> CheckId | None:
+def _rule_check(part: str, origin: Msg) -> CheckId | None:
     """The check a rule id (`C8/name`) or a bare rule name (unique across checks) belongs to."""
     m = _RULE_RE.match(part)
     if m is None:
@@ -158,39 +157,40 @@ def _rule_check(part: str, origin: str) -> CheckId | None:
         rule_id = f"C{int(m.group(1))}/{m.group(2)}"
         if rule_id in index:
             return index[rule_id]
-        raise UsageError(f"unknown rule {part!r} in {origin}; `harness-audit explain C{int(m.group(1))}` lists "
-                         f"that check's rules; expected {_VALID_FORMS}")
+        raise UsageError("err.selection.unknown_rule", part=part, origin=origin,
+                         check=f"C{int(m.group(1))}", forms=Msg("err.selection.forms"))
     owners = sorted({c for rid, c in index.items() if rid.split("/", 1)[1] == m.group(2)}, key=lambda c: c.number)
     if len(owners) == 1:
         return owners[0]
     if len(owners) > 1:
-        raise UsageError(f"rule name {part!r} in {origin} belongs to several checks "
-                         f"({', '.join(owners)}); write it as {owners[0]}/{part}")
+        raise UsageError("err.selection.ambiguous_rule", part=part, origin=origin, checks=", ".join(owners),
+                         example=f"{owners[0]}/{part}")
     return None
 
 
-def parse_selection(tokens: Iterable[str], *, origin: str = "the check selection") -> tuple[CheckId, ...]:
+def parse_selection(tokens: Iterable[str], *, origin: Msg | None = None) -> tuple[CheckId, ...]:
     """Parse a check selection into check ids in catalogue order: the one grammar of every subcommand.
 
     Accepted: `C1`, `c1`, `c01`, `C1,C9`, `C1 C9` (one token or several), rule ids `C8/<rule-name>` and bare rule
     names where a check is meant, `p1` or `all`. A preset mixed with ids, an unknown id or any other text is
-    refused with a `UsageError` that names the offending text; nothing is ever replaced by a default.
+    refused with a `UsageError` that names the offending text and `origin` (where the selection came from; default
+    "the check selection"); nothing is ever replaced by a default.
     """
+    origin = origin or Msg("origin.selection")
+    forms = Msg("err.selection.forms")
     parts: list[str] = []
     for token in tokens:
         pieces = [p.strip() for p in token.split(",")]
         if any(p == "" for p in pieces) and token.strip() != "":
-            raise UsageError(f"empty item in {token!r} in {origin}; expected {_VALID_FORMS}")
+            raise UsageError("err.selection.empty_item", token=token, origin=origin, forms=forms)
         parts.extend(word for p in pieces for word in p.split())  # `'C1 C9'` as one argument, as --help shows
     if not parts:
-        raise UsageError(f"{origin} is empty; expected {_VALID_FORMS}")
+        raise UsageError("err.selection.empty", origin=origin, forms=forms)
     presets = [p for p in parts if p.lower() in {"p1", "all"}]
     if presets:
         if len(parts) > 1:
-            raise UsageError(
-                f"preset {presets[0]!r} cannot be combined with other items ({', '.join(map(repr, parts))}) "
-                f"in {origin}; expected {_VALID_FORMS}"
-            )
+            raise UsageError("err.selection.preset_mixed", preset=presets[0],
+                             items=", ".join(map(repr, parts)), origin=origin, forms=forms)
         return P1 if presets[0].lower() == "p1" else tuple(CHECKS)
     chosen: set[CheckId] = set()
     for part in parts:
@@ -200,6 +200,6 @@ def parse_selection(tokens: Iterable[str], *, origin: str = "the check selection
             continue
         check = None if m else _rule_check(part, origin)
         if check is None:
-            raise UsageError(f"unknown check {part!r} in {origin}; expected {_VALID_FORMS}")
+            raise UsageError("err.selection.unknown", part=part, origin=origin, forms=forms)
         chosen.add(check)
     return tuple(c for c in CHECKS if c in chosen)

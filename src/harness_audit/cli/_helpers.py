@@ -10,7 +10,15 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 OUTPUT_DIR_DEFAULT = "the configured `output_dir`, else .harness-audit,"
-"""How every `--output-dir` help names the default (the audit's, `host begin`'s and the later host verbs')."""
+"""How every `--output-dir` help names the default, in English (`output_dir_default` in any language)."""
+
+
+def output_dir_default(lang: str, *, in_path: bool) -> str:
+    """The default output directory as every `--output-dir` help says it (the audit's, `host begin`'s, the later
+    host verbs', the job commands'): in the audited PATH, or in the working directory."""
+    from harness_audit.messages import t
+
+    return t("help.output_dir_default.path" if in_path else "help.output_dir_default.cwd", lang)
 
 
 def cwd_output_dir() -> Path:

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from harness_audit.api import audit, dropped_checks, output_dir, resolve_checks, resolve_root
 from harness_audit.baseline import known_findings
 from harness_audit.catalogue import parse_selection
-from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT, cwd_output_dir, output_dir_option
+from harness_audit.cli._helpers import cwd_output_dir, output_dir_default, output_dir_option
 from harness_audit.config import FORMATS, AuditConfig, build_config
 from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import CheckId, Finding, OutcomeStatus, Verdict
-from harness_audit.messages import resolve_language, t
+from harness_audit.messages import Msg, resolve_language, t
 from harness_audit.progress import NO_PROGRESS, Progress
 from harness_audit.report import Report
 from harness_audit.workspace import user_path
@@ -31,58 +31,41 @@ PICKER_CANCELLED = 130
 """Exit status when the picker was cancelled (what a shell reports for Ctrl-C): no audit ran, no report."""
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """Parser of the audit command."""
+def make_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """Parser of the audit command, its help in `lang`."""
     from harness_audit.cli import ArgParser
 
-    p = ArgParser(
-        prog="harness-audit",
-        description="Audit an agent harness for the fifteen robustness checks. Subcommands: checks, explain, bench, trace, "
-                    "host, mcp, jobs, job-output, cancel, resume, replay.",
-        epilog="Selection: C1, c1, C1,C9, 'C1 C9', p1 (the seven priority-1 checks) or all. "
-               "Exit codes: 0 clean, 1 findings at/above --fail-on, 2 usage/config error, 3 audit incomplete.",
-    )
-    p.add_argument("targets", nargs="*", metavar="[PATH] [SELECTION] [FILE…]",
-                   help="directory to audit (default: .) followed by check ids or a preset; files (as a pre-commit "
-                        "hook passes them) limit the findings that count to those files")
+    def h(key: str, **values: object) -> str:
+        return t(f"help.{key}", lang, **values)
+
+    p = ArgParser(prog="harness-audit", lang=lang, description=h("audit.description"), epilog=h("audit.epilog"))
+    p.add_argument("targets", nargs="*", metavar="[PATH] [SELECTION] [FILE…]", help=h("audit.targets"))
     p.add_argument("-c", "--checks", "--check", dest="selection", action="append", metavar="IDS",
-                   help="checks to run, e.g. C1,C9 or p1 (repeatable)")
-    p.add_argument("--engine", choices=["static", "llm", "hybrid"], help="engine (default: static)")
-    p.add_argument("--model", metavar="PROVIDER:NAME", help="model of the llm/hybrid engines, e.g. openai:gpt-4.1-mini")
-    p.add_argument("--base-url", metavar="URL", help="any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, ...)")
-    p.add_argument("--stream", action="store_true", default=None, help="stream model responses")
-    p.add_argument("--estimate", action="store_true",
-                   help="print the planned checks, their landmarks and an upper bound of tokens and money; spend nothing")
-    p.add_argument("--concurrency", type=int, metavar="N", help="check units at once (1-16)")
-    p.add_argument("--exclude", action="append", metavar="DIRS",
-                   help="replace the excluded directory names (comma-separated, repeatable); --exclude '' audits all")
-    p.add_argument("--extend-exclude", action="append", metavar="DIRS", help="add excluded directory names")
-    p.add_argument("-o", "--output-dir", metavar="DIR",
-                   help=f"where reports go, relative to the working directory (default: {OUTPUT_DIR_DEFAULT} in PATH); "
-                        "`-` writes the one --format to stdout instead")
-    p.add_argument("--format", metavar="FMTS", help="output formats, comma-separated: md,json,sarif,html "
-                                                    "(default: md,json,sarif)")
-    p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help="exit 1 at/above this verdict")
-    p.add_argument("--baseline", metavar="OLD.json",
-                   help="a JSON report of an earlier run: only findings not in it (or whose verdict moved) set the "
-                        "exit code")
+                   help=h("audit.checks"))
+    p.add_argument("--engine", choices=["static", "llm", "hybrid"], help=h("audit.engine"))
+    p.add_argument("--model", metavar="PROVIDER:NAME", help=h("audit.model"))
+    p.add_argument("--base-url", metavar="URL", help=h("audit.base_url"))
+    p.add_argument("--stream", action="store_true", default=None, help=h("audit.stream"))
+    p.add_argument("--estimate", action="store_true", help=h("audit.estimate"))
+    p.add_argument("--concurrency", type=int, metavar="N", help=h("audit.concurrency"))
+    p.add_argument("--exclude", action="append", metavar="DIRS", help=h("audit.exclude"))
+    p.add_argument("--extend-exclude", action="append", metavar="DIRS", help=h("audit.extend_exclude"))
+    p.add_argument("-o", "--output-dir", metavar="DIR", help=h("audit.output_dir", default=output_dir_default(lang, in_path=True)))
+    p.add_argument("--format", metavar="FMTS", help=h("audit.format"))
+    p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], help=h("fail_on"))
+    p.add_argument("--baseline", metavar="OLD.json", help=h("audit.baseline"))
     p.add_argument("--no-suppressions", dest="suppressions", action="store_false", default=None,
-                   help="ignore inline `harness-audit: ignore[...]` markers: report every finding")
-    p.add_argument("--allow-empty", action="store_true", default=None,
-                   help="exit 0 even when nothing was audited (0 files, or every selected check not covered)")
-    p.add_argument("--preview", action="store_true", default=None,
-                   help="also run the semantic layer's queries (the engine replacing the shape rules)")
-    p.add_argument("--priority-floor", type=int, choices=[1, 2], help="filter configured checks by priority")
-    p.add_argument("--max-file-bytes", type=int, metavar="N", help="skip larger files")
-    p.add_argument("--language", choices=["auto", "en", "zh"], help="language of glosses")
-    p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache")
-    p.add_argument("--trace", dest="traces", action="append", metavar="FILE",
-                   help="also check this recorded trace and report it with the code audit (repeatable)")
-    p.add_argument("--background", action="store_true", default=None,
-                   help="start the audit as a background job, print its id and return at once "
-                        "(follow it with `harness-audit job-output ID`)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
-    p.add_argument("--verbose", action="store_true", help="show tracebacks of internal errors")
+                   help=h("audit.no_suppressions"))
+    p.add_argument("--allow-empty", action="store_true", default=None, help=h("audit.allow_empty"))
+    p.add_argument("--preview", action="store_true", default=None, help=h("audit.preview"))
+    p.add_argument("--priority-floor", type=int, choices=[1, 2], help=h("audit.priority_floor"))
+    p.add_argument("--max-file-bytes", type=int, metavar="N", help=h("audit.max_file_bytes"))
+    p.add_argument("--language", choices=["auto", "en", "zh"], help=h("language"))
+    p.add_argument("--no-cache", action="store_true", help=h("audit.no_cache"))
+    p.add_argument("--trace", dest="traces", action="append", metavar="FILE", help=h("audit.trace"))
+    p.add_argument("--background", action="store_true", default=None, help=h("audit.background"))
+    p.add_argument("-q", "--quiet", action="store_true", help=h("quiet"))
+    p.add_argument("--verbose", action="store_true", help=h("verbose"))
     return p
 
 
@@ -115,7 +98,7 @@ def _only_files(report: Report, root: Path, files: list[Path]) -> Report:
     for f in files:
         resolved = f.resolve()
         if not resolved.is_relative_to(root):
-            raise UsageError(f"file {str(f)!r} is outside the audited directory {str(root)!r}")
+            raise UsageError("err.audit.file_outside", file=str(f), root=str(root))
         wanted.add(resolved.relative_to(root).as_posix())
     return dataclasses.replace(report, findings=tuple(f for f in report.findings if f.file in wanted))
 
@@ -141,8 +124,8 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
     if formats is not None:
         bad = [f for f in formats if f not in FORMATS]
         if bad or not formats:
-            raise UsageError(f"unknown format {', '.join(map(repr, bad)) or repr(ns.format)} in --format; "
-                             f"expected a comma-separated list of {', '.join(FORMATS)}")
+            raise UsageError("err.format.unknown", bad=", ".join(map(repr, bad)) or repr(ns.format),
+                             formats=", ".join(FORMATS))
     return {
         "engine": ns.engine, "concurrency": ns.concurrency, "exclude_paths": _list(ns.exclude),
         "extend_exclude_paths": _list(ns.extend_exclude), "output_dir": output_dir_flag(ns.output_dir),
@@ -160,9 +143,9 @@ def output_dir_flag(value: str | None) -> str | None:
     if value is None or value == "-":
         return None
     try:
-        return str(user_path(value, "the output directory").resolve())
+        return str(user_path(value, Msg("what.output_dir")).resolve())
     except (OSError, ValueError, RuntimeError) as exc:
-        raise path_error("the output directory", value, exc) from None
+        raise path_error(Msg("what.output_dir"), value, exc) from None
 
 
 def stdout_format(ns: argparse.Namespace, formats: list[str]) -> str | None:
@@ -170,8 +153,7 @@ def stdout_format(ns: argparse.Namespace, formats: list[str]) -> str | None:
     if ns.output_dir != "-":
         return None
     if len(formats) != 1:
-        raise UsageError(f"`-o -` writes one report to stdout but {len(formats)} formats are selected "
-                         f"({', '.join(formats)}); pass one, e.g. --format json")
+        raise UsageError("err.format.stdout_one", n=len(formats), formats=", ".join(formats))
     return formats[0]
 
 
@@ -265,15 +247,15 @@ def run(ns: argparse.Namespace, *, progress: Progress = NO_PROGRESS, in_job: boo
     path, positional = _split_targets(targets)
     tokens = [*positional, *(ns.selection or [])]
     if ns.selection is not None and any(not s.strip() for s in ns.selection):
-        raise UsageError("--checks was given an empty value; expected ids like C1,C9, or p1 or all")
+        raise UsageError("err.audit.empty_checks_flag")
     overrides = _overrides(ns)
     root = resolve_root(path)
     if not tokens:
         config, _ = build_config(root, overrides)
+        ns.lang = language = resolve_language(config.language)
         if resolve_checks(None, config) is None:
-            language = resolve_language(config.language)
             if not (sys.stdin.isatty() and sys.stderr.isatty()):
-                raise UsageError(t("exit.no_selection", language))
+                raise UsageError("exit.no_selection")
             from harness_audit.cli.picker import PickerCancelled, pick
 
             try:
@@ -285,21 +267,22 @@ def run(ns: argparse.Namespace, *, progress: Progress = NO_PROGRESS, in_job: boo
         from harness_audit.llm.estimate import estimate, render_estimate
 
         config, _ = build_config(root, overrides)
+        ns.lang = resolve_language(config.language)
         checks = resolve_checks(tokens or None, config)
         if checks is None:
-            raise UsageError("--estimate needs a check selection: ids (C1,C9), `p1` or `all`")
+            raise UsageError("err.audit.estimate_needs_selection")
         print(render_estimate(estimate(root, checks, config)))
         return 0
     config, _ = build_config(root, overrides)
+    ns.lang = language = resolve_language(config.language)
     if (ns.background or (config.background and ns.background is None)) and not in_job:
         return _start_job(ns, root, tokens, config)
     from harness_audit.jobs import audit_lock
 
-    language = resolve_language(config.language)
     fmt = stdout_format(ns, list(config.formats))
     baseline = known_findings(ns.baseline) if ns.baseline else None
     for check, why in dropped_checks(tokens or None, config):
-        print(f"harness-audit: {check} not run: {why}", file=sys.stderr)
+        print(f"harness-audit: {t('summary.dropped', language, check=check, why=why)}", file=sys.stderr)
     display = None if in_job else progress_display(ns, resolve_checks(tokens or None, config), config, language)
     # the caller's observers (a background job's log) hear the same events as the terminal display
     observers = Progress([*([display] if display else []), progress.emit])
@@ -329,18 +312,19 @@ def _start_job(ns: argparse.Namespace, root: Path, tokens: list[str], config: Au
 
     checks = resolve_checks(tokens or None, config)
     if checks is None:
-        raise UsageError("a background audit needs a check selection: ids (C1,C9), `p1` or `all`")
+        raise UsageError("err.audit.background_needs_selection")
     out = output_dir(root, config)
     # the job runs in the current directory: relative paths in its command line mean what they mean here
     argv = [a for a in ns.argv if a != "--background"]
     job = jobs.start(argv, cwd=Path.cwd(), output_dir=out, target=root, checks=[c.value for c in checks],
                      engine=config.engine)
     flag = output_dir_option(out, cwd_output_dir())
+    lang = ns.lang
     print(f"job: {job.job_id}")
     if not ns.quiet:
-        print(f"started {config.engine} audit of {root} for {', '.join(c.value for c in checks)} in the background")
-        print(f"follow: harness-audit job-output {job.job_id}{flag} --follow")
-        print(f"cancel: harness-audit cancel {job.job_id}{flag}")
+        print(t("jobs.started", lang, engine=config.engine, root=root, checks=", ".join(c.value for c in checks)))
+        print(t("jobs.follow", lang, command=f"harness-audit job-output {job.job_id}{flag} --follow"))
+        print(t("jobs.cancel", lang, command=f"harness-audit cancel {job.job_id}{flag}"))
     return 0
 
 

@@ -20,33 +20,32 @@ from harness_audit.bench import (
     semgrep_hits,
 )
 from harness_audit.errors import UsageError
+from harness_audit.messages import t
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """Parser of `harness-audit bench`."""
+def make_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """Parser of `harness-audit bench`, its help in `lang`."""
     from harness_audit.cli import ArgParser
 
-    p = ArgParser(prog="harness-audit bench",
-                  description="Score the static engine against a corpus with an answer key (answers*.json), "
-                              "or against the real-bug corpus (a cases .json file; see benchmarks/README.md).")
-    p.add_argument("corpus", help="directory with one folder per project and answers.json beside them, "
-                                  "or a real-bug case file such as benchmarks/realbugs/cases.json")
-    p.add_argument("--semgrep-config", metavar="YML", help="also run semgrep with this ruleset and score it")
-    p.add_argument("--semgrep-json", metavar="DIR",
-                   help="score recorded semgrep output instead of running it: DIR/<project>.json per project")
-    p.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    def h(key: str) -> str:
+        return t(f"help.bench.{key}", lang)
+
+    p = ArgParser(prog="harness-audit bench", lang=lang, description=h("description"))
+    p.add_argument("corpus", help=h("corpus"))
+    p.add_argument("--semgrep-config", metavar="YML", help=h("semgrep_config"))
+    p.add_argument("--semgrep-json", metavar="DIR", help=h("semgrep_json"))
+    p.add_argument("--format", choices=["text", "json"], default="text", help=t("help.format_text_json", lang))
     p.add_argument("--json", dest="as_json", action="store_true", help=argparse.SUPPRESS)  # older spelling
-    p.add_argument("--min-detection", type=float, default=None, metavar="R", help="exit 1 below this detection rate")
-    p.add_argument("--max-false-positives", type=int, default=None, metavar="N", help="exit 1 above this many")
-    real = p.add_argument_group("real-bug corpus (when CORPUS is a case file)")
-    real.add_argument("--trees", metavar="DIR", help="where scripts/realbugs_export.py exported the trees")
-    real.add_argument("--split", choices=("study", "heldout", "all"), default="all", help="which cases to score")
-    real.add_argument("--case", dest="only", action="append", default=[], metavar="ID", help="only this case (repeatable)")
-    real.add_argument("--compare", action="append", default=[], metavar="NAME=EXE",
-                      help="also score another harness-audit executable, e.g. today=/path/.venv/bin/harness-audit")
-    real.add_argument("--semgrep", metavar="EXE", help="semgrep executable for --semgrep-config (default: on PATH)")
-    real.add_argument("--results", metavar="FILE", help="write one JSON line per case and engine")
-    p.add_argument("--preview", action="store_true", help="also run the semantic layer's queries (--preview)")
+    p.add_argument("--min-detection", type=float, default=None, metavar="R", help=h("min_detection"))
+    p.add_argument("--max-false-positives", type=int, default=None, metavar="N", help=h("max_false_positives"))
+    real = p.add_argument_group(h("real"))
+    real.add_argument("--trees", metavar="DIR", help=h("trees"))
+    real.add_argument("--split", choices=("study", "heldout", "all"), default="all", help=h("split"))
+    real.add_argument("--case", dest="only", action="append", default=[], metavar="ID", help=h("case"))
+    real.add_argument("--compare", action="append", default=[], metavar="NAME=EXE", help=h("compare"))
+    real.add_argument("--semgrep", metavar="EXE", help=h("semgrep"))
+    real.add_argument("--results", metavar="FILE", help=h("results"))
+    p.add_argument("--preview", action="store_true", help=h("preview"))
     return p
 
 
@@ -55,7 +54,7 @@ def _recorded(corpus: Path, folder: Path, projects: list[str]) -> EngineRun:
     for project in projects:
         path = folder / f"{project}.json"
         if not path.is_file():
-            raise UsageError(f"no recorded semgrep output {str(path)!r} for project {project!r}")
+            raise UsageError("err.bench.no_recorded", path=str(path), project=project)
         run.hits.extend(semgrep_hits(project, json.loads(path.read_text(encoding="utf-8")),
                                      (corpus / project).resolve()))
     return run
@@ -67,7 +66,7 @@ def run(ns: argparse.Namespace) -> int:
     if corpus.suffix == ".json":
         return _run_realbugs(ns, corpus)
     if not corpus.is_dir():
-        raise UsageError(f"corpus {ns.corpus!r} is not a directory")
+        raise UsageError("err.bench.corpus_not_dir", corpus=ns.corpus)
     key = load_answers(corpus)
     scores: list[Score] = [score(run_engine(corpus, key, preview=ns.preview), key)]
     if ns.semgrep_json:
@@ -75,7 +74,7 @@ def run(ns: argparse.Namespace) -> int:
     elif ns.semgrep_config:
         exe = find_semgrep()
         if exe is None:
-            raise UsageError("semgrep is not installed; `pip install semgrep` or pass --semgrep-json")
+            raise UsageError("err.bench.no_semgrep", alternative="--semgrep-json")
         scores.append(score(run_semgrep(corpus, key, Path(ns.semgrep_config), exe), key))
     ours = scores[0]
     if ns.as_json or ns.format == "json":
@@ -106,11 +105,11 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
     from harness_audit.bench import realbugs as rb
 
     if not ns.trees:
-        raise UsageError("a real-bug case file needs --trees DIR (export them with scripts/realbugs_export.py)")
+        raise UsageError("err.bench.needs_trees")
     cases = [c for c in rb.load_cases(path) if (ns.split == "all" or c.split == ns.split)
              and (not ns.only or c.id in ns.only)]
     if not cases:
-        raise UsageError("no case matches --split/--case")
+        raise UsageError("err.bench.no_case")
     own = rb.HarnessAuditEngine(exe=_own_exe(sys.executable), extra=("--preview",) if ns.preview else ())
     if ns.preview:
         own.name = "harness-audit --preview"
@@ -118,12 +117,12 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
     for spec in ns.compare:
         name, sep, exe = spec.partition("=")
         if not sep or not Path(exe).is_file():
-            raise UsageError(f"--compare {spec!r}: expected NAME=EXECUTABLE of an existing file")
+            raise UsageError("err.bench.bad_compare", spec=spec)
         engines.append(rb.HarnessAuditEngine(exe=exe, name=name))
     if ns.semgrep_config:
         exe = ns.semgrep or shutil.which("semgrep")
         if not exe:
-            raise UsageError("semgrep is not installed; `pip install semgrep` or pass --semgrep EXE")
+            raise UsageError("err.bench.no_semgrep", alternative="--semgrep EXE")
         engines.append(rb.SemgrepEngine(exe=exe, config=Path(ns.semgrep_config)))
     trees = Path(ns.trees)
     results: list[rb.CaseResult] = []
@@ -157,5 +156,5 @@ def _own_exe(python: str) -> str:
     """The harness-audit script beside this interpreter (the engine under test)."""
     exe = Path(python).with_name("harness-audit")
     if not exe.is_file():
-        raise UsageError(f"no harness-audit executable beside {python}; install the project (make test)")
+        raise UsageError("err.bench.no_exe", python=python)
     return str(exe)

@@ -11,19 +11,18 @@ from harness_audit.cli._helpers import console
 from harness_audit.messages import resolve_language, t
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """Parser of `harness-audit checks`."""
+def make_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """Parser of `harness-audit checks`, its help in `lang`."""
     from harness_audit.cli import ArgParser
 
-    p = ArgParser(prog="harness-audit checks", description="List the fifteen checks.")
-    p.add_argument("--language", choices=["auto", "en", "zh"], default="auto",
-                   help="language of the gloss column (auto follows LANG)")
+    p = ArgParser(prog="harness-audit checks", lang=lang, description=t("help.checks.description", lang))
+    p.add_argument("--language", choices=["auto", "en", "zh"], help=t("help.language", lang))
     return p
 
 
 def run(ns: argparse.Namespace) -> int:
     """Print the table, its fixed text in the chosen language."""
-    lang = resolve_language(ns.language)
+    lang = resolve_language(ns.language) if ns.language else ns.lang
     table = Table(title=t("checks.title", lang), show_lines=False)
     for col in ("id", "name", "group", "prio", "requires", "what"):
         table.add_column(t(f"checks.col.{col}", lang), overflow="fold")

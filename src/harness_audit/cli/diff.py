@@ -10,18 +10,19 @@ from harness_audit.baseline import compare, load_report
 from harness_audit.messages import resolve_language, t
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """Parser of `harness-audit diff`."""
+def make_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """Parser of `harness-audit diff`, its help in `lang`."""
     from harness_audit.cli import ArgParser
 
-    p = ArgParser(prog="harness-audit diff", description="Compare two JSON reports by finding fingerprint.",
-                  epilog="Exit codes: 0 nothing new at/above --fail-on, 1 new findings (or a verdict that moved) "
-                         "at/above it, 2 usage error (not a harness-audit JSON report).")
-    p.add_argument("old", metavar="OLD.json", help="the earlier JSON report (the baseline)")
-    p.add_argument("new", metavar="NEW.json", help="the later JSON report")
-    p.add_argument("--format", choices=["text", "json"], default="text", help="output format (default: text)")
+    def h(key: str) -> str:
+        return t(f"help.{key}", lang)
+
+    p = ArgParser(prog="harness-audit diff", lang=lang, description=h("diff.description"), epilog=h("diff.epilog"))
+    p.add_argument("old", metavar="OLD.json", help=h("diff.old"))
+    p.add_argument("new", metavar="NEW.json", help=h("diff.new"))
+    p.add_argument("--format", choices=["text", "json"], default="text", help=h("format_text_json"))
     p.add_argument("--fail-on", choices=["confirmed", "suspected", "never"], default="confirmed",
-                   help="exit 1 when a new finding is at/above this verdict (default: confirmed)")
+                   help=h("diff.fail_on"))
     return p
 
 
@@ -37,9 +38,9 @@ def _line(f: dict[str, Any], lang: str) -> str:
 
 def run(ns: argparse.Namespace) -> int:
     """Print the difference and return whether anything new crosses --fail-on."""
-    old, new = load_report(ns.old, role="old report"), load_report(ns.new, role="new report")
+    old, new = load_report(ns.old, role="old"), load_report(ns.new, role="new")
     d = compare(old["findings"], new["findings"])
-    lang = resolve_language(ns.language)
+    lang = resolve_language(ns.language) if ns.language else ns.lang
     if ns.format == "json":
         print(json.dumps({"new": list(d.new), "fixed": list(d.fixed), "unchanged": len(d.unchanged),
                           "verdict_changed": [{"old": o, "new": n} for o, n in d.verdict_changed]}, indent=2,

@@ -16,107 +16,91 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness_audit.cli._helpers import OUTPUT_DIR_DEFAULT, cwd_output_dir, output_dir_option
+from harness_audit.cli._helpers import cwd_output_dir, output_dir_default, output_dir_option
 from harness_audit.errors import UsageError, path_error
 from harness_audit.findings import LandmarkKind
+from harness_audit.messages import Msg, t
 from harness_audit.workspace import user_path
-
-_WHERE = ("A run's state and, at `finish`, its md/json/sarif reports go to one output directory: `begin "
-          "--output-dir DIR`, else the configured `output_dir`, else .harness-audit in PATH. The later verbs look "
-          "under their --output-dir, else the working directory's default; the commands each verb prints carry "
-          "--output-dir whenever the run is elsewhere.")
-"""Where a host run's files go, as every help of `host` says it (SKILL.md and docs/host.md say the same)."""
 
 VERBS = ("begin", "landmark", "dismiss-landmark", "next", "report", "dismiss", "finish", "status")
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """Parser of `harness-audit host VERB …`."""
+def make_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """Parser of `harness-audit host VERB …`, its help in `lang`."""
     from harness_audit.cli import ArgParser
 
-    p = ArgParser(prog="harness-audit host",
-                  description="Host-model audit, one protocol step per call: begin, then landmark… next, "
-                              "report…/dismiss… next … finish. The host's own model is the auditor; every report "
-                              "goes through the evidence gate. " + _WHERE)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", parser_class=ArgParser)
+    def h(key: str, **values: object) -> str:
+        return t(f"help.host.{key}", lang, **values)
+
+    p = ArgParser(prog="harness-audit host", lang=lang, description=h("description"))
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", parser_class=ArgParser, help=h("verb"))
     verbs.required = True
 
-    def verb(name: str, help_text: str, *, run: bool = True) -> argparse.ArgumentParser:
-        sub = verbs.add_parser(name, help=help_text, description=help_text)
+    def verb(name: str, *, run: bool = True) -> argparse.ArgumentParser:
+        help_text = h(name.replace("-", "_"))
+        sub = verbs.add_parser(name, help=help_text, description=help_text, lang=lang)
         if run:
-            sub.add_argument("run_id", metavar="RUN", help="the run id `host begin` printed (`run: ID`)")
+            sub.add_argument("run_id", metavar="RUN", help=h("run"))
             sub.add_argument("--output-dir", metavar="DIR",
-                             help="the run's output directory, as `begin` printed it on its `output-dir:` line; "
-                                  "relative to the working directory "
-                                  f"(default: {OUTPUT_DIR_DEFAULT} in the working directory). The commands `begin` "
-                                  "and each verb print carry it whenever the run is elsewhere")
+                             help=h("output_dir_later", default=output_dir_default(lang, in_path=False)))
         else:
             sub.add_argument("--output-dir", metavar="DIR",
-                             help="where the run's state and, at `finish`, its reports go; relative to the working "
-                                  f"directory (default: {OUTPUT_DIR_DEFAULT} in PATH). Pass it to have the reports "
-                                  "somewhere particular")
-        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+                             help=h("output_dir_begin", default=output_dir_default(lang, in_path=True)))
+        sub.add_argument("--json", action="store_true", help=t("help.json", lang))
         return sub
 
-    b = verb("begin", "start a run: static recon and leads, then the recon instructions; prints `run: ID` and "
-                      "`output-dir: DIR`", run=False)
-    b.add_argument("path", metavar="PATH", help="directory to audit")
-    b.add_argument("selection", nargs="+", metavar="SELECTION", help="check ids (C1,C9), p1 or all")
-    lm = verb("landmark", "report one landmark (recon, before the first `next`)")
-    lm.add_argument("--kind", required=True,
-                    help=f"one of the eleven landmark kinds: {', '.join(k.value for k in LandmarkKind)}")
-    lm.add_argument("--file", required=True, help="workspace-relative path")
-    lm.add_argument("--line", required=True, type=_line, help="1-based line")
-    lm.add_argument("--symbol", help="enclosing function or class, dotted")
-    lm.add_argument("--confidence", choices=["high", "medium", "low"], default="medium")
-    lm.add_argument("--evidence", default="",
-                    help="the line's code, copied exactly: the gate checks it like a finding's excerpt and records "
-                         "the landmark at the line where it starts")
-    dl = verb("dismiss-landmark", "dismiss one landmark recon listed that is wrong, with the reason (recon only; "
-                                  "the report lists it, no check uses it)")
-    dl.add_argument("--kind", required=True, help="the landmark's kind, as the recon list shows it")
-    dl.add_argument("--file", required=True, help="its workspace-relative path, as the recon list shows it")
-    dl.add_argument("--line", required=True, type=_line, help="its line, as the recon list shows it")
-    dl.add_argument("--reason", required=True, help="why it is wrong: what the code there is instead (goes into "
-                                                    "the report)")
-    verb("next", "end recon or the current check and get the next check (or `finish`)")
-    r = verb("report", "report one finding for the current check")
-    r.add_argument("--check", required=True, help="the current check, e.g. C1")
-    r.add_argument("--verdict", required=True, help="confirmed, suspected or not-implemented")
-    r.add_argument("--file", help="workspace-relative path (none for a check-level not-implemented)")
-    r.add_argument("--line", type=_line, help="1-based line of the defect")
-    r.add_argument("--evidence", required=True,
-                   help="lines copied exactly from the file ('-' reads them from standard input)")
-    r.add_argument("--claim", required=True, help="one sentence: what is wrong")
-    r.add_argument("--consequence", required=True, help="what a user of the harness sees because of it")
-    r.add_argument("--direction", default="", help="how to fix it")
-    r.add_argument("--confirm-hint", default="", help="for suspected: exactly what a human must verify")
-    r.add_argument("--lead", default="", help="the static lead this finding confirms, e.g. C1-2 (optional)")
-    d = verb("dismiss", "dismiss one static lead of the current check, with the reason it is wrong")
-    d.add_argument("lead", metavar="LEAD", help="the lead id, e.g. C1-2")
-    d.add_argument("--reason", required=True, help="why the lead is wrong (goes into the report)")
-    verb("finish", "end the run: aggregate, write the md/json/sarif reports into the run's output directory, "
-                   "print the summary and their paths")
-    verb("status", "where the run stands and what to do next")
+    b = verb("begin", run=False)
+    b.add_argument("path", metavar="PATH", help=h("begin.path"))
+    b.add_argument("selection", nargs="+", metavar="SELECTION", help=h("begin.selection"))
+    lm = verb("landmark")
+    lm.add_argument("--kind", required=True, help=h("landmark.kind", kinds=", ".join(k.value for k in LandmarkKind)))
+    lm.add_argument("--file", required=True, help=h("file"))
+    lm.add_argument("--line", required=True, type=_line, help=h("line"))
+    lm.add_argument("--symbol", help=h("symbol"))
+    lm.add_argument("--confidence", choices=["high", "medium", "low"], default="medium", help=h("confidence"))
+    lm.add_argument("--evidence", default="", help=h("landmark.evidence"))
+    dl = verb("dismiss-landmark")
+    dl.add_argument("--kind", required=True, help=h("dismiss_landmark.kind"))
+    dl.add_argument("--file", required=True, help=h("dismiss_landmark.file"))
+    dl.add_argument("--line", required=True, type=_line, help=h("dismiss_landmark.line"))
+    dl.add_argument("--reason", required=True, help=h("dismiss_landmark.reason"))
+    verb("next")
+    r = verb("report")
+    r.add_argument("--check", required=True, help=h("report.check"))
+    r.add_argument("--verdict", required=True, help=h("report.verdict"))
+    r.add_argument("--file", help=h("report.file"))
+    r.add_argument("--line", type=_line, help=h("report.line"))
+    r.add_argument("--evidence", required=True, help=h("report.evidence"))
+    r.add_argument("--claim", required=True, help=h("report.claim"))
+    r.add_argument("--consequence", required=True, help=h("report.consequence"))
+    r.add_argument("--direction", default="", help=h("report.direction"))
+    r.add_argument("--confirm-hint", default="", help=h("report.confirm_hint"))
+    r.add_argument("--lead", default="", help=h("report.lead"))
+    d = verb("dismiss")
+    d.add_argument("lead", metavar="LEAD", help=h("dismiss.lead"))
+    d.add_argument("--reason", required=True, help=h("dismiss.reason"))
+    verb("finish")
+    verb("status")
     return p
 
 
 def _line(raw: str) -> int:
+    # the refusal travels as argparse's English text; `cli.argparse_message` finds its `arg.*` message again
     try:
         value = int(raw)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not a line number; give a 1-based integer") from None
+        raise argparse.ArgumentTypeError(str(Msg("arg.line_not_int", value=repr(raw)))) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{raw!r} is not a line number; lines start at 1")
+        raise argparse.ArgumentTypeError(str(Msg("arg.line_below_one", value=repr(raw))))
     return value
 
 
 def _output_dir(value: str) -> Path:
     """`--output-dir` against the working directory, normalised (no `..`): what every printed command names."""
     try:
-        return user_path(value, "the output directory").resolve()
+        return user_path(value, Msg("what.output_dir")).resolve()
     except (OSError, ValueError, RuntimeError) as exc:
-        raise path_error("the output directory", value, exc) from None
+        raise path_error(Msg("what.output_dir"), value, exc) from None
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -147,7 +131,7 @@ def run(ns: argparse.Namespace) -> int:
     elif ns.verb == "report":
         evidence = sys.stdin.read() if ns.evidence == "-" else ns.evidence
         if not evidence.strip():
-            raise UsageError("--evidence is empty; copy the line(s) of code you cite from the file")
+            raise UsageError("err.host.empty_evidence")
         result = host.report_finding(run_dir, check=ns.check, verdict=ns.verdict, file=ns.file, line=ns.line,
                                      evidence=evidence, claim=ns.claim, consequence=ns.consequence,
                                      direction=ns.direction, confirm_hint=ns.confirm_hint, lead=ns.lead,

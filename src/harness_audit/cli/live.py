@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness_audit.findings import CheckId, OutcomeStatus, Usage, Verdict
-from harness_audit.messages import t
+from harness_audit.messages import localize, t
 from harness_audit.progress import ProgressEvent, ProgressKind
 from harness_audit.render.summary import final_line, money, tokens_text
 from harness_audit.report import Price, Report
@@ -179,7 +179,7 @@ def print_summary(console: Console, report: Report, paths: list[Path], language:
         if o.missing_landmarks:
             why = t("progress.missing", lang, kinds=", ".join(k.value for k in o.missing_landmarks))
         else:
-            why = o.error or ""
+            why = localize(o.error, lang) if o.error else ""
         status = t(f"state.{o.status.value}", lang) + (f":{o.failure_code}" if o.failure_code else "")
         console.print(f"  [dim]{o.check.value:>3} {escape(status)}: {escape(why)}[/]", highlight=False)
     for p in paths:

@@ -6,37 +6,36 @@ import argparse
 from pathlib import Path
 
 from harness_audit.errors import UsageError
+from harness_audit.messages import t
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """Parser of the mcp command."""
+def make_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """Parser of the mcp command, its help in `lang`."""
     from harness_audit.cli import ArgParser
 
-    p = ArgParser(prog="harness-audit mcp",
-                  description="MCP server (stdio by default) for agent hosts: host-model audit tools "
-                              "(begin_host_audit … finish_host_audit), background audits (start_audit, job_output, "
-                              "cancel_audit, list_checks) and the `harness-audit` prompt.")
-    p.add_argument("--root", metavar="DIR", help="directory that relative paths start from (default: .)")
-    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio (loopback only)")
-    p.add_argument("--host", default="127.0.0.1", help="HTTP address: 127.0.0.1 (default), localhost or ::1")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default: 8765)")
+    def h(key: str) -> str:
+        return t(f"help.mcp.{key}", lang)
+
+    p = ArgParser(prog="harness-audit mcp", lang=lang, description=h("description"))
+    p.add_argument("--root", metavar="DIR", help=h("root"))
+    p.add_argument("--http", action="store_true", help=h("http"))
+    p.add_argument("--host", default="127.0.0.1", help=h("host"))
+    p.add_argument("--port", type=int, default=8765, help=h("port"))
     return p
 
 
 def run(ns: argparse.Namespace) -> int:
     """Serve until the host closes the connection."""
     if ns.host not in _LOOPBACK:
-        raise UsageError(f"--host {ns.host!r} is not a loopback address; the server binds only to "
-                         f"{', '.join(_LOOPBACK)} (it reads the workspace and writes reports)")
+        raise UsageError("err.mcp.not_loopback", host=ns.host, allowed=", ".join(_LOOPBACK))
     root = Path(ns.root).expanduser().resolve() if ns.root else None
     if root is not None and not root.is_dir():
-        raise UsageError(f"--root {ns.root!r} is not a directory")
+        raise UsageError("err.root_not_dir", root=ns.root)
     try:
         from harness_audit.mcp.server import serve
     except ImportError as exc:
-        raise UsageError(f"`harness-audit mcp` needs the MCP SDK ({exc.name or exc} is missing): "
-                         "pip install '.[mcp]' in the harness-audit checkout") from exc
+        raise UsageError("err.mcp.sdk_missing", missing=exc.name or str(exc)) from exc
     serve(root=root, http=ns.http, host_name=ns.host, port=ns.port)
     return 0

@@ -8,41 +8,36 @@ import stat
 from pathlib import Path
 
 from harness_audit.errors import UsageError, path_error
+from harness_audit.messages import Msg, t
 from harness_audit.workspace import user_path
 
 
-def make_parser(name: str) -> argparse.ArgumentParser:
+def make_parser(name: str, lang: str = "en") -> argparse.ArgumentParser:
+    """Parser of `resume`, `replay` or `cancel`, its help in `lang`."""
     from harness_audit.cli import ArgParser
+    from harness_audit.cli._helpers import output_dir_default
 
-    helps = {
-        "resume": "continue a cancelled or crashed llm/hybrid run: finished checks are kept, the rest run again",
-        "replay": "re-render a run's report from its ledger; with --rerun, re-run the engine on the recorded "
-                  "responses (no provider)",
-        "cancel": "stop a background job (job-…) or a running llm/hybrid audit (its run directory); it writes a "
-                  "partial report marked cancelled",
-    }
-    p = ArgParser(prog=f"harness-audit {name}", description=helps[name])
+    def h(key: str, **values: object) -> str:
+        return t(f"help.{key}", lang, **values)
+
+    p = ArgParser(prog=f"harness-audit {name}", lang=lang, description=h(f"{name}.description"))
     if name == "cancel":
-        p.add_argument("run_dir", metavar="ID|RUN_DIR", help="a job id, or the run directory holding ledger.jsonl")
-        p.add_argument("--output-dir", metavar="DIR",
-                       help="where the job lives (default: the output directory configured for .)")
+        p.add_argument("run_dir", metavar="ID|RUN_DIR", help=h("cancel.target"))
+        p.add_argument("--output-dir", metavar="DIR", help=h("cancel.output_dir", default=output_dir_default(lang, in_path=False)))
     else:
-        p.add_argument("run_dir", metavar="RUN_DIR", help="the run directory holding ledger.jsonl")
+        p.add_argument("run_dir", metavar="RUN_DIR", help=h("runs.run_dir"))
     if name == "replay":
-        p.add_argument("--rerun", action="store_true", help="re-run the engine against a replay model")
+        p.add_argument("--rerun", action="store_true", help=h("replay.rerun"))
     if name == "resume":
-        p.add_argument("--base-url", metavar="URL",
-                       help="send the remaining requests to this endpoint instead (the same provider protocol)")
+        p.add_argument("--base-url", metavar="URL", help=h("resume.base_url"))
     if name in ("replay", "resume"):
-        p.add_argument("--root", metavar="PATH",
-                       help="the audited directory (default: the one holding the run's output directory; the path "
-                            "a ledger names is never trusted)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the report paths")
+        p.add_argument("--root", metavar="PATH", help=h("runs.root"))
+    p.add_argument("-q", "--quiet", action="store_true", help=h("quiet"))
     return p
 
 
 def _run_dir(raw: str) -> Path:
-    path = user_path(raw, "a run directory")
+    path = user_path(raw, Msg("what.run_dir"))
     try:
         if path.name == "ledger.jsonl" and stat.S_ISREG(os.stat(path).st_mode):
             path = path.parent
@@ -50,10 +45,9 @@ def _run_dir(raw: str) -> Path:
             raise FileNotFoundError
         return path.resolve()
     except FileNotFoundError:
-        raise UsageError(f"{raw!r} is not a run directory (no ledger.jsonl in it); model runs are kept under "
-                         "<output_dir>/runs/<run-id>") from None
+        raise UsageError("err.runs.not_run_dir", path=raw) from None
     except (OSError, ValueError, RuntimeError) as exc:
-        raise path_error("a run directory", raw, exc) from None
+        raise path_error(Msg("what.run_dir"), raw, exc) from None
 
 
 def run(name: str, ns: argparse.Namespace) -> int:
@@ -71,12 +65,12 @@ def run(name: str, ns: argparse.Namespace) -> int:
         try:
             (run_dir / CANCEL_FILE).write_text("cancel requested\n", encoding="utf-8")
         except OSError as exc:
-            raise path_error("the run directory to cancel", run_dir, exc) from None
-        print(f"cancel requested for {run_dir.name}; the run stops its requests and writes a partial report")
+            raise path_error(Msg("what.cancel_dir"), run_dir, exc) from None
+        print(t("runs.cancel_requested", ns.lang, name=run_dir.name))
         return 0
     from harness_audit.llm.replay import load_run, replay_run, rerender, resume_run
 
-    root = user_path(ns.root, "the audited directory") if ns.root else None
+    root = user_path(ns.root, Msg("what.audited_dir")) if ns.root else None
     if name == "replay" and not ns.rerun:
         report, paths = rerender(run_dir, root=root)
     elif name == "replay":
@@ -85,8 +79,9 @@ def run(name: str, ns: argparse.Namespace) -> int:
         report, paths = resume_run(run_dir, root=root, base_url=ns.base_url)
     from harness_audit.messages import resolve_language
 
-    print_result(report, paths, quiet=ns.quiet, language=resolve_language(getattr(ns, "language", None)))
-    return exit_code(report, load_run(run_dir).config.fail_on)
+    language = resolve_language(ns.language) if getattr(ns, "language", None) else ns.lang
+    print_result(report, paths, quiet=ns.quiet, language=language)
+    return exit_code(report, load_run(run_dir).config.fail_on, language=language)
 
 
 def _cancel_job(ns: argparse.Namespace) -> int:
@@ -95,8 +90,7 @@ def _cancel_job(ns: argparse.Namespace) -> int:
 
     job = jobs.cancel(jobs.find(ns.run_dir, output_dir_of(ns)))
     if job.state in jobs.TERMINAL:
-        print(f"{job.job_id} is already over ({job.state}); nothing to cancel")
+        print(t("runs.job_over", ns.lang, job_id=job.job_id, state=job.state_text(ns.lang)))
     else:
-        print(f"cancel requested for {job.job_id}; it stops and writes a partial report marked cancelled "
-              f"(harness-audit job-output {job.job_id} --follow)")
+        print(t("runs.job_cancel_requested", ns.lang, job_id=job.job_id))
     return 0

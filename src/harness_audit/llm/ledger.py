@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness_audit.errors import UsageError
+from harness_audit.errors import UsageError, os_reason
 from harness_audit.llm.events import parse_event
 
 LEDGER_NAME = "ledger.jsonl"
@@ -81,8 +81,7 @@ def read_ledger(path: Path) -> LedgerRead:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise UsageError(f"cannot read the ledger {path}: {exc.strerror or exc}. "
-                         "Pass a run directory written by an llm or hybrid audit (<output_dir>/runs/<run-id>).") from exc
+        raise UsageError("err.ledger.unreadable", path=str(path), reason=os_reason(exc)) from exc
     lines = raw.split(b"\n")
     torn = bool(lines and lines[-1])  # no final newline: the last write did not finish
     complete = lines[:-1]

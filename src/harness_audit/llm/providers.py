@@ -27,9 +27,7 @@ def split_model(spec: str) -> tuple[str, str]:
     """`provider:name` -> (provider, name); refuses anything else with the forms that work."""
     provider, sep, name = spec.partition(":")
     if not sep or not provider or not name:
-        raise UsageError(f"--model {spec!r} is not PROVIDER:NAME. Examples: openai:gpt-4.1-mini, "
-                         "anthropic:claude-sonnet-4-5, or openai:MODEL with --base-url for any OpenAI-compatible "
-                         "server (vLLM, Ollama, DeepSeek, OpenRouter).")
+        raise UsageError("err.model.not_provider_name", spec=spec)
     return provider.strip().lower(), name.strip()
 
 
@@ -85,8 +83,7 @@ def build_model(spec: str, *, base_url: str | None, request_timeout: float) -> M
     provider = _ALIASES.get(provider, provider)
     if provider not in PROVIDERS:
         supported = ", ".join(f"{p}:" for p in PROVIDERS)
-        raise UsageError(f"unknown provider {provider!r} in --model {spec!r}; supported: {supported}. Any other "
-                         "OpenAI-compatible server: openai:MODEL with --base-url URL")
+        raise UsageError("err.model.unknown_provider", provider=provider, spec=spec, supported=supported)
     try:
         from pydantic_ai.exceptions import UserError
 
@@ -97,11 +94,11 @@ def build_model(spec: str, *, base_url: str | None, request_timeout: float) -> M
                 return _google(name, base_url=base_url)
             return _openai_compatible(provider, name, base_url=base_url, timeout=request_timeout)
         except UserError as exc:  # pydantic-ai's word on a bad model name for that provider
-            raise UsageError(f"cannot use the model {spec!r}: {' '.join(str(exc).split())}") from None
+            raise UsageError("err.model.unusable", spec=spec, detail=" ".join(str(exc).split())) from None
     except ImportError as exc:
         extra = "gemini" if provider == "google" else "llm"
-        raise UsageError(f"the {provider} model needs extra packages ({exc.name or exc}): "
-                         f"pip install '.[{extra}]' in the harness-audit checkout") from exc
+        raise UsageError("err.model.extra_missing", provider=provider, missing=exc.name or str(exc),
+                         extra=extra) from exc
 
 
 def _require_key(provider: str, *, optional: bool = False) -> str | None:
@@ -110,8 +107,7 @@ def _require_key(provider: str, *, optional: bool = False) -> str | None:
         return None
     key = os.environ.get(var) or (os.environ.get("GEMINI_API_KEY") if provider == "google" else None)
     if not key and not optional:
-        raise UsageError(f"the {provider} model needs an API key in the environment variable {var} "
-                         "(it is read from the environment only, never from a file).")
+        raise UsageError("err.model.no_key", provider=provider, var=var)
     return key
 
 
@@ -121,8 +117,7 @@ def _openai_compatible(provider: str, name: str, *, base_url: str | None, timeou
 
     url = base_url or os.environ.get(_URL_VARS.get(provider, ""), "") or _DEFAULT_URLS.get(provider)
     if provider == "vllm" and not url:
-        raise UsageError("the vllm model needs the server's address: pass --base-url http://HOST:PORT/v1 "
-                         "(or set VLLM_BASE_URL)")
+        raise UsageError("err.model.vllm_url")
     # a local or self-hosted server often needs no key: send a placeholder rather than none
     local = provider in ("ollama", "vllm") or (provider == "openai" and base_url is not None)
     key = _require_key(provider, optional=local) or "unused"

@@ -67,7 +67,7 @@ from harness_audit.llm.events import (
 )
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, LedgerRead, read_ledger
 from harness_audit.llm.prompts import unit_of
-from harness_audit.messages import resolve_language
+from harness_audit.messages import Msg, resolve_language
 from harness_audit.pipeline import docs_url as _docs_url
 from harness_audit.render import write_reports
 from harness_audit.report import FileNote, LandmarkKey, Report, RunMeta, split_dismissed
@@ -137,14 +137,13 @@ def _usage(data: UsageData | None) -> Usage:
 def _validated(path: Path, read: LedgerRead) -> list[tuple[int, dict[str, Any], Any]]:
     """Every event of `read` checked against the schema; the first bad line is a `UsageError` naming it."""
     if read.skipped:
-        raise UsageError(f"{path}, line {read.skipped[0]}: not a JSON object; a ledger holds one event per line "
-                         "(a damaged or hand-edited ledger cannot be replayed)")
+        raise UsageError("err.ledger.not_object", path=str(path), line=read.skipped[0])
     out: list[tuple[int, dict[str, Any], Any]] = []
     for number, raw in zip(read.numbers, read.events, strict=True):
         try:
             out.append((number, raw, parse_event(raw)))
         except BadEvent as exc:
-            raise UsageError(f"{path}, line {number}: {exc}") from None
+            raise UsageError("err.ledger.bad_event", path=str(path), line=number, detail=str(exc)) from None
     return out
 
 
@@ -156,18 +155,17 @@ def load_run(run_dir: Path) -> RunRecord:
     events = _validated(path, read)
     starts = [(n, e) for n, _, e in events if isinstance(e, RunStart)]
     if not starts:
-        raise UsageError(f"{path} has no run-start event; it is not a harness-audit ledger")
+        raise UsageError("err.ledger.no_start", path=str(path))
     number, start = starts[-1]
     if start.version != LEDGER_VERSION:
-        raise UsageError(f"{path} is a version {start.version!r} ledger; this harness-audit reads version "
-                         f"{LEDGER_VERSION} (re-run the audit to record it again)")
+        raise UsageError("err.ledger.version", path=str(path), version=start.version, supported=LEDGER_VERSION)
     try:
         config = AuditConfig.model_validate(start.config)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "config"
-        raise UsageError(f"{path}, line {number}: `run-start` event: config.{where}: "
-                         f"{' '.join(str(first['msg']).split())[:200]}") from None
+        raise UsageError("err.ledger.bad_config", path=str(path), line=number, where=where,
+                         detail=" ".join(str(first["msg"]).split())[:200]) from None
     units: dict[str, _UnitRecord] = defaultdict(_UnitRecord)
     recon_end: ReconEnd | None = None
     run_end: RunEnd | None = None
@@ -217,7 +215,7 @@ def audited_root(rec: RunRecord, given: Path | None = None) -> Path:
     """
     if given is not None:
         if not given.is_dir():
-            raise UsageError(f"--root {str(given)!r} is not a directory")
+            raise UsageError("err.root_not_dir", root=str(given))
         return given.resolve()
     out = rec.run_dir.parent.parent
     recorded_root = PurePath(rec.start.root)
@@ -225,16 +223,14 @@ def audited_root(rec: RunRecord, given: Path | None = None) -> Path:
     if rec.run_dir.parent.name == "runs" and recorded_out.parent == recorded_root and recorded_out.name == out.name \
             and out.parent.is_dir():
         return out.parent.resolve()
-    raise UsageError(f"cannot tell which tree run {rec.start.run_id} audited from where its ledger is (its reports "
-                     "went outside the audited directory); pass the audited directory with --root PATH (the ledger "
-                     f"says {rec.start.root!r}, which is not trusted)")
+    raise UsageError("err.ledger.which_root", run_id=rec.start.run_id, root=rec.start.root)
 
 
 def _outcome(check: CheckId, rec: _UnitRecord | None, *, interrupted: bool) -> CheckOutcome:
     end = rec.end if rec else None
     if end is None:
         status = OutcomeStatus.CANCELLED if interrupted else OutcomeStatus.FAILED
-        return CheckOutcome(check=check, status=status, error="the run ended before this check finished")
+        return CheckOutcome(check=check, status=status, error=str(Msg("note.ended_before_check")))
     missing = tuple(LandmarkKind(k) for k in end.missing if k in LandmarkKind.__members__.values())
     assert rec is not None
     # the spend of every attempt: a check cancelled, then resumed, cost both attempts
@@ -312,7 +308,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         excluded_dirs=extra.excluded_dirs, model=rec.start.model,
         base_url=rec.start.base_url, resumed=tuple(rec.start.resumed),
         ledger=str(rec.run_dir / LEDGER_NAME),
-        notes=(*extra.notes, "Re-rendered from the ledger."),
+        notes=(*extra.notes, str(Msg("note.rerendered"))),
         price=rec.start.price.value() if rec.start.price is not None else price_of(config),
         language=resolve_language(config.language), docs_url=_docs_url(config.docs_url),
     )
@@ -455,7 +451,7 @@ def replay_run(run_dir: Path, *, root: Path | None = None) -> tuple[Report, list
     result = run_audit(audited_root(rec, root), rec.checks, config,
                        model_options=ModelOptions(model=ReplayModel(rec, canceller), sleep=_no_wait,
                                                   canceller=canceller, prior=earlier,
-                                                  extra_notes=[f"Replayed from run {rec.start.run_id}."]))
+                                                  extra_notes=[str(Msg("note.replayed", run_id=rec.start.run_id))]))
     return result.report, list(result.paths)
 
 
@@ -466,8 +462,7 @@ def resume_run(run_dir: Path, *, root: Path | None = None, base_url: str | None 
 
     rec = load_run(run_dir)
     if rec.end is not None and rec.end.state == "complete":
-        raise UsageError(f"run {rec.start.run_id} completed; there is nothing to resume "
-                         "(use `harness-audit replay` to see its report again)")
+        raise UsageError("err.ledger.nothing_to_resume", run_id=rec.start.run_id)
     tree = audited_root(rec, root)
     prior = load_prior(rec)
     # the request that stopped the interrupted run must not stop this one the moment it starts
@@ -475,5 +470,5 @@ def resume_run(run_dir: Path, *, root: Path | None = None, base_url: str | None 
     config = rec.config if base_url is None else rec.config.model_copy(update={"base_url": base_url})
     result = run_audit(tree, rec.checks, config,
                        model_options=ModelOptions(prior=prior, run_dir=rec.run_dir,
-                                                  extra_notes=[f"Resumed run {rec.start.run_id}."]))
+                                                  extra_notes=[str(Msg("note.resumed", run_id=rec.start.run_id))]))
     return result.report, list(result.paths)

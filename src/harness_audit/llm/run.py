@@ -31,6 +31,7 @@ from harness_audit.llm.prices import price_of, token_weights
 from harness_audit.llm.prompts import system_prompt, tool_schemas
 from harness_audit.llm.providers import build_model, cache_settings, redact_url
 from harness_audit.llm.tools import NavigationTools
+from harness_audit.messages import Msg
 from harness_audit.pipeline import PhaseResult, gate_landmarks, git_state, run_static
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind
 from harness_audit.report import FileNote, Price
@@ -94,9 +95,7 @@ def model_phase(
     """Run recon and the check subagents; return gated data for the shared pipeline tail."""
     options = options or ModelOptions()
     if options.model is None and not config.model:
-        raise UsageError(f"engine {config.engine!r} needs a model: pass --model PROVIDER:NAME "
-                         "(e.g. openai:gpt-4.1-mini, or with --base-url for an OpenAI-compatible server) "
-                         "or set `model` in the configuration")
+        raise UsageError("err.model.none", engine=config.engine)
     model = options.model or build_model(config.model or "", base_url=config.base_url,
                                          request_timeout=config.request_timeout_s)
     run_dir = options.run_dir or output_dir / "runs" / run_id
@@ -147,11 +146,11 @@ def model_phase(
         state = _state(phase)
         notes = list(options.extra_notes)
         if phase.navigation_degraded:
-            notes.append("find_symbol/find_references fell back to text search for some files (no symbol index).")
+            notes.append(str(Msg("note.navigation_text")))
         if phase.recon_status == "static":
-            notes.append("Static recon found every required landmark; no recon subagent ran.")
+            notes.append(str(Msg("note.static_recon_enough")))
         if phase.recon_error:
-            notes.append(f"Recon failed ({phase.recon_error}).")
+            notes.append(str(Msg("note.recon_failed", error=phase.recon_error)))
         commit, dirty = git_state(ws.root)
         meta = {"commit": commit, "dirty": dirty, "files_scanned": len(discovery.files),
                 "excluded_dirs": discovery.excluded_dirs, "notes": notes,

@@ -58,8 +58,7 @@ def build_server(root: Path | None = None) -> MCPServer:
         p = Path(path).expanduser()
         resolved = (p if p.is_absolute() else base / p).resolve()
         if not resolved.is_relative_to(base):
-            raise HarnessAuditError(f"path {path!r} is outside the server's root {base}; the server audits only "
-                                    "directories inside it (start it with --root to choose another)")
+            raise HarnessAuditError("err.mcp.outside_root", path=path, root=str(base))
         return resolved
 
     def run_dir(run_id: str, path: str) -> Path:
@@ -159,7 +158,7 @@ def build_server(root: Path | None = None) -> MCPServer:
             config, _ = build_config(root_, {"engine": engine})
             chosen = resolve_checks([checks], config) or ()
             if config.engine != "static" and not config.model:
-                raise HarnessAuditError(f"engine {engine!r} needs a `model` in the project's configuration")
+                raise HarnessAuditError("err.mcp.needs_model", engine=engine)
             job = jobs.start([str(root_), checks, "--engine", engine, "-q"], cwd=root_,
                              output_dir=output_dir(root_, config), target=root_, checks=[c.value for c in chosen],
                              engine=engine)

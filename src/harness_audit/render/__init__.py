@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness_audit.errors import path_error
 from harness_audit.findings import CheckId
+from harness_audit.messages import Msg
 from harness_audit.render.html import render_html
 from harness_audit.render.json_report import render_json
 from harness_audit.render.markdown import render_markdown
@@ -51,7 +52,7 @@ def prepare_output_dir(path: Path) -> Path:
         os.close(fd)
         os.unlink(probe)
     except (OSError, ValueError) as exc:
-        raise path_error("the output directory", path, exc) from None
+        raise path_error(Msg("what.output_dir"), path, exc) from None
     return path
 
 

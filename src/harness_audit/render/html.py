@@ -12,7 +12,7 @@ import re
 from html import escape
 
 from harness_audit.findings import Finding, OutcomeStatus, Verdict
-from harness_audit.messages import t
+from harness_audit.messages import localize, t
 from harness_audit.render.summary import cost_text, final_line
 from harness_audit.report import Report, SiteBlocks
 
@@ -191,7 +191,7 @@ def render_html(r: Report) -> str:
          f" · {escape(t('md.seconds', lang, n=f'{m.duration_s:.2f}'))} · {escape(state)}"),
         (t("md.files", lang), escape(t("md.files_line", lang, scanned=m.files_scanned, skipped=len(r.skipped_files),
                                        unparsed=len(r.unparsed_files)))),
-        *((t("md.note", lang), _text(n)) for n in m.notes),
+        *((t("md.note", lang), _text(localize(n, lang))) for n in m.notes),
     ]
     check_options = "".join(f'<option value="{o.check.value}">{o.check.value} · '
                             f'{escape(t(f"check.{o.check}", lang))}</option>' for o in r.outcomes)
@@ -205,7 +205,8 @@ def render_html(r: Report) -> str:
             f"<tr><td>{o.check} · {escape(t(f'check.{o.check}', lang))}</td><td>"
             f"{escape(t(f'state.{o.status.value}', lang))}</td><td>"
             + escape(t("md.missing", lang, kinds=", ".join(k.value for k in o.missing_landmarks))
-                     if o.missing_landmarks else (o.error or "—")) + "</td></tr>" for o in not_covered)
+                     if o.missing_landmarks else (localize(o.error, lang) if o.error else "—")) + "</td></tr>"
+            for o in not_covered)
         nc = (f"<p>{escape(t('md.not_covered_intro', lang).replace('**', ''))}</p><table><tr>"
               f"<th>{escape(t('md.col.check', lang))}</th><th>{escape(t('md.col.status', lang))}</th>"
               f"<th>{escape(t('md.col.why', lang))}</th></tr>{nc_rows}</table>")

@@ -12,7 +12,7 @@ import re
 
 from harness_audit.findings import CheckOutcome, Finding, OutcomeStatus, Usage, Verdict
 from harness_audit.leads import LeadStatus
-from harness_audit.messages import t
+from harness_audit.messages import localize, t
 from harness_audit.report import Report, SiteBlocks
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|!])")
@@ -147,7 +147,7 @@ def _not_covered(r: Report, lang: str) -> list[str]:
         if o.missing_landmarks:
             why = t("md.missing", lang, kinds=", ".join(k.value for k in o.missing_landmarks))
         else:
-            why = o.error or "—"
+            why = localize(o.error, lang) if o.error else "—"
         out.append(f"| {o.check} · {inline(title(o.check, lang))} | {_status(o, lang)} | {cell(why)} |")
     return [*out, ""]
 
@@ -234,7 +234,7 @@ def _suppressed(r: Report, lang: str) -> list[str]:
                     f"{cell(x.finding.claim)} |" for x in r.suppressed]
             out.append("")
         if r.suppression_problems:
-            out += [t("md.suppression_problems", lang), "", *(f"- {inline(p)}" for p in r.suppression_problems), ""]
+            out += [t("md.suppression_problems", lang), "", *(f"- {inline(localize(p, lang))}" for p in r.suppression_problems), ""]
     return out
 
 
@@ -260,7 +260,7 @@ def render_markdown(r: Report) -> str:
         out.append(f"- **{t('md.resumed', lang)}:** {t('md.resumed_line', lang, checks=', '.join(m.resumed))}")
     if m.ledger:
         out.append(f"- **{t('md.ledger', lang)}:** {code(m.ledger)}")
-    out += [f"- **{t('md.note', lang)}:** {prose(n)}" for n in m.notes]
+    out += [f"- **{t('md.note', lang)}:** {prose(localize(n, lang))}" for n in m.notes]
     cols = ("group", "checks", "confirmed", "suspected", "not_implemented", "not_covered")
     out += ["", f"## {t('md.summary', lang)}", "",
             "| " + " | ".join(t(f"md.col.{c}", lang) for c in cols) + " |", "|---|---|---:|---:|---:|---|"]

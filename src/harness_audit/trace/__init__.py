@@ -126,8 +126,8 @@ def check_file(path: Path, rel: str, options: Options, fmt: Format | None = None
             checker.feed(ex)
     checker.finish()
     if records and not exchanges and not ignored and len(malformed) == records:
-        raise NotATrace(f"{rel!r} has no readable record: every one of its {records} records is malformed "
-                        f"(first: line {malformed[0][0]}: {malformed[0][1]})")
+        raise NotATrace("err.trace.all_malformed", name=rel, records=records, line=malformed[0][0],
+                        reason=malformed[0][1])
     result = FileResult(path=rel, format=detected, records=records, exchanges=exchanges, ignored=ignored,
                         conversations=checker.coverage.conversations, malformed=tuple(malformed),
                         suppressed=dict(checker.suppressed), coverage=checker.coverage)

@@ -14,7 +14,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
-from harness_audit.errors import UsageError
+from harness_audit.errors import UsageError, os_reason
+from harness_audit.messages import Msg
 from harness_audit.trace.model import Malformed, RawRecord
 from harness_audit.trace.readers import agents, http, jsonl, ledger, otel
 from harness_audit.trace.readers.lines import read_lines
@@ -25,9 +26,6 @@ FORMATS: tuple[Format, ...] = ("jsonl", "vcr", "har", "otel", "ledger", "swe-age
 
 _HEAD = 1 << 16
 _PROBE_LINES = 50
-_WHAT = ("a trace: expected JSONL request/response lines, a VCR cassette (YAML or JSON), a HAR file, "
-         "OpenTelemetry GenAI spans (JSON or JSONL), a harness-audit ledger, a SWE-agent trajectory or an "
-         "OpenHands event stream")
 
 
 class NotATrace(UsageError):
@@ -65,9 +63,9 @@ def whole(path: Path) -> bytes:
         with open_regular(path) as fh:
             return fh.read()
     except ReadRefused as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.detail}") from None
+        raise UsageError("err.trace.cannot_read", path=str(path), reason=exc.why) from None
     except OSError as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+        raise UsageError("err.trace.cannot_read", path=str(path), reason=os_reason(exc)) from None
 
 
 def detect(path: Path) -> tuple[Format, bool]:
@@ -80,14 +78,15 @@ def detect(path: Path) -> tuple[Format, bool]:
         with open_regular(path) as fh:
             head = fh.read(_HEAD)
     except ReadRefused as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.detail}; a trace is a regular file") from None
+        raise UsageError("err.trace.not_regular", path=str(path), reason=exc.why) from None
     except OSError as exc:
-        raise UsageError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+        raise UsageError("err.trace.cannot_read", path=str(path), reason=os_reason(exc)) from None
     name = str(path)
+    what = Msg("err.trace.what")
     if b"\0" in head:
-        raise NotATrace(f"{name!r} is a binary file, not {_WHAT}")
+        raise NotATrace("err.trace.binary", name=name, what=what)
     if not head.strip():
-        raise NotATrace(f"{name!r} is empty: there is nothing to check (expected {_WHAT})")
+        raise NotATrace("err.trace.empty", name=name, what=what)
     text = head.decode("utf-8-sig", errors="replace").lstrip()
     if text[:1] in "{[":
         kinds: list[Format] = []
@@ -105,16 +104,16 @@ def detect(path: Path) -> tuple[Format, bool]:
         try:
             value = json.loads(whole(path).decode("utf-8-sig"))
         except ValueError:
-            raise NotATrace(f"{name!r} is neither valid JSON nor JSON Lines of exchanges: not {_WHAT}") from None
+            raise NotATrace("err.trace.bad_json", name=name, what=what) from None
         except RecursionError:
-            raise NotATrace(f"{name!r} is JSON nested too deeply to read: not {_WHAT}") from None
+            raise NotATrace("err.trace.json_too_deep", name=name, what=what) from None
         doc = _document_kind(value)
         if doc is None:
-            raise NotATrace(f"{name!r} is JSON but not {_WHAT}")
+            raise NotATrace("err.trace.json_not_trace", name=name, what=what)
         return doc, True
     if "interactions:" in text:
         return "vcr", True
-    raise NotATrace(f"{name!r} is not {_WHAT}")
+    raise NotATrace("err.trace.not_trace", name=name, what=what)
 
 
 def read(path: Path, fmt: Format | None = None, *, name: str | None = None) -> Iterator[RawRecord | Malformed]:
@@ -129,9 +128,10 @@ def read(path: Path, fmt: Format | None = None, *, name: str | None = None) -> I
     try:
         yield from _records(path, fmt, document)
     except (ValueError, UnicodeDecodeError) as exc:  # NotATrace is a UsageError, not a ValueError: it passes
-        raise NotATrace(f"{shown!r} could not be read as {fmt}: {' '.join(str(exc).split())}") from None
+        raise NotATrace("err.trace.unreadable_as", name=shown, fmt=fmt,
+                        detail=" ".join(str(exc).split())) from None
     except RecursionError:
-        raise NotATrace(f"{shown!r} could not be read as {fmt}: it is nested too deeply") from None
+        raise NotATrace("err.trace.too_deep_as", name=shown, fmt=fmt) from None
 
 
 def _plan(path: Path, fmt: Format | None) -> tuple[Format, bool]:
@@ -141,7 +141,7 @@ def _plan(path: Path, fmt: Format | None) -> tuple[Format, bool]:
     try:
         detected, document = detect(path)
     except NotATrace as exc:
-        if "binary" in str(exc) or "empty" in str(exc):
+        if exc.msg is not None and exc.msg.key in ("err.trace.binary", "err.trace.empty"):
             raise
         detected, document = fmt, fmt in ("vcr", "har", "swe-agent", "openhands")
     if detected != fmt:

@@ -1,15 +1,25 @@
 """The message catalogue: every fixed user-facing string, in English and Chinese, under one key.
 
-`t(key, lang, **values)` formats one message. `resolve_language` turns the `language` setting (`auto`, `en`,
-`zh`) into the language to use: an explicit setting wins, `auto` follows the locale, and English is the
-fallback. Findings' own text (claims, consequences, fixes) is never translated: it stays as its engine wrote it.
-`tests/test_messages.py` fails when a key exists in one language only or the two disagree on placeholders.
+`t(key, lang, **values)` formats one message. `Msg(key, **values)` is a message not yet formatted, for text
+that is written before its language is known: an error raised deep in the code (`errors.HarnessAuditError`
+takes one), a help text, a reason passed as another message's value. `resolve_language` turns the `language`
+setting (`auto`, `en`, `zh`) into the language to use: an explicit setting wins, `auto` follows the locale, and
+English is the fallback. Findings' own text (claims, consequences, fixes) is never translated: it stays as its
+engine wrote it.
+
+The keys live in one module per area (this one: exit codes, progress, summary, reports, picker, checks;
+`_errors`: every error a user sees; `_help`: every subcommand's `--help`; `_cli`: what the other subcommands
+print; `_host`: the host-model protocol's text). `tests/test_messages.py` fails when a key exists in one language
+only, the two disagree on placeholders, two areas define one key, or the code names a key that does not exist.
+This module imports nothing else of harness-audit, so any module may use it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+import string
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 Lang = Literal["en", "zh"]
@@ -29,13 +39,75 @@ def resolve_language(setting: str | None = "auto", environ: Mapping[str, str] | 
     return "en"
 
 
+class Msg:
+    """A catalogue message and its values, formatted only when its reader's language is known.
+
+    A value may itself be a `Msg` (a reason, what a path was for): it is rendered in the same language. `str()`
+    is the English text, so a `Msg` reads sensibly wherever no language applies (a ledger, a log, a test).
+    """
+
+    __slots__ = ("key", "values")
+
+    def __init__(self, key: str, /, **values: object) -> None:
+        if key not in EN:
+            raise KeyError(f"no message {key!r} in the catalogue")
+        self.key = key
+        """The catalogue key."""
+        self.values = values
+        """The placeholders' values (strings, numbers, or other `Msg`s)."""
+
+    def render(self, lang: str) -> str:
+        """The message in `lang` (English when `lang` is not a catalogue language)."""
+        return t(self.key, lang, **self.values)
+
+    def __str__(self) -> str:
+        return self.render("en")
+
+    def __repr__(self) -> str:
+        return f"Msg({self.key!r}, {self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Msg) and (self.key, self.values) == (other.key, other.values)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+class OneOf:
+    """A list of alternatives as the reader writes one: `'a', 'b' or 'c'`, `'a'、'b' 或 'c'`."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[str]) -> None:
+        self.items = tuple(items)
+        """The alternatives, as they are shown."""
+
+    def render(self, lang: str) -> str:
+        """The list in `lang`."""
+        if len(self.items) < 2:
+            return "".join(self.items)
+        head = t("list.sep", lang).join(self.items[:-1])
+        return t("list.or", lang, head=head, last=self.items[-1])
+
+    def __str__(self) -> str:
+        return self.render("en")
+
+
+def text(value: object, lang: str) -> str:
+    """`value` as its reader sees it: a `Msg` or `OneOf` rendered in `lang`, anything else as `str()` gives it."""
+    return value.render(lang) if isinstance(value, (Msg, OneOf)) else str(value)
+
+
 def t(key: str, lang: str, /, **values: object) -> str:
-    """The message `key` in `lang` (English when `lang` is not a catalogue language), formatted with `values`."""
+    """The message `key` in `lang` (English when `lang` is not a catalogue language), formatted with `values`.
+
+    Values that are `Msg`s (or `OneOf`s) are rendered in `lang` first.
+    """
     table = ZH if lang == "zh" else EN
-    return table[key].format(**values)
+    return table[key].format(**{k: text(v, lang) if isinstance(v, (Msg, OneOf)) else v for k, v in values.items()})
 
 
-EN: dict[str, str] = {
+_EN_CORE: dict[str, str] = {
     # ------------------------------------------------------------------ exit codes
     "exit.no_files": "nothing was audited: 0 files analysed under {root}; pass --allow-empty to accept an empty audit",
     "exit.all_not_covered": "nothing was audited: every selected check is not covered ({checks}); "
@@ -47,6 +119,8 @@ EN: dict[str, str] = {
     "exit.internal": "internal error: {error} (rerun with --verbose for details)",
     "exit.incomplete": "the audit could not complete: {error}",
     "exit.error": "error: {error}",
+    "list.sep": ", ",
+    "list.or": "{head} or {last}",
     # ------------------------------------------------------------------ verdicts and states
     "verdict.confirmed": "confirmed",
     "verdict.suspected": "suspected",
@@ -252,7 +326,7 @@ EN: dict[str, str] = {
     "explain.criteria_en": "The criteria below are the English original.",
 }
 
-ZH: dict[str, str] = {
+_ZH_CORE: dict[str, str] = {
     "exit.no_files": "没有审计到任何内容:{root} 下分析的文件数为 0;确实需要空审计通过,请加 --allow-empty",
     "exit.all_not_covered": "没有审计到任何内容:所选检查项全部未覆盖({checks});确实需要空审计通过,请加 --allow-empty",
     "exit.interrupted": "已中断,未生成报告",
@@ -262,6 +336,8 @@ ZH: dict[str, str] = {
     "exit.internal": "内部错误:{error}(加 --verbose 重新运行可查看详情)",
     "exit.incomplete": "审计未能完成:{error}",
     "exit.error": "错误:{error}",
+    "list.sep": "、",
+    "list.or": "{head} 或 {last}",
     "verdict.confirmed": "确认",
     "verdict.suspected": "可疑",
     "verdict.not-implemented": "未实现",
@@ -457,3 +533,74 @@ ZH: dict[str, str] = {
     "explain.rules": "静态规则",
     "explain.criteria_en": "以下判定标准为英文原文。",
 }
+
+
+def _merge(*parts: dict[str, str]) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for part in parts:
+        twice = sorted(set(merged) & set(part))
+        if twice:
+            raise RuntimeError(f"message keys defined in two areas: {twice}")
+        merged.update(part)
+    return merged
+
+
+from harness_audit.messages import _cli, _errors, _help, _host  # noqa: E402  (the areas need `Msg` defined first)
+
+EN: dict[str, str] = _merge(_EN_CORE, _errors.EN, _help.EN, _cli.EN, _host.EN)
+"""Every message in English."""
+ZH: dict[str, str] = _merge(_ZH_CORE, _errors.ZH, _help.ZH, _cli.ZH, _host.ZH)
+"""Every message in Chinese."""
+
+
+_PATTERNS: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+
+
+def _patterns(prefix: str) -> list[tuple[re.Pattern[str], str]]:
+    """One regular expression per message whose key starts with `prefix`: its English text, placeholders as
+    groups. Such messages carry no format specs or conversions (a test keeps it so), so a match formats again."""
+    if prefix not in _PATTERNS:
+        found: list[tuple[re.Pattern[str], str]] = []
+        for key, english in EN.items():
+            if key.startswith(prefix):
+                pattern = ""
+                for literal, name, _, _ in string.Formatter().parse(english):
+                    pattern += re.escape(literal)
+                    if name:
+                        pattern += f"(?P<{name}>.+?)"
+                found.append((re.compile(pattern, re.DOTALL), key))
+        # the most specific first: more fixed text wins over a placeholder that could swallow it
+        found.sort(key=lambda item: -len(string.Formatter().vformat(EN[item[1]], (), _Blank())))
+        _PATTERNS[prefix] = found
+    return _PATTERNS[prefix]
+
+
+class _Blank(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+STORED_PREFIXES = ("note.", "arg.")
+"""Keys of messages that travel as English text (`note.*`: reports and ledgers; `arg.*`: argparse's `type=`
+refusals) and are recognised again by `match_stored`."""
+
+
+def match_stored(stored: str, prefix: str) -> Msg | None:
+    """The message among those whose key starts with `prefix` that reads exactly `stored` in English, or None."""
+    for pattern, key in _patterns(prefix):
+        m = pattern.fullmatch(stored)
+        if m:
+            return Msg(key, **m.groupdict())
+    return None
+
+
+def localize(stored: str, lang: str) -> str:
+    """Text that reports and ledgers keep in English (a note, why a check did not run) in `lang`.
+
+    Text that is one of the `note.*` messages is shown in `lang`; anything else (a model's words, an exception's
+    text) stays as it was written. A report re-rendered from its ledger therefore reads the same as the first.
+    """
+    if lang == "en":
+        return stored
+    found = match_stored(stored, "note.")
+    return found.render(lang) if found is not None else stored
