@@ -37,7 +37,7 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
     """History cuts: operations on history stores that drop messages, and slices of a function's history
     parameter that the function returns or stores."""
     for op in ctx.roles.history_ops:
-        if op.kind == "cut":
+        if op.kind == "cut" and not _empties(op.site.node):
             yield op.site.fn, op.site.node, op.store.name
     stores = ctx.roles.history_stores
     for fn in ctx.facts.functions:
@@ -61,6 +61,12 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
             elif isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name in ("slice", "splice") \
                     and expr_chain(node.func.obj) in params and node.args and not _zero(node.args[0]):
                 yield fn, node, expr_chain(node.func.obj)
+
+
+def _empties(node: ir.Node) -> bool:
+    """`history.clear()`: a cut that keeps nothing cannot leave half of a pair behind."""
+    return any(isinstance(n, ir.Call) and isinstance(n.func, ir.Attr) and n.func.name == "clear" and not n.args
+               for n in ir.walk(node))
 
 
 def _kept_values(fn: ir.Function) -> list[ir.Expr]:
@@ -143,36 +149,52 @@ def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: st
                 roots.append((fn, loop.test))
     # the cut is moved to a message boundary in the same function (`while (w[0].role !== "user")`,
     # `findIndex((m) => m.role === "user")`)
-    if _aligns_to_user_turn(ctx, fn):
+    if _aligns_to_user_turn(ctx, fn) or any(_turn_start(ctx, fn, b) for b in _bounds(cut)):
         return True
     seen: set[int] = set()
-    todo = list(roots)
+    todo = [(f, n, False) for f, n in roots]
     while todo and len(seen) < 60:
-        cur_fn, cur = todo.pop()
+        cur_fn, cur, measure = todo.pop()
         if id(cur) in seen:
             continue
         seen.add(id(cur))
+        sizes = _compared_sizes(cur)
         for node in ir.walk(cur):
             if _pairing_word(node):
                 return True
+            # a size compared with a limit (`tokens >= budget`) says how much to cut, not where a pair ends:
+            # what it is computed from is followed through locals, never into the helpers that measure it
+            quantity = measure or id(node) in sizes
             if isinstance(node, ir.Name) and node.id != store:
                 for b in ctx.facts.bindings(cur_fn).get(node.id, []):
                     if b.expr is not None:
-                        todo.append((cur_fn, b.expr))
+                        todo.append((cur_fn, b.expr, quantity))
                 # a loop that moves this index decides the cut too: its test (`while m[i]["role"] == "tool"`)
                 for loop in ir.walk_block(cur_fn.body):
                     if isinstance(loop, ir.Loop) and loop.test is not None and any(
                             isinstance(a, ir.Assign) and any(isinstance(t, ir.Name) and t.id == node.id
                                                              for t in a.targets)
                             for a in ir.walk_block(loop.body)):
-                        todo.append((cur_fn, loop.test))
-            elif isinstance(node, ir.Call):
+                        todo.append((cur_fn, loop.test, False))
+            elif isinstance(node, ir.Call) and not quantity:
                 for c in ctx.facts.callees(cur_fn, node):
                     if isinstance(c, ir.Function) and c.kind != "module":
-                        todo.extend((c, s) for s in c.body)
-            elif isinstance(node, ir.FuncExpr):
-                todo.extend((node.fn, s) for s in node.fn.body)
+                        todo.extend((c, s, False) for s in c.body)
+            elif isinstance(node, ir.FuncExpr) and not quantity:
+                todo.extend((node.fn, s, False) for s in node.fn.body)
     return False
+
+
+_ORDERING = frozenset({"<", "<=", ">", ">="})
+
+
+def _compared_sizes(e: ir.Node) -> set[int]:
+    """Ids of the nodes inside the operands of an ordering comparison in `e` (`count >= limit`)."""
+    out: set[int] = set()
+    for node in ir.walk(e):
+        if isinstance(node, ir.Op) and node.op in _ORDERING:
+            out.update(id(n) for o in node.operands for n in ir.walk(o))
+    return out
 
 
 def _mentions_name(e: ir.Expr, name: str) -> bool:
@@ -191,6 +213,54 @@ def _aligns_to_user_turn(ctx: Context, fn: ir.Function) -> bool:
                                                 and o.key.value == "role")
                     for o in node.operands):
                 return True
+    return False
+
+
+_TURN_ROLES = frozenset({"user", "assistant"})
+
+
+def _turn_start(ctx: Context, fn: ir.Function, bound: ir.Node) -> bool:
+    """The kept part starts exactly at a message found by testing its role for a turn that opens a pair
+    (`history[i:]` where `i` is the index of an assistant or user message): every tool result kept after it is
+    kept with its call. `i + 1`, the message right after an assistant turn, is where its tool results are."""
+    if not isinstance(bound, ir.Name):
+        return False
+    found = [b.expr for b in ctx.facts.bindings(fn).get(bound.id, []) if b.expr is not None
+             and not (isinstance(b.expr, ir.Lit) and b.expr.value is None)]
+    return bool(found) and all(_role_test(ctx, fn, e) for e in found)
+
+
+def _role_test(ctx: Context, fn: ir.Function, e: ir.Expr) -> bool:
+    """`e` picks an index by testing a message's role against turn-opening roles only (in a callback too:
+    `findLastIndex((m) => m.role === "assistant")`)."""
+    nodes = list(ir.walk(e))
+    for f in nodes:
+        if isinstance(f, ir.FuncExpr):
+            nodes.extend(ir.walk_block(f.fn.body))
+    for node in nodes:
+        if isinstance(node, ir.Op) and node.op in ("==", "===", "in") and len(node.operands) == 2:
+            subject, role = node.operands
+            if _is_role_field(subject) and _turn_roles(ctx, fn, role):
+                return True
+    return False
+
+
+def _is_role_field(e: ir.Expr) -> bool:
+    return expr_chain(e).split(".")[-1] == "role" or (
+        isinstance(e, ir.Index) and isinstance(e.key, ir.Lit) and e.key.value == "role")
+
+
+def _turn_roles(ctx: Context, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
+    """`"assistant"`, `Role.USER`, or a set or local made only of such."""
+    if isinstance(e, ir.Lit):
+        return isinstance(e.value, str) and e.value.lower() in _TURN_ROLES
+    if isinstance(e, ir.Attr):
+        return e.name.lower() in _TURN_ROLES
+    if isinstance(e, ir.Seq):
+        return bool(e.items) and all(_turn_roles(ctx, fn, i, depth) for i in e.items)
+    if isinstance(e, ir.Name) and depth < 3:
+        exprs = [b.expr for b in ctx.facts.bindings(fn).get(e.id, []) if b.expr is not None]
+        return bool(exprs) and all(_turn_roles(ctx, fn, x, depth + 1) for x in exprs)
     return False
 
 
