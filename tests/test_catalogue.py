@@ -74,3 +74,46 @@ def test_glosses_are_one_line_in_both_languages() -> None:
     for s in CHECKS.values():
         assert s.gloss_en and "\n" not in s.gloss_en
         assert s.gloss_zh and "\n" not in s.gloss_zh
+
+
+_CODE_SPAN = re.compile(r"``.+?``|`[^`\n]+`", re.S)
+
+
+def _spans(text: str) -> set[str]:
+    return {" ".join(s.split()) for s in _CODE_SPAN.findall(text)}
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_the_chinese_criteria_have_every_section_and_keep_the_code(check: CheckId) -> None:
+    """The Chinese criteria (explain, reports) follow the English ones section by section and keep every code
+    span, check id and provider error as written; only the prose is Chinese."""
+    from harness_audit.catalogue import CRITERIA_HEADINGS
+    from harness_audit.messages import t
+
+    en, zh = criteria_text(check), criteria_text(check, "zh")
+    assert zh.startswith(f"# {check} · {t(f'check.{check}', 'zh')}\n")
+    headings = [line for line in zh.splitlines() if line.startswith("## ")]
+    assert headings == [f"## {h}" for h in CRITERIA_HEADINGS["zh"]]
+    assert [line for line in en.splitlines() if line.startswith("### ")] == \
+        [line for line in zh.splitlines() if line.startswith("### ")]
+    assert _spans(en) <= _spans(zh), _spans(en) - _spans(zh)
+    assert set(re.findall(r"\bC\d{1,2}\b", en)) == set(re.findall(r"\bC\d{1,2}\b", zh))
+    assert not re.search(r"\b(the|and|of|is|with|when)\b", _CODE_SPAN.sub("", zh).replace('"', "")
+                         .split("## ", 1)[1].replace("tool_use ids were found without tool_result blocks", "")
+                         .replace("an assistant message with 'tool_calls' must be followed by tool messages "
+                                  "responding to each 'tool_call_id'", "")), "English prose left in the Chinese text"
+
+
+def test_the_shared_rules_exist_in_both_languages_with_the_same_code() -> None:
+    from harness_audit.catalogue import shared_rules
+
+    assert _spans(shared_rules("en")) <= _spans(shared_rules("zh"))
+    assert shared_rules("zh").count("\n## ") == shared_rules("en").count("\n## ")
+
+
+def test_model_prompts_keep_the_english_criteria() -> None:
+    """The criteria are model input for the llm engine: its prompts use the English text whatever the language."""
+    from harness_audit.llm.prompts import check_task
+
+    task = check_task(CheckId.C8, [], [], budget="x")
+    assert criteria_text(CheckId.C8).strip()[:200] in task and "部分成功" not in task

@@ -93,6 +93,22 @@ def test_refuses_with_reason(ws: Workspace, case: Case) -> None:
     assert got.message
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.reason}-{sorted(c.candidate)}")
+def test_a_refusal_reads_in_chinese_for_a_host(ws: Workspace, case: Case) -> None:
+    """The gate writes English (model input); the host verbs show the same refusal in the caller's language by
+    recognising its text (`messages` `gate.*`): a message the catalogue does not know would reach a Chinese reader
+    in English."""
+    import re
+
+    from harness_audit.messages import localize
+
+    (ws.root.parent / "outside.py").write_text(SOURCE)
+    got = validate(cand(**case.candidate), ctx(ws, **case.context))
+    assert isinstance(got, Refusal)
+    shown = localize(got.message, "zh", "gate.")
+    assert shown != got.message and re.search(r"[\u4e00-\u9fff]", shown), got.message
+
+
 def test_every_reason_has_a_case() -> None:
     assert {c.reason for c in CASES} == set(RefusalReason)
 

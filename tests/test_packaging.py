@@ -21,8 +21,12 @@ def test_every_data_file_is_package_data() -> None:
             if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
     missing = [d for d in data if not any(fnmatch.fnmatch(d, pat) for pat in patterns)]
     assert missing == [], f"not in [tool.setuptools.package-data]: {missing}"
-    for needed in ("catalogue/rules.txt", "render/report.schema.json", "py.typed"):
+    for needed in ("catalogue/rules.txt", "render/report.schema.json", "py.typed",
+                   "catalogue/criteria/zh/c01_tool_call_pairing.md", "catalogue/criteria/zh/_shared.md"):
         assert needed in data
+    # fnmatch's `*` crosses `/`, setuptools' glob does not: a file in a subfolder needs a pattern of its own
+    folders = {Path(d).parent.as_posix() for d in data}
+    assert folders <= {Path(pat).parent.as_posix() for pat in patterns} | {"."}, folders
 
 
 def test_the_console_script_and_docs_claim_no_registry() -> None:

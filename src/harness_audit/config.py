@@ -278,15 +278,37 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError("err.config.too_deep", name=path.name) from None
 
 
+_TOML_ERRORS = (
+    ("Cannot overwrite a value", "overwrite"), ("Escaped character is not a Unicode scalar value", "escape"),
+    ("Expected '=' after a key in a key/value pair", "expected_equals"),
+    ("Expected ']' at the end of a table declaration", "expected_bracket"),
+    ("Expected ']]' at the end of an array declaration", "expected_brackets"),
+    ("Expected newline or end of document after a statement", "expected_newline"),
+    ("Invalid date or datetime", "date"), ("Invalid hex value", "hex"),
+    ("Invalid initial character for a key part", "key_start"), ("Invalid statement", "statement"),
+    ("Invalid value", "value"), ("Unclosed array", "unclosed_array"), ("Unclosed inline table", "unclosed_table"),
+    ("Unescaped '\\' in a string", "backslash"), ("Unterminated string", "unterminated"),
+    (r"Cannot declare (?P<key>.+) twice", "declared_twice"), (r"Cannot mutate immutable namespace (?P<key>.+)", "immutable"),
+    (r"Cannot redefine namespace (?P<key>.+)", "redefine"), (r"Duplicate inline table key (?P<key>.+)", "duplicate_key"),
+    (r"Found invalid character (?P<char>.+)", "invalid_char"), (r"Illegal character (?P<char>.+)", "illegal_char"),
+)
+"""tomllib's (3.11–3.13) descriptions of a syntax error, and their catalogue messages (`err.toml.*`)."""
+
+
 def _toml_error(text: str) -> Msg:
-    """tomllib's error with its place in the reader's words; the parser's own description stays as it says it."""
+    """tomllib's error in the reader's words: its description and its place (line and column, or the end)."""
     m = re.fullmatch(r"(?s)(.*) \(at line (\d+), column (\d+)\)", text)
-    if m:
-        return Msg("err.config.toml_at", detail=m.group(1), line=int(m.group(2)), column=int(m.group(3)))
-    m = re.fullmatch(r"(?s)(.*) \(at end of document\)", text)
-    if m:
-        return Msg("err.config.toml_at_end", detail=m.group(1))
-    return Msg("err.reason.other", detail=text)
+    where = {"line": int(m.group(2)), "column": int(m.group(3))} if m else {}
+    if m is None:
+        m = re.fullmatch(r"(?s)(.*) \(at end of document\)", text)
+    if m is None:
+        return Msg("err.reason.other", detail=text)
+    detail: Msg | str = m.group(1)
+    for pattern, key in _TOML_ERRORS:
+        if found := re.fullmatch(pattern if "(?P<" in pattern else re.escape(pattern), m.group(1)):
+            detail = Msg(f"err.toml.{key}", **found.groupdict())
+            break
+    return Msg("err.config.toml_at", detail=detail, **where) if where else Msg("err.config.toml_at_end", detail=detail)
 
 
 def build_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[AuditConfig, str | None]:

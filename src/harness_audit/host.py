@@ -29,13 +29,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from harness_audit import __version__
 from harness_audit.api import resolve_root
-from harness_audit.catalogue import CHECKS, criteria_text, parse_selection
+from harness_audit.catalogue import CHECKS, criteria_text, parse_selection, shared_rules
 from harness_audit.config import AuditConfig, build_config
 from harness_audit.errors import FailureCode, UsageError
 from harness_audit.findings import (
@@ -54,8 +53,7 @@ from harness_audit.findings import (
 from harness_audit.gate import GateContext, validate, validate_landmark
 from harness_audit.leads import MIN_REASON_WORDS, LeadStatus, gate_leads, settle_leads
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
-from harness_audit.llm.prompts import LANDMARK_GUIDE
-from harness_audit.messages import Msg
+from harness_audit.messages import Msg, localize, t
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
 from harness_audit.report import DismissedLandmark, LandmarkKey, landmark_key, split_dismissed
 from harness_audit.workspace import LANGUAGE_BY_SUFFIX, Workspace
@@ -81,6 +79,9 @@ class Caller:
     """MCP tools, shell verbs, or neutral step names."""
     output_dir_flag: str = ""
     """For shell verbs: ` --output-dir DIR` when the run is not under the caller's default output directory."""
+    lang: str = "en"
+    """The language of the answers' own text (`en` or `zh`): the shell verbs follow the command line's; the MCP
+    server's reader is a model and gets English. The criteria a check shows follow it too."""
 
     def field(self, text: str) -> str:
         """`text` with the gate's field names (`confirm_hint`, `file`…) spelled as this caller passes them."""
@@ -244,31 +245,16 @@ def find_run(run_id: str, output_dir: Path) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------- texts
-def _rules_text() -> str:
+def _rules_text(lang: str = "en") -> str:
     """The evidence and verdict rules every auditor works under, from the shared criteria file."""
-    shared = resources.files("harness_audit.catalogue.criteria").joinpath("_shared.md").read_text(encoding="utf-8")
+    shared = shared_rules(lang)
     # the first paragraph addresses a subagent given one check; the host gets the rest verbatim
-    return shared[shared.index("## The files are data"):].rstrip()
+    return shared[shared.index("\n## ") + 1:].rstrip()
 
 
-_HOST_LINES = """## Lines
-The gate records a finding (or a landmark given `evidence`) at the line where your quoted excerpt STARTS in
-the file, found within 3 lines of the line you cite; it never moves a line otherwise. So quote starting at the
-line you cite: the defect's own line first, then any lines after it that show it. The answer says the line it
-recorded when it differs from yours.
-"""
-
-_HOST_SCOPE = """## Scope
-Only first-party files of the workspace count. Dependency and build directories (`node_modules`, `.venv`,
-`site-packages`, `vendor`, `dist`, `build`, ...) are out of scope; the gate refuses them. Cite paths relative
-to the workspace root. Read files with your own tools; nothing you send can make harness-audit read outside the
-workspace or write anywhere but its output directory.
-"""
-
-
-def _landmark_line(lm: Landmark) -> str:
-    return f"- {lm.kind.value}: {lm.file}:{lm.line}" + (f" in `{lm.symbol}`" if lm.symbol else "") + \
-        f" ({lm.confidence}, {lm.source})"
+def _landmark_line(lm: Landmark, lang: str = "en") -> str:
+    return f"- {lm.kind.value}: {lm.file}:{lm.line}" + (t("host.landmark.in", lang, symbol=lm.symbol)
+                                                         if lm.symbol else "") + f" ({lm.confidence}, {lm.source})"
 
 
 def _gated_landmarks(run: _Run, ws: Workspace) -> tuple[list[Landmark], list[Refusal]]:
@@ -299,42 +285,38 @@ def _missing(checks: Sequence[CheckId], found: set[LandmarkKind]) -> dict[Landma
 
 
 def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str:
+    lang = caller.lang
     found = {lm.kind for lm in landmarks}
     missing = _missing(run.checks, found)
-    parts = ["## Recon", ""]
+    parts = [t("host.recon.title", lang), ""]
     if landmarks:
         ordered = sorted(landmarks, key=lambda lm: (lm.file, lm.line, lm.kind.value))
-        parts += ["Landmarks already located and accepted:", *map(_landmark_line, ordered), ""]
+        parts += [t("host.recon.accepted", lang), *(_landmark_line(lm, lang) for lm in ordered), ""]
     if missing:
-        parts += ["Still missing, so these checks would be skipped as not covered:"]
-        parts += [f"- {k.value} (needed by {', '.join(c.value for c in cs)}): {LANDMARK_GUIDE[k]}"
-                  for k, cs in missing.items()]
+        parts += [t("host.recon.missing", lang)]
+        parts += [t("host.recon.missing_line", lang, kind=k.value, checks=", ".join(c.value for c in cs),
+                    guide=t(f"landmark.{k.value}", lang)) for k, cs in missing.items()]
     else:
-        parts += ["Every required landmark is located; add any the list above missed, or go on to the checks."]
-    parts += ["", "The eleven landmark kinds, with the checks of this run that need or use each:",
-              *[f"- {k.value} ({_users(run.checks, k)}): {LANDMARK_GUIDE[k]}" for k in LandmarkKind], "",
-              "Report each landmark you locate, after reading it, with "
-              + caller.step("landmark", run.run_id, "--kind KIND --file PATH --line N [--symbol NAME] "
-                            "[--confidence high|medium|low] [--evidence 'THE LINE']" if caller.face == "shell" else
-                            "kind, file, line, symbol, confidence, evidence")
-              + ". Report every place that matters, not only the first. With the line's code as evidence the gate "
-              "checks it like a finding's excerpt and records the landmark where it matches.",
-              "A listed landmark that is wrong: dismiss it with "
-              + caller.step("dismiss-landmark", run.run_id, "--kind KIND --file PATH --line N --reason WHY"
-                            if caller.face == "shell" else "kind, file, line, reason")
-              + ". Landmarks only guide the checks and never become findings; a dismissed one is listed in the "
-              "report with your reason, no check is shown it, and a check left with no landmark of a kind it "
-              "needs is not covered.",
-              f"Recon may make {run.budget()} protocol calls (each landmark and dismissal, accepted or refused).",
-              f"When recon is done: {caller.step('next', run.run_id)}."]
+        parts += [t("host.recon.all_found", lang)]
+    landmark_args = t("host.args.landmark_shell" if caller.face == "shell" else "host.args.landmark", lang)
+    dismiss_args = ("--kind KIND --file PATH --line N --reason WHY" if caller.face == "shell"
+                    else t("host.args.dismiss_landmark", lang))
+    parts += ["", t("host.recon.kinds", lang),
+              *[t("host.recon.kind_line", lang, kind=k.value, users=_users(run.checks, k, lang),
+                  guide=t(f"landmark.{k.value}", lang)) for k in LandmarkKind], "",
+              t("host.recon.report", lang, step=caller.step("landmark", run.run_id, landmark_args)),
+              t("host.recon.dismiss", lang, step=caller.step("dismiss-landmark", run.run_id, dismiss_args)),
+              t("host.recon.budget", lang, n=run.budget()),
+              t("host.recon.done", lang, step=caller.step("next", run.run_id))]
     return "\n".join(parts)
 
 
-def _users(checks: Sequence[CheckId], kind: LandmarkKind) -> str:
+def _users(checks: Sequence[CheckId], kind: LandmarkKind, lang: str = "en") -> str:
     need = [c.value for c in checks if kind in CHECKS[c].requires]
     use = [c.value for c in checks if kind in CHECKS[c].also_useful]
-    said = ([f"needed by {', '.join(need)}"] if need else []) + ([f"used by {', '.join(use)}"] if use else [])
-    return "; ".join(said) or "no check of this run"
+    said = ([t("host.users.need", lang, checks=", ".join(need))] if need else []) + \
+        ([t("host.users.use", lang, checks=", ".join(use))] if use else [])
+    return t("host.users.sep", lang).join(said) or t("host.users.none", lang)
 
 
 def _offered(run: _Run, ws: Workspace, check: CheckId) -> list[StaticLead]:
@@ -344,10 +326,11 @@ def _offered(run: _Run, ws: Workspace, check: CheckId) -> list[StaticLead]:
     return [lead for lead in run.leads.get(check, []) if lead.lead_id in accepted]
 
 
-def _lead_line(lead: StaticLead, dismissed: dict[str, tuple[str, str]]) -> str:
+def _lead_line(lead: StaticLead, dismissed: dict[str, tuple[str, str]], lang: str = "en") -> str:
     c = lead.candidate
-    state = f" — dismissed: {dismissed[lead.lead_id][0]}" if lead.lead_id in dismissed else ""
-    return f"- {lead.lead_id}: {c.file}:{c.line} [{c.verdict}] {c.claim} (rule {c.source}){state}"
+    state = t("host.check.lead_dismissed", lang, reason=dismissed[lead.lead_id][0]) if lead.lead_id in dismissed else ""
+    return t("host.check.lead_line", lang, lead=lead.lead_id, where=f"{c.file}:{c.line}", verdict=c.verdict,
+             claim=c.claim, rule=c.source, state=state)
 
 
 def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads: Sequence[StaticLead],
@@ -355,28 +338,21 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads:
     spec = CHECKS[check]
     wanted = set(spec.requires) | set(spec.also_useful)
     mine = sorted((lm for lm in landmarks if lm.kind in wanted), key=lambda lm: (lm.kind.value, lm.file, lm.line))
-    report_args = (f"--check {check.value} --verdict confirmed|suspected|not-implemented --file PATH --line N "
-                   "--evidence 'EXACT LINES' --claim '…' --consequence '…' [--direction '…'] "
-                   "[--confirm-hint '…' (required for suspected)] [--lead LEAD (the lead it confirms)]") \
-        if caller.face == "shell" else ("check, verdict, file, line, evidence, claim, consequence, direction, "
-                                        "confirm_hint, lead")
+    lang = caller.lang
+    report_args = t("host.args.report_shell", lang, check=check.value) if caller.face == "shell" \
+        else t("host.args.report", lang)
+    dismiss_args = "LEAD --reason WHY" if caller.face == "shell" else t("host.args.dismiss", lang)
     # the criteria open with the check's own heading (`# C1 · Title`)
-    parts = [criteria_text(check).strip(), "",
-             f"## Landmarks for {check.value}", *(map(_landmark_line, mine)), ""]
+    parts = [criteria_text(check, lang).strip(), "",
+             t("host.check.landmarks", lang, check=check.value), *(_landmark_line(lm, lang) for lm in mine), ""]
     if leads:
-        parts += ["## Leads from the static rules",
-                  "Each lead is a machine guess. Read the code; confirm a true one by reporting it as a finding, "
-                  f"dismiss a wrong one with {caller.step('dismiss', run.run_id, 'LEAD --reason WHY' if caller.face == 'shell' else 'lead, reason')}.",
-                  *[_lead_line(lead, run.dismissed) for lead in leads], ""]
-    parts += ["## Reporting",
-              f"Report each finding for {check.value} only, after reading the code, with "
-              f"{caller.step('report', run.run_id, report_args)}.",
-              f"You have {run.budget()} protocol calls for this check: each report and dismissal counts, accepted or "
-              "refused (next, status and finish do not), and each answer says how many are left. A call past the "
-              "last is refused and ends the check as failed (budget-exhausted); what was accepted is kept. No "
-              "finding is a valid result when the code is correct.",
-              f"When this check is done: {caller.step('next', run.run_id)}. Best in a fresh subagent per check, "
-              "where your host has them."]
+        parts += [t("host.check.leads", lang),
+                  t("host.check.leads_intro", lang, step=caller.step("dismiss", run.run_id, dismiss_args)),
+                  *[_lead_line(lead, run.dismissed, lang) for lead in leads], ""]
+    parts += [t("host.check.reporting", lang),
+              t("host.check.report", lang, check=check.value, step=caller.step("report", run.run_id, report_args)),
+              t("host.check.budget", lang, n=run.budget()),
+              t("host.check.done", lang, step=caller.step("next", run.run_id))]
     return "\n".join(parts)
 
 
@@ -397,7 +373,7 @@ def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[s
     CLI's message, as is a missing path or a bad configuration.
     """
     tokens = [selection] if isinstance(selection, str) else list(selection)
-    checks = parse_selection(tokens, origin="the check selection")
+    checks = parse_selection(tokens)
     root = resolve_root(path)
     config, _ = build_config(root, overrides)
     started = datetime.now().astimezone()
@@ -418,10 +394,13 @@ def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[s
         ledger.write("static-leads", leads={k: v for k, v in leads.items() if v})
     run = _load(run_dir)
     landmarks, _ = _gated_landmarks(run, ws)
-    head = [f"run: {run_id}", f"workspace: {root}", f"checks: {' '.join(c.value for c in checks)}",
+    lang = caller.lang
+    # `run: ID` and `output-dir: DIR` stay as they are in every language: hosts and SKILL.md read them off these lines
+    head = [f"run: {run_id}", t("host.head.workspace", lang, root=root),
+            t("host.head.checks", lang, checks=" ".join(c.value for c in checks)),
             f"output-dir: {output_dir}", _where_text(caller), ""]
-    text = "\n".join([*head, _recon_text(run, landmarks, caller), "", "# How to cite", "", _HOST_SCOPE,
-                      _HOST_LINES, _rules_text()]) + "\n"
+    text = "\n".join([*head, _recon_text(run, landmarks, caller), "", t("host.how_to_cite", lang), "",
+                      t("host.scope", lang), t("host.lines", lang), _rules_text(lang)]) + "\n"
     return StepResult(ok=True, text=text, data={
         "run_id": run_id, "root": str(root), "checks": [c.value for c in checks], "output_dir": str(output_dir),
         "run_dir": str(run_dir), "landmarks": [_landmark_json(lm) for lm in landmarks],
@@ -432,13 +411,10 @@ def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[s
 
 def _where_text(caller: Caller) -> str:
     """What the output directory holds, and whether the commands printed to this caller name it."""
-    said = "The run's state is kept in output-dir, and finish writes the reports there."
+    said = t("host.where", caller.lang)
     if caller.face != "shell":
         return said
-    if caller.output_dir_flag:
-        return said + " Every command printed here names it with --output-dir; copy them as printed."
-    return said + (" It is the default output directory of your working directory: the printed commands find the "
-                   "run from here without naming it.")
+    return said + t("host.where.named" if caller.output_dir_flag else "host.where.default", caller.lang)
 
 
 def _landmark_json(lm: Landmark) -> dict[str, Any]:
@@ -447,13 +423,14 @@ def _landmark_json(lm: Landmark) -> dict[str, Any]:
 
 
 def _refused(run: _Run, text: str, **data: Any) -> StepResult:
+    """A refused call: `text` (already in the caller's language) and the data that says why."""
     return StepResult(ok=False, text=text, data={"run_id": run.run_id, "accepted": False, **data})
 
 
 def _open_step(run_dir: Path) -> _Run:
     run = _load(run_dir)
     if run.end is not None:
-        paths = ", ".join(run.end.get("reports", [])) or "none written"
+        paths = ", ".join(run.end.get("reports", [])) or Msg("host.reports_none")
         raise UsageError("err.host.finished", run_id=run.run_id, paths=paths)
     return run
 
@@ -465,10 +442,9 @@ def _spend(run: _Run, unit: str, ledger: Ledger, caller: Caller) -> StepResult |
     if unit in CheckId.__members__ and CheckId(unit) not in run.ended:
         ledger.write("unit-end", unit=unit, status=OutcomeStatus.FAILED.value,
                      failure=FailureCode.BUDGET_EXHAUSTED.value,
-                     error=f"protocol-call limit {run.budget()} reached", usage=dataclasses.asdict(_UNKNOWN))
-    return _refused(run, f"Not accepted: {unit} has used all {run.budget()} protocol calls of its budget; "
-                         f"what it reported is kept. Move on with {caller.step('next', run.run_id)}.",
-                    reason="budget-exhausted")
+                     error=str(Msg("note.protocol_limit", n=run.budget())), usage=dataclasses.asdict(_UNKNOWN))
+    return _refused(run, t("host.refused.budget", caller.lang, unit=unit, n=run.budget(),
+                           step=caller.step("next", run.run_id)), reason="budget-exhausted")
 
 
 def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, symbol: str | None = None,
@@ -477,8 +453,7 @@ def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, sy
     with _locked(run_dir):
         run = _open_step(run_dir)
         if run.recon_done:
-            return _refused(run, "Not accepted: recon is over (next_check was called); landmarks are reported "
-                                 "before the first check.", reason="recon-over")
+            return _refused(run, t("host.refused.recon_over_landmark", caller.lang), reason="recon-over")
         conf = confidence if confidence in ("high", "medium", "low") else "medium"
         cand = LandmarkCandidate(kind=kind, file=file, line=line or 0, symbol=symbol or None, confidence=conf,
                                  evidence=evidence, source=f"{_SOURCE}:{RECON}",  # type: ignore[arg-type]
@@ -503,19 +478,16 @@ def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: 
     with _locked(run_dir):
         run = _open_step(run_dir)
         if run.recon_done:
-            return _refused(run, "Not accepted: recon is over (next_check was called); landmarks are dismissed "
-                                 "before the first check.", reason="recon-over")
+            return _refused(run, t("host.refused.recon_over_dismiss", caller.lang), reason="recon-over")
         in_use, _ = _gated_landmarks(run, run.workspace())
         key = (kind.strip(), file.strip().removeprefix("./"), line)
         if key not in {landmark_key(lm) for lm in in_use}:
             same = [f"{lm.file}:{lm.line}" for lm in in_use if lm.kind.value == key[0]]
-            known = ", ".join(same) or "none"
-            return _refused(run, f"Not accepted: no {key[0]!r} landmark at {key[1]}:{line} is in use (that kind is "
-                                 f"at: {known}); name one as the recon list shows it (kind, file, line).",
-                            reason="unknown-landmark")
+            known = ", ".join(same) or t("host.none", caller.lang)
+            return _refused(run, t("host.refused.unknown_landmark", caller.lang, kind=key[0], where=f"{key[1]}:{line}",
+                                   known=known), reason="unknown-landmark")
         if len(reason.split()) < MIN_REASON_WORDS:
-            return _refused(run, "Not accepted: say in a sentence why the landmark is wrong (what the code there "
-                                 "does instead); the reason goes into the report.", reason="reason-too-short")
+            return _refused(run, t("host.refused.landmark_reason", caller.lang), reason="reason-too-short")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, RECON, ledger, caller)
             if spent is not None:
@@ -524,11 +496,10 @@ def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: 
         run.dismissed_landmarks[key] = (reason.strip(), f"{_SOURCE}:{RECON}")
         left_of_kind = [lm for lm in in_use if lm.kind.value == key[0] and landmark_key(lm) != key]
         needs = [c.value for c in run.checks if key[0] in {k.value for k in CHECKS[c].requires}]
-        text = f"Dismissed the {key[0]} landmark at {key[1]}:{line}: {reason.strip()} " \
-            f"{_left(run.budget() - run.calls[RECON] - 1, RECON)}"
+        text = t("host.dismissed_landmark", caller.lang, kind=key[0], where=f"{key[1]}:{line}", reason=reason.strip(),
+                 left=_left(run.budget() - run.calls[RECON] - 1, RECON, caller.lang))
         if not left_of_kind and needs:
-            text += (f"\nNo {key[0]} landmark is left: {', '.join(needs)} will be not covered unless you report "
-                     "the right one.")
+            text += "\n" + t("host.no_landmark_left", caller.lang, kind=key[0], checks=", ".join(needs))
         return StepResult(ok=True, text=text, data={
             "run_id": run.run_id, "accepted": True, "landmark": {"kind": key[0], "file": key[1], "line": line},
             "calls_left": run.budget() - run.calls[RECON] - 1, "left_of_kind": len(left_of_kind)})
@@ -538,31 +509,34 @@ def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCand
             gated: Finding | Landmark | Refusal, caller: Caller, lead: str | None = None) -> StepResult:
     """Write the gate's answer to the ledger (the model engine's event form) and say it to the host."""
     left = run.budget() - run.calls[unit] - 1
+    lang = caller.lang
     if isinstance(gated, Refusal):
         ledger.write("refusal", unit=unit, subject=gated.subject, reason=gated.reason.value, message=gated.message,
                      candidate=dataclasses.asdict(cand))
-        return _refused(run, f"Refused ({gated.reason.value}): {caller.field(gated.message)}. Correct it and "
-                             f"resubmit, or drop it. {_left(left, unit)}",
+        message = caller.field(localize(gated.message, lang, "gate."))
+        return _refused(run, t("host.refused.gate", lang, reason=gated.reason.value, message=message,
+                               left=_left(left, unit, lang)),
                         reason=gated.reason.value, message=gated.message, calls_left=left)
-    moved = f" (you cited line {cand.line}; recorded where your excerpt starts)" \
-        if cand.line and gated.line != cand.line else ""
+    moved = t("host.moved", lang, line=cand.line) if cand.line and gated.line != cand.line else ""
     if isinstance(gated, Landmark):
         ledger.write("landmark", unit=unit, candidate=dataclasses.asdict(cand))
-        text = f"Accepted: {gated.kind.value} at {gated.file}:{gated.line}{moved}. {_left(left, unit)}"
+        text = t("host.accepted_landmark", lang, kind=gated.kind.value, where=f"{gated.file}:{gated.line}", moved=moved,
+                 left=_left(left, unit, lang))
         return StepResult(ok=True, text=text, data={"run_id": run.run_id, "accepted": True, "calls_left": left,
                                                     "landmark": _landmark_json(gated)})
     ledger.write("finding", unit=unit, candidate=dataclasses.asdict(cand), fingerprint=gated.fingerprint,
                  line=gated.line, **({"lead": lead} if lead else {}))
-    where = f"{gated.file}:{gated.line}{moved}" if gated.located else "check level"
-    text = f"Accepted: {gated.check.value} {gated.verdict.value} at {where}. {_left(left, unit)}"
+    where = f"{gated.file}:{gated.line}{moved}" if gated.located else t("host.check_level", lang)
+    text = t("host.accepted_finding", lang, check=gated.check.value, verdict=t(f"verdict.{gated.verdict.value}", lang),
+             where=where, left=_left(left, unit, lang))
     return StepResult(ok=True, text=text, data={
         "run_id": run.run_id, "accepted": True, "calls_left": left,
         "finding": {"check": gated.check.value, "verdict": gated.verdict.value, "file": gated.file,
                     "line": gated.line, "fingerprint": gated.fingerprint}})
 
 
-def _left(left: int, unit: str) -> str:
-    return f"({left} protocol call{'s' if left != 1 else ''} left for {unit})"
+def _left(left: int, unit: str, lang: str = "en") -> str:
+    return t("host.left_one", lang, unit=unit) if left == 1 else t("host.left", lang, n=left, unit=unit)
 
 
 def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
@@ -586,15 +560,15 @@ def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                     continue
                 missing = _missing_kinds(check, found)
                 if missing:
-                    skipped.append(_not_covered(run, ledger, check, missing))
+                    skipped.append(_not_covered(run, ledger, check, missing, caller.lang))
                     continue
                 offered = _offered(run, ws, check)
                 task = _check_text(run, check, landmarks, offered, caller)
                 ledger.write("unit-start", unit=check.value, task=task)
                 text = "\n".join([*skipped, *([""] if skipped else []), task]) + "\n"
                 return StepResult(ok=True, text=text, data={
-                    "run_id": run.run_id, "check": check.value, "title": CHECKS[check].title,
-                    "criteria": criteria_text(check), "task": task, "not_covered": skipped,
+                    "run_id": run.run_id, "check": check.value, "title": t(f"check.{check}", caller.lang),
+                    "criteria": criteria_text(check, caller.lang), "task": task, "not_covered": skipped,
                     "landmarks": [_landmark_json(lm) for lm in landmarks
                                   if lm.kind in (*CHECKS[check].requires, *CHECKS[check].also_useful)],
                     "leads": [{"id": lead.lead_id, "file": lead.candidate.file, "line": lead.candidate.line,
@@ -602,7 +576,7 @@ def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                                "rule": lead.candidate.source} for lead in offered],
                     "calls": run.budget()})
         text = "\n".join([*skipped, *([""] if skipped else []),
-                          f"finish: every check is done. Write the reports with {caller.step('finish', run.run_id)}."])
+                          t("host.finish_now", caller.lang, step=caller.step("finish", run.run_id))])
         return StepResult(ok=True, text=text + "\n", data={"run_id": run.run_id, "check": None, "next": "finish",
                                                            "not_covered": skipped})
 
@@ -612,12 +586,12 @@ def _missing_kinds(check: CheckId, found: set[LandmarkKind]) -> list[LandmarkKin
     return [k for k in CHECKS[check].requires if k not in found]
 
 
-def _not_covered(run: _Run, ledger: Ledger, check: CheckId, missing: Sequence[LandmarkKind]) -> str:
+def _not_covered(run: _Run, ledger: Ledger, check: CheckId, missing: Sequence[LandmarkKind], lang: str = "en") -> str:
     """End `check` as not covered for want of `missing` landmarks; the line that says so."""
     ledger.write("unit-end", unit=check.value, status=OutcomeStatus.NOT_COVERED.value,
                  missing=[k.value for k in missing])
     run.ended[check] = {"status": OutcomeStatus.NOT_COVERED.value, "missing": [k.value for k in missing]}
-    return f"{check.value} not covered (no {', '.join(k.value for k in missing)} landmark)"
+    return t("host.not_covered", lang, check=check.value, kinds=", ".join(k.value for k in missing))
 
 
 def _settle_not_covered(run: _Run, ledger: Ledger, found: set[LandmarkKind]) -> None:
@@ -659,16 +633,16 @@ def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None,
         run = _open_step(run_dir)
         current = _current(run)
         if current is None:
-            return _refused(run, "Not accepted: no check is handed out now. Call "
-                                 f"{caller.step('next', run.run_id)} to get one.", reason="no-current-check")
+            return _refused(run, t("host.refused.no_check", caller.lang, step=caller.step("next", run.run_id)),
+                            reason="no-current-check")
         cand = Candidate(check=check, verdict=verdict, file=file or None, line=line, evidence=evidence, claim=claim,
                          consequence=consequence, direction=direction, confirm_hint=confirm_hint,
                          source=f"{_SOURCE}:{current.value}", language=_language(file))
         ws = run.workspace()
         named = lead.strip() or None
         if named is not None and named not in {lead_.lead_id for lead_ in _offered(run, ws, current)}:
-            return _refused(run, f"Not accepted: {named!r} is not a lead of {current.value}; name one the check "
-                                 "listed, or leave the lead out.", reason="unknown-lead")
+            return _refused(run, t("host.refused.not_a_lead", caller.lang, lead=named, check=current.value),
+                            reason="unknown-lead")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, current.value, ledger, caller)
             if spent is not None:
@@ -683,23 +657,23 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
         run = _open_step(run_dir)
         current = _current(run)
         if current is None:
-            return _refused(run, f"Not accepted: no check is handed out now; call {caller.step('next', run.run_id)}.",
+            return _refused(run, t("host.refused.no_check_dismiss", caller.lang, step=caller.step("next", run.run_id)),
                             reason="no-current-check")
         ids = [lead_.lead_id for lead_ in _offered(run, run.workspace(), current)]
         if lead.strip() not in ids:
-            known = ", ".join(ids) or "none"
-            return _refused(run, f"Not accepted: {lead!r} is not a lead of {current.value} (its leads: {known}).",
+            known = ", ".join(ids) or t("host.none", caller.lang)
+            return _refused(run, t("host.refused.unknown_lead", caller.lang, lead=lead, check=current.value, known=known),
                             reason="unknown-lead")
         if len(reason.split()) < MIN_REASON_WORDS:
-            return _refused(run, "Not accepted: say in a sentence why the lead is wrong (what the code does "
-                                 "instead); the reason goes into the report.", reason="reason-too-short")
+            return _refused(run, t("host.refused.lead_reason", caller.lang), reason="reason-too-short")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, current.value, ledger, caller)
             if spent is not None:
                 return spent
             ledger.write("lead-dismissed", unit=current.value, lead=lead.strip(), reason=reason.strip())
-        return StepResult(ok=True, text=f"Dismissed {lead.strip()}: {reason.strip()} "
-                                        f"{_left(run.budget() - run.calls[current.value] - 1, current.value)}",
+        left = _left(run.budget() - run.calls[current.value] - 1, current.value, caller.lang)
+        return StepResult(ok=True, text=t("host.dismissed_lead", caller.lang, lead=lead.strip(), reason=reason.strip(),
+                                          left=left),
                           data={"run_id": run.run_id, "accepted": True, "lead": lead.strip(),
                                 "calls_left": run.budget() - run.calls[current.value] - 1})
 
@@ -707,7 +681,7 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
 def _outcome(check: CheckId, end: dict[str, Any] | None, started_t: float | None) -> CheckOutcome:
     if end is None:
         return CheckOutcome(check=check, status=OutcomeStatus.INCOMPLETE, usage=_UNKNOWN,
-                            error="not audited: the host finished before this check was handed out")
+                            error=str(Msg("note.host_not_audited")))
     status = OutcomeStatus(end["status"])
     if status is OutcomeStatus.NOT_COVERED:
         return CheckOutcome(check=check, status=status, missing_landmarks=tuple(LandmarkKind(k) for k in end["missing"]))
@@ -773,19 +747,23 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                                                            for s in discovery.skipped]})
         report = result.report
         counts = Counter(f.verdict.value for f in report.findings)
-        lines = [f"finished: {run.run_id} ({state})",
-                 f"{counts.get('confirmed', 0)} confirmed, {counts.get('suspected', 0)} suspected, "
-                 f"{counts.get('not-implemented', 0)} not implemented, {len(report.refusals)} refused by the gate"]
+        lang = caller.lang
+        lines = [t("host.finished", lang, run_id=run.run_id, state=t(f"jobs.state.{state}", lang)),
+                 t("host.finished_counts", lang, confirmed=counts.get("confirmed", 0),
+                   suspected=counts.get("suspected", 0), not_implemented=counts.get("not-implemented", 0),
+                   refused=len(report.refusals))]
         if report.leads:
             by = Counter(lead.status for lead in report.leads)
-            lines.append(f"static leads: {by[LeadStatus.CONFIRMED]} confirmed, {by[LeadStatus.DISMISSED]} dismissed, "
-                         f"{by[LeadStatus.UNADDRESSED]} unaddressed (kept as findings with their static verdict)")
-        lines += [f"- {f.check.value} {f.verdict.value} {f.file}:{f.line} {f.claim}" if f.located else
-                  f"- {f.check.value} {f.verdict.value} (check level) {f.claim}" for f in report.findings]
-        lines += [f"- {o.check.value} {o.status_text}" + (f": {o.error}" if o.error else "") +
-                  (f": missing {', '.join(k.value for k in o.missing_landmarks)}" if o.missing_landmarks else "")
+            lines.append(t("host.finished_leads", lang, confirmed=by[LeadStatus.CONFIRMED],
+                           dismissed=by[LeadStatus.DISMISSED], unaddressed=by[LeadStatus.UNADDRESSED]))
+        lines += [f"- {f.check.value} {t(f'verdict.{f.verdict.value}', lang)} "
+                  f"{f'{f.file}:{f.line}' if f.located else '(' + t('host.check_level', lang) + ')'} {f.claim}"
+                  for f in report.findings]
+        lines += [f"- {o.check.value} {o.status_text}" + (f": {localize(o.error, lang)}" if o.error else "") +
+                  (t("host.finished_missing", lang, kinds=", ".join(k.value for k in o.missing_landmarks))
+                   if o.missing_landmarks else "")
                   for o in report.outcomes if o.status is not OutcomeStatus.RAN]
-        lines += [f"report: {p}" for p in paths]
+        lines += [t("summary.report", lang, path=p) for p in paths]
         from harness_audit.render.json_report import report_dict
 
         return StepResult(ok=True, text="\n".join(lines) + "\n", data={
@@ -800,38 +778,52 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     accepted = Counter(unit for unit, subs in run.units.items() for kind, _, _ in subs if kind in ("finding", "landmark"))
     refused = Counter(unit for unit, subs in run.units.items() for kind, _, _ in subs if kind == "refusal")
     current = _current(run)
+    lang = caller.lang
+    # `phase` is data (English identifiers); `said` is how the text says it
     if run.end is not None:
-        phase, hint = "finished", "reports: " + ", ".join(run.end.get("reports", []))
+        phase, said = "finished", t("host.phase.finished", lang)
+        hint = t("host.hint.reports", lang, paths=", ".join(run.end.get("reports", [])))
     elif not run.recon_done:
-        phase, hint = "recon", f"report landmarks, then {caller.step('next', run.run_id)}"
+        phase, said = "recon", t("host.phase.recon", lang)
+        hint = t("host.hint.recon", lang, step=caller.step("next", run.run_id))
     elif current is not None:
-        phase, hint = f"checking {current.value}", f"report findings for {current.value}, then " \
-            f"{caller.step('next', run.run_id)}"
+        phase, said = f"checking {current.value}", t("host.phase.checking", lang, check=current.value)
+        hint = t("host.hint.checking", lang, check=current.value, step=caller.step("next", run.run_id))
     elif _checks_left(run):
-        phase, hint = "between checks", caller.step("next", run.run_id)
+        phase, said, hint = "between checks", t("host.phase.between", lang), caller.step("next", run.run_id)
     else:
         # what `next` answers now: the checks left are done or not covered, so the run only needs finishing
-        phase, hint = "checks done", f"finish: every check is done; write the reports with " \
-            f"{caller.step('finish', run.run_id)}"
+        phase, said = "checks done", t("host.phase.done", lang)
+        hint = t("host.hint.finish", lang, step=caller.step("finish", run.run_id))
     checks = {c.value: ("current" if c == current else str(run.ended[c].get("status")) if c in run.ended else "pending")
               for c in run.checks}
     unit = current.value if current is not None else RECON
-    lines = [f"run: {run.run_id}", f"phase: {phase}", "checks: " + ", ".join(f"{c} {s}" for c, s in checks.items()),
-             f"landmarks accepted: {accepted[RECON] + len(run.static_landmarks)} "
-             f"({len(run.static_landmarks)} from static recon), dismissed: {len(run.dismissed_landmarks)}, "
-             f"refused: {refused[RECON]}",
-             "findings accepted: " + str(sum(v for k, v in accepted.items() if k != RECON))
-             + ", refused: " + str(sum(v for k, v in refused.items() if k != RECON)),
-             f"leads dismissed: {len(run.dismissed)}"]
+
+    def state(value: str) -> str:
+        key = f"host.check_state.{value}"
+        return t(key, lang) if key in _CHECK_STATES else value
+
+    lines = [t("host.status.run", lang, run_id=run.run_id),
+             t("host.status.phase", lang, phase=said),
+             t("host.status.checks", lang, checks=", ".join(f"{c} {state(s)}" for c, s in checks.items())),
+             t("host.status.landmarks", lang, accepted=accepted[RECON] + len(run.static_landmarks),
+               static=len(run.static_landmarks), dismissed=len(run.dismissed_landmarks), refused=refused[RECON]),
+             t("host.status.findings", lang, accepted=sum(v for k, v in accepted.items() if k != RECON),
+               refused=sum(v for k, v in refused.items() if k != RECON)),
+             t("host.status.leads", lang, n=len(run.dismissed))]
     if run.end is None and (current is not None or not run.recon_done):
-        lines.append(f"protocol calls left for {unit}: {max(run.budget() - run.calls[unit], 0)}")
-    lines.append(f"next: {hint}")
+        lines.append(t("host.status.calls", lang, unit=unit, n=max(run.budget() - run.calls[unit], 0)))
+    lines.append(t("host.status.next", lang, hint=hint))
     return StepResult(ok=True, text="\n".join(lines) + "\n", data={
         "run_id": run.run_id, "phase": phase, "checks": checks, "current": current.value if current else None,
         "findings": sum(v for k, v in accepted.items() if k != RECON),
         "refusals": sum(refused.values()), "dismissed": dict(run.dismissed), "finished": run.end is not None,
         "reports": list(run.end.get("reports", [])) if run.end else [],
         "calls_left": max(run.budget() - run.calls[unit], 0)})
+
+
+_CHECK_STATES = {f"host.check_state.{s}" for s in ("current", "pending", "ran", "not-covered", "failed")}
+"""The check states `status` shows with a catalogue entry."""
 
 
 def to_json(result: StepResult) -> str:

@@ -13,7 +13,8 @@ from harness_audit.findings import CheckId
 from harness_audit.findings import LandmarkKind as L
 from harness_audit.messages import Msg
 
-__all__ = ["CHECKS", "P1", "CheckId", "CheckSpec", "Group", "criteria_text", "parse_selection", "spec"]
+__all__ = ["CHECKS", "CRITERIA_HEADINGS", "P1", "CheckId", "CheckSpec", "Group", "criteria_section", "criteria_text",
+           "parse_selection", "shared_rules", "spec"]
 
 _C = CheckId
 CHECKS: dict[CheckId, CheckSpec] = {
@@ -125,11 +126,47 @@ def spec(check: CheckId) -> CheckSpec:
     return CHECKS[check]
 
 
+CRITERIA_HEADINGS: dict[str, tuple[str, ...]] = {
+    "en": ("Symptom", "Invariant", "Look at", "Confirmed", "Suspected", "Not implemented", "Defect shapes",
+           "Correct shapes (no finding)"),
+    "zh": ("症状", "不变量", "看哪里", "确认", "可疑", "未实现", "缺陷写法", "正确写法(不报告)"),
+}
+"""The `##` sections every criteria file has, in this order, per language (`tests/test_catalogue.py` holds each
+file to them)."""
+
+
+def _criteria_file(name: str, lang: str) -> str:
+    folder = resources.files("harness_audit.catalogue.criteria")
+    if lang == "zh":
+        folder = folder.joinpath("zh")
+    return folder.joinpath(name).read_text(encoding="utf-8")
+
+
 @cache
-def criteria_text(check: CheckId) -> str:
-    """The criteria prose of one check, as handed to model subagents and shown by `explain`."""
-    name = f"{CHECKS[check].stem}.md"
-    return resources.files("harness_audit.catalogue.criteria").joinpath(name).read_text(encoding="utf-8")
+def criteria_text(check: CheckId, lang: str = "en") -> str:
+    """The criteria prose of one check: English, as handed to model subagents (model input, never translated), or
+    the Chinese version `explain` and the reports show a Chinese reader (`lang="zh"`)."""
+    return _criteria_file(f"{CHECKS[check].stem}.md", "zh" if lang == "zh" else "en")
+
+
+@cache
+def shared_rules(lang: str = "en") -> str:
+    """The evidence and verdict rules every auditor works under (`criteria/_shared.md`), in English or Chinese."""
+    return _criteria_file("_shared.md", "zh" if lang == "zh" else "en")
+
+
+def criteria_section(check: CheckId, index: int, lang: str = "en") -> str:
+    """The body of one `##` section of a check's criteria, by its place in `CRITERIA_HEADINGS` (empty if absent)."""
+    heading = CRITERIA_HEADINGS["zh" if lang == "zh" else "en"][index]
+    out: list[str] = []
+    inside = False
+    for line in criteria_text(check, lang).splitlines():
+        if line.startswith("## "):
+            inside = line[3:].strip() == heading
+            continue
+        if inside:
+            out.append(line)
+    return "\n".join(out).strip()
 
 
 @cache

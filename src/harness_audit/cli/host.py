@@ -115,11 +115,11 @@ def run(ns: argparse.Namespace) -> int:
         flag = output_dir_option(out_dir, default_dir)
         # the later verbs look under the default of the directory they run in: every hint names the run's
         result = host.begin(ns.path, ns.selection, overrides=overrides,
-                            caller=host.Caller(face="shell", output_dir_flag=flag))
+                            caller=host.Caller(face="shell", output_dir_flag=flag, lang=ns.lang))
         return _print(result, ns.json)
     out_dir = given or default_dir
     run_dir = host.find_run(ns.run_id, out_dir)
-    caller = host.Caller(face="shell", output_dir_flag=output_dir_option(out_dir, default_dir))
+    caller = host.Caller(face="shell", output_dir_flag=output_dir_option(out_dir, default_dir), lang=ns.lang)
     if ns.verb == "landmark":
         result = host.report_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, symbol=ns.symbol,
                                       confidence=ns.confidence, evidence=ns.evidence, caller=caller)

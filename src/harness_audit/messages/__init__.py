@@ -293,6 +293,16 @@ _EN_CORE: dict[str, str] = {
     "md.col.symbol": "symbol",
     "md.col.confidence": "confidence",
     "md.resumed_mark": "(resumed)",
+    "sarif.correct": "What correct code does",
+    "sarif.explain": "`harness-audit explain {check}` prints the full criteria and the rules behind them.",
+    "sarif.explain_short": "Run `harness-audit explain {check}` for the criteria.",
+    "sarif.fix": "Fix.",
+    "sarif.fix_inline": " Fix: {direction}",
+    "sarif.to_confirm": " To confirm: {hint}",
+    "sarif.lead_unaddressed": " (static lead {lead}: the model neither confirmed nor dismissed it)",
+    "sarif.lead_dismissed": " (static lead {lead}, dismissed by the model)",
+    "sarif.not_implemented": "{check} not implemented: {claim}",
+    "sarif.related": "the same code in another build of this source",
     "html.filter_check": "Check",
     "html.filter_verdict": "Verdict",
     "html.all": "all",
@@ -323,7 +333,9 @@ _EN_CORE: dict[str, str] = {
     "checks.col.requires": "requires",
     "checks.col.what": "what it checks",
     "explain.rules": "Static rules",
-    "explain.criteria_en": "The criteria below are the English original.",
+    "explain.rule_doc_en": "the English original",
+    "explain.rule_docs_where": "Each rule's description is written in English beside its code: "
+                               "`harness-audit explain {example}` prints one.",
 }
 
 _ZH_CORE: dict[str, str] = {
@@ -503,6 +515,16 @@ _ZH_CORE: dict[str, str] = {
     "md.col.symbol": "符号",
     "md.col.confidence": "置信度",
     "md.resumed_mark": "(续跑)",
+    "sarif.correct": "正确的代码怎么做",
+    "sarif.explain": "`harness-audit explain {check}` 会打印完整的判据以及背后的规则。",
+    "sarif.explain_short": "完整判据见 `harness-audit explain {check}`。",
+    "sarif.fix": "修复。",
+    "sarif.fix_inline": " 修复:{direction}",
+    "sarif.to_confirm": " 需人工核实:{hint}",
+    "sarif.lead_unaddressed": "(静态线索 {lead}:模型既没有确认也没有驳回它)",
+    "sarif.lead_dismissed": "(静态线索 {lead},已被模型驳回)",
+    "sarif.not_implemented": "{check} 未实现:{claim}",
+    "sarif.related": "同一份源码在另一个构建产物里的相同代码",
     "html.filter_check": "检查项",
     "html.filter_verdict": "判定",
     "html.all": "全部",
@@ -531,7 +553,8 @@ _ZH_CORE: dict[str, str] = {
     "checks.col.requires": "所需地标",
     "checks.col.what": "查什么",
     "explain.rules": "静态规则",
-    "explain.criteria_en": "以下判定标准为英文原文。",
+    "explain.rule_doc_en": "英文原文",
+    "explain.rule_docs_where": "每条规则的说明只有英文,写在规则代码旁边;要看某一条,运行 `harness-audit explain {example}`。",
 }
 
 
@@ -580,9 +603,9 @@ class _Blank(dict[str, str]):
         return ""
 
 
-STORED_PREFIXES = ("note.", "arg.")
+STORED_PREFIXES = ("note.", "arg.", "gate.")
 """Keys of messages that travel as English text (`note.*`: reports and ledgers; `arg.*`: argparse's `type=`
-refusals) and are recognised again by `match_stored`."""
+refusals; `gate.*`: the evidence gate's refusals, model input too) and are recognised again by `match_stored`."""
 
 
 def match_stored(stored: str, prefix: str) -> Msg | None:
@@ -594,7 +617,7 @@ def match_stored(stored: str, prefix: str) -> Msg | None:
     return None
 
 
-def localize(stored: str, lang: str) -> str:
+def localize(stored: str, lang: str, prefix: str = "note.") -> str:
     """Text that reports and ledgers keep in English (a note, why a check did not run) in `lang`.
 
     Text that is one of the `note.*` messages is shown in `lang`; anything else (a model's words, an exception's
@@ -602,5 +625,5 @@ def localize(stored: str, lang: str) -> str:
     """
     if lang == "en":
         return stored
-    found = match_stored(stored, "note.")
+    found = match_stored(stored, prefix)
     return found.render(lang) if found is not None else stored

@@ -80,6 +80,9 @@ _PAIRS: dict[str, tuple[str, str]] = {
                                    "`# harness-audit: ignore[{check}] retried by the queue, not here`",
                                    "{where} 处的抑制标记没有给理由;请写在方括号后面,例如 "
                                    "`# harness-audit: ignore[{check}] 由队列负责重试,不在这里`"),
+    "note.protocol_limit": ("protocol-call limit {n} reached", "已达到 {n} 次协议调用的上限"),
+    "note.host_not_audited": ("not audited: the host finished before this check was handed out",
+                              "未审计:这个检查项还没分配出去,宿主就结束了运行"),
 }
 
 EN: dict[str, str] = {key: pair[0] for key, pair in _PAIRS.items()}

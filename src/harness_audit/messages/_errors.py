@@ -119,8 +119,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                                   "配置中的 `checks` {checks!r} 全部高于 priority_floor={floor};请调低该值,或明确指定检查项"),
     "err.trace.unknown_format": ("unknown trace format {fmt!r}; expected one of {formats}",
                                  "未知的追踪格式 {fmt!r};应为以下之一:{formats}"),
-    "err.config.toml_at": ("{detail} (at line {line}, column {column})", "第 {line} 行第 {column} 列有语法错误({detail})"),
-    "err.config.toml_at_end": ("{detail} (at end of document)", "文件末尾有语法错误({detail})"),
+    "err.config.toml_at": ("{detail} (at line {line}, column {column})", "第 {line} 行第 {column} 列:{detail}"),
+    "err.config.toml_at_end": ("{detail} (at end of document)", "文件末尾:{detail}"),
     # ------------------------------------------------------------------ traces
     "err.trace.what": (
         "a trace: expected JSONL request/response lines, a VCR cassette (YAML or JSON), a HAR file, OpenTelemetry "
@@ -315,6 +315,28 @@ _PAIRS: dict[str, tuple[str, str]] = {
                              "路径 {path!r} 在服务的根目录 {root} 之外;服务只审计根目录里的目录(用 --root 启动可换一个)"),
     "err.mcp.needs_model": ("engine {engine!r} needs a `model` in the project's configuration",
                             "引擎 {engine!r} 需要在项目配置里设置 `model`"),
+    # ------------------------------------------------------------------ tomllib's syntax errors
+    "err.toml.overwrite": ("Cannot overwrite a value", "不能覆盖已有的值"),
+    "err.toml.escape": ("Escaped character is not a Unicode scalar value", "转义字符不是合法的 Unicode 标量值"),
+    "err.toml.expected_equals": ("Expected '=' after a key in a key/value pair", "键值对里的键后面应为 '='"),
+    "err.toml.expected_bracket": ("Expected ']' at the end of a table declaration", "表声明的末尾应为 ']'"),
+    "err.toml.expected_brackets": ("Expected ']]' at the end of an array declaration", "数组表声明的末尾应为 ']]'"),
+    "err.toml.expected_newline": ("Expected newline or end of document after a statement", "语句之后应为换行或文件结尾"),
+    "err.toml.date": ("Invalid date or datetime", "日期或日期时间不合法"),
+    "err.toml.hex": ("Invalid hex value", "十六进制值不合法"),
+    "err.toml.key_start": ("Invalid initial character for a key part", "键的开头字符不合法"),
+    "err.toml.statement": ("Invalid statement", "语句不合法"),
+    "err.toml.value": ("Invalid value", "值不合法"),
+    "err.toml.unclosed_array": ("Unclosed array", "数组没有闭合"),
+    "err.toml.unclosed_table": ("Unclosed inline table", "内联表没有闭合"),
+    "err.toml.backslash": ("Unescaped '\\' in a string", "字符串里有未转义的 '\\'"),
+    "err.toml.unterminated": ("Unterminated string", "字符串没有结束"),
+    "err.toml.declared_twice": ("Cannot declare {key} twice", "{key} 不能声明两次"),
+    "err.toml.immutable": ("Cannot mutate immutable namespace {key}", "不能修改不可变的命名空间 {key}"),
+    "err.toml.redefine": ("Cannot redefine namespace {key}", "不能重新定义命名空间 {key}"),
+    "err.toml.duplicate_key": ("Duplicate inline table key {key}", "内联表里的键 {key} 重复"),
+    "err.toml.invalid_char": ("Found invalid character {char}", "发现非法字符 {char}"),
+    "err.toml.illegal_char": ("Illegal character {char}", "非法字符 {char}"),
 }
 
 EN: dict[str, str] = {key: pair[0] for key, pair in _PAIRS.items()}

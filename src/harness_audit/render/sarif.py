@@ -1,13 +1,18 @@
-"""SARIF 2.1.0 for code scanning: one rule per check, level from the verdict."""
+"""SARIF 2.1.0 for code scanning: one rule per check, level from the verdict.
+
+The rules' help (title, gloss, what correct code does) and the fixed words of each result are in the report's
+language, the Chinese criteria included; findings keep their own words.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from harness_audit.catalogue import CHECKS, criteria_text
+from harness_audit.catalogue import CHECKS, CRITERIA_HEADINGS, criteria_section
 from harness_audit.findings import CheckId, Finding, Verdict
 from harness_audit.leads import LeadOutcome, LeadStatus
+from harness_audit.messages import t
 from harness_audit.report import Report, Suppressed
 
 _LEVEL = {Verdict.CONFIRMED: "error", Verdict.SUSPECTED: "warning", Verdict.NOT_IMPLEMENTED: "note"}
@@ -18,66 +23,61 @@ def page_name(check: CheckId) -> str:
     return f"c{check.number:02d}-{CHECKS[check].slug}.md"
 
 
-def _section(check: CheckId, heading: str) -> str:
-    """One `## heading` section of the check's criteria prose (empty when it has none)."""
-    out: list[str] = []
-    inside = False
-    for line in criteria_text(check).splitlines():
-        if line.startswith("## "):
-            inside = line[3:].strip().lower().startswith(heading.lower())
-            continue
-        if inside:
-            out.append(line)
-    return "\n".join(out).strip()
+_CORRECT_SHAPES = CRITERIA_HEADINGS["en"].index("Correct shapes (no finding)")
 
 
-def _rule(check: CheckId, docs_url: str | None) -> dict[str, Any]:
+def _rule(check: CheckId, docs_url: str | None, lang: str = "en") -> dict[str, Any]:
     """A SARIF rule: the check, its help in markdown (what it means and what the fix looks like), its page."""
     s = CHECKS[check]
-    fix = _section(check, "Correct shapes")
-    markdown = f"**{check} · {s.title}**\n\n{s.gloss_en}\n\n" + (f"**What correct code does**\n\n{fix}\n\n"
-                                                                    if fix else "")
-    markdown += f"`harness-audit explain {check}` prints the full criteria and the rules behind them."
+    title, gloss = t(f"check.{check}", lang), s.gloss(lang)
+    fix = criteria_section(check, _CORRECT_SHAPES, lang)
+    markdown = f"**{check} · {title}**\n\n{gloss}\n\n" + (f"**{t('sarif.correct', lang)}**\n\n{fix}\n\n"
+                                                            if fix else "")
+    markdown += t("sarif.explain", lang, check=check)
     rule: dict[str, Any] = {
         "id": check.value, "name": s.slug,
-        "shortDescription": {"text": s.title},
-        "fullDescription": {"text": s.gloss_en},
-        "help": {"text": f"{s.gloss_en} Run `harness-audit explain {check}` for the criteria.", "markdown": markdown},
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": gloss},
+        "help": {"text": f"{gloss} {t('sarif.explain_short', lang, check=check)}", "markdown": markdown},
         "defaultConfiguration": {"level": "error" if s.priority == 1 else "warning"},
-        "properties": {"priority": s.priority, "group": s.group.title, "tags": ["agent-harness", "robustness"]},
+        "properties": {"priority": s.priority, "group": t(f"group.{s.group.value}", lang),
+                       "tags": ["agent-harness", "robustness"]},
     }
     if docs_url:
         rule["helpUri"] = docs_url + page_name(check)
     return rule
 
 
-def _message(f: Finding, text: str) -> dict[str, Any]:
+def _message(f: Finding, text: str, lang: str = "en") -> dict[str, Any]:
     """The result message: the claim, and in markdown the consequence and the fix where code scanning shows it."""
-    md = [text, "", f"**Consequence.** {f.consequence}"]
+    md = [text, "", f"**{t('md.consequence', lang)}** {f.consequence}"]
     if f.direction:
-        md += ["", f"**Fix.** {f.direction}"]
-    return {"text": text + (f" Fix: {f.direction}" if f.direction else ""), "markdown": "\n".join(md)}
+        md += ["", f"**{t('sarif.fix', lang)}** {f.direction}"]
+    fix = t("sarif.fix_inline", lang, direction=f.direction) if f.direction else ""
+    return {"text": text + fix, "markdown": "\n".join(md)}
 
 
 def sarif_dict(r: Report) -> dict[str, Any]:
-    """The report as a SARIF log."""
-    rules = [_rule(c, r.meta.docs_url) for c in CHECKS]
+    """The report as a SARIF log, its fixed text in the report's language."""
+    lang = r.meta.language
+    rules = [_rule(c, r.meta.docs_url, lang) for c in CHECKS]
     index = {c.value: i for i, c in enumerate(CHECKS)}
     results: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
     leads = {lead.lead_id: lead for lead in r.leads}
     for f in r.findings:
-        text = f.claim + (f" To confirm: {f.confirm_hint}" if f.verdict is Verdict.SUSPECTED else "")
+        text = f.claim + (t("sarif.to_confirm", lang, hint=f.confirm_hint) if f.verdict is Verdict.SUSPECTED else "")
         lead = leads.get(f.lead) if f.lead else None
         if lead is not None and lead.status is LeadStatus.UNADDRESSED:
-            text += f" (static lead {lead.lead_id}: the model neither confirmed nor dismissed it)"
+            text += t("sarif.lead_unaddressed", lang, lead=lead.lead_id)
         if not f.located:
-            notes.append({"level": "note", "message": {"text": f"{f.check} not implemented: {f.claim}"},
+            notes.append({"level": "note", "message": {"text": t("sarif.not_implemented", lang, check=f.check,
+                                                                 claim=f.claim)},
                           "descriptor": {"id": f.check.value}})
             continue
         result: dict[str, Any] = {
             "ruleId": f.check.value, "ruleIndex": index[f.check.value], "level": _LEVEL[f.verdict],
-            "message": _message(f, text),
+            "message": _message(f, text, lang),
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
                 "region": {"startLine": f.line, "snippet": {"text": f.evidence}},
@@ -87,15 +87,15 @@ def sarif_dict(r: Report) -> dict[str, Any]:
                            "direction": f.direction},
         }
         if f.also_at:
-            result["relatedLocations"] = [_related(n, where) for n, where in enumerate(f.also_at, 1)]
+            result["relatedLocations"] = [_related(n, where, lang) for n, where in enumerate(f.also_at, 1)]
         if lead is not None:
             result["properties"]["lead"] = {"id": lead.lead_id, "status": lead.status.value,
                                             **({"settled_by": lead.by} if lead.by else {})}
         results.append(result)
     for lead in r.leads_with(LeadStatus.DISMISSED):
-        results.append(_dismissed(lead, index[lead.check.value]))
+        results.append(_dismissed(lead, index[lead.check.value], lang))
     for x in r.suppressed:
-        results.append(_suppressed(x, index[x.finding.check.value]))
+        results.append(_suppressed(x, index[x.finding.check.value], lang))
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -111,12 +111,12 @@ def sarif_dict(r: Report) -> dict[str, Any]:
     }
 
 
-def _suppressed(x: Suppressed, rule_index: int) -> dict[str, Any]:
+def _suppressed(x: Suppressed, rule_index: int, lang: str = "en") -> dict[str, Any]:
     """A finding suppressed inline: a SARIF result with an in-source suppression carrying the marker's reason."""
     f = x.finding
     return {
         "ruleId": f.check.value, "ruleIndex": rule_index, "level": _LEVEL[f.verdict],
-        "message": _message(f, f.claim),
+        "message": _message(f, f.claim, lang),
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
                                             "region": {"startLine": f.line, "snippet": {"text": f.evidence}}}}],
         "partialFingerprints": {"harnessAudit/v1": f.fingerprint},
@@ -126,12 +126,12 @@ def _suppressed(x: Suppressed, rule_index: int) -> dict[str, Any]:
     }
 
 
-def _dismissed(lead: LeadOutcome, rule_index: int) -> dict[str, Any]:
+def _dismissed(lead: LeadOutcome, rule_index: int, lang: str = "en") -> dict[str, Any]:
     """A static lead the model dismissed: a suppressed result, the model's reason as the justification."""
     f = lead.finding
     result: dict[str, Any] = {
         "ruleId": f.check.value, "ruleIndex": rule_index, "level": _LEVEL[f.verdict],
-        "message": {"text": f"{f.claim} (static lead {lead.lead_id}, dismissed by the model)"},
+        "message": {"text": f.claim + t("sarif.lead_dismissed", lang, lead=lead.lead_id)},
         "partialFingerprints": {"harnessAudit/v1": f.fingerprint},
         "suppressions": [{"kind": "external", "status": "accepted", "justification": lead.reason or ""}],
         "properties": {"verdict": f.verdict.value, "source": f.source,
@@ -145,10 +145,10 @@ def _dismissed(lead: LeadOutcome, rule_index: int) -> dict[str, Any]:
     return result
 
 
-def _related(n: int, where: str) -> dict[str, Any]:
+def _related(n: int, where: str, lang: str = "en") -> dict[str, Any]:
     """A `file:line` of the same code in another build output, as a SARIF related location."""
     file, _, line = where.rpartition(":")
-    return {"id": n, "message": {"text": "the same code in another build of this source"},
+    return {"id": n, "message": {"text": t("sarif.related", lang)},
             "physicalLocation": {"artifactLocation": {"uri": file, "uriBaseId": "%SRCROOT%"},
                                  "region": {"startLine": int(line)}}}
 
