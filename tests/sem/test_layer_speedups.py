@@ -42,6 +42,9 @@ def test_a_kept_walk_of_a_body_is_the_walk_of_its_statements(tree: Path) -> None
             plain = [n for stmt in fn.body for n in _plain_walk(stmt)]
             assert list(ir.walk_block(fn.body)) == plain
             assert list(ir.walk_block(fn.body)) == plain  # the kept list, read again
+            for kind in (ir.Call, (ir.Loop, ir.Call, ir.Comp), (ir.Call, ir.Assign)):
+                assert ir.nodes_of(fn.body, kind) == [n for n in plain if isinstance(n, kind)]
+                assert ir.nodes_of(fn.body, kind) == [n for n in plain if isinstance(n, kind)]  # kept, read again
             for node in plain:
                 if isinstance(node, ir.Loop | ir.If):
                     assert list(ir.walk_block(node.body)) == [n for s in node.body for n in _plain_walk(s)]

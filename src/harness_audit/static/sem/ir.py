@@ -348,12 +348,14 @@ class Body(list[Stmt]):
     Queries walk the same functions many times; a walk of a body is computed once and every later one reads the
     kept list. The IR is not changed once lowered (a front end may change a body only before it is walked)."""
 
-    __slots__ = ("nodes",)
+    __slots__ = ("nodes", "kinds")
 
     def __init__(self, stmts: Block = ()) -> None:  # type: ignore[assignment]  # an empty tuple is an empty body
         super().__init__(stmts)
         self.nodes: list[Node] | None = None
         """What `walk_block` yields for this body, once it has been asked."""
+        self.kinds: dict[type[Node] | tuple[type[Node], ...], list[Node]] | None = None
+        """What `nodes_of` gave for this body, by the kinds asked for."""
 
 
 class Assign(Stmt):
@@ -764,6 +766,21 @@ def walk_block(block: Block) -> Iterator[Node]:
             nodes = block.nodes = _flatten(block)
         return iter(nodes)
     return _walk_stmts(block)
+
+
+def nodes_of(block: Block, kind: type[Node] | tuple[type[Node], ...]) -> list[Node]:
+    """The nodes of `walk_block(block)` that are instances of `kind` (a node class, or a tuple of them), in the
+    same order. A function's body keeps the list per kind: a role or query that looks only at calls, loops or
+    assignments reads them without passing over every other node. The list is shared: do not change it."""
+    if isinstance(block, Body):
+        kinds = block.kinds
+        if kinds is None:
+            kinds = block.kinds = {}
+        got = kinds.get(kind)
+        if got is None:
+            got = kinds[kind] = [n for n in walk_block(block) if isinstance(n, kind)]
+        return got
+    return [n for n in walk_block(block) if isinstance(n, kind)]
 
 
 def _walk_stmts(block: Block) -> Iterator[Node]:

@@ -166,7 +166,8 @@ class Roles:
         callbacks over them (the site is the callback's call)."""
         out: list[Site] = []
         for fn in self.facts.functions:
-            out.extend(Site(fn, node) for node in ir.walk_block(fn.body) if self._iterates_tool_calls(fn, node))
+            out.extend(Site(fn, node) for node in ir.nodes_of(fn.body, _LOOPING)
+                       if self._iterates_tool_calls(fn, node))
         return out
 
     def _iterates_tool_calls(self, fn: ir.Function, node: ir.Node) -> bool:
@@ -293,7 +294,7 @@ class Roles:
                 target = dec.func if isinstance(dec, ir.Call) else dec
                 if expr_chain(target).rsplit(".", 1)[-1] in apis.TOOL_DECORATORS and fn not in out:
                     out.append(fn)
-            for node in ir.walk_block(fn.body):
+            for node in ir.nodes_of(fn.body, ir.Call):
                 if isinstance(node, ir.Call) and expr_chain(node.func).rsplit(".", 1)[-1] in apis.TOOL_FACTORIES:
                     for arg in (*node.args, *(v for _, v in node.kw)):
                         for f in self._handlers_in(fn, arg):
@@ -365,7 +366,7 @@ class Roles:
         appended: dict[Store, int] = defaultdict(int)
         sent: set[Store] = set()
         for fn in self.facts.functions:
-            for node in ir.walk_block(fn.body):
+            for node in ir.nodes_of(fn.body, _CHANGING):
                 if isinstance(node, ir.Call) and isinstance(node.func, ir.Attr):
                     store = self.store_of(fn, node.func.obj)
                     if store is None:
@@ -531,7 +532,7 @@ class Roles:
                 if self._is_retry_decorator(fn, dec):
                     out.append((Site(fn, dec), list(ir.walk_block(fn.body))))
                     break
-            for node in ir.walk_block(fn.body):
+            for node in ir.nodes_of(fn.body, _RETRYING):
                 if isinstance(node, ir.Loop) and _retries(node) and self._paced(fn, node):
                     out.append((Site(fn, node), list(ir.walk_block(node.body))))
                 elif isinstance(node, ir.Handler):
@@ -632,6 +633,12 @@ class Roles:
         return found
 
 
+_LOOPING = (ir.Loop, ir.Call, ir.Comp)
+"""What can iterate over tool calls: a loop, a `.map`/`.forEach` call, a comprehension."""
+_CHANGING = (ir.Call, ir.Assign)
+"""What can change a store: a method call on it, an assignment."""
+_RETRYING = (ir.Loop, ir.Handler)
+"""Where a retry can live: a loop that goes round after a failure, a handler that calls its own function."""
 _TOOL_CALL_TYPE = "toolcall"
 _LOOKUPS = frozenset({"getattr", "get", "find", "get_tool", "getTool", "lookup", "find_tool", "findTool"})
 """Ways a registry hands back the tool a name selects."""

@@ -165,34 +165,32 @@ class Summaries:
             summaries[fn.index] = own
             edges[fn.index] = list(dict.fromkeys(targets))  # a target seen again adds nothing the first did not
         # rounds in function order until nothing grows; a function none of whose targets grew since its last visit
-        # would add nothing, and is passed over (the same summaries, the same first effect of each kind)
-        visited = dict.fromkeys(summaries, -1)
-        grown = dict.fromkeys(summaries, 0)
-        step = 0
+        # would add nothing, and is passed over (the same summaries, the same first effect of each kind): a target
+        # that grows marks the functions that call it as due
+        callers: dict[int, list[int]] = {}
+        for i, targets in edges.items():
+            for t in targets:
+                callers.setdefault(t, []).append(i)
+        due = {i for i, targets in edges.items() if targets}
+        order = [fn.index for fn in facts.functions]
         changed = True
         rounds = 0
         while changed and rounds < 50:
             changed = False
             rounds += 1
-            for fn in facts.functions:
-                i = fn.index
-                targets = edges[i]
-                if not targets:
+            for i in order:
+                if i not in due:
                     continue
-                step += 1
-                last = visited[i]
-                visited[i] = step
-                if last >= 0 and all(grown.get(t, 0) < last for t in targets):
-                    continue
+                due.discard(i)
                 mine = summaries[i]
                 grew = False
-                for t in targets:
+                for t in edges[i]:
                     for kind, e in summaries.get(t, {}).items():
                         if kind not in mine:
                             mine[kind] = e
                             grew = True
                 if grew:
-                    grown[i] = step
+                    due.update(callers.get(i, ()))
                     changed = True
         return summaries
 
