@@ -160,3 +160,28 @@ def test_a_closed_project_is_freed_without_the_collector() -> None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+@pytest.mark.parametrize("name", ["agent.py", "agent.ts", "agent.js"])
+def test_a_lowered_module_is_freed_without_the_collector(name: str) -> None:
+    """Risk: the lowering leaves a cycle holding the module (a lowerer's dispatch table of its own bound methods),
+    so every file's IR, source and text cache stay held until the collector's next pass walks them all."""
+    from harness_audit.static.sem.front_python import parse as parse_py
+    from harness_audit.static.sem.front_typescript import parse as parse_ts
+
+    source = ("def run(client):\n    return client.chat.completions.create(model='m')\n" if name.endswith(".py")
+              else "export async function run(client) {\n  return client.chat.completions.create({model: 'm'});\n}\n")
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        mod = (parse_py if name.endswith(".py") else parse_ts)(name, source)
+        assert mod.error is None and len(mod.functions) == 2
+        for fn in mod.functions:  # the module's own cycles, as SemProject.close breaks them
+            fn.parent = None
+            del fn.module
+        del mod, fn
+        assert not [o for o in gc.get_objects() if isinstance(o, ir.Module)]
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -49,7 +49,11 @@ def lower(path: str, text: str, source: bytes, tree: Tree, dialect: Dialect) -> 
     rows = line_table(source)
     body.end = rows[root.end_byte]
     mod.functions.append(body)
-    body.body = _Lowerer(mod, source, rows).statements(root)
+    low = _Lowerer(mod, source, rows)
+    try:
+        body.body = low.statements(root)
+    finally:
+        low.release()
     if root.has_error and mod.error is None:
         mod.error = f"syntax error at line {_first_error_line(root)}"
     return mod
@@ -169,6 +173,13 @@ class _Lowerer:
             "computed_property_name": self._e_wrapped,
             "meta_property": self._e_meta,
         }
+
+    def release(self) -> None:
+        """Drop the dispatch tables: their bound methods hold the lowerer, which holds the module, the source and
+        the text cache, a cycle the collector (paused while the layer runs) would otherwise have to find before
+        any of it is freed: 0.5 s of CPU and 80 MB held after the layer on @openai/agents-core's dist."""
+        self._stmts = {}
+        self._exprs = {}
 
     # ------------------------------------------------------------ statements
 
