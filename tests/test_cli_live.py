@@ -61,3 +61,15 @@ def test_final_line_says_cancelled_and_clean(tmp_path: Path) -> None:
     cancelled = dataclasses.replace(report, meta=dataclasses.replace(report.meta, state="cancelled"))
     assert final_line(cancelled, "en").startswith("CANCELLED · clean")
     assert final_line(cancelled, "zh").startswith("已取消(CANCELLED) · 未发现问题")
+
+
+def test_counts_of_one_are_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`1 check`, `1 file skipped`, never `1 checks`; Chinese has no plural and says the same in both cases."""
+    from harness_audit.report import FileNote
+
+    report = audit(EXAMPLE, ["C8"], overrides={"output_dir": str(tmp_path)}, write=False).report
+    one = dataclasses.replace(report, skipped_files=(FileNote(path="big.py", reason="too large"),))
+    assert " · 1 file skipped · " in final_line(one, "en") and " · 跳过 1 个文件 · " in final_line(one, "zh")
+    assert main([str(EXAMPLE), "C8", "-o", str(tmp_path), "--format", "json", "--language", "en"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("harness-audit "))
+    assert " · 1 check · 4 files · " in header

@@ -221,3 +221,12 @@ def test_jobs_and_job_output_speak_chinese(tmp_path: Path) -> None:
     assert "已在后台启动" in started.stdout and "C1 完成" in followed.stdout and "已完成" in listed.stdout
     for run in (started, followed, listed):
         assert english_sentences(run.stdout + run.stderr) == [], run.args
+
+
+def test_chinese_help_lines_never_start_with_closing_punctuation() -> None:
+    from harness_audit.cli import wrap_wide
+
+    text = "输出格式,逗号分隔:md,json,sarif,html(默认:md,json,sarif)"
+    for width in range(12, 60):
+        lines = wrap_wide(text, width)
+        assert "".join(lines) == text and not any(line[0] in ",:;)" for line in lines), (width, lines)

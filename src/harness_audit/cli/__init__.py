@@ -23,10 +23,10 @@ JOB_COMMANDS = ("jobs", "job-output")
 
 
 _WRAP_UNIT = re.compile(r"\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]"
-                        r"[\u3000-\u303f\uff01\uff09\uff0c\uff1a\uff1b\uff1f]*|"
+                        r"[\u3000-\u303f\uff01\uff09\uff0c\uff1a\uff1b\uff1f,:;!?)]*|"
                         r"[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+")
-"""What a line may break between: spaces, each CJK character (with the closing punctuation after it), and runs
-of anything else (a word, a flag, a path)."""
+"""What a line may break between: spaces, each CJK character (with the closing punctuation after it, full-width or
+ASCII, so no line starts with `:` or `,`), and runs of anything else (a word, a flag, a path)."""
 
 
 def _columns(text: str) -> int:

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness_audit.findings import CheckId, OutcomeStatus, Usage, Verdict
-from harness_audit.messages import localize, t
+from harness_audit.messages import counted, localize, t
 from harness_audit.progress import ProgressEvent, ProgressKind
 from harness_audit.render.summary import final_line, money, tokens_text
 from harness_audit.report import Price, Report
@@ -128,7 +128,7 @@ class TerminalProgress:
     def _table(self) -> Table:
         from rich.table import Table
 
-        table = Table(title=t("progress.title", self.lang, engine=self.engine, n=len(self.checks)),
+        table = Table(title=t("progress.title", self.lang, engine=self.engine, checks=counted(len(self.checks), "check")),
                       title_justify="left", box=None, pad_edge=False)
         for key, justify in (("check", "right"), ("state", "left"), ("findings", "right"), ("refused", "right"),
                              ("tokens", "right"), ("cost", "right")):
@@ -164,7 +164,8 @@ def print_summary(console: Console, report: Report, paths: list[Path], language:
     lang = language
     m = report.meta
     console.print("[bold]harness-audit[/] " + escape(t(
-        "summary.header", lang, root=m.root, engine=m.engine, checks=len(m.requested), files=m.files_scanned,
+        "summary.header", lang, root=m.root, engine=m.engine, checks=counted(len(m.requested), "check"),
+        files=counted(m.files_scanned, "file"),
         seconds=f"{m.duration_s:.2f}")) + (escape(t("summary.cached", lang)) if m.cache_hit else ""), soft_wrap=True)
     for f in report.findings[:40]:
         colour = "red" if f.verdict is Verdict.CONFIRMED else "yellow"

@@ -107,6 +107,11 @@ def t(key: str, lang: str, /, **values: object) -> str:
     return table[key].format(**{k: text(v, lang) if isinstance(v, (Msg, OneOf)) else v for k, v in values.items()})
 
 
+def counted(n: int, noun: str) -> Msg:
+    """`n` of `noun` (`count.<noun>` / `count.<noun>s`): "1 check", "2 checks", in the reader's language."""
+    return Msg(f"count.{noun}", n=n) if n == 1 else Msg(f"count.{noun}s", n=n)
+
+
 _EN_CORE: dict[str, str] = {
     # ------------------------------------------------------------------ exit codes
     "exit.no_files": "nothing was audited: 0 files analysed under {root}; pass --allow-empty to accept an empty audit",
@@ -147,9 +152,13 @@ _EN_CORE: dict[str, str] = {
     "progress.col.refused": "refused",
     "progress.col.tokens": "tokens",
     "progress.col.cost": "cost",
-    "progress.title": "harness-audit · {engine} · {n} checks",
+    "progress.title": "harness-audit · {engine} · {checks}",
+    "count.check": "1 check",
+    "count.checks": "{n} checks",
+    "count.file": "1 file",
+    "count.files": "{n} files",
     # ------------------------------------------------------------------ terminal: summary
-    "summary.header": "{root} · {engine} · {checks} checks · {files} files · {seconds}s",
+    "summary.header": "{root} · {engine} · {checks} · {files} · {seconds}s",
     "summary.cached": " (cached)",
     "summary.check_level": "(check-level)",
     "summary.more": "… and {n} more in the report",
@@ -159,7 +168,7 @@ _EN_CORE: dict[str, str] = {
     "final.clean": "clean",
     "final.findings": "{n} found ({confirmed} confirmed, {suspected} suspected, {not_implemented} not implemented)",
     "final.not_covered": "{n} not covered",
-    "final.skipped": "{n} files skipped",
+    "final.skipped": "{files} skipped",
     "final.unparsed": "{n} unparsed",
     "final.refused": "{n} refused by the evidence gate",
     "final.suppressed": "{n} suppressed",
@@ -373,8 +382,12 @@ _ZH_CORE: dict[str, str] = {
     "progress.col.refused": "拒收",
     "progress.col.tokens": "token",
     "progress.col.cost": "成本",
-    "progress.title": "harness-audit · {engine} 引擎 · {n} 项检查",
-    "summary.header": "{root} · {engine} 引擎 · {checks} 项检查 · {files} 个文件 · {seconds} 秒",
+    "progress.title": "harness-audit · {engine} 引擎 · {checks}",
+    "count.check": "1 项检查",
+    "count.checks": "{n} 项检查",
+    "count.file": "1 个文件",
+    "count.files": "{n} 个文件",
+    "summary.header": "{root} · {engine} 引擎 · {checks} · {files} · {seconds} 秒",
     "summary.cached": "(命中结果缓存)",
     "summary.check_level": "(检查项级)",
     "summary.more": "……另有 {n} 条见报告",
@@ -384,7 +397,7 @@ _ZH_CORE: dict[str, str] = {
     "final.clean": "未发现问题",
     "final.findings": "发现 {n} 条(确认 {confirmed},可疑 {suspected},未实现 {not_implemented})",
     "final.not_covered": "未覆盖 {n} 项",
-    "final.skipped": "跳过 {n} 个文件",
+    "final.skipped": "跳过 {files}",
     "final.unparsed": "{n} 个文件未能解析",
     "final.refused": "证据拒收 {n} 次",
     "final.suppressed": "已抑制 {n} 条",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness_audit.findings import OutcomeStatus, Usage, Verdict
-from harness_audit.messages import t
+from harness_audit.messages import counted, t
 from harness_audit.report import Report
 
 
@@ -46,7 +46,7 @@ def final_line(report: Report, language: str, *, baseline: tuple[int, int] | Non
         parts.append(t("final.baseline", lang, new=baseline[0], known=baseline[1]))
     not_covered = sum(1 for o in report.outcomes if o.status is not OutcomeStatus.RAN)
     parts.append(t("final.not_covered", lang, n=not_covered))
-    parts.append(t("final.skipped", lang, n=len(report.skipped_files)))
+    parts.append(t("final.skipped", lang, files=counted(len(report.skipped_files), "file")))
     if report.unparsed_files:
         parts.append(t("final.unparsed", lang, n=len(report.unparsed_files)))
     if report.refusals:
