@@ -23,8 +23,9 @@ Before timing, the package's bytecode is compiled (as `pip install` does), so no
 
 `--check-bounds` exits 1 unless total CPU and peak RSS stay within bounds scaled from the targets of the three
 trees the layer is tuned against: Python 1.5 s and 250 MB at 136k lines (openai-agents), 10 s and 400 MB at
-609k lines (agno), linear between and beyond, never below the first; TS/JS 3 s per 116k lines
-(@openai/agents-core's dist) added to the CPU bound.
+609k lines (agno), linear between and beyond, never below the first (when the tree has Python); TS/JS 3 s per
+116k lines (@openai/agents-core's dist) added to the CPU bound. The bounds are on the whole child process (imports
+and discovery included), so they are a little stricter than the targets, which count the layer alone.
 
     python -m venv /tmp/oa && /tmp/oa/bin/pip install openai-agents
     .venv/bin/python benchmarks/sem_speed.py /tmp/oa/lib/python3.11/site-packages/agents --runs 3 --check-bounds
@@ -167,8 +168,8 @@ def bounds(lines: dict[str, int]) -> tuple[float, float]:
     (l0, c0, m0), (l1, c1, m1) = PY_ANCHORS
     py = lines["python"]
     frac = max(0.0, (py - l0) / (l1 - l0))
-    cpu = c0 + frac * (c1 - c0) + lines["ts"] * TS_CPU_PER_LINE
-    return cpu, m0 + frac * (m1 - m0)
+    py_cpu = c0 + frac * (c1 - c0) if py else 0.0  # a TS/JS-only tree is held to the TS/JS rate alone
+    return py_cpu + lines["ts"] * TS_CPU_PER_LINE, m0 + frac * (m1 - m0)
 
 
 def main() -> int:
