@@ -76,6 +76,7 @@ class Roles:
         self.facts = facts
         self.sums = summaries
         self._history_params: dict[int, set[str]] = {}
+        self._getters: dict[int, tuple[Store, bool] | None] = {}
 
     # ------------------------------------------------------------ model requests
 
@@ -348,6 +349,11 @@ class Roles:
         if isinstance(e, ir.Attr):
             for v in self.facts.eval(fn, e.obj):
                 if isinstance(v, Inst):
+                    getter = self.facts.method(v.cls, e.name)
+                    if getter is not None and getter.decorators:
+                        read = self._getter_store(getter)
+                        if read is not None and read[1]:
+                            return read[0]
                     owner = next((c for c in self.facts.bases(v.cls) if e.name in c.fields or
                                   e.name in self.facts.fields(c)), v.cls)
                     return Store("field", owner.qualname, e.name)
@@ -357,6 +363,54 @@ class Roles:
             return Store("field", f"?{chain.rsplit('.', 1)[-1]}", e.name) if chain else None
         return None
 
+    def _getter_store(self, getter: ir.Function) -> tuple[Store, bool] | None:
+        """The field a property (`@property def messages`, `get messages()`) hands out: the one store its
+        returned values read, and whether it hands out that very container (`return self._messages`) rather than
+        a copy built from it (`return [m.to_dict() for m in self._messages]`)."""
+        key = getter.index
+        if key in self._getters:
+            return self._getters[key]
+        self._getters[key] = None  # a getter reading itself through another getter: no store
+        if not _is_getter(getter):  # a Python setter defined after its getter takes the method's name
+            cls = getter.cls
+            getter = next((m for m in getter.module.functions if m.cls is cls and m.name == getter.name and
+                           _is_getter(m)), None)  # type: ignore[assignment]
+            if getter is None:
+                return None
+        found: set[Store] = set()
+        aliased = True
+        for r in ir.walk_block(getter.body):
+            if isinstance(r, ir.Return) and r.value is not None:
+                for n in ir.walk(r.value):
+                    if isinstance(n, ir.Attr) and expr_chain(n.obj) in ("self", "this"):
+                        got = self.store_of(getter, n)
+                        if got is not None:
+                            found.add(got)
+                            aliased = aliased and n is r.value
+        out = (found.pop(), aliased) if len(found) == 1 else None
+        self._getters[key] = out
+        return out
+
+    def _read_through_getter(self, fn: ir.Function, e: ir.Attr) -> Store | None:
+        """The store a property read (`self.messages`) hands out, a copy of it included."""
+        for v in self.facts.eval(fn, e.obj):
+            if isinstance(v, Inst):
+                getter = self.facts.method(v.cls, e.name)
+                if getter is not None and getter.decorators:
+                    read = self._getter_store(getter)
+                    return read[0] if read is not None else None
+        return None
+
+    def assigned_value(self, fn: ir.Function, node: ir.Assign) -> ir.Expr | None:
+        """What an assignment stores, seen through one local it was built in (`new = self._m + added;
+        self._m = new` stores `self._m + added`)."""
+        value = node.value
+        if isinstance(value, ir.Name):
+            binds = [b for b in self.facts.bindings(fn).get(value.id, []) if b.kind != "ann"]
+            if len(binds) == 1 and binds[0].kind == "value" and binds[0].expr is not None:
+                return binds[0].expr
+        return value
+
     @cached_property
     def history_ops(self) -> list[HistoryOp]:
         """Every operation on a container that receives messages and is sent to a model."""
@@ -364,6 +418,8 @@ class Roles:
         # turn out to be histories (few): most assignments in a project are to locals that are not
         ops: list[_Noted] = []
         appended: dict[Store, int] = defaultdict(int)
+        through: list[tuple[Store, ir.Function, ir.Expr]] = []
+        """What is appended without being seen as a message where it is appended (a helper's parameter)."""
         sent: set[Store] = set()
         for fn in self.facts.functions:
             for node in ir.nodes_of(fn.body, _CHANGING):
@@ -376,6 +432,8 @@ class Roles:
                         kind = "append"
                         if any(self._message_like(fn, a) for a in node.args):
                             appended[store] += 1
+                        else:
+                            through.extend((store, fn, a) for a in node.args)
                     elif name in _CUTS:
                         kind = "cut" if name != "pop" or node.args else "cut-last"
                     elif name in _SORTS:
@@ -384,41 +442,51 @@ class Roles:
                         continue
                     ops.append((kind, store, fn, node, name, None))
                 elif isinstance(node, ir.Assign):
-                    self._assign_ops(fn, node, ops, appended)
+                    self._assign_ops(fn, node, ops, appended, through)
             for call, _ in self.facts.calls(fn):
                 if self.reaches_model(fn, call):
                     for arg in (*call.args, *(v for _, v in call.kw)):
                         for store in self._stores_in(fn, arg):
                             sent.add(store)
                             ops.append(("read", store, fn, call, "", None))
+        for store, fn, added in through:  # a helper that appends what its callers hand it (`_append(msgs)`)
+            if store in sent and not appended.get(store) and self._given_messages(fn, added):
+                appended[store] += 1
         stores = {s for s, n in appended.items() if n} & sent
         out: list[HistoryOp] = []
         for kind, store, fn, node, detail, target in ops:
             if store in stores:
                 if target is not None:  # an assignment: a store reassigned to a part of itself is cut
                     assert isinstance(node, ir.Assign) and node.value is not None
-                    kind = "cut" if _cuts_itself(target, node.value) else "replace"
+                    kind = _reassigned(target, self.assigned_value(fn, node) or node.value)
                 out.append(HistoryOp(kind, store, Site(fn, node), detail))
         return out
 
     def _stores_in(self, fn: ir.Function, e: ir.Expr) -> list[Store]:
-        """Stores an expression carries: named in it, or in what a local it names was built from
-        (`window = history.slice(-20)` carries `history`)."""
+        """Stores an expression carries: named in it (a property's field included: `self.messages` that returns
+        `self._messages` or a copy of it), or in what a local it names was built from (`window =
+        history.slice(-20)` carries `history`)."""
         out: list[Store] = []
+
+        def add(node: ir.Name | ir.Attr) -> None:
+            store = self.store_of(fn, node)
+            if store is not None and store not in out:
+                out.append(store)
+            if isinstance(node, ir.Attr):
+                copied = self._read_through_getter(fn, node)
+                if copied is not None and copied not in out:
+                    out.append(copied)
+
         for sub in ir.walk(e):
             if isinstance(sub, ir.Name | ir.Attr):
-                store = self.store_of(fn, sub)
-                if store is not None and store not in out:
-                    out.append(store)
+                add(sub)
                 if isinstance(sub, ir.Name):
                     for b in self.facts.bindings(fn).get(sub.id, []):
                         if b.expr is not None and b.kind == "value":
                             for inner in ir.walk(b.expr):
                                 if isinstance(inner, ir.Name | ir.Attr) and not (isinstance(inner, ir.Name)
                                                                                 and inner.id == sub.id):
-                                    got = self.store_of(fn, inner)
-                                    if got is not None and got not in out:
-                                        out.append(got)
+                                    add(inner)
         return out
 
     def _model_output(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
@@ -435,7 +503,20 @@ class Roles:
                        for b in self.facts.bindings(fn).get(root.id, []))
         return False
 
-    def _assign_ops(self, fn: ir.Function, node: ir.Assign, ops: list[_Noted], appended: dict[Store, int]) -> None:
+    def _given_messages(self, fn: ir.Function, e: ir.Expr) -> bool:
+        """`e` is a parameter of `fn` that some caller hands a message (or a list of them)."""
+        if not isinstance(e, ir.Name):
+            return False
+        for p in fn.params:
+            if e.id in p.names and p.name == e.id:
+                for caller, arg in self.facts.arguments_for(fn, p):
+                    if self._message_like(caller, arg) or (
+                            isinstance(arg, ir.Seq) and any(self._message_like(caller, i) for i in arg.items)):
+                        return True
+        return False
+
+    def _assign_ops(self, fn: ir.Function, node: ir.Assign, ops: list[_Noted], appended: dict[Store, int],
+                    through: list[tuple[Store, ir.Function, ir.Expr]]) -> None:
         for t in node.targets:
             if isinstance(t, ir.Index):
                 store = self.store_of(fn, t.obj)
@@ -460,6 +541,15 @@ class Roles:
                     if self._message_like(fn, node.value):
                         appended[store] += 1
                 elif node.op == "=":
+                    value = self.assigned_value(fn, node)
+                    added = _added_to_itself(t, value) if value is not None else None
+                    if added is not None:  # `h = h + [m]`, `h = [...h, m]`, `h = h.concat(m)`: an append
+                        ops.append(("append", store, fn, node, "rebind", None))
+                        if any(self._message_like(fn, a) for a in added):
+                            appended[store] += 1
+                        else:
+                            through.extend((store, fn, a) for a in added)
+                        continue
                     ops.append(("replace", store, fn, node, "assign", t))  # or "cut": decided if it is kept
                     if isinstance(node.value, ir.Seq) and any(self._message_like(fn, i) for i in node.value.items):
                         appended[store] += 1
@@ -484,8 +574,11 @@ class Roles:
                     return True
             return bool(any(isinstance(a, ir.Obj) and self._message_like(fn, a) for a in e.args))
         if isinstance(e, ir.Name) and any(
-                b.expr is not None and b.kind == "value" and isinstance(b.expr, ir.Obj | ir.Call) and
-                self._message_like(fn, b.expr) for b in self.facts.bindings(fn).get(e.id, [])):
+                (b.expr is not None and b.kind == "value" and isinstance(b.expr, ir.Obj | ir.Call) and
+                 self._message_like(fn, b.expr))
+                or (b.kind == "param" and b.param is not None and b.param.type and b.param.name == e.id and
+                    (_MESSAGES_TYPE.search(b.param.type) or _MESSAGE_TYPE.fullmatch(b.param.type.strip())))
+                for b in self.facts.bindings(fn).get(e.id, [])):
             return True
         return isinstance(e, ir.Name | ir.Attr | ir.Index) and self._model_output(fn, e)
 
@@ -704,6 +797,134 @@ def _always_leaves(block: ir.Block) -> bool:
     return False
 
 
+def _is_getter(fn: ir.Function) -> bool:
+    """`@property def x(self)`, `get x()` (the TS front end writes a getter's `get` as `property`)."""
+    return any(isinstance(d, ir.Name) and d.id in ("property", "cached_property") or
+               isinstance(d, ir.Attr) and d.name == "cached_property" for d in fn.decorators)
+
+
+def _added_to_itself(target: ir.Expr, value: ir.Expr) -> list[ir.Expr] | None:
+    """What a store reassigned to itself plus more gains (`h = h + [m]`, `h = [...h, m]`, `h = [*h, m]`,
+    `h = h.concat(m)`), or None when the value does not start with the whole store."""
+    if not isinstance(value, ir.Call | ir.Op | ir.Seq):
+        return None
+    want = expr_chain(target)
+    if not want:
+        return None
+    if isinstance(value, ir.Call) and isinstance(value.func, ir.Attr) and value.func.name == "concat" and \
+            expr_chain(value.func.obj) == want:
+        return [a.value if isinstance(a, ir.Spread) else a for a in value.args]
+    if isinstance(value, ir.Op) and value.op == "+" and value.operands:
+        first, rest = value.operands[0], value.operands[1:]
+        if isinstance(first, ir.Op) and first.op == "+":
+            inner = _added_to_itself(target, first)
+            return None if inner is None else [*inner, *_items(rest)]
+        return _items(rest) if expr_chain(first) == want else None
+    if isinstance(value, ir.Seq) and value.items and isinstance(value.items[0], ir.Spread) and \
+            expr_chain(value.items[0].value) == want:
+        return _items(value.items[1:])
+    return None
+
+
+def _items(parts: list[ir.Expr]) -> list[ir.Expr]:
+    """The elements a list of list-valued pieces adds: a literal's items, a spread's value, else the piece."""
+    out: list[ir.Expr] = []
+    for p in parts:
+        if isinstance(p, ir.Seq):
+            out.extend(i.value if isinstance(i, ir.Spread) else i for i in p.items)
+        else:
+            out.append(p.value if isinstance(p, ir.Spread) else p)
+    return out
+
+
+def _reassigned(target: ir.Expr, value: ir.Expr) -> str:
+    """`cut` when a store is reassigned to a part of itself, `replace` otherwise (keeping every message while
+    inserting or swapping some is a replace)."""
+    return "cut" if _cuts_itself(target, value) and not keeps_all(value, expr_chain(target)) else "replace"
+
+
+def keeps_all(value: ir.Expr, want: str) -> bool:
+    """Whether a list built from pieces of `want` keeps every message of it, in order, only inserting or
+    swapping some: `[h[0]] + added + h[1:]`, `[new_system, ...h.slice(1)]`, `[...h.slice(0, i), merged,
+    ...h.slice(i + 1)]`. A new message in the list stands in for the next one of `want`."""
+    covered: tuple[str, int] | None = ("", 0)
+    for p in list_pieces(value):
+        if want not in _chains(p):
+            covered = (covered[0], covered[1] + 1) if covered is not None else None
+            continue
+        lo = _tail_start(p, want)
+        if lo is not None:
+            if covered is None or lo[0] != covered[0] or lo[1] > covered[1]:
+                return False
+            covered = None  # the rest is kept
+            continue
+        hi = _head_end(p, want)
+        if hi is None or covered is None or (covered != ("", 0) and (hi[0] != covered[0] or hi[1] < covered[1])):
+            return False
+        covered = hi
+    return True
+
+
+def linear_index(e: ir.Expr | None) -> tuple[str, int] | None:
+    """An index as `base + n`: `3` → ('', 3), `i + 1` → ('i', 1), `len(h) - k` → ('len(h)-k'…) kept whole."""
+    if isinstance(e, ir.Lit):
+        return ("", e.value) if _count(e.value) else None
+    if isinstance(e, ir.Op) and e.op in ("+", "-") and len(e.operands) == 2:
+        base, n = e.operands
+        if isinstance(n, ir.Lit) and _count(n.value) and expr_chain(base):
+            return expr_chain(base), n.value if e.op == "+" else -n.value
+    chain = expr_chain(e) if e is not None else ""
+    return (chain, 0) if chain else None
+
+
+def _tail_start(e: ir.Expr, want: str) -> tuple[str, int] | None:
+    """Where `want[k:]` / `want.slice(k)` starts."""
+    if isinstance(e, ir.Index) and isinstance(e.key, ir.Slice) and e.key.hi is None and e.key.step is None and \
+            expr_chain(e.obj) == want:
+        return linear_index(e.key.lo)
+    if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.name == "slice" and len(e.args) == 1 and \
+            expr_chain(e.func.obj) == want:
+        return linear_index(e.args[0])
+    return None
+
+
+def _head_end(e: ir.Expr, want: str) -> tuple[str, int] | None:
+    """Where `want[0]`, `want[:k]`, `want.slice(0, k)` end."""
+    if isinstance(e, ir.Index) and expr_chain(e.obj) == want:
+        if isinstance(e.key, ir.Lit) and e.key.value == 0:
+            return ("", 1)
+        if isinstance(e.key, ir.Slice) and (e.key.lo is None or _lit0(e.key.lo)) and e.key.step is None:
+            return linear_index(e.key.hi)
+    if isinstance(e, ir.Call) and isinstance(e.func, ir.Attr) and e.func.name == "slice" and len(e.args) == 2 and \
+            expr_chain(e.func.obj) == want and _lit0(e.args[0]):
+        return linear_index(e.args[1])
+    return None
+
+
+def _lit0(e: ir.Expr | None) -> bool:
+    return isinstance(e, ir.Lit) and e.value == 0
+
+
+def _count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def list_pieces(e: ir.Expr) -> list[ir.Expr]:
+    """The pieces a list value is made of: itself, the items of a literal, the operands of `+`, spreads (not
+    what a call or a generator computes from it)."""
+    if isinstance(e, ir.Seq):
+        return [p for item in e.items for p in list_pieces(item)]
+    if isinstance(e, ir.Op) and e.op == "+":
+        return [p for o in e.operands for p in list_pieces(o)]
+    if isinstance(e, ir.Spread):
+        return list_pieces(e.value)
+    return [e]
+
+
+def _chains(e: ir.Expr) -> set[str]:
+    return {expr_chain(n) for n in ir.walk(e) if isinstance(n, ir.Name | ir.Attr)}
+
+
 def _cuts_itself(target: ir.Expr, value: ir.Expr) -> bool:
     """`x = x[-n:]`, `x = x.slice(k)`, `x = [*x[:1], *x[-n:]]`, `x = x.filter(...)`: a store reassigned to a
     part of itself."""
@@ -728,9 +949,11 @@ def iter_stmts(block: ir.Block) -> Iterator[ir.Stmt]:
 
 _MESSAGES_TYPE = re.compile(r"(?:list|List|Sequence|Iterable|Array|ReadonlyArray)\s*[\[<]\s*\w*Message\w*|\w*Message\w*\s*\[\]")
 """A parameter annotated as a list of messages, whatever the message type is called."""
+_MESSAGE_TYPE = re.compile(r"\w*Message(?:Param|Dict|Content)?(?:\s*\|\s*None)?")
+"""A parameter annotated as one message."""
 _SIGNAL_TYPE = re.compile(r"\b(?:AbortSignal|AbortController|CancellationToken|CancelToken|asyncio\.Event|"
                           r"threading\.Event|CancelScope)\b")
 _SIGNAL_NAME = re.compile(r"signal|abortSignal|cancellationToken|cancelToken|cancel_event|cancel_token|stop_event|"
                           r"abort_signal|cancellation_token")
 
-__all__ = ["Cont", "HistoryOp", "Roles", "Site", "Store"]
+__all__ = ["Cont", "HistoryOp", "Roles", "Site", "Store", "keeps_all", "linear_index", "list_pieces"]

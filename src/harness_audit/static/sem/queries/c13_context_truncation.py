@@ -8,7 +8,7 @@ from harness_audit.findings import CheckId
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import expr_chain
 from harness_audit.static.sem.queries import Context, Report, query
-from harness_audit.static.sem.roles import Site
+from harness_audit.static.sem.roles import Site, keeps_all, linear_index, list_pieces
 
 _PAIRING_WORDS = (*apis.TOOL_CALL_FIELDS, *apis.TOOL_RESULT_FIELDS, "tool_result", "tool-result", "tool",
                   "function", "FunctionCallContent", "FunctionResultContent", "ToolMessage", "ToolCall")
@@ -18,19 +18,72 @@ _PAIRING_WORDS = (*apis.TOOL_CALL_FIELDS, *apis.TOOL_RESULT_FIELDS, "tool_result
 def cut_without_pairing(ctx: Context) -> Iterator[Report]:
     """Messages are dropped from the conversation by position (a slice, `pop(0)`, `splice`, `shift`), and the
     function choosing the cut never looks at tool calls or tool results, so the cut can fall between a call
-    and its result."""
+    and its result. A cut whose bound is a parameter (`_trim(num)`) is chosen by its callers: each caller that
+    computes the bound without looking at pairing is reported where it computes it, the cut in `also_at`."""
     for fn, node, subject in _cuts(ctx):
-        if _cut_consults_pairing(ctx, fn, node, subject):
+        bounds = _bounds(ctx, fn, node)
+        chosen = _chosen_by_callers(ctx, fn, _bounds(ctx, fn, node, _POSITIONAL))
+        if chosen:
+            for caller, call, arg in chosen:
+                if _cut_consults_pairing(ctx, caller, call, subject, [arg]):
+                    continue
+                where = _computed_at(ctx, caller, call, arg)
+                yield Report(
+                    site=Site(caller, where),
+                    claim=f"`{caller.name}` chooses where `{subject}` is cut (`{fn.name}` drops the messages before "
+                          "the index it is handed), and nothing in choosing that index looks at tool calls or tool "
+                          "results.",
+                    consequence=_CONSEQUENCE, direction=_DIRECTION,
+                    also_at=(*((Site(caller, call),) if where is not call else ()), Site(fn, node)))
+            continue
+        if _cut_consults_pairing(ctx, fn, node, subject, bounds):
             continue
         yield Report(
             site=Site(fn, node),
             claim=f"`{subject}` is cut by position here, and nothing in `{fn.name}` looks at tool calls or tool "
                   "results when choosing the cut.",
-            consequence="When the cut falls between an assistant message with tool calls and its tool results, "
-                        "the next request carries an orphaned result (or an unanswered call) and the provider "
-                        "rejects it with HTTP 400.",
-            direction="Move the cut to a message boundary where no tool call is left without its result (step "
-                      "back over tool results, or drop a call together with its results).")
+            consequence=_CONSEQUENCE, direction=_DIRECTION)
+
+
+_CONSEQUENCE = ("When the cut falls between an assistant message with tool calls and its tool results, the next "
+                "request carries an orphaned result (or an unanswered call) and the provider rejects it with HTTP "
+                "400.")
+_DIRECTION = ("Move the cut to a message boundary where no tool call is left without its result (step back over "
+              "tool results, or drop a call together with its results).")
+
+
+def _chosen_by_callers(ctx: Context, fn: ir.Function, bounds: list[ir.Node]) -> list[tuple[ir.Function, ir.Call,
+                                                                                             ir.Expr]]:
+    """(caller, call, argument) for each call that hands `fn` the bound of its cut, when that bound is a parameter
+    `fn` uses as it is (`h = [h[0]] + h[num:]`)."""
+    binds = ctx.facts.bindings(fn)
+    out: list[tuple[ir.Function, ir.Call, ir.Expr]] = []
+    for b in bounds:
+        if not isinstance(b, ir.Name) or [x.kind for x in binds.get(b.id, [])] != ["param"]:
+            continue
+        param = binds[b.id][0].param
+        if param is None or param.name != b.id:
+            continue
+        calls = ctx.facts.callers(fn)
+        for caller, arg in ctx.facts.arguments_for(fn, param):
+            call = next((c for f, c in calls if f is caller and any(a is arg for a in (*c.args, *(v for _, v in c.kw)))),
+                        None)
+            if call is not None:
+                out.append((caller, call, arg))
+    return out
+
+
+def _computed_at(ctx: Context, fn: ir.Function, call: ir.Call, arg: ir.Expr) -> ir.Node:
+    """Where a caller last sets the index it hands over before the call (the call itself when it is not a local)."""
+    if not isinstance(arg, ir.Name):
+        return call
+    last: ir.Node = call
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Assign) and node.line < call.line and node.line >= (last.line if last is not call
+                                                                                   else 0) and \
+                any(isinstance(t, ir.Name) and t.id == arg.id for t in node.targets):
+            last = node
+    return last
 
 
 def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
@@ -51,7 +104,7 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
         params = ctx.roles.history_params(fn)
         if not params:
             continue
-        kept = _kept_values(fn)
+        kept = _kept_values(fn, params)
         for node in ir.walk_block(fn.body):
             if not any(node is k for k in kept):
                 continue
@@ -69,30 +122,17 @@ def _empties(node: ir.Node) -> bool:
                for n in ir.walk(node))
 
 
-def _kept_values(fn: ir.Function) -> list[ir.Expr]:
+def _kept_values(fn: ir.Function, params: set[str]) -> list[ir.Expr]:
     """Expressions whose value the function keeps: what it returns, and what it assigns to a local it returns
-    (not what it only iterates over or peeks at)."""
-    returned = {n.id for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None
-                for n in _parts(r.value) if isinstance(n, ir.Name)}
-    out: list[ir.Expr] = [p for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None
-                          for p in _parts(r.value)]
+    (not what it only iterates over or peeks at), leaving out lists that keep every message of a history
+    parameter while swapping or inserting some (`[...h.slice(0, i), merged, ...h.slice(i + 1)]`)."""
+    wholes = [r.value for r in ir.walk_block(fn.body) if isinstance(r, ir.Return) and r.value is not None]
+    returned = {n.id for w in wholes for n in list_pieces(w) if isinstance(n, ir.Name)}
     for node in ir.walk_block(fn.body):
         if isinstance(node, ir.Assign) and node.value is not None and any(
                 isinstance(t, ir.Name) and t.id in returned or isinstance(t, ir.Attr) for t in node.targets):
-            out.extend(_parts(node.value))
-    return out
-
-
-def _parts(e: ir.Expr) -> list[ir.Expr]:
-    """The pieces a list value is made of: itself, the items of a literal, the operands of `+`, spreads, a tuple's
-    members (not what a call or a generator computes from it)."""
-    if isinstance(e, ir.Seq):
-        return [p for item in e.items for p in _parts(item)]
-    if isinstance(e, ir.Op) and e.op == "+":
-        return [p for o in e.operands for p in _parts(o)]
-    if isinstance(e, ir.Spread):
-        return _parts(e.value)
-    return [e]
+            wholes.append(node.value)
+    return [p for w in wholes if not any(keeps_all(w, h) for h in params) for p in list_pieces(w)]
 
 
 def _slice_of(ctx: Context, fn: ir.Function, e: ir.Expr, stores: set) -> str:  # noqa: ANN001
@@ -125,11 +165,14 @@ def _zero(e: ir.Expr) -> bool:
     return isinstance(e, ir.Lit) and e.value == 0
 
 
-def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: str) -> bool:
+def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: str, bounds: list[ir.Node]) -> bool:
     """Whether choosing this cut looks at tool calls or results: the cut's bounds, what they are computed from
     (locals, helpers), and the tests of the loops and branches around it (the history itself is not followed:
-    what it holds says nothing about how the cut is chosen)."""
-    roots: list[tuple[ir.Function, ir.Node]] = [(fn, b) for b in _bounds(cut)]
+    what it holds says nothing about how the cut is chosen); or whether the bound is made to land where a turn
+    starts."""
+    if _starts_a_turn(ctx, fn, bounds, cut.line):
+        return True
+    roots: list[tuple[ir.Function, ir.Node]] = [(fn, b) for b in bounds]
     for node in ir.walk_block(fn.body):
         if isinstance(node, ir.Loop | ir.If) and any(n is cut for n in ir.walk_block(node.body)):
             if node.test is not None:
@@ -147,10 +190,6 @@ def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: st
                     isinstance(a, ir.Assign) and any(isinstance(t, ir.Name) and t.id in names for t in a.targets)
                     for a in ir.walk_block(loop.body)):
                 roots.append((fn, loop.test))
-    # the cut is moved to a message boundary in the same function (`while (w[0].role !== "user")`,
-    # `findIndex((m) => m.role === "user")`)
-    if _aligns_to_user_turn(ctx, fn) or any(_turn_start(ctx, fn, b) for b in _bounds(cut)):
-        return True
     seen: set[int] = set()
     todo = [(f, n, False) for f, n in roots]
     while todo and len(seen) < 60:
@@ -202,76 +241,193 @@ def _mentions_name(e: ir.Expr, name: str) -> bool:
                for n in ir.walk(e))
 
 
-def _aligns_to_user_turn(ctx: Context, fn: ir.Function) -> bool:
-    """`m.role !== "user"`, `msg["role"] == "user"` in the function or its callbacks: a cut moved to the start
-    of a user turn leaves no tool result without its call."""
-    for f in (fn, *ctx.facts.nested(fn)):
-        for node in ir.walk_block(f.body):
-            if isinstance(node, ir.Op) and node.op in ("==", "!=", "===", "!==", "is", "is not") and any(
-                    isinstance(o, ir.Lit) and o.value == "user" for o in node.operands) and any(
-                    "role" in expr_chain(o) or (isinstance(o, ir.Index) and isinstance(o.key, ir.Lit)
-                                                and o.key.value == "role")
-                    for o in node.operands):
-                return True
+_TURN_ROLES = ("user", "assistant")
+"""Roles that open a turn: a cut that starts at one leaves no tool result before its call."""
+
+
+def _starts_a_turn(ctx: Context, fn: ir.Function, bounds: list[ir.Node], before: int) -> bool:
+    """The cut starts at an index the code has just made land on a user or assistant message: a loop that steps
+    until it reaches one (`while m[i].role != "user": i += 1`), an index found by a test for one
+    (`findIndex((m) => m.role === "user")`, `next(i for i … if m[i].role == "user")`, `if m.role == "user":
+    start = i`). Whatever sets the index after that (`i += 1`, `i = j`) undoes it, and so does a cut one past it
+    (`m[i + 1:]`)."""
+    names = [b.id for b in bounds if isinstance(b, ir.Name)]
+    names.extend(_spliced_to(ctx, fn, bounds))
+    for name in names:
+        settles = [n.end for n in ir.walk_block(fn.body) if n.line < before and _lands_on_turn(ctx, fn, n, name)]
+        if not settles:
+            continue
+        last = max(settles)
+        if not any(n.line > last and n.line < before for n in _setters(fn.body, name)):
+            return True
     return False
 
 
-_TURN_ROLES = frozenset({"user", "assistant"})
+def _spliced_to(ctx: Context, fn: ir.Function, bounds: list[ir.Node]) -> list[str]:
+    """The index the kept part starts at after `splice(start, count)` (`splice(1, cut - 1)` keeps from `cut`),
+    when it is a local: the count is read through the local it was computed in."""
+    if len(bounds) < 2 or not isinstance(bounds[0], ir.Expr) or not isinstance(bounds[1], ir.Expr):
+        return []
+    count: ir.Expr = bounds[1]
+    if isinstance(count, ir.Name):
+        binds = [b for b in ctx.facts.bindings(fn).get(count.id, []) if b.kind != "ann"]
+        if len(binds) == 1 and binds[0].kind == "value" and binds[0].expr is not None:
+            count = binds[0].expr
+    start, n = linear_index(bounds[0]), linear_index(count)
+    if start is None or n is None or start[0] or not n[0] or start[1] + n[1] != 0:
+        return []
+    return [n[0]] if "." not in n[0] else []
 
 
-def _turn_start(ctx: Context, fn: ir.Function, bound: ir.Node) -> bool:
-    """The kept part starts exactly at a message found by testing its role for a turn that opens a pair
-    (`history[i:]` where `i` is the index of an assistant or user message): every tool result kept after it is
-    kept with its call. `i + 1`, the message right after an assistant turn, is where its tool results are."""
-    if not isinstance(bound, ir.Name):
+def _setters(block: ir.Block, name: str) -> Iterator[ir.Node]:
+    """What sets local `name` in a block: assignments (augmented, nested in an expression) and loop targets."""
+    for node in ir.walk_block(block):
+        if (isinstance(node, ir.Assign) and any(isinstance(t, ir.Name) and t.id == name for t in node.targets)) or \
+                (isinstance(node, ir.Op) and node.op in (":=", "=", "+=", "-=", "++", "--") and node.operands and
+                 isinstance(node.operands[0], ir.Name) and node.operands[0].id == name) or \
+                (isinstance(node, ir.Loop) and node.target is not None and
+                 any(isinstance(n, ir.Name) and n.id == name for n in ir.walk(node.target))):
+            yield node
+
+
+def _lands_on_turn(ctx: Context, fn: ir.Function, node: ir.Node, name: str) -> bool:
+    """Whether `node` leaves index `name` on a message that opens a turn."""
+    if isinstance(node, ir.Loop) and node.kind in ("while", "do") and node.test is not None:
+        return any(_role_test(ctx, fn, c, {name}, positive=False) for c in _conjuncts(node.test)) and \
+            any(True for _ in _setters(node.body, name))
+    if isinstance(node, ir.Loop) and node.kind == "for" and node.target is not None and \
+            isinstance(node.target, ir.Name) and node.target.id == name:
+        # `for i in range(...): if m[i].role == "user": break`
+        return any(isinstance(s, ir.If) and s.body and isinstance(s.body[-1], ir.Jump) and s.body[-1].kind == "break"
+                   and _role_test(ctx, fn, s.test, {name}, positive=True) for s in ir.walk_block(node.body))
+    if isinstance(node, ir.Assign) and node.value is not None and node.op == "=" and any(
+            isinstance(t, ir.Name) and t.id == name for t in node.targets):
+        if _found_by_turn_test(ctx, fn, node.value):
+            return True
+        # `if m[i].role == "user": start = i` (or `for i, m in enumerate(h): if m.role == "user": start = i`)
+        if isinstance(node.value, ir.Name):
+            for test, positive in _tests_around(fn, node):
+                if _role_test(ctx, fn, test, _same_index(fn, node.value.id), positive=positive):
+                    return True
+    return False
+
+
+def _tests_around(fn: ir.Function, node: ir.Node) -> Iterator[tuple[ir.Expr, bool]]:
+    """The tests of the branches `node` sits in: (test, True) in the body, (test, False) in the else branch."""
+    for br in ir.walk_block(fn.body):
+        if isinstance(br, ir.If):
+            if any(n is node for n in ir.walk_block(br.body)):
+                yield br.test, True
+            elif any(n is node for n in ir.walk_block(br.orelse)):
+                yield br.test, False
+
+
+def _same_index(fn: ir.Function, name: str) -> set[str]:
+    """`name` and the element bound beside it by `enumerate` (`for i, m in enumerate(h)`: `m` is `h[i]`)."""
+    out = {name}
+    for node in ir.walk_block(fn.body):
+        pairs = [(node.target, node.iter)] if isinstance(node, ir.Loop) and node.target is not None else \
+            list(node.targets) if isinstance(node, ir.Comp) else []
+        for target, it in pairs:
+            if isinstance(target, ir.Seq) and len(target.items) == 2 and isinstance(it, ir.Call) and \
+                    expr_chain(it.func) == "enumerate" and isinstance(target.items[0], ir.Name) and \
+                    target.items[0].id == name and isinstance(target.items[1], ir.Name):
+                out.add("=" + target.items[1].id)
+    return out
+
+
+def _found_by_turn_test(ctx: Context, fn: ir.Function, value: ir.Expr) -> bool:
+    """`h.findIndex((m) => m.role === "user")`, `next(i for i, m in enumerate(h) if m.role == "user")`,
+    `next(i for i in range(n) if h[i].role in TURN_ROLES)`: the index of a message that opens a turn."""
+    if isinstance(value, ir.Call) and isinstance(value.func, ir.Attr) and value.func.name in (
+            "findIndex", "findLastIndex") and value.args and isinstance(value.args[0], ir.FuncExpr):
+        cb = value.args[0].fn
+        names = {"=" + n for p in cb.params for n in p.names}
+        return any(isinstance(r, ir.Return) and r.value is not None and
+                   any(_role_test(ctx, cb, c, names, positive=True) for c in _conjuncts(r.value))
+                   for r in ir.walk_block(cb.body))
+    if isinstance(value, ir.Call) and expr_chain(value.func) == "next" and value.args and \
+            isinstance(value.args[0], ir.Comp):
+        comp = value.args[0]
+        if isinstance(comp.elt, ir.Name):
+            idx = {comp.elt.id}
+            for target, it in comp.targets:
+                if isinstance(target, ir.Seq) and len(target.items) == 2 and isinstance(it, ir.Call) and \
+                        expr_chain(it.func) == "enumerate" and isinstance(target.items[1], ir.Name) and \
+                        isinstance(target.items[0], ir.Name) and target.items[0].id == comp.elt.id:
+                    idx.add("=" + target.items[1].id)
+            return any(_role_test(ctx, fn, c, idx, positive=True) for part in comp.parts for c in _conjuncts(part))
+    return False
+
+
+def _conjuncts(e: ir.Expr) -> list[ir.Expr]:
+    if isinstance(e, ir.Op) and e.op in ("and", "&&"):
+        return [c for o in e.operands for c in _conjuncts(o)]
+    return [e]
+
+
+def _role_test(ctx: Context, fn: ir.Function, e: ir.Expr, index: set[str], *, positive: bool) -> bool:
+    """`e` holds exactly when (`positive`) or exactly unless (not `positive`) the message at `index` opens a turn:
+    `h[i].role == "user"`, `m["role"] in ("user", "assistant")`, `h[i].role !== "user"`, `not (…)`. `index` holds
+    index names, and `=m` for an element variable that stands for the message itself."""
+    if isinstance(e, ir.Op) and e.op in ("not", "!") and len(e.operands) == 1:
+        return _role_test(ctx, fn, e.operands[0], index, positive=not positive)
+    if not isinstance(e, ir.Op) or len(e.operands) != 2:
         return False
-    found = [b.expr for b in ctx.facts.bindings(fn).get(bound.id, []) if b.expr is not None
-             and not (isinstance(b.expr, ir.Lit) and b.expr.value is None)]
-    return bool(found) and all(_role_test(ctx, fn, e) for e in found)
+    eq, ne = ("==", "===", "is", "in"), ("!=", "!==", "is not", "not in")
+    if e.op not in (eq if positive else ne):
+        return False
+    left, right = e.operands
+    if _turn_value(ctx, fn, left):
+        left, right = right, left
+    return _turn_value(ctx, fn, right) and _role_of(left, index)
 
 
-def _role_test(ctx: Context, fn: ir.Function, e: ir.Expr) -> bool:
-    """`e` picks an index by testing a message's role against turn-opening roles only (in a callback too:
-    `findLastIndex((m) => m.role === "assistant")`)."""
-    nodes = list(ir.walk(e))
-    for f in nodes:
-        if isinstance(f, ir.FuncExpr):
-            nodes.extend(ir.walk_block(f.fn.body))
-    for node in nodes:
-        if isinstance(node, ir.Op) and node.op in ("==", "===", "in") and len(node.operands) == 2:
-            subject, role = node.operands
-            if _is_role_field(subject) and _turn_roles(ctx, fn, role):
-                return True
-    return False
+def _role_of(e: ir.Expr, index: set[str]) -> bool:
+    """`h[i].role`, `h[i]["role"]`, `m.role` for `=m`, `h[i].role.value`."""
+    if isinstance(e, ir.Attr) and e.name == "value":
+        e = e.obj
+    if not (isinstance(e, ir.Attr) and e.name == "role" or
+            isinstance(e, ir.Index) and isinstance(e.key, ir.Lit) and e.key.value == "role"):
+        return False
+    msg = e.obj
+    if isinstance(msg, ir.Name):
+        return "=" + msg.id in index
+    return isinstance(msg, ir.Index) and isinstance(msg.key, ir.Name) and msg.key.id in index
 
 
-def _is_role_field(e: ir.Expr) -> bool:
-    return expr_chain(e).split(".")[-1] == "role" or (
-        isinstance(e, ir.Index) and isinstance(e.key, ir.Lit) and e.key.value == "role")
-
-
-def _turn_roles(ctx: Context, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
-    """`"assistant"`, `Role.USER`, or a set or local made only of such."""
+def _turn_value(ctx: Context, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
+    """`"user"`, `"assistant"`, `Role.USER`, `MessageRole.assistant.value`, a set or tuple of them, or a local
+    bound to one."""
     if isinstance(e, ir.Lit):
-        return isinstance(e.value, str) and e.value.lower() in _TURN_ROLES
+        return e.value in _TURN_ROLES
     if isinstance(e, ir.Attr):
-        return e.name.lower() in _TURN_ROLES
+        name = e.obj.name if e.name == "value" and isinstance(e.obj, ir.Attr) else e.name
+        return name.lower() in _TURN_ROLES
     if isinstance(e, ir.Seq):
-        return bool(e.items) and all(_turn_roles(ctx, fn, i, depth) for i in e.items)
-    if isinstance(e, ir.Name) and depth < 3:
-        exprs = [b.expr for b in ctx.facts.bindings(fn).get(e.id, []) if b.expr is not None]
-        return bool(exprs) and all(_turn_roles(ctx, fn, x, depth + 1) for x in exprs)
+        return bool(e.items) and all(_turn_value(ctx, fn, i, depth) for i in e.items)
+    if isinstance(e, ir.Name) and depth < 2:
+        binds = ctx.facts.bindings(fn).get(e.id, [])
+        return bool(binds) and all(b.kind == "value" and b.expr is not None and
+                                   _turn_value(ctx, fn, b.expr, depth + 1) for b in binds)
     return False
 
 
-def _bounds(cut: ir.Node) -> list[ir.Node]:
-    """What decides where a cut falls: a slice's bounds, the arguments of `pop`/`splice`/`slice`."""
+_POSITIONAL = ("pop", "splice", "slice", "shift", "drop")
+"""Calls whose arguments are positions (`remove(message)` is handed a message)."""
+
+
+def _bounds(ctx: Context, fn: ir.Function, cut: ir.Node,
+            methods: tuple[str, ...] = (*_POSITIONAL, "remove")) -> list[ir.Node]:
+    """What decides where a cut falls: a slice's bounds, the arguments of `pop`/`splice`/`slice` (in what an
+    assignment stores, seen through the local it was built in)."""
     out: list[ir.Node] = []
-    for node in ir.walk(cut):
+    value = ctx.roles.assigned_value(fn, cut) if isinstance(cut, ir.Assign) else None
+    for node in ir.walk(cut if value is None else value):
         if isinstance(node, ir.Slice):
             out.extend(p for p in (node.lo, node.hi, node.step) if p is not None)
         elif isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and \
-                node.func.name in ("pop", "splice", "slice", "shift", "remove", "drop"):
+                node.func.name in methods:
             out.extend(node.args)
     return out
 
