@@ -270,7 +270,7 @@ def test_a_dismissed_landmark_is_unused_listed_with_its_reason_and_can_leave_a_c
                                  reason="wrong").data["reason"] == "reason-too-short"
     done = host.dismiss_landmark(run_dir, kind="agent-loop", file="./agent/loop.py", line=17, reason=why)
     assert done.ok and "No agent-loop landmark is left: C12 will be not covered" in done.text
-    assert "dismissed: 1" in host.status(run_dir).text
+    assert " + 1 dismissed; " in host.status(run_dir).text
     task = host.next_check(run_dir)
     assert task.data["check"] == "C1" and "agent-loop" not in {lm["kind"] for lm in task.data["landmarks"]}
     assert host.dismiss_landmark(run_dir, kind="tool-execution", file="agent/loop.py", line=23,
@@ -314,3 +314,32 @@ def test_a_host_run_and_its_reports_go_where_begin_says(
     # without --output-dir, a later verb looks under the working directory's default and says what to pass
     assert main(["host", "status", run_id]) == 2
     assert "pass the --output-dir that `begin` used" in capsys.readouterr().err
+
+
+def test_status_finish_and_the_report_count_landmarks_alike(tmp_path: Path) -> None:
+    """Accepted = in use + dismissed, and refused, under the same names in all three (a landmark given twice
+    is one landmark, as the report lists it once)."""
+    root = make_workspace(tmp_path)
+    begun = host.begin(root, "C1,C12")
+    run_dir, static = Path(begun.data["run_dir"]), len(begun.data["landmarks"])
+    for _ in range(2):
+        assert host.report_landmark(run_dir, kind="history-append", file="agent/loop.py", line=29).ok
+    assert not host.report_landmark(run_dir, kind="history-append", file="agent/nowhere.py", line=3).ok
+    why = "line 17 is a REPL that waits for a person each round, not a model loop"
+    assert host.dismiss_landmark(run_dir, kind="agent-loop", file="agent/loop.py", line=17, reason=why).ok
+    expected = {"accepted": static + 1, "from_static": static, "from_host": 1, "in_use": static, "dismissed": 1,
+                "refused": 1}
+    said = (f"{static + 1} accepted by the gate ({static} from static recon, 1 from the host) = {static} in use "
+            "+ 1 dismissed; 1 refused")
+    status = host.status(run_dir)
+    assert f"landmarks: {said}\n" in status.text
+    assert {k: status.data["landmarks"][k] for k in expected} == expected
+    host.next_check(run_dir)
+    finished = host.finish_run(run_dir)
+    assert f"landmarks: {said}\n" in finished.text and finished.data["landmarks"] == status.data["landmarks"]
+    assert f"landmarks: {said}\n" in host.status(run_dir).text  # a finished run still says the same
+    md = Path(next(p for p in finished.data["reports"] if p.endswith(".md"))).read_text(encoding="utf-8")
+    assert f"## Appendix: landmarks in use ({static})" in md
+    assert (f"Landmarks: {static + 1} accepted by the gate = {static} in use (listed here) + 1 dismissed in recon; "
+            "1 refused by the gate.") in md
+    assert "Landmarks dismissed in recon, not used by any check (1):" in md

@@ -55,7 +55,14 @@ from harness_audit.leads import MIN_REASON_WORDS, LeadStatus, gate_leads, settle
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.messages import Msg, localize, t
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
-from harness_audit.report import DismissedLandmark, LandmarkKey, landmark_key, split_dismissed
+from harness_audit.report import (
+    DismissedLandmark,
+    LandmarkCounts,
+    LandmarkKey,
+    landmark_counts,
+    landmark_key,
+    split_dismissed,
+)
 from harness_audit.workspace import LANGUAGE_BY_SUFFIX, Workspace
 
 ENGINE = "host"
@@ -264,14 +271,32 @@ def _gated_landmarks(run: _Run, ws: Workspace) -> tuple[list[Landmark], list[Ref
 
 
 def _all_landmarks(run: _Run, ws: Workspace) -> tuple[list[Landmark], list[Refusal], list[DismissedLandmark]]:
+    """The landmarks in use, the refused ones and the dismissed ones, as the report will list them: a landmark
+    reported twice is one landmark, so accepted = in use + dismissed everywhere these counts are said."""
     ctx = GateContext(workspace=ws, checks_in_run=run.checks, recon=True)
-    accepted: list[Landmark] = []
+    accepted: dict[Landmark, None] = {}
     refused: list[Refusal] = []
     for cand in run.landmark_candidates():
         gated = validate_landmark(cand, ctx)
-        (accepted if isinstance(gated, Landmark) else refused).append(gated)  # type: ignore[arg-type]
+        if isinstance(gated, Landmark):
+            accepted.setdefault(gated)
+        else:
+            refused.append(gated)
     kept, dismissed = split_dismissed(accepted, run.dismissed_landmarks)
     return kept, refused, dismissed
+
+
+def _counts_json(counts: LandmarkCounts | None) -> dict[str, int] | None:
+    return None if counts is None else {"accepted": counts.accepted, **dataclasses.asdict(counts),
+                                        "from_host": counts.accepted - counts.from_static}
+
+
+def _tally_text(counts: LandmarkCounts, lang: str) -> str:
+    """`landmarks: 21 accepted by the gate (16 from static recon, 5 from the host) = 19 in use + 2 dismissed;
+    1 refused`: the same numbers, under the same names, in `status`, `finish` and the report's landmark appendix."""
+    return t("host.landmarks", lang, accepted=counts.accepted, static=counts.from_static,
+             host=counts.accepted - counts.from_static, in_use=counts.in_use, dismissed=counts.dismissed,
+             refused=counts.refused)
 
 
 def _missing(checks: Sequence[CheckId], found: set[LandmarkKind]) -> dict[LandmarkKind, list[CheckId]]:
@@ -752,6 +777,7 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                  t("host.finished_counts", lang, confirmed=counts.get("confirmed", 0),
                    suspected=counts.get("suspected", 0), not_implemented=counts.get("not-implemented", 0),
                    refused=len(report.refusals))]
+        lines.append(_tally_text(report.landmark_counts, lang))
         if report.leads:
             by = Counter(lead.status for lead in report.leads)
             lines.append(t("host.finished_leads", lang, confirmed=by[LeadStatus.CONFIRMED],
@@ -768,7 +794,8 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
 
         return StepResult(ok=True, text="\n".join(lines) + "\n", data={
             "run_id": run.run_id, "state": state, "reports": paths, "summary": report_dict(report)["meta"],
-            "findings": len(report.findings), "refusals": len(report.refusals)})
+            "findings": len(report.findings), "refusals": len(report.refusals),
+            "landmarks": _counts_json(report.landmark_counts)})
 
 
 def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
@@ -798,6 +825,7 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     checks = {c.value: ("current" if c == current else str(run.ended[c].get("status")) if c in run.ended else "pending")
               for c in run.checks}
     unit = current.value if current is not None else RECON
+    tally = landmark_counts(*_all_landmarks(run, run.workspace())) if run.root.is_dir() else None
 
     def state(value: str) -> str:
         key = f"host.check_state.{value}"
@@ -806,8 +834,7 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     lines = [t("host.status.run", lang, run_id=run.run_id),
              t("host.status.phase", lang, phase=said),
              t("host.status.checks", lang, checks=", ".join(f"{c} {state(s)}" for c, s in checks.items())),
-             t("host.status.landmarks", lang, accepted=accepted[RECON] + len(run.static_landmarks),
-               static=len(run.static_landmarks), dismissed=len(run.dismissed_landmarks), refused=refused[RECON]),
+             _tally_text(tally, lang) if tally else t("host.landmarks_unknown", lang),
              t("host.status.findings", lang, accepted=sum(v for k, v in accepted.items() if k != RECON),
                refused=sum(v for k, v in refused.items() if k != RECON)),
              t("host.status.leads", lang, n=len(run.dismissed))]
@@ -817,7 +844,8 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     return StepResult(ok=True, text="\n".join(lines) + "\n", data={
         "run_id": run.run_id, "phase": phase, "checks": checks, "current": current.value if current else None,
         "findings": sum(v for k, v in accepted.items() if k != RECON),
-        "refusals": sum(refused.values()), "dismissed": dict(run.dismissed), "finished": run.end is not None,
+        "refusals": sum(refused.values()), "dismissed": dict(run.dismissed), "landmarks": _counts_json(tally),
+        "finished": run.end is not None,
         "reports": list(run.end.get("reports", [])) if run.end else [],
         "calls_left": max(run.budget() - run.calls[unit], 0)})
 

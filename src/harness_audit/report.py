@@ -164,6 +164,35 @@ def split_dismissed(landmarks: Iterable[Landmark], dismissals: Mapping[LandmarkK
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LandmarkCounts:
+    """How a run's landmarks ended, named so a reader can add them up: accepted = in use + dismissed."""
+
+    in_use: int
+    """Accepted by the gate and not dismissed: the landmarks the checks were shown."""
+    dismissed: int
+    """Accepted by the gate, then dismissed in recon by the auditing model (with a reason)."""
+    refused: int
+    """Refused by the gate."""
+    from_static: int
+    """Of the accepted ones, how many static recon located (the rest the auditing model reported)."""
+
+    @property
+    def accepted(self) -> int:
+        """Accepted by the gate: in use plus dismissed."""
+        return self.in_use + self.dismissed
+
+
+def landmark_counts(in_use: Iterable[Landmark], refusals: Iterable[Refusal],
+                    dismissed: Iterable[DismissedLandmark]) -> LandmarkCounts:
+    """The counts of `LandmarkCounts`; a landmark given twice is one landmark, as the report lists it once."""
+    kept = set(in_use)
+    gone = [d.landmark for d in dismissed]
+    return LandmarkCounts(in_use=len(kept), dismissed=len(gone),
+                          refused=sum(1 for r in refusals if r.subject == "landmark"),
+                          from_static=sum(1 for lm in (*kept, *gone) if lm.source.startswith("static")))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Snippet:
     """The lines around a finding's cited line, as the audited file had them."""
 
@@ -259,6 +288,11 @@ class Report:
                 if others_here:
                     elsewhere[first.fingerprint] = others_here
         return SiteBlocks(folded=folded, elsewhere=elsewhere, inside=frozenset(inside))
+
+    @property
+    def landmark_counts(self) -> LandmarkCounts:
+        """Accepted = in use + dismissed, and refused: the landmark appendix's counts."""
+        return landmark_counts(self.landmarks, self.refusals, self.dismissed_landmarks)
 
     def leads_with(self, status: LeadStatus) -> tuple[LeadOutcome, ...]:
         """The leads that ended with `status`, in report order."""

@@ -294,7 +294,9 @@ _EN_CORE: dict[str, str] = {
     "md.suppression_problems": "Suppression markers not applied:",
     "md.col.where": "where",
     "md.col.claim": "claim",
-    "md.landmarks": "Appendix: landmarks",
+    "md.landmarks": "Appendix: landmarks in use",
+    "md.landmark_counts": "Landmarks: {accepted} accepted by the gate = {in_use} in use (listed here) + {dismissed} "
+                          "dismissed in recon; {refused} refused by the gate.",
     "md.no_landmarks": "Recon found no landmarks.",
     "md.dismissed_landmarks": "Landmarks dismissed in recon, not used by any check ({n}):",
     "md.col.kind": "kind",
@@ -520,7 +522,9 @@ _ZH_CORE: dict[str, str] = {
     "md.suppression_problems": "未生效的抑制标记:",
     "md.col.where": "位置",
     "md.col.claim": "问题",
-    "md.landmarks": "附录:地标",
+    "md.landmarks": "附录:使用中的地标",
+    "md.landmark_counts": "地标:证据门接受 {accepted} 个 = 使用中 {in_use} 个(列于此处)+ 侦察中驳回 {dismissed} 个;"
+                          "证据门拒收 {refused} 个。",
     "md.no_landmarks": "侦察没有找到任何地标。",
     "md.dismissed_landmarks": "侦察中被驳回、未交给任何检查使用的地标({n} 个):",
     "md.col.kind": "类型",

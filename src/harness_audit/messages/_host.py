@@ -161,10 +161,12 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.status.run": ("run: {run_id}", "运行:{run_id}"),
     "host.status.phase": ("phase: {phase}", "阶段:{phase}"),
     "host.status.checks": ("checks: {checks}", "检查项:{checks}"),
-    "host.status.landmarks": ("landmarks accepted: {accepted} ({static} from static recon), dismissed: {dismissed}, "
-                              "refused: {refused}",
-                              "已接受地标:{accepted} 个(其中静态侦察 {static} 个),已驳回:{dismissed} 个,"
-                              "被拒收:{refused} 个"),
+    "host.landmarks": ("landmarks: {accepted} accepted by the gate ({static} from static recon, {host} from the "
+                       "host) = {in_use} in use + {dismissed} dismissed; {refused} refused",
+                       "地标:证据门接受 {accepted} 个(静态侦察 {static} 个,宿主上报 {host} 个)= 使用中 {in_use} 个 "
+                       "+ 已驳回 {dismissed} 个;被拒收 {refused} 个"),
+    "host.landmarks_unknown": ("landmarks: unknown (the audited directory is gone)",
+                               "地标:未知(被审计的目录已不存在)"),
     "host.status.findings": ("findings accepted: {accepted}, refused: {refused}", "已接受发现:{accepted} 条,被拒收:{refused} 条"),
     "host.status.leads": ("leads dismissed: {n}", "已驳回线索:{n} 条"),
     "host.status.calls": ("protocol calls left for {unit}: {n}", "{unit} 剩余协议调用:{n} 次"),

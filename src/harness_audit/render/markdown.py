@@ -294,6 +294,10 @@ def render_markdown(r: Report) -> str:
     if r.analysis is not None:
         out += [f"## {t('md.analysis', lang)}", "", t("md.analysis_intro", lang), "", inline(r.analysis), ""]
     out += [f"## {t('md.landmarks', lang)} ({len(r.landmarks)})", ""]
+    counts = r.landmark_counts
+    if counts.dismissed or counts.refused:  # otherwise every landmark accepted is in use: the heading says it
+        out += [t("md.landmark_counts", lang, accepted=counts.accepted, in_use=counts.in_use,
+                  dismissed=counts.dismissed, refused=counts.refused), ""]
     if not r.landmarks:
         out += [t("md.no_landmarks", lang), ""]
     else:
