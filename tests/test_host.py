@@ -343,3 +343,37 @@ def test_status_finish_and_the_report_count_landmarks_alike(tmp_path: Path) -> N
     assert (f"Landmarks: {static + 1} accepted by the gate = {static} in use (listed here) + 1 dismissed in recon; "
             "1 refused by the gate.") in md
     assert "Landmarks dismissed in recon, not used by any check (1):" in md
+
+
+def test_a_host_runs_cost_section_shows_protocol_calls_and_times_and_no_token_columns(tmp_path: Path) -> None:
+    from harness_audit.llm.replay import rerender
+    from tests.llm.conftest import C1_EVIDENCE
+
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1,C13").data["run_dir"])
+    assert host.report_landmark(run_dir, kind="history-append", file="agent/loop.py", line=29).ok
+    assert host.next_check(run_dir).data["check"] == "C1"
+    finding = {"check": "C1", "verdict": "confirmed", "file": "agent/loop.py", "line": 28, "claim": "a defect",
+               "consequence": "the next request is rejected"}
+    assert host.report_finding(run_dir, evidence=C1_EVIDENCE, **finding).ok
+    assert not host.report_finding(run_dir, evidence="log_and_forget(call)", **finding).ok
+    finished = host.finish_run(run_dir)
+    md = Path(next(p for p in finished.data["reports"] if p.endswith(".md"))).read_text(encoding="utf-8")
+    cost = md.split("## Cost\n", 1)[1].split("\n## ", 1)[0]
+    assert "3 protocol calls · the host's own model: tokens not visible to us" in cost
+    header, _, recon, c1, c13, *_ = [line for line in cost.splitlines() if line.startswith("|")]
+    assert header == "| unit | status | time (s) | protocol calls | findings | refusals |"
+    assert not any(word in cost for word in ("requests", "input", "cache", "reasoning", "unknown", "$"))
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in (recon, c1, c13)]
+    assert [(row[0], row[3]) for row in cells] == [("recon", "1"), ("C1", "2"), ("C13", "0")]
+    assert float(cells[0][2]) >= 0 and float(cells[1][2]) >= 0 and cells[2][1:3] == ["not-covered", "—"]
+    assert cells[1][4:] == ["1", "1"]
+    data = json.loads(Path(next(p for p in finished.data["reports"] if p.endswith(".json"))).read_text("utf-8"))
+    assert data["meta"]["protocol_calls"] == {"recon": 1, "C1": 2}
+    assert data["meta"]["recon_duration_s"] == pytest.approx(float(cells[0][2]), abs=1e-3)
+    # the report re-rendered from the ledger says the same
+    report, _ = rerender(run_dir, write=False)
+    assert report.meta.protocol_calls == {"recon": 1, "C1": 2}
+    assert report.meta.recon_duration_s == pytest.approx(data["meta"]["recon_duration_s"], abs=1e-3)
+    assert [o.duration_s for o in report.outcomes] == pytest.approx([o["duration_s"] for o in data["outcomes"]],
+                                                                    abs=1e-3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -256,3 +257,35 @@ def test_the_html_report_folds_only_within_a_verdict_and_shows_each_quote() -> N
     assert 'data-checks="C10"' in c10 and "requests.post(TICKETS_URL)" in c10
     c9 = next(a for a in articles if 'data-verdicts="confirmed"' in a)
     assert c9.count("requests.post(TICKETS_URL)") == 2  # C9's quote and the folded C13's
+
+
+def test_markdown_lists_each_refusal_folded_under_the_counts_with_the_submitted_text_escaped() -> None:
+    hostile = "a`b|c <script>x</script>.py"
+    refusals = [Refusal(reason=RefusalReason.EVIDENCE_NOT_FOUND, subject="finding", check="C1", source="host:C1",
+                        file=hostile, line=7, message="not there"),
+                Refusal(reason=RefusalReason.BAD_VERDICT, subject="landmark", check=None, source="host:recon",
+                        file="agent/loop.py", line=17, message="no such kind"),
+                Refusal(reason=RefusalReason.BAD_VERDICT, subject="finding", check="C9 | <b>", source="llm:C9",
+                        file=None, line=None, message="no file")]
+    for engine in ("llm", "host"):  # one renderer for every engine: the list reads the same
+        extra = {"protocol_calls": {"recon": 1, "C1": 1}} if engine == "host" else {}
+        base = sample(engine=engine, **extra)
+        md = render_markdown(replace(base, refusals=tuple(refusals)))
+        after = md.split("Refusals by reason (findings and landmarks):", 1)[1]
+        counts, details = after.split("<details>", 1)
+        assert "| evidence-not-found | 1 |" in counts and "| bad-verdict | 2 |" in counts
+        listing = details.split("</details>", 1)[0]
+        assert "<summary>Each refused submission (3)</summary>" in listing
+        rows = [line for line in listing.splitlines() if line.startswith("| ")]
+        assert rows[0] == "| subject | check | file:line as submitted | reason |"
+        assert rows[1] == "| finding | C1 | ``a`b\\|c <script>x</script>.py:7`` | evidence-not-found |"
+        assert rows[2] == "| landmark | — | `agent/loop.py:17` | bad-verdict |"
+        assert rows[3] == "| finding | C9 \\| \\<b\\> | — | bad-verdict |"
+    assert "Each refused submission" not in render_markdown(replace(sample(), refusals=()))
+
+
+def test_the_model_engines_cost_section_keeps_its_token_columns() -> None:
+    md = render_markdown(sample(engine="llm"))
+    cost = md.split("## Cost\n", 1)[1].split("\n## ", 1)[0]
+    assert "| unit | status | time (s) | requests | input | output | cache read | cache write | reasoning |" in cost
+    assert "protocol calls" not in cost and "not visible to us" not in cost

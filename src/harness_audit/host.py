@@ -154,6 +154,8 @@ class _Run:
     ended: dict[CheckId, dict[str, Any]] = field(default_factory=dict[CheckId, dict[str, Any]])
     started_t: dict[CheckId, float] = field(default_factory=dict[CheckId, float])
     """When each check was handed out (ledger time), for its duration."""
+    recon_t: tuple[float, float | None] = (0.0, None)
+    """When recon began (the run's start) and ended (`recon-end`), ledger time."""
     end: dict[str, Any] | None = None
 
     @property
@@ -196,7 +198,7 @@ def _load(run_dir: Path) -> _Run:
     starts = read.of("run-start")
     if not starts or starts[0].get("engine") != ENGINE:
         raise UsageError("err.host.not_host_run", name=run_dir.name)
-    run = _Run(run_dir=run_dir, start=starts[0])
+    run = _Run(run_dir=run_dir, start=starts[0], recon_t=(float(starts[0].get("t", 0.0)), None))
     for e in read.events:
         kind, unit = e.get("event"), str(e.get("unit", ""))
         if kind == "static-landmarks":
@@ -218,6 +220,7 @@ def _load(run_dir: Path) -> _Run:
             run.calls[unit] += 1
         elif kind == "recon-end":
             run.recon_done = True
+            run.recon_t = (run.recon_t[0], float(e.get("t", run.recon_t[0])))
         elif kind == "unit-start" and unit in CheckId.__members__:
             run.current = CheckId(unit)
             run.started_t[run.current] = float(e.get("t", 0.0))
@@ -249,6 +252,30 @@ def find_run(run_id: str, output_dir: Path) -> Path:
     if not (run_dir / LEDGER_NAME).is_file():
         raise UsageError("err.host.unknown_run", run_id=run_id.strip(), path=str(output_dir))
     return run_dir
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostSpend:
+    """What a host run really spent, as its ledger shows it: the host's own model's tokens are not visible to us."""
+
+    calls: dict[str, int]
+    """Protocol calls each unit made (`recon`, check ids): landmarks, reports and dismissals, accepted or refused."""
+    durations: dict[str, float]
+    """Wall time of recon and of each check that was handed out and ended, from the ledger's timestamps."""
+
+
+def _host_spend(run: _Run) -> HostSpend:
+    durations = {check.value: max(float(run.ended[check].get("t", t0)) - t0, 0.0)
+                 for check, t0 in run.started_t.items() if check in run.ended}
+    start, end = run.recon_t
+    if end is not None:
+        durations[RECON] = max(end - start, 0.0)
+    return HostSpend(calls={unit: n for unit, n in run.calls.items()}, durations=durations)
+
+
+def host_spend(run_dir: Path) -> HostSpend:
+    """What the host run in `run_dir` spent (protocol calls and wall time per unit); `replay` re-renders with it."""
+    return _host_spend(_load(run_dir))
 
 
 # ------------------------------------------------------------------------------------------------- texts
@@ -703,14 +730,13 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
                                 "calls_left": run.budget() - run.calls[current.value] - 1})
 
 
-def _outcome(check: CheckId, end: dict[str, Any] | None, started_t: float | None) -> CheckOutcome:
+def _outcome(check: CheckId, end: dict[str, Any] | None, duration: float) -> CheckOutcome:
     if end is None:
         return CheckOutcome(check=check, status=OutcomeStatus.INCOMPLETE, usage=_UNKNOWN,
                             error=str(Msg("note.host_not_audited")))
     status = OutcomeStatus(end["status"])
     if status is OutcomeStatus.NOT_COVERED:
         return CheckOutcome(check=check, status=status, missing_landmarks=tuple(LandmarkKind(k) for k in end["missing"]))
-    duration = max(float(end.get("t", time.time())) - started_t, 0.0) if started_t else 0.0
     return CheckOutcome(check=check, status=status, failure_code=end.get("failure"), usage=_UNKNOWN,
                         error=end.get("error"), duration_s=duration)
 
@@ -751,7 +777,8 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                              usage=dataclasses.asdict(_UNKNOWN))
                 run.ended[current] = {"status": OutcomeStatus.RAN.value}
             _settle_not_covered(run, ledger, {lm.kind for lm in landmarks})
-            outcomes = [_outcome(c, run.ended.get(c), run.started_t.get(c)) for c in run.checks]
+            spent = host_spend(run_dir)  # read back: the times the ledger holds, as a replay will read them
+            outcomes = [_outcome(c, run.ended.get(c), spent.durations.get(c.value, 0.0)) for c in run.checks]
             state = "incomplete" if any(o.status in (OutcomeStatus.FAILED, OutcomeStatus.INCOMPLETE)
                                         for o in outcomes) else "complete"
             started = datetime.fromisoformat(run.start["started_at"])
@@ -760,7 +787,8 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
             phase = PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
                                 unparsed=[], state=state, recon_usage=_UNKNOWN, leads=lead_outcomes,
                                 dismissed_landmarks=dismissed_landmarks,
-                                extra={"engine": ENGINE, "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes)})
+                                extra={"engine": ENGINE, "ledger": str(run_dir / LEDGER_NAME), "notes": tuple(notes),
+                                       "protocol_calls": spent.calls, "recon_duration_s": spent.durations.get(RECON)})
             discovery = ws.discover(STATIC_LANGUAGES)
             result = finish(ws, discovery, run.checks, config, phase, run_id=run.run_id, started=started,
                             t0=time.perf_counter() - elapsed, output_dir=run.output_dir, write=True)

@@ -68,6 +68,11 @@ class RunMeta:
     """Language of the report's fixed text (`en` or `zh`); findings keep their own words."""
     docs_url: str | None = None
     """Where the check pages live (`…/docs/checks/`), for SARIF `helpUri`; None when unknown."""
+    protocol_calls: Mapping[str, int] | None = None
+    """Host runs: the protocol calls each unit made (`recon`, check ids), from the ledger; None for the engines
+    whose auditor we run (what they spent is `usage`). The host's own model's tokens are not visible to us."""
+    recon_duration_s: float | None = None
+    """Wall time of recon when the engine measured it (host runs: from the ledger's timestamps); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

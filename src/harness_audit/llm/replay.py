@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any
@@ -296,6 +296,14 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
     findings.extend(kept)
     interrupted = rec.end is None
     outcomes = [_outcome(c, rec.units.get(c.value), interrupted=interrupted) for c in checks]
+    host_run: dict[str, Any] = {}
+    if rec.start.engine == "host":  # what a host run spent is its protocol calls and their times, not our requests
+        from harness_audit.host import host_spend
+
+        spent = host_spend(rec.run_dir)
+        outcomes = [replace(o, duration_s=spent.durations.get(o.check.value, o.duration_s))
+                    for o in outcomes]
+        host_run = {"protocol_calls": spent.calls, "recon_duration_s": spent.durations.get("recon")}
     state = rec.end.state if rec.end else "cancelled"
     started = datetime.fromisoformat(rec.start.started_at)
     finished = datetime.fromtimestamp((rec.end or rec.start).t).astimezone()
@@ -310,7 +318,7 @@ def rerender(run_dir: Path, *, root: Path | None = None, write: bool = True) -> 
         ledger=str(rec.run_dir / LEDGER_NAME),
         notes=(*extra.notes, str(Msg("note.rerendered"))),
         price=rec.start.price.value() if rec.start.price is not None else price_of(config),
-        language=resolve_language(config.language), docs_url=_docs_url(config.docs_url),
+        language=resolve_language(config.language), docs_url=_docs_url(config.docs_url), **host_run,
     )
     analysis, analysis_usage = _analysis(rec.units.get("analysis"))
     recon_usage = _recon_usage(rec) if rec.recon_end and rec.recon_end.status != "static" else None

@@ -213,7 +213,13 @@ def render_html(r: Report) -> str:
     else:
         nc = f"<p>{escape(t('md.all_ran', lang))}</p>"
     total = r.total_usage
-    cost_line = escape(cost_text(r, lang))
+    if m.protocol_calls is not None:  # a host run: its model's tokens are the host's; what we saw are its calls
+        cost_para = escape(t("md.cost_host", lang, seconds=f"{m.duration_s:.2f}", calls=sum(m.protocol_calls.values())))
+    else:
+        cost_para = (escape(t("md.cost_line", lang, seconds=f"{m.duration_s:.2f}", input=f"{total.input_tokens:,}",
+                                output=f"{total.output_tokens:,}", cache_read=f"{total.cache_read_tokens:,}",
+                                cache_write=f"{total.cache_write_tokens:,}", reasoning=f"{total.reasoning_tokens:,}"))
+                     if total.known else escape(t("md.unknown", lang))) + f" · {escape(cost_text(r, lang))}"
     suppressed = ""
     if r.suppressed:
         rows = "".join(f"<tr><td>{x.finding.check}</td><td><code>{escape(f'{x.finding.file}:{x.finding.line}')}"
@@ -255,10 +261,7 @@ def render_html(r: Report) -> str:
 <h2 id="not-covered">{escape(t('md.not_covered', lang))}</h2>
 {nc}
 <h2 id="cost">{escape(t('md.cost', lang))}</h2>
-<p>{escape(t('md.cost_line', lang, seconds=f'{m.duration_s:.2f}', input=f'{total.input_tokens:,}',
-             output=f'{total.output_tokens:,}', cache_read=f'{total.cache_read_tokens:,}',
-             cache_write=f'{total.cache_write_tokens:,}', reasoning=f'{total.reasoning_tokens:,}'))
-   if total.known else escape(t('md.unknown', lang))} · {cost_line}</p>
+<p>{cost_para}</p>
 <h3>{escape(t('html.cost_chart', lang))}</h3>
 {_chart(r, lang)}
 {suppressed}

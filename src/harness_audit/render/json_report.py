@@ -42,6 +42,8 @@ def report_dict(r: Report) -> dict[str, Any]:
             "model": m.model, "base_url": m.base_url, "resumed_checks": [c.value for c in m.resumed],
             "ledger": m.ledger, "notes": list(m.notes),
             "cost_usd": None if m.price is None else _money(m.price.cost(r.total_usage)),
+            "protocol_calls": None if m.protocol_calls is None else dict(m.protocol_calls),
+            "recon_duration_s": None if m.recon_duration_s is None else round(m.recon_duration_s, 3),
         },
         "summary": [
             {"group": g.group, "title": g.title, "checks": [c.value for c in g.checks], "confirmed": g.confirmed,

@@ -9,6 +9,7 @@ hold only zeros and the landmark appendix are folded into `<details>`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from harness_audit.findings import CheckOutcome, Finding, OutcomeStatus, Usage, Verdict
 from harness_audit.leads import LeadStatus
@@ -152,8 +153,43 @@ def _not_covered(r: Report, lang: str) -> list[str]:
     return [*out, ""]
 
 
+def _host_cost(r: Report, lang: str, calls: Mapping[str, int]) -> list[str]:
+    """A host run's spend as we see it: protocol calls and wall time per unit; the host's tokens are its own."""
+    m = r.meta
+    line = t("md.cost_host", lang, seconds=f"{m.duration_s:.2f}", calls=sum(calls.values()))
+    cols = ("unit", "status", "time", "protocol_calls", "findings", "refusals")
+    recon_time = "—" if m.recon_duration_s is None else f"{m.recon_duration_s:.3f}"
+    recon_refusals = sum(1 for x in r.refusals if x.subject == "landmark")
+    table = ["| " + " | ".join(t(f"md.col.{c}", lang) for c in cols) + " |", "|---|---|---:|---:|---:|---:|",
+             f"| recon | — | {recon_time} | {calls.get('recon', 0)} | — | {recon_refusals} |"]
+    for o in r.outcomes:
+        handed_out = o.status in (OutcomeStatus.RAN, OutcomeStatus.FAILED)
+        table.append(f"| {o.check} | {_status(o, lang)} | {f'{o.duration_s:.3f}' if handed_out else '—'} | "
+                     f"{calls.get(o.check.value, 0)} | {r.findings_for(o.check)} | {r.refusals_for(o.check)} |")
+    return [f"## {t('md.cost', lang)}", "", line, "", *table, ""]
+
+
+def _refusals(r: Report, lang: str) -> list[str]:
+    """Refusals per reason, then each one folded away: what was turned away, where it pointed, and why (the
+    submitted check and path are the auditor's text: escaped)."""
+    counts = {reason: n for reason, n in r.refusal_counts.items() if n}
+    if not counts:
+        return [t("md.no_refusals", lang), ""]
+    cols = ("subject", "check", "submitted", "reason")
+    rows = [f"| {t(f'md.subject.{x.subject}', lang)} | {cell(x.check or '')} | "
+            f"{tcode(x.file + (f':{x.line}' if x.line else '')) if x.file else '—'} | {x.reason.value} |"
+            for x in r.refusals]
+    return [t("md.refusals", lang), "", f"| {t('md.col.reason', lang)} | {t('md.col.count', lang)} |",
+            "|---|---:|", *(f"| {reason} | {n} |" for reason, n in counts.items()), "",
+            "<details>", f"<summary>{t('md.refusal_list', lang, n=len(r.refusals))}</summary>", "",
+            "| " + " | ".join(t(f"md.col.{c}", lang) for c in cols) + " |", "|---|---|---|---|", *rows, "",
+            "</details>", ""]
+
+
 def _cost(r: Report, lang: str) -> list[str]:
     m = r.meta
+    if m.protocol_calls is not None:
+        return [*_host_cost(r, lang, m.protocol_calls), *_refusals(r, lang)]
     total = r.total_usage
     used_model = total.requests > 0 or not total.known or r.recon_usage is not None
     out = [f"## {t('md.cost', lang)}", ""]
@@ -195,13 +231,7 @@ def _cost(r: Report, lang: str) -> list[str]:
         out += [*table, ""]
     else:  # a static run: every token cell is zero; the table is there for the times, out of the way
         out += ["<details>", f"<summary>{t('md.per_check', lang)}</summary>", "", *table, "", "</details>", ""]
-    counts = {reason: n for reason, n in r.refusal_counts.items() if n}
-    if counts:
-        out += [t("md.refusals", lang), "", f"| {t('md.col.reason', lang)} | {t('md.col.count', lang)} |",
-                "|---|---:|", *(f"| {reason} | {n} |" for reason, n in counts.items()), ""]
-    else:
-        out += [t("md.no_refusals", lang), ""]
-    return out
+    return [*out, *_refusals(r, lang)]
 
 
 def _leads(r: Report, lang: str) -> list[str]:
