@@ -377,3 +377,54 @@ def test_a_host_runs_cost_section_shows_protocol_calls_and_times_and_no_token_co
     assert report.meta.recon_duration_s == pytest.approx(data["meta"]["recon_duration_s"], abs=1e-3)
     assert [o.duration_s for o in report.outcomes] == pytest.approx([o["duration_s"] for o in data["outcomes"]],
                                                                     abs=1e-3)
+
+
+def _c13_run(tmp_path: Path) -> Path:
+    """A run of C13 alone, its truncation landmark reported, its one lead (C13-1, suspected, line 29) handed out."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C13").data["run_dir"])
+    assert host.report_landmark(run_dir, kind="truncation", file="agent/loop.py", line=29).ok
+    task = host.next_check(run_dir)
+    assert [(lead["id"], lead["line"], lead["verdict"]) for lead in task.data["leads"]] == [("C13-1", 29, "suspected")]
+    return run_dir
+
+
+_C13 = {"check": "C13", "file": "agent/loop.py", "consequence": "the context overflows"}
+_LINE_29 = 'messages.append({"role": "tool", "tool_call_id": call.id, "content": str(output)})'
+_LINE_23 = "for call in message.tool_calls:"
+
+
+def test_what_the_skill_says_about_leads_holds(tmp_path: Path) -> None:
+    """SKILL.md: `--lead` need not cite the lead's line; a suspected lead may be reported confirmed."""
+    from harness_audit.llm.replay import rerender
+
+    run_dir = _c13_run(tmp_path / "named")
+    assert host.report_finding(run_dir, verdict="confirmed", line=23, evidence=_LINE_23, claim="whole results",
+                               lead="C13-1", **_C13).ok
+    report, _ = rerender(run_dir, write=False)
+    assert [(lead.lead_id, lead.status.value) for lead in report.leads] == [("C13-1", "confirmed")]
+    assert [(f.line, f.verdict.value, f.lead) for f in report.findings] == [(23, "confirmed", "C13-1")]
+    # the same finding without --lead, 6 lines from the lead: the lead stays unaddressed, with its static verdict
+    run_dir = _c13_run(tmp_path / "unnamed")
+    assert host.report_finding(run_dir, verdict="confirmed", line=23, evidence=_LINE_23, claim="whole", **_C13).ok
+    report, _ = rerender(run_dir, write=False)
+    assert [(lead.lead_id, lead.status.value) for lead in report.leads] == [("C13-1", "unaddressed")]
+    assert sorted((f.line, f.verdict.value) for f in report.findings) == [(23, "confirmed"), (29, "suspected")]
+
+
+def test_what_the_skill_says_about_correcting_a_finding_holds(tmp_path: Path) -> None:
+    """SKILL.md: an accepted finding is final; findings of one check at one place fold: the less certain verdict
+    stands, and between equal verdicts the first one reported."""
+    from harness_audit.llm.replay import rerender
+
+    run_dir = _c13_run(tmp_path)
+    for verdict, claim in (("confirmed", "first"), ("confirmed", "corrected")):
+        assert host.report_finding(run_dir, verdict=verdict, line=29, evidence=_LINE_29, claim=claim, lead="C13-1",
+                                   **_C13).ok
+    report, _ = rerender(run_dir, write=False)
+    assert [(f.line, f.verdict.value, f.claim) for f in report.findings] == [(29, "confirmed", "first")]
+    assert host.report_finding(run_dir, verdict="suspected", line=29, evidence=_LINE_29, claim="lowered",
+                               confirm_hint="whether any caller bounds output", **_C13).ok
+    report, _ = rerender(run_dir, write=False)
+    assert [(f.line, f.verdict.value, f.claim, f.lead) for f in report.findings] == [
+        (29, "suspected", "lowered", "C13-1")]

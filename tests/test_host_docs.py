@@ -97,3 +97,13 @@ def test_the_skill_the_helps_and_the_docs_say_the_same_about_where_a_run_goes(
         assert "whenever" in text, text[:200]
     assert "reports into the run's output directory" in helps["finish"]
     assert "default one of your current directory" not in skill
+
+
+def test_the_skill_answers_what_the_second_cold_trial_found_unclear() -> None:
+    """Each answer is backed by a behaviour test in tests/test_host.py (test_what_the_skill_says_about_…)."""
+    text = " ".join(SKILL.read_text(encoding="utf-8").split())
+    for needed in ("which need not be the lead's own line", "within 3 lines of the lead's line",
+                   "A `suspected` lead may be reported as `confirmed` once you have shown the defect is reachable",
+                   "is about aggregation", "An accepted finding is final: nothing amends or withdraws it",
+                   "the less certain verdict stands and, between equal verdicts, the first one reported"):
+        assert needed in text, needed
