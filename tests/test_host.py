@@ -360,7 +360,7 @@ def test_a_host_runs_cost_section_shows_protocol_calls_and_times_and_no_token_co
     finished = host.finish_run(run_dir)
     md = Path(next(p for p in finished.data["reports"] if p.endswith(".md"))).read_text(encoding="utf-8")
     cost = md.split("## Cost\n", 1)[1].split("\n## ", 1)[0]
-    assert "3 protocol calls · the host's own model: tokens not visible to us" in cost
+    assert "protocol calls: 3 · the host's own model: tokens not visible to us" in cost
     header, _, recon, c1, c13, *_ = [line for line in cost.splitlines() if line.startswith("|")]
     assert header == "| unit | status | time (s) | protocol calls | findings | refusals |"
     assert not any(word in cost for word in ("requests", "input", "cache", "reasoning", "unknown", "$"))

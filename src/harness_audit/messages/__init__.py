@@ -262,7 +262,7 @@ _EN_CORE: dict[str, str] = {
     "md.cost_line": "Wall time {seconds} s · input {input} · output {output} · cache read {cache_read} · "
                     "cache write {cache_write} · reasoning {reasoning} tokens",
     "md.cost_static": "Wall time {seconds} s · no model was used: 0 tokens, $0",
-    "md.cost_host": "Wall time {seconds} s · {calls} protocol calls · the host's own model: tokens not visible "
+    "md.cost_host": "Wall time {seconds} s · protocol calls: {calls} · the host's own model: tokens not visible "
                     "to us",
     "md.cache_hit": "result cache hit",
     "md.per_check": "Per check: time, tokens, findings and refusals",
