@@ -289,3 +289,12 @@ def test_the_model_engines_cost_section_keeps_its_token_columns() -> None:
     cost = md.split("## Cost\n", 1)[1].split("\n## ", 1)[0]
     assert "| unit | status | time (s) | requests | input | output | cache read | cache write | reasoning |" in cost
     assert "protocol calls" not in cost and "not visible to us" not in cost
+
+
+def test_the_html_report_of_a_host_run_says_protocol_calls_not_unknown_tokens() -> None:
+    from harness_audit.render.html import render_html
+
+    html = render_html(sample(engine="host", protocol_calls={"recon": 2, "C1": 3}, recon_duration_s=1.5))
+    cost = html.split('<h2 id="cost">', 1)[1].split("<h3>", 1)[0]
+    assert "protocol calls: 5 · the host&#x27;s own model: tokens not visible to us" in cost
+    assert "unknown" not in cost
