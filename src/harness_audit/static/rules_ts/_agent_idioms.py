@@ -469,23 +469,8 @@ def _typed_receiver(mod: TsModule, project: TsProject, call: Node, recv: str) ->
     body = cls.child_by_field_name("body") if cls is not None else None
     if body is None:
         return None
-    type_name = None
-    for node in iter_subtree(body, into_functions=False):
-        if node.type in ("public_field_definition", "field_definition"):
-            name = node.child_by_field_name("name") or node.child_by_field_name("property")
-            if name is None or mod.node_text(name) != field_name:
-                continue
-            type_name = _declared_class(mod, node.child_by_field_name("type"), node.child_by_field_name("value"))
-        elif node.type == "method_definition" and mod.function_name(node) == "constructor":
-            params = node.child_by_field_name("parameters")
-            for param in params.named_children if params is not None else ():
-                pattern = param.child_by_field_name("pattern")
-                if param.type in ("required_parameter", "optional_parameter") and pattern is not None \
-                        and mod.node_text(pattern) == field_name:
-                    type_name = _declared_class(mod, param.child_by_field_name("type"),
-                                                param.child_by_field_name("value"))
-        if type_name:
-            break
+    type_name = mod_memo(mod, f"field_types:{body.start_byte}:{body.end_byte}",
+                         lambda: _field_types(mod, body)).get(field_name)
     if not type_name:
         return None
     home: TsModule | None = mod
@@ -495,12 +480,41 @@ def _typed_receiver(mod: TsModule, project: TsProject, call: Node, recv: str) ->
         type_name = export if export and export != "default" else type_name
     if home is None:
         return None
-    for node in iter_subtree(home.tree.root_node, into_functions=False):
+    found = mod_memo(home, "class_declarations", lambda: _class_declarations(home)).get(type_name)
+    return (home, found) if found is not None else None
+
+
+def _field_types(mod: TsModule, body: Node) -> dict[str, str]:
+    """Each field of a class body to the first project class its declaration or constructor parameter names
+    (`client: OllamaClient`, `client = new Client()`, `constructor(private client: Client)`), in source order."""
+    out: dict[str, str] = {}
+    for node in iter_subtree(body, into_functions=False):
+        if node.type in ("public_field_definition", "field_definition"):
+            name = node.child_by_field_name("name") or node.child_by_field_name("property")
+            if name is not None:
+                found = _declared_class(mod, node.child_by_field_name("type"), node.child_by_field_name("value"))
+                if found:
+                    out.setdefault(mod.node_text(name), found)
+        elif node.type == "method_definition" and mod.function_name(node) == "constructor":
+            params = node.child_by_field_name("parameters")
+            for param in params.named_children if params is not None else ():
+                pattern = param.child_by_field_name("pattern")
+                if param.type in ("required_parameter", "optional_parameter") and pattern is not None:
+                    found = _declared_class(mod, param.child_by_field_name("type"), param.child_by_field_name("value"))
+                    if found:
+                        out.setdefault(mod.node_text(pattern), found)
+    return out
+
+
+def _class_declarations(mod: TsModule) -> dict[str, Node]:
+    """Each class declared in a module (outside functions) by name, the first one where a name repeats."""
+    out: dict[str, Node] = {}
+    for node in iter_subtree(mod.tree.root_node, into_functions=False):
         if node.type == "class_declaration":
             name = node.child_by_field_name("name")
-            if name is not None and home.node_text(name) == type_name:
-                return home, node
-    return None
+            if name is not None:
+                out.setdefault(mod.node_text(name), node)
+    return out
 
 
 def _declared_class(mod: TsModule, annotation: Node | None, value: Node | None) -> str | None:

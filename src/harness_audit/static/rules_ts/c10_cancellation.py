@@ -267,17 +267,22 @@ def _local_context_reads(mod: TsModule) -> dict[tuple[str, str], str]:
         out: dict[tuple[str, str], str] = {}
         if "ignal" not in mod.text:
             return out
+        reads_in: dict[tuple[int, int], dict[str, str]] = {}  # per function: local -> the first member read
         for decl in mod.nodes("variable_declarator"):
             target = decl.child_by_field_name("name")
             fn = mod.enclosing_function(decl)
             signature = _init_signature(mod, decl.child_by_field_name("value"))
             if target is None or target.type != "identifier" or fn is None or not signature:
                 continue
+            span = (fn.start_byte, fn.end_byte)
+            if span not in reads_in:  # one scan per function, not one per local (a bundle's functions are long)
+                first: dict[str, str] = {}
+                for m in _CONTEXT_SIGNAL.finditer(mod.node_text(fn.child_by_field_name("body"))):
+                    first.setdefault(m.group(1), m.group(2))
+                reads_in[span] = first
             name = mod.node_text(target)
-            for m in _CONTEXT_SIGNAL.finditer(mod.node_text(fn.child_by_field_name("body"))):
-                if m.group(1) == name:
-                    out.setdefault((name, signature), m.group(2))
-                    break
+            if name in reads_in[span]:
+                out.setdefault((name, signature), reads_in[span][name])
         return out
 
     return ts.cached(mod, "c10_local_context_reads", build)

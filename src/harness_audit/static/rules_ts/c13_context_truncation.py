@@ -219,14 +219,8 @@ def _pair_typed(mod: TsModule, project: TsProject, obj: Node | None) -> bool:
     field = name[5:] if name.startswith("this.") and name.count(".") == 1 else name if "." not in name else ""
     if not field:
         return False
-    annotation = None
     kinds = ("public_field_definition", "field_definition") if name.startswith("this.") else ("variable_declarator",)
-    for node in mod.nodes(*kinds):
-        label = node.child_by_field_name("name") or node.child_by_field_name("property")
-        if label is not None and mod.node_text(label) == field:
-            annotation = node.child_by_field_name("type")
-            if annotation is not None:
-                break
+    annotation = _annotations(mod, kinds).get(field)
     if annotation is None:
         return False
     types = {mod.node_text(n) for n in iter_subtree(annotation) if n.type == "type_identifier"}
@@ -242,6 +236,22 @@ def _pair_typed(mod: TsModule, project: TsProject, obj: Node | None) -> bool:
         if decl is not None and _PAIR_TOKENS.search(home.node_text(decl)):
             return True
     return False
+
+
+def _annotations(mod: TsModule, kinds: tuple[str, ...]) -> dict[str, Node]:
+    """Each name declared by a node of `kinds` to the first type annotation it is declared with (once per module:
+    a bundle declares thousands of names)."""
+
+    def build() -> dict[str, Node]:
+        out: dict[str, Node] = {}
+        for node in mod.nodes(*kinds):
+            label = node.child_by_field_name("name") or node.child_by_field_name("property")
+            annotation = node.child_by_field_name("type") if label is not None else None
+            if annotation is not None:
+                out.setdefault(mod.node_text(label), annotation)
+        return out
+
+    return mod_memo(mod, f"c13_annotations:{','.join(kinds)}", build)
 
 
 def _type_decls(mod: TsModule) -> dict[str, Node]:
