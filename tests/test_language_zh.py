@@ -230,3 +230,29 @@ def test_chinese_help_lines_never_start_with_closing_punctuation() -> None:
     for width in range(12, 60):
         lines = wrap_wide(text, width)
         assert "".join(lines) == text and not any(line[0] in ",:;)" for line in lines), (width, lines)
+
+
+def test_why_a_file_was_left_out_reads_in_chinese(tmp_path: Path) -> None:
+    """The reasons a report lists for skipped and unparsed files are stored in English (JSON, ledgers) and shown in
+    the reader's language; only the parser's own description of a syntax error stays as the parser wrote it."""
+    from harness_audit.api import audit
+    from harness_audit.render.markdown import render_markdown
+
+    root = tmp_path / "ws"
+    (root / "agent").mkdir(parents=True)
+    for f in (EXAMPLE / "agent").iterdir():
+        (root / "agent" / f.name).write_bytes(f.read_bytes())
+    (root / "big.py").write_text("x = 1\n" * 5000, encoding="utf-8")
+    (root / "broken.py").write_text("x = (\n", encoding="utf-8")
+    (root / "deep.py").write_text("x = " + "(" * 300 + "1" + ")" * 300 + "\n", encoding="utf-8")
+    (root / "broken.ts").write_text("const x = ;\nfunction f( {\n", encoding="utf-8")
+    (root / "latin1.py").write_bytes(b"s = '\xe9\xe9\xe9'\n")
+    report = audit(root, ["all"], overrides={"output_dir": str(tmp_path / "out"), "max_file_bytes": 10_000,
+                                             "language": "zh"}, write=False).report
+    reasons = [n.reason for n in (*report.skipped_files, *report.unparsed_files)]
+    assert "too-large" in reasons and any(r.startswith("syntax error at line 1: ") for r in reasons)
+    md = render_markdown(report)
+    table = md[md.index("| 文件 | 原因 |"):].split("\n\n", 1)[0]
+    assert "跳过:文件过大(too-large)" in table and "第 1 行有语法错误:" in table, table
+    parser_said = tuple(r.split(": ", 1)[1] for r in reasons if r.startswith("syntax error at line"))
+    assert english_sentences(table, parser_said) == [], table

@@ -635,9 +635,10 @@ class _Blank(dict[str, str]):
         return ""
 
 
-STORED_PREFIXES = ("note.", "arg.", "gate.")
+STORED_PREFIXES = ("note.", "arg.", "gate.", "file.")
 """Keys of messages that travel as English text (`note.*`: reports and ledgers; `arg.*`: argparse's `type=`
-refusals; `gate.*`: the evidence gate's refusals, model input too) and are recognised again by `match_stored`."""
+refusals; `gate.*`: the evidence gate's refusals, model input too; `file.*`: why a file was left out of an audit) and
+are recognised again by `match_stored`."""
 
 
 def match_stored(stored: str, prefix: str) -> Msg | None:

@@ -83,6 +83,23 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "note.protocol_limit": ("protocol-call limit {n} reached", "已达到 {n} 次协议调用的上限"),
     "note.host_not_audited": ("not audited: the host finished before this check was handed out",
                               "未审计:这个检查项还没分配出去,宿主就结束了运行"),
+    # ------------------------------------------------------------------ why a file was left out, stored in English
+    "file.not_utf8": ("not readable as UTF-8 text", "不是可读的 UTF-8 文本"),
+    "file.syntax": ("syntax error at line {line}: {detail}", "第 {line} 行有语法错误:{detail}"),
+    "file.syntax_near": ("partially parsed: syntax error near line {line}", "只解析了一部分:第 {line} 行附近有语法错误"),
+    "file.too_deep": ("nested more than {n} levels deep: too deep to analyse", "嵌套超过 {n} 层,太深,无法分析"),
+    "file.too_deep_parser": ("nested too deeply for Python's parser", "嵌套太深,Python 的解析器处理不了"),
+    "file.skip.binary": ("binary", "二进制文件(binary)"),
+    "file.skip.too_large": ("too-large", "文件过大(too-large)"),
+    "file.skip.undecodable": ("undecodable", "无法解码(undecodable)"),
+    "file.skip.unreadable": ("unreadable", "无法读取(unreadable)"),
+    "file.skip.outside_workspace": ("outside-workspace", "在工作区之外(outside-workspace)"),
+    "file.skip.excluded_target": ("excluded-target", "被排除的目标(excluded-target)"),
+    "file.skip.minified": ("minified", "压缩过的代码(minified)"),
+    "file.skip.credential_file": ("credential-file", "凭据文件(credential-file)"),
+    "file.skip.special_file": ("special-file", "不是普通文件(special-file)"),
+    "file.skip.unreadable_directory": ("unreadable-directory", "目录无法读取(unreadable-directory)"),
+    "file.skip.undecodable_name": ("undecodable-name", "文件名无法解码(undecodable-name)"),
 }
 
 EN: dict[str, str] = {key: pair[0] for key, pair in _PAIRS.items()}

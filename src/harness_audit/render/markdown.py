@@ -317,8 +317,11 @@ def render_markdown(r: Report) -> str:
     if r.skipped_files or r.unparsed_files:
         out += [f"## {t('md.files_left_out', lang)}", "", f"| {t('md.col.file', lang)} | {t('md.col.why', lang)} |",
                 "|---|---|"]
-        out += [f"| {tcode(s.path)} | {t('md.skipped', lang, why=cell(s.reason))} |" for s in r.skipped_files]
-        out += [f"| {tcode(s.path)} | {t('md.unparsed', lang, why=cell(s.reason))} |" for s in r.unparsed_files]
+        # the reasons are stored in English (`file.*` messages): shown in the reader's language where known
+        out += [f"| {tcode(s.path)} | {t('md.skipped', lang, why=cell(localize(s.reason, lang, 'file.')))} |"
+                for s in r.skipped_files]
+        out += [f"| {tcode(s.path)} | {t('md.unparsed', lang, why=cell(localize(s.reason, lang, 'file.')))} |"
+                for s in r.unparsed_files]
         out.append("")
     out += _suppressed(r, lang)
     if r.analysis is not None:
