@@ -45,14 +45,17 @@ padding-top:6px}.chart text{font:12px system-ui,sans-serif;fill:var(--fg)}.chart
 _SCRIPT = """
 (function(){
   var check=document.getElementById('filter-check'), verdict=document.getElementById('filter-verdict'),
-      count=document.getElementById('shown'), items=document.querySelectorAll('.finding');
+      count=document.getElementById('shown'), items=document.querySelectorAll('.finding'), total=0;
+  items.forEach(function(el){total+=el.dataset.members.split(' ').length;});
   function apply(){
     var c=check.value, v=verdict.value, shown=0;
     items.forEach(function(el){
       var ok=(c==='*'||el.dataset.checks.split(' ').indexOf(c)>=0)&&(v==='*'||el.dataset.verdicts.split(' ').indexOf(v)>=0);
-      el.hidden=!ok; if(ok){shown++;}
+      el.hidden=!ok;
+      // a block may hold several checks' findings at one site: count the findings the filter asks for
+      if(ok){shown+=el.dataset.members.split(' ').filter(function(m){return c==='*'||m===c;}).length;}
     });
-    count.textContent=count.dataset.template.replace('{shown}',shown).replace('{total}',items.length);
+    count.textContent=count.dataset.template.replace('{shown}',shown).replace('{total}',total);
   }
   check.addEventListener('change',apply); verdict.addEventListener('change',apply);
   document.querySelectorAll('[data-filter-check]').forEach(function(a){
@@ -116,7 +119,8 @@ def _finding(f: Finding, r: Report, lang: str, blocks: SiteBlocks) -> str:
     title = ", ".join(f"{m.check} · {t(f'check.{m.check}', lang)}" for m in members)
     checks = " ".join(sorted({m.check.value for m in members}))
     badge = f'<span class="badge {f.verdict.value}">{escape(t(f"verdict.{f.verdict.value}", lang))}</span>'
-    out = [f'<article class="finding {f.verdict.value}" data-checks="{checks}" data-verdicts="{f.verdict.value}">',
+    out = [f'<article class="finding {f.verdict.value}" data-checks="{checks}" data-verdicts="{f.verdict.value}" '
+           f'data-members="{" ".join(m.check.value for m in members)}">',
            f"<h3>{badge}{escape(title)} — <code>{escape(where)}</code></h3>",
            _parts(f, r, lang, _code(f, r) if f.evidence else "")]
     for o in others:
