@@ -256,3 +256,50 @@ def test_why_a_file_was_left_out_reads_in_chinese(tmp_path: Path) -> None:
     assert "跳过:文件过大(too-large)" in table and "第 1 行有语法错误:" in table, table
     parser_said = tuple(r.split(": ", 1)[1] for r in reasons if r.startswith("syntax error at line"))
     assert english_sentences(table, parser_said) == [], table
+
+
+def test_a_trace_audit_says_why_a_check_is_not_covered_in_chinese(tmp_path: Path) -> None:
+    trace = Path(__file__).parent / "trace" / "data" / "made" / "clean_interleaved.jsonl"
+    run = _run("trace", str(trace), "-c", "C3,C2,C15", "-o", str(tmp_path / "out"), "--allow-empty", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    md = (tmp_path / "out" / "latest.md").read_text(encoding="utf-8")
+    assert "录制的追踪看不出这一项:崩溃与检查点语义在模型服务流量里看不到" in md
+    assert english_sentences(md) == [] and english_sentences(run.stdout + run.stderr) == []
+
+
+def _stored_literals(folder: Path, call: str, keyword: str, position: int | None = None) -> list[str]:
+    """The texts handed to `call(keyword=…)` (or its `position`-th argument) as literals or f-strings, each
+    placeholder read as `X`."""
+    import ast
+
+    def text(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(v.value if isinstance(v, ast.Constant) else "X" for v in node.values)  # type: ignore[misc]
+        return None
+
+    found: list[str] = []
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == call:
+                args = [k.value for k in node.keywords if k.arg == keyword]
+                if position is not None and len(node.args) > position:
+                    args.append(node.args[position])
+                found += [s for s in map(text, args) if s]
+    return found
+
+
+def test_every_stored_reason_a_report_shows_has_a_chinese_reading() -> None:
+    """Why a trace line was unreadable, why an llm check was cancelled or not covered: stored in English (ledgers,
+    JSON), shown translated; a new literal without its `file.*`/`note.*` message would reach a Chinese reader in
+    English."""
+    from harness_audit.messages import localize
+
+    src = Path(__file__).parent.parent / "src" / "harness_audit"
+    trace = _stored_literals(src / "trace", "Malformed", "reason") + _stored_literals(src / "trace", "Line", "error", 3)
+    unit = _stored_literals(src / "llm", "CheckOutcome", "error") + _stored_literals(src / "llm", "replace", "error")
+    assert len(trace) >= 10 and len(unit) >= 4
+    untranslated = [s for s in trace if localize(f"line 3: {s}", "zh", "file.") in (f"line 3: {s}", f"第 3 行:{s}")]
+    untranslated += [s for s in unit if localize(s, "zh") == s]
+    assert untranslated == []

@@ -67,12 +67,12 @@ def trace_phase(ws: Workspace, files: Sequence[Path], checks: Sequence[CheckId],
     unparsed = [FileNote(path=f.path, reason=f"line {line}: {why}") for f in result.files for line, why in f.malformed]
     notes: list[str] = []
     for f in result.files:
-        notes.append(f"trace {f.path} ({f.format}): {f.exchanges} model requests in {f.conversations} "
-                     f"conversation(s), {f.ignored} other records ignored, {len(f.malformed)} unreadable")
-        notes += [f"trace {f.path}: {n} more {rule} findings not listed" for rule, n in sorted(f.suppressed.items())]
+        # notes are stored in English (`note.trace.*`) and shown in the reader's language by the renderers
+        notes.append(str(Msg("note.trace.file", path=f.path, format=f.format, requests=f.exchanges,
+                             conversations=f.conversations, ignored=f.ignored, unreadable=len(f.malformed))))
+        notes += [str(Msg("note.trace.more", path=f.path, n=n, rule=rule)) for rule, n in sorted(f.suppressed.items())]
         if f.coverage.unverifiable:
-            notes.append(f"trace {f.path}: {f.coverage.unverifiable} request(s) continue server-held history that "
-                         "the trace does not record; their pairing could not be verified")
+            notes.append(str(Msg("note.trace.unverifiable", path=f.path, n=f.coverage.unverifiable)))
     return PhaseResult(landmarks=[], findings=findings, refusals=refusals, outcomes=outcomes, unparsed=unparsed,
                        extra={"engine": "trace", "notes": tuple(notes)})
 

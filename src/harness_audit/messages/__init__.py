@@ -659,4 +659,8 @@ def localize(stored: str, lang: str, prefix: str = "note.") -> str:
     if lang == "en":
         return stored
     found = match_stored(stored, prefix)
-    return found.render(lang) if found is not None else stored
+    if found is None:
+        return stored
+    # a value may itself be stored text of the same kind (`line 3: not valid JSON (…)`)
+    return Msg(found.key, **{k: localize(v, lang, prefix) if isinstance(v, str) else v
+                             for k, v in found.values.items()}).render(lang)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness_audit.findings import Candidate, CheckId
+from harness_audit.messages import Msg
 from harness_audit.trace.checker import TRACE_CHECKS, Checker, Coverage, Options
 from harness_audit.trace.dialects import normalise_record
 from harness_audit.trace.evidence import Quoter
@@ -22,16 +23,9 @@ from harness_audit.trace.readers import FORMATS, Format, NotATrace, detect, read
 __all__ = ["FORMATS", "TRACE_CHECKS", "CheckResult", "FileResult", "Format", "NotATrace", "Options", "TraceResult",
            "check_files", "detect"]
 
-_WHY_NOT = {
-    CheckId.C3: "crash and checkpoint semantics are not visible in provider traffic",
-    CheckId.C5: "path and sandbox boundaries are not visible in provider traffic",
-    CheckId.C6: "secrets and the process environment are not visible in provider traffic",
-    CheckId.C7: "the error taxonomy lives in the harness code, not in its requests",
-    CheckId.C8: "partial success of tool batches is decided in the harness code",
-    CheckId.C9: "side effects of tools are not visible in provider traffic",
-    CheckId.C10: "cancellation propagation is not visible in provider traffic",
-    CheckId.C11: "timeout layering is not visible in provider traffic",
-}
+_WHY_NOT = frozenset({CheckId.C3, CheckId.C5, CheckId.C6, CheckId.C7, CheckId.C8, CheckId.C9, CheckId.C10,
+                      CheckId.C11})
+"""Checks provider traffic cannot show; each has its reason, `note.trace.cannot_show.<check>`, in the catalogue."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,19 +81,16 @@ def _outcomes(checks: Sequence[CheckId], files: Sequence[FileResult]) -> dict[Ch
             setattr(cov, name, getattr(cov, name) + getattr(f.coverage, name))
     out: dict[CheckId, CheckResult] = {}
     for check in checks:
+        # reasons are stored in English (`note.trace.*`) and shown in the reader's language by the renderers
         if check in _WHY_NOT:
-            out[check] = CheckResult(ran=False, reason=f"a recorded trace cannot show this: {_WHY_NOT[check]}; "
-                                                       "audit the code for it")
+            out[check] = CheckResult(ran=False, reason=str(Msg(f"note.trace.cannot_show.{check.value}")))
         elif cov.requests == 0:
-            out[check] = CheckResult(ran=False, reason="the traces hold no model request")
+            out[check] = CheckResult(ran=False, reason=str(Msg("note.trace.no_request")))
         elif check in (CheckId.C2, CheckId.C14) and cov.compared == 0:
-            why = "no conversation in the traces has two consecutive requests with their full history"
-            if cov.partial:
-                why += (" (a harness-audit ledger or an OpenHands event stream records only the messages new since "
-                        "the previous response)")
-            out[check] = CheckResult(ran=False, reason=why)
+            key = "note.trace.no_pair_partial" if cov.partial else "note.trace.no_pair"
+            out[check] = CheckResult(ran=False, reason=str(Msg(key)))
         elif check in (CheckId.C4, CheckId.C15) and cov.responses == 0:
-            out[check] = CheckResult(ran=False, reason="the traces record no responses")
+            out[check] = CheckResult(ran=False, reason=str(Msg("note.trace.no_responses")))
         else:
             out[check] = CheckResult(ran=True)
     return out
