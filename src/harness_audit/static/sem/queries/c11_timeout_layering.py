@@ -29,6 +29,8 @@ def call_without_timeout(ctx: Context) -> Iterator[Report]:
             assert isinstance(call, ir.Call)
             if fn.index not in reach or _has_timeout(ctx, fn, call) or _budgeted(ctx, fn, set()):
                 continue
+            if kind == apis.SPAWN and _never_waited(ctx, fn, call):
+                continue
             what = "process" if kind == apis.SPAWN else "request"
             yield Report(
                 site=site,
@@ -37,6 +39,83 @@ def call_without_timeout(ctx: Context) -> Iterator[Report]:
                             "agent loop) forever, and the user never learns which tool is stuck.",
                 direction="Give the call a timeout below the tool's budget and turn its expiry into the tool's "
                           "classified timeout result.")
+
+
+_STARTS = frozenset({"Popen", "spawn", "fork", "create_subprocess_exec", "create_subprocess_shell"})
+_HANDLE_ONLY = frozenset({"pid", "poll", "kill", "terminate", "unref", "send_signal", "returncode", "killed"})
+
+
+def _never_waited(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
+    """A process started in the background (`Popen`, `spawn`) that the tool never waits for: the handle is
+    dropped, only its pid is read or it is signalled, or it is kept in a list whose elements are only polled
+    (a reaper). Such a process cannot hold the tool call; one whose output is read, that is waited for,
+    returned or handed on anywhere else can."""
+    name = expr_chain(call.func).rsplit(".", 1)[-1]
+    if name not in _STARTS:
+        return False
+    holder = ""
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Assign) and node.value is not None and any(
+                n is call for n in ir.walk(node.value)):
+            if len(node.targets) != 1 or not isinstance(node.targets[0], ir.Name):
+                return False
+            holder = node.targets[0].id
+    if not holder:
+        return not _used_as_value(fn, call)
+    kept_in = [c.func.obj for c in ir.walk_block(fn.body) if isinstance(c, ir.Call) and isinstance(c.func, ir.Attr)
+               and c.func.name == "append" and len(c.args) == 1 and isinstance(c.args[0], ir.Name)
+               and c.args[0].id == holder]
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id == holder:
+            if node.name not in _HANDLE_ONLY:
+                return False
+        elif isinstance(node, ir.Name) and node.id == holder and not _read_for_member(fn, node) and not any(
+                isinstance(c, ir.Call) and c.args and c.args[0] is node and c.func.obj is k  # type: ignore[union-attr]
+                for k in kept_in for c in ir.walk_block(fn.body)):
+            return False
+    return all(_only_polled(ctx, fn.module, expr_chain(k)) for k in kept_in)
+
+
+def _only_polled(ctx: Context, module: ir.Module, store: str) -> bool:
+    """Every loop of the module over `store` (`for p in list(_REAPABLE)`) uses its element as a handle only."""
+    if not store:
+        return False
+    for f in ctx.facts.functions:
+        if f.module is not module:
+            continue
+        for loop in ir.walk_block(f.body):
+            if not (isinstance(loop, ir.Loop) and loop.iter is not None and isinstance(loop.target, ir.Name)
+                    and any(expr_chain(n) == store for n in ir.walk(loop.iter) if isinstance(n, ir.Name | ir.Attr))):
+                continue
+            element = loop.target.id
+            for node in ir.walk_block(loop.body):
+                if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id == element and \
+                        node.name not in _HANDLE_ONLY:
+                    return False
+                if isinstance(node, ir.Call) and not (isinstance(node.func, ir.Attr) and
+                                                      expr_chain(node.func.obj) == store) and any(
+                        isinstance(a, ir.Name) and a.id == element for a in node.args):
+                    return False  # handed to something other than the list itself
+    return True
+
+
+def _used_as_value(fn: ir.Function, call: ir.Call) -> bool:
+    """Whether the call's result is awaited, returned or passed on (anything but a statement of its own)."""
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Return | ir.Await | ir.Call) and node is not call and any(
+                n is call for n in ir.walk(node)):
+            return True
+    return False
+
+
+def _read_for_member(fn: ir.Function, name: ir.Name) -> bool:
+    """`name` is the object of a member read (`proc.pid`) or the target it was bound to, not a value passed on."""
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Attr) and node.obj is name:
+            return True
+        if isinstance(node, ir.Assign) and any(t is name for t in node.targets):
+            return True
+    return False
 
 
 def _has_timeout(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
