@@ -303,3 +303,28 @@ def test_every_stored_reason_a_report_shows_has_a_chinese_reading() -> None:
     untranslated = [s for s in trace if localize(f"line 3: {s}", "zh", "file.") in (f"line 3: {s}", f"第 3 行:{s}")]
     untranslated += [s for s in unit if localize(s, "zh") == s]
     assert untranslated == []
+
+
+def test_progress_details_of_a_model_run_read_in_chinese() -> None:
+    """A retry, a cancelled or failed unit: the model engine writes its details in English (ledgers, job logs); the
+    terminal and `job-output` show them in the reader's language, the provider's own words kept."""
+    from harness_audit.findings import CheckId
+    from harness_audit.jobs import describe
+    from harness_audit.progress import ProgressEvent, ProgressKind
+
+    retry = ProgressEvent(kind=ProgressKind.REQUEST_RETRY, check=CheckId.C1,
+                          detail="HTTP 429 Too Many Requests; retry 1 of 3 in 2 s")
+    cancelled = ProgressEvent(kind=ProgressKind.CANCELLED, check=CheckId.C2,
+                              detail="cancelled: cancelled before it started")
+    failed = ProgressEvent(kind=ProgressKind.CHECK_FAILED, check=CheckId.C3,
+                           detail="failed:timeout: HTTP 504 Gateway Timeout (after 3 attempts)")
+    run = ProgressEvent(kind=ProgressKind.CANCELLED, detail="cancelled; finished checks are kept")
+    lines = [describe(0.0, e, "zh") for e in (retry, cancelled, failed, run)]
+    assert lines == ["C1:HTTP 429 Too Many Requests;2 秒后重试(第 1 次,共 3 次)",
+                     "C2 已取消:开始之前就被取消了",
+                     "C3 failed:timeout: HTTP 504 Gateway Timeout(共尝试了 3 次):保留发现 0 条",
+                     "已取消:已取消;已完成的检查项会保留"], lines
+    provider = ("HTTP 429 Too Many Requests", "HTTP 504 Gateway Timeout")
+    assert english_sentences("\n".join(lines), provider) == []
+    assert describe(0.0, retry, "en") == "C1: HTTP 429 Too Many Requests; retry 1 of 3 in 2 s"
+    assert describe(0.0, cancelled, "en") == "C2 cancelled: cancelled before it started"

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from harness_audit.errors import UsageError
-from harness_audit.messages import LANGUAGES, Msg, t
+from harness_audit.messages import LANGUAGES, Msg, localize_detail, t
 from harness_audit.progress import UNIT_PROGRESS, Progress, ProgressEvent, ProgressKind
 
 JOBS_DIR = "jobs"
@@ -325,11 +325,13 @@ def describe(_: float, event: ProgressEvent, lang: str = "en") -> str:
         case ProgressKind.NOT_COVERED:
             return t("jobs.line.not_covered", lang, check=check, kinds=", ".join(k.value for k in event.missing))
         case ProgressKind.CHECK_FAILED:
-            return t("jobs.line.failed", lang, check=check, detail=event.detail or t("state.failed", lang),
+            return t("jobs.line.failed", lang, check=check,
+                     detail=localize_detail(event.detail, lang) if event.detail else t("state.failed", lang),
                      findings=event.findings, tokens=tokens)
         case ProgressKind.CANCELLED:
             said = t("jobs.line.cancelled_check", lang, check=check) if check else t("state.cancelled", lang)
-            return said + (t("jobs.line.because", lang, detail=event.detail) if event.detail else "")
+            return said + (t("jobs.line.because", lang, detail=localize_detail(event.detail, lang)) if event.detail
+                           else "")
         case ProgressKind.REPORTS_WRITTEN:
             state = t(f"jobs.state.{event.detail}", lang) if f"jobs.state.{event.detail}" in _STATES else event.detail
             return t("jobs.line.reports", lang, state=state, paths=", ".join(event.paths))
@@ -338,7 +340,7 @@ def describe(_: float, event: ProgressEvent, lang: str = "en") -> str:
                      so_far=tokens[1:] or t("jobs.line.no_tokens", lang), cost=cost)
         case ProgressKind.REQUEST_RETRY:
             return t("jobs.line.request_retry", lang, unit=check or t("jobs.line.recon_unit", lang),
-                     detail=event.detail or t("jobs.line.retrying", lang))
+                     detail=localize_detail(event.detail, lang) if event.detail else t("jobs.line.retrying", lang))
 
 
 _STATES = {f"jobs.state.{s}" for s in ("running", "cancelling", *TERMINAL)}

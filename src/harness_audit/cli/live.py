@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from harness_audit.findings import CheckId, OutcomeStatus, Usage, Verdict
-from harness_audit.messages import counted, localize, t
+from harness_audit.messages import counted, localize, localize_detail, t
 from harness_audit.progress import ProgressEvent, ProgressKind
 from harness_audit.render.summary import final_line, money, tokens_text
 from harness_audit.report import Price, Report
@@ -87,7 +87,7 @@ class TerminalProgress:
             return
         if event.kind is ProgressKind.REQUEST_RETRY:
             unit = event.check.value if event.check is not None else "recon"
-            self._say(t("progress.retry", self.lang, unit=unit, detail=event.detail or ""))
+            self._say(t("progress.retry", self.lang, unit=unit, detail=localize_detail(event.detail or "", self.lang)))
             return
         if event.kind is ProgressKind.RECON_DONE:
             if not self.live_mode:
@@ -122,7 +122,7 @@ class TerminalProgress:
         if row.cost is not None:
             text += f" · {money(row.cost)}"
         if event.detail and row.state in ("failed", "cancelled"):
-            text += f" · {event.detail}"
+            text += f" · {localize_detail(event.detail, self.lang)}"
         return text
 
     def _table(self) -> Table:

@@ -650,6 +650,18 @@ def match_stored(stored: str, prefix: str) -> Msg | None:
     return None
 
 
+def localize_detail(detail: str, lang: str) -> str:
+    """A progress event's detail in `lang`: a stored note, or `status: note` (how a unit ended and why; a plain
+    status is dropped, as the line it goes into names the state already)."""
+    head, sep, rest = detail.partition(": ")
+    whole = localize(detail, lang)
+    if whole != detail or not sep:
+        return whole
+    if f"state.{head}" in EN:  # a plain status (`cancelled`) the line already says; `failed:timeout` stays
+        return localize(rest, lang)
+    return f"{head}{sep}{localize(rest, lang)}"
+
+
 def localize(stored: str, lang: str, prefix: str = "note.") -> str:
     """Text that reports and ledgers keep in English (a note, why a check did not run) in `lang`.
 
