@@ -220,9 +220,16 @@ def test_landmarks_after_recon_and_unknown_leads_are_refused(tmp_path: Path) -> 
     assert host.dismiss_lead(run_dir, lead="C9-1", reason="it is not a real problem here").data["reason"] == \
         "unknown-lead"
     assert host.dismiss_lead(run_dir, lead="C1-1", reason="wrong").data["reason"] == "reason-too-short"
+    before = host.status(run_dir).data
     assert host.report_finding(run_dir, check="C12", verdict="confirmed", file="agent/loop.py", line=17,
                                evidence="while True:\n    response = client.chat.completions.create(",
                                claim="c", consequence="x").data["reason"] == "check-not-in-run"
+    # as SKILL.md says: a call turned away before the gate is free, one the gate refuses counts
+    after = host.status(run_dir).data
+    assert after["calls_left"] == before["calls_left"] - 1
+    host.dismiss_lead(run_dir, lead="C9-1", reason="it is not a real problem here")
+    host.dismiss_lead(run_dir, lead="C1-1", reason="wrong")
+    assert host.status(run_dir).data == after
 
 
 def test_a_host_run_rerenders_from_its_ledger_like_any_run(tmp_path: Path) -> None:
