@@ -218,3 +218,28 @@ TOOL_FACTORIES = frozenset({
 TOOL_HANDLER_KEYS = frozenset({"execute", "handler", "func", "function", "run", "invoke", "call", "callback",
                                "coroutine", "fn", "implementation"})
 """Keys of a tool object that hold the function the model's call runs."""
+
+FINISH_FIELDS = frozenset({"finish_reason", "finishReason", "stop_reason", "stopReason"})
+"""Provider wire vocabulary: where a reply (or its last stream chunk) says why it ended."""
+
+TERMINATION_FIELDS = FINISH_FIELDS | frozenset({
+    "status", "incomplete_details", "incompleteDetails", "done_reason", "doneReason", "finish_details",
+    "finishMessage", "finish_message",
+})
+"""Every field that tells a complete reply from a cut one: the finish or stop reason, the reply's status
+(`incomplete`), the details of an incomplete reply."""
+
+NORMAL_FINISHES = frozenset({
+    "stop", "tool_calls", "tool_use", "end_turn", "function_call", "tool-calls", "STOP", "completed", "stop_sequence",
+    "toolUse", "endTurn", "end",
+})
+"""Finish reasons that say a reply ended on its own (not cut at a token limit, filtered or failed)."""
+
+FINISH_VALUES = NORMAL_FINISHES | frozenset({
+    "length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "content_filter", "SAFETY", "RECITATION",
+    "incomplete", "refusal", "error", "model_context_window_exceeded", "pause_turn", "guardrail_intervened",
+})
+"""Every finish reason or status providers send, normal or not."""
+
+CALL_ID_FIELDS = frozenset({"id", "call_id", "callId", "tool_call_id", "toolCallId", "tool_use_id", "toolUseId"})
+"""Provider wire vocabulary: where a tool call carries its id."""

@@ -15,10 +15,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import Cont, Ext, Facts, Fn, Inst, Unk, expr_chain
 from harness_audit.static.sem.summaries import HTTP_GET, HTTP_SEND, Summaries
+
+if TYPE_CHECKING:
+    from harness_audit.static.sem.streams import Streams
 
 _APPENDS = frozenset({"append", "push", "extend", "add", "unshift", "appendleft", "insert", "concat", "add_message",
                       "addMessage", "add_messages", "addMessages", "put"})
@@ -88,6 +92,13 @@ class Roles:
     def reaches_model(self, fn: ir.Function, call: ir.Call) -> bool:
         """Whether `call` (in `fn`) sends a model request, itself or through what it calls."""
         return self.sums.reaches(fn, call, apis.MODEL)
+
+    @cached_property
+    def streams(self) -> Streams:
+        """Model replies, their streams and their termination (`streams.py`)."""
+        from harness_audit.static.sem.streams import Streams  # the layer above: it reads these roles
+
+        return Streams(self)
 
     @cached_property
     def model_clients(self) -> list[ir.Function]:

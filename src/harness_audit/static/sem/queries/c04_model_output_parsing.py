@@ -1,4 +1,13 @@
-"""C4 · Model output parsing: tool-call arguments decoded with nothing to catch a malformed reply."""
+"""C4 · Model output parsing.
+
+- tool-call arguments decoded with nothing to catch a malformed reply;
+- a reply converted into the agent's own form with a finish reason made up from literals, the reply's own
+  termination (finish or stop reason, status) never read, so a reply cut at the token limit reads as complete;
+- a tool call's id accumulated like a fragment of text (`call.id += delta.id`, id parts joined);
+- a stream item that starts a tool call pushes a new entry without looking its id up (a repeated start
+  event makes two calls with one id);
+- streamed tool-call deltas indexed into a list by the index they carry (`calls[tc.index]` on a `[]`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +17,7 @@ from harness_audit.findings import CheckId
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import expr_chain
 from harness_audit.static.sem.queries import Context, Report, query
+from harness_audit.static.sem.roles import Site
 
 _ARG_FIELDS = frozenset({"arguments", "args", "input", "partial_json", "argumentsText", "inputText", "argsText"})
 
@@ -59,3 +69,81 @@ def _callers_guard(ctx: Context, fn: ir.Function) -> bool:
     return bool(callers) and all(
         any(isinstance(t, ir.Try) and t.handlers and any(n is call for n in ir.walk_block(t.body))
             for t in ir.walk_block(caller.body)) for caller, call in callers)
+
+
+@query(CheckId.C4, name="finish-reason-invented")
+def finish_reason_invented(ctx: Context) -> Iterator[Report]:
+    """A function that reads a model reply writes its finish or stop reason from literals that can only say
+    'ended normally' (`"tool_calls" if calls else "stop"`) and reads no termination field of the reply: a reply
+    cut at the token limit, filtered or incomplete is passed on as complete."""
+    streams = ctx.roles.streams
+    for fn in ctx.facts.functions:
+        sites = list(streams.invented_finishes(fn))
+        if not sites or streams.reads_termination(fn) or not streams.reads_reply(fn):
+            continue
+        for site in sites:
+            yield Report(
+                site=site,
+                claim="The finish reason of a converted model reply is made up here from literals; the reply's own "
+                      "finish reason or status is never read.",
+                consequence="A reply cut at the token limit (or filtered, or incomplete) is reported as a normal "
+                            "stop, so truncated text or half-written tool calls are committed as complete.",
+                direction="Map the reply's own termination (finish_reason / stop_reason / status and "
+                          "incomplete_details) to the finish reason, and keep 'length' distinct from 'stop'.")
+
+
+@query(CheckId.C4, name="tool-call-id-concatenated")
+def tool_call_id_concatenated(ctx: Context) -> Iterator[Report]:
+    """A tool call's id is accumulated like its arguments: added onto the id held so far, or pushed onto a list
+    of parts later joined into one string. A provider that repeats the whole id on every delta produces
+    `call_1call_1`, and the tool result no longer matches its call."""
+    streams = ctx.roles.streams
+    for fn in ctx.facts.functions:
+        for site in streams.id_concatenations(fn):
+            yield Report(
+                site=site,
+                claim="A tool call's id is concatenated here as if it arrived in fragments.",
+                consequence="Providers that send the complete id again on later deltas produce a doubled id; the "
+                            "tool result is then sent under an id the model never issued and the next request "
+                            "is rejected or the result is lost.",
+                direction="Take the id once, when the call first appears (keep the first non-empty id per call "
+                          "index); concatenate only the argument text.")
+
+
+@query(CheckId.C4, name="duplicate-tool-call-id-appended")
+def duplicate_tool_call_id(ctx: Context) -> Iterator[Report]:
+    """In a loop over a streamed reply, an item that starts a tool call pushes a new entry with the item's id,
+    and nothing before the push looks that id (or the call's index) up: a start event sent twice (a retried or
+    resumed stream, a provider quirk) leaves two calls with one id in the turn."""
+    for fn in ctx.facts.functions:
+        for entry in ctx.roles.streams.unchecked_call_entries(fn):
+            yield Report(
+                site=Site(fn, entry.push),
+                claim=f"A new tool-call entry is pushed for `{entry.id_chain}` without checking whether that id is "
+                      "already "
+                      "in this turn.",
+                consequence="A repeated start event or delta for the same call adds a second call with the same "
+                            "id; the saved assistant message then carries duplicate ids and the next request is "
+                            "rejected ('tool_use ids must be unique'), or the call runs twice.",
+                direction="Key the turn's calls by id (or provider index) and look the id up before adding an "
+                          "entry; ignore or merge a repeated start.",
+                also_at=(entry.branch, entry.loop) if entry.branch is not None else (entry.loop,))
+
+
+@query(CheckId.C4, name="tool-call-index-into-list")
+def tool_call_index_into_list(ctx: Context) -> Iterator[Report]:
+    """A list is indexed by the index a streamed tool-call delta carries: the code assumes the provider numbers
+    the turn's calls 0, 1, 2 … contiguously and in order. An index that starts at 1, skips one or arrives out of
+    order raises `IndexError` (Python) or leaves a hole (TS), losing or misplacing a call."""
+    streams = ctx.roles.streams
+    for fn in ctx.facts.functions:
+        for site in streams.lists_indexed_by_call(fn):
+            yield Report(
+                site=site,
+                claim="Streamed tool-call deltas are placed into a list by the index the provider gives them.",
+                consequence="A provider whose indices do not start at 0 or have gaps (several OpenAI-compatible "
+                            "servers, parallel calls) makes this raise IndexError or leave a hole, and the turn's "
+                            "calls are lost or misattributed.",
+                direction="Accumulate into a dict (Map) keyed by the delta's index or id, and order the calls when "
+                          "the stream ends.")
+

@@ -1,0 +1,130 @@
+"""Reply and stream facts (`streams.py`) over small projects, apart from the queries that read them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_audit.static.sem import ir
+from harness_audit.static.sem.engine import SemProject
+from harness_audit.workspace import Workspace
+
+
+def _project(tmp_path: Path, name: str, text: str) -> SemProject:
+    (tmp_path / name).write_text(text)
+    ws = Workspace.open(tmp_path)
+    return SemProject.build(ws, ws.discover().files)
+
+
+def _fn(project: SemProject, name: str) -> ir.Function:
+    return next(f for f in project.facts.functions if f.name == name)
+
+
+def _name(fn: ir.Function, name: str, line: int) -> ir.Name:
+    return next(n for n in ir.walk_block(fn.body) if isinstance(n, ir.Name) and n.id == name and n.line == line)
+
+
+def test_reply_value_follows_locals_parameters_and_returns(tmp_path: Path) -> None:
+    """Risk: a converter handed the reply by its caller, or a wrapper that returns it, is not seen reading one."""
+    project = _project(tmp_path, "adapter.py", (
+        "from openai import OpenAI\n"
+        "client = OpenAI()\n"
+        "def fetch(msgs):\n"
+        "    return client.chat.completions.create(model='m', messages=msgs)\n"
+        "def convert(resp):\n"
+        "    first = resp.choices[0]\n"
+        "    return first\n"
+        "def run(msgs):\n"
+        "    reply = fetch(msgs)\n"
+        "    other = len(msgs)\n"
+        "    return convert(reply), other\n"
+    ))
+    streams = project.roles.streams
+    convert, run = _fn(project, "convert"), _fn(project, "run")
+    assert streams.reply_value(convert, _name(convert, "first", 7))
+    assert streams.reply_value(run, _name(run, "reply", 11), whole=True)
+    assert not streams.reply_value(run, _name(run, "other", 11))
+    assert streams.reads_reply(convert)
+    assert not streams.reads_reply(_fn(project, "fetch"))
+
+
+def test_reply_field_is_not_the_whole_reply(tmp_path: Path) -> None:
+    """Risk: iterating a finished reply's choices reads as a loop over a stream."""
+    project = _project(tmp_path, "loop.ts", (
+        "import OpenAI from 'openai';\n"
+        "const client = new OpenAI();\n"
+        "export async function run(messages: any[]) {\n"
+        "  const stream = await client.chat.completions.create({ model: 'm', messages, stream: true });\n"
+        "  const choices = stream.choices;\n"
+        "  return [stream, choices];\n"
+        "}\n"
+    ))
+    streams = project.roles.streams
+    run = _fn(project, "run")
+    assert streams.reply_value(run, _name(run, "stream", 6), whole=True)
+    assert streams.reply_value(run, _name(run, "choices", 6))
+    assert not streams.reply_value(run, _name(run, "choices", 6), whole=True)
+
+
+def test_termination_read_is_told_from_termination_written(tmp_path: Path) -> None:
+    """Risk: a converter that builds `finish_reason` counts as having read the reply's own."""
+    project = _project(tmp_path, "conv.py", (
+        "def reads(reply):\n"
+        "    return reply.get('stop_reason')\n"
+        "def writes(reply, out):\n"
+        "    out.finish_reason = 'stop'\n"
+        "    return {'finish_reason': 'stop', 'text': reply.text}\n"
+    ))
+    streams = project.roles.streams
+    assert streams.reads_termination(_fn(project, "reads"))
+    assert not streams.reads_termination(_fn(project, "writes"))
+    assert sorted(s.line for s in streams.invented_finishes(_fn(project, "writes"))) == [4, 5]
+
+
+def test_call_id_followed_into_a_helper_parameter(tmp_path: Path) -> None:
+    """Risk: an id handed to `_append_id(tc.id)` and joined there is not seen as a tool call's id; an id that
+    some caller takes from elsewhere is not one."""
+    project = _project(tmp_path, "acc.py", (
+        "class Acc:\n"
+        "    def __init__(self):\n"
+        "        self.id_parts = []\n"
+        "    def add_id(self, s):\n"
+        "        self.id_parts.append(s)\n"
+        "    def add_other(self, s):\n"
+        "        self.id_parts.append(s)\n"
+        "    def full_id(self):\n"
+        "        return ''.join(self.id_parts)\n"
+        "    def feed(self, delta, ev):\n"
+        "        for tc in delta.tool_calls:\n"
+        "            self.add_id(tc.id)\n"
+        "            self.add_other(tc.id)\n"
+        "        self.add_other(ev.id)\n"
+    ))
+    streams = project.roles.streams
+    assert [s.line for s in streams.id_concatenations(_fn(project, "add_id"))] == [5]
+    assert not list(streams.id_concatenations(_fn(project, "add_other")))
+
+
+def test_stream_loops_iterate_or_pull_the_reply_itself(tmp_path: Path) -> None:
+    """Risk: a turn loop that makes a new request each round, or a loop over a finished reply's choices, is
+    taken for a loop over a stream; a generator that re-yields the provider's stream, or an interface method
+    its implementations stream from, hides one."""
+    project = _project(tmp_path, "loop.ts", (
+        "import OpenAI from 'openai';\n"
+        "const client = new OpenAI();\n"
+        "interface Api { create(m: any[]): AsyncIterable<any> }\n"
+        "class OpenAiApi implements Api {\n"
+        "  async *create(m: any[]) { yield* await client.chat.completions.create({ model: 'm', messages: m, stream: true }) }\n"
+        "}\n"
+        "export async function run(api: Api, messages: any[]) {\n"
+        "  while (messages.length < 10) {\n"
+        "    const stream = api.create(messages);\n"
+        "    for await (const chunk of stream) { messages.push(chunk) }\n"
+        "    const it = stream[Symbol.asyncIterator]();\n"
+        "    let item = await it.next();\n"
+        "    while (!item.done) { item = await it.next() }\n"
+        "    const reply = await client.chat.completions.create({ model: 'm', messages });\n"
+        "    for (const choice of reply.choices) { messages.push(choice.message) }\n"
+        "  }\n"
+        "}\n"
+    ))
+    assert sorted(s.line for s in project.roles.streams.stream_loops) == [10, 13]
