@@ -328,3 +328,21 @@ def test_progress_details_of_a_model_run_read_in_chinese() -> None:
     assert english_sentences("\n".join(lines), provider) == []
     assert describe(0.0, retry, "en") == "C1: HTTP 429 Too Many Requests; retry 1 of 3 in 2 s"
     assert describe(0.0, cancelled, "en") == "C2 cancelled: cancelled before it started"
+
+
+def test_the_html_report_speaks_chinese(tmp_path: Path) -> None:
+    import html
+
+    from harness_audit.api import audit
+    from harness_audit.render.html import render_html
+
+    report = audit(EXAMPLE, ["all"], overrides={"output_dir": str(tmp_path), "language": "zh"}, write=False).report
+    kept = [x.replace("`", "") for f in report.findings for x in (f.claim, f.consequence, f.direction, f.confirm_hint)
+            if x]  # the findings' own words, as the page shows them (code spans become <code>)
+    body = render_html(report).split("<body>", 1)[1]
+    body = re.sub(r"(?s)<script.*?</script>|<pre.*?</pre>", "", body)
+    text = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"</(p|h\d|li|td|th|div|option|summary|label)>", "\n", body)))
+    from harness_audit.messages import t
+
+    assert all(t(key, "zh") in text for key in ("html.grid", "html.filter_check", "md.not_covered", "md.cost"))
+    assert english_sentences(text, tuple(kept)) == []

@@ -108,12 +108,12 @@ def merge_traces(phase: PhaseResult, root: Path, paths: Sequence[str | Path], ch
     outcomes: list[CheckOutcome] = []
     notes = list(phase.extra.get("notes", ())) + list(traced.extra.get("notes", ()))
     if not inside:
-        notes.append(f"trace findings are relative to {ws.root}, not to the audited root")
+        notes.append(str(Msg("note.trace.elsewhere", root=ws.root)))
     for o in phase.outcomes:
         t = by_check.get(o.check)
         if t is not None and t.status is OutcomeStatus.RAN and o.status is not OutcomeStatus.RAN and not o.failure_code:
             outcomes.append(t)
-            notes.append(f"{o.check}: not covered in the code ({o.status_text}) but checked on the traces")
+            notes.append(str(Msg("note.trace.covered", check=o.check, status=o.status_text)))
         else:
             outcomes.append(o)
     extra = {**phase.extra, "notes": tuple(notes)}

@@ -103,3 +103,19 @@ def test_trace_outside_the_audited_root_is_said_in_the_notes(tmp_path: Path) -> 
     report = _report(out)
     assert any(f["file"] == "run.jsonl" for f in report["findings"])  # type: ignore[union-attr,index]
     assert any("not to the audited root" in n for n in report["meta"]["notes"])  # type: ignore[index,union-attr]
+
+
+def test_the_trace_notes_read_in_chinese(tmp_path: Path) -> None:
+    """Kept in English in the JSON report (above), shown in the reader's language in the Markdown one."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "agent.py").write_text("x = 1\n", encoding="utf-8")  # no tool execution: C1 is not covered in the code
+    elsewhere = tmp_path / "logs"
+    elsewhere.mkdir()
+    trace = shutil.copy(MADE / "c01_unanswered_call.jsonl", elsewhere / "run.jsonl")
+    out = tmp_path / "o"
+    main([str(root), "C1", "--trace", str(trace), "--output-dir", str(out), "-q", "--language", "zh"])
+    notes = _report(out)["meta"]["notes"]  # type: ignore[index]
+    assert any("not covered in the code" in n for n in notes)  # type: ignore[union-attr]
+    md = (out / "latest.md").read_text(encoding="utf-8")
+    assert "追踪的发现是相对于" in md and "C1:代码里未覆盖" in md and "段对话里有" in md
