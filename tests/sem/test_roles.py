@@ -88,3 +88,20 @@ def test_history_kept_by_spreading_read_through_a_getter(tmp_path: Path) -> None
         "}\n")
     assert _history_ops(tmp_path, "agent.ts", source) == [
         ("append", "h", 7), ("cut", "h", 9), ("read", "h", 8)]
+
+
+def test_history_sent_through_a_helper_that_builds_the_request(tmp_path: Path) -> None:
+    """Risk: a history sent only inside a payload a method builds from the field (`json=self._payload()`) was
+    never seen to be sent, so it was no history and its cuts went unjudged."""
+    source = (
+        "import httpx\n"
+        "class Chat:\n"
+        "    def __init__(self):\n"
+        "        self.history = []\n"
+        "    def _payload(self):\n"
+        '        body = {"model": "m", "messages": self.history}\n'
+        "        return body\n"
+        "    def send(self, text):\n"
+        '        self.history.append({"role": "user", "content": text})\n'
+        '        httpx.post("https://api.openai.com/v1/chat/completions", json=self._payload())\n')
+    assert ("read", "history", 10) in _history_ops(tmp_path, "chat.py", source)

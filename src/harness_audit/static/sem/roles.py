@@ -360,14 +360,15 @@ class Roles:
         if isinstance(e, ir.Attr):
             for v in self.facts.eval(fn, e.obj):
                 if isinstance(v, Inst):
-                    getter = self.facts.method(v.cls, e.name)
-                    if getter is not None and getter.decorators:
-                        read = self._getter_store(getter)
-                        if read is not None and read[1]:
-                            return read[0]
                     owner = next((c for c in self.facts.bases(v.cls) if e.name in c.fields or
-                                  e.name in self.facts.fields(c)), v.cls)
-                    return Store("field", owner.qualname, e.name)
+                                  e.name in self.facts.fields(c)), None)
+                    if owner is None:  # not a field: a property that hands out one (`return self._messages`)?
+                        getter = self.facts.method(v.cls, e.name)
+                        if getter is not None and getter.decorators:
+                            read = self._getter_store(getter)
+                            if read is not None and read[1]:
+                                return read[0]
+                    return Store("field", (owner or v.cls).qualname, e.name)
             chain = expr_chain(e.obj)
             if chain in ("self", "this"):
                 return None
@@ -375,29 +376,39 @@ class Roles:
         return None
 
     def _getter_store(self, getter: ir.Function) -> tuple[Store, bool] | None:
-        """The field a property (`@property def messages`, `get messages()`) hands out: the one store its
-        returned values read, and whether it hands out that very container (`return self._messages`) rather than
-        a copy built from it (`return [m.to_dict() for m in self._messages]`)."""
-        key = getter.index
-        if key in self._getters:
-            return self._getters[key]
-        self._getters[key] = None  # a getter reading itself through another getter: no store
+        """The field a property (`@property def messages`, `get messages()`) hands out (see `_returned_field`)."""
         if not _is_getter(getter):  # a Python setter defined after its getter takes the method's name
             cls = getter.cls
             getter = next((m for m in getter.module.functions if m.cls is cls and m.name == getter.name and
                            _is_getter(m)), None)  # type: ignore[assignment]
             if getter is None:
                 return None
+        return self._returned_field(getter)
+
+    def _returned_field(self, method: ir.Function) -> tuple[Store, bool] | None:
+        """The one field of its own object a method's returned values read (`return self._messages`, `return
+        [m.to_dict() for m in self._messages]`, `payload = {"messages": self.history}; return payload`), and
+        whether it hands out that very container rather than something built from it."""
+        key = method.index
+        if key in self._getters:
+            return self._getters[key]
+        self._getters[key] = None  # a method reading itself through another: no store
         found: set[Store] = set()
         aliased = True
-        for r in ir.walk_block(getter.body):
+        binds = self.facts.bindings(method)
+        for r in ir.walk_block(method.body):
             if isinstance(r, ir.Return) and r.value is not None:
-                for n in ir.walk(r.value):
-                    if isinstance(n, ir.Attr) and expr_chain(n.obj) in ("self", "this"):
-                        got = self.store_of(getter, n)
-                        if got is not None:
-                            found.add(got)
-                            aliased = aliased and n is r.value
+                values = [r.value]
+                for n in ir.walk(r.value):  # through the locals the returned value names (one step)
+                    if isinstance(n, ir.Name):
+                        values.extend(b.expr for b in binds.get(n.id, []) if b.kind == "value" and b.expr is not None)
+                for v in values:
+                    for n in ir.walk(v):
+                        if isinstance(n, ir.Attr) and expr_chain(n.obj) in ("self", "this"):
+                            got = self.store_of(method, n)
+                            if got is not None:
+                                found.add(got)
+                                aliased = aliased and n is r.value
         out = (found.pop(), aliased) if len(found) == 1 else None
         self._getters[key] = out
         return out
@@ -405,7 +416,8 @@ class Roles:
     def _read_through_getter(self, fn: ir.Function, e: ir.Attr) -> Store | None:
         """The store a property read (`self.messages`) hands out, a copy of it included."""
         for v in self.facts.eval(fn, e.obj):
-            if isinstance(v, Inst):
+            if isinstance(v, Inst) and not any(e.name in c.fields or e.name in self.facts.fields(c)
+                                               for c in self.facts.bases(v.cls)):
                 getter = self.facts.method(v.cls, e.name)
                 if getter is not None and getter.decorators:
                     read = self._getter_store(getter)
@@ -479,7 +491,17 @@ class Roles:
         history.slice(-20)` carries `history`)."""
         out: list[Store] = []
 
-        def add(node: ir.Name | ir.Attr) -> None:
+        def add(node: ir.Node) -> None:
+            if isinstance(node, ir.Call):
+                if isinstance(node.func, ir.Attr) and expr_chain(node.func.obj) in ("self", "this"):
+                    for c in self.facts.callees(fn, node):  # `self._payload()`, built from a field
+                        if isinstance(c, ir.Function) and c.cls is not None:
+                            got = self._returned_field(c)
+                            if got is not None and got[0] not in out:
+                                out.append(got[0])
+                return
+            if not isinstance(node, ir.Name | ir.Attr):
+                return
             store = self.store_of(fn, node)
             if store is not None and store not in out:
                 out.append(store)
@@ -489,15 +511,13 @@ class Roles:
                     out.append(copied)
 
         for sub in ir.walk(e):
-            if isinstance(sub, ir.Name | ir.Attr):
-                add(sub)
-                if isinstance(sub, ir.Name):
-                    for b in self.facts.bindings(fn).get(sub.id, []):
-                        if b.expr is not None and b.kind == "value":
-                            for inner in ir.walk(b.expr):
-                                if isinstance(inner, ir.Name | ir.Attr) and not (isinstance(inner, ir.Name)
-                                                                                and inner.id == sub.id):
-                                    add(inner)
+            add(sub)
+            if isinstance(sub, ir.Name):
+                for b in self.facts.bindings(fn).get(sub.id, []):
+                    if b.expr is not None and b.kind == "value":
+                        for inner in ir.walk(b.expr):
+                            if not (isinstance(inner, ir.Name) and inner.id == sub.id):
+                                add(inner)
         return out
 
     def _model_output(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
@@ -859,10 +879,12 @@ def keeps_all(value: ir.Expr, want: str) -> bool:
     swapping some: `[h[0]] + added + h[1:]`, `[new_system, ...h.slice(1)]`, `[...h.slice(0, i), merged,
     ...h.slice(i + 1)]`. A new message in the list stands in for the next one of `want`."""
     covered: tuple[str, int] | None = ("", 0)
+    touched = False
     for p in list_pieces(value):
         if want not in _chains(p):
             covered = (covered[0], covered[1] + 1) if covered is not None else None
             continue
+        touched = True
         lo = _tail_start(p, want)
         if lo is not None:
             if covered is None or lo[0] != covered[0] or lo[1] > covered[1]:
@@ -873,7 +895,7 @@ def keeps_all(value: ir.Expr, want: str) -> bool:
         if hi is None or covered is None or (covered != ("", 0) and (hi[0] != covered[0] or hi[1] < covered[1])):
             return False
         covered = hi
-    return True
+    return touched
 
 
 def linear_index(e: ir.Expr | None) -> tuple[str, int] | None:

@@ -22,6 +22,8 @@ def cut_without_pairing(ctx: Context) -> Iterator[Report]:
     computes the bound without looking at pairing is reported where it computes it, the cut in `also_at`."""
     for fn, node, subject in _cuts(ctx):
         bounds = _bounds(ctx, fn, node)
+        if _cut_consults_pairing(ctx, fn, node, subject, bounds):
+            continue
         chosen = _chosen_by_callers(ctx, fn, _bounds(ctx, fn, node, _POSITIONAL))
         if chosen:
             for caller, call, arg in chosen:
@@ -35,8 +37,6 @@ def cut_without_pairing(ctx: Context) -> Iterator[Report]:
                           "results.",
                     consequence=_CONSEQUENCE, direction=_DIRECTION,
                     also_at=(*((Site(caller, call),) if where is not call else ()), Site(fn, node)))
-            continue
-        if _cut_consults_pairing(ctx, fn, node, subject, bounds):
             continue
         yield Report(
             site=Site(fn, node),
@@ -104,7 +104,7 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
         params = ctx.roles.history_params(fn)
         if not params:
             continue
-        kept = _kept_values(fn, params)
+        kept = _kept_values(ctx, fn, params)
         for node in ir.walk_block(fn.body):
             if not any(node is k for k in kept):
                 continue
@@ -122,7 +122,7 @@ def _empties(node: ir.Node) -> bool:
                for n in ir.walk(node))
 
 
-def _kept_values(fn: ir.Function, params: set[str]) -> list[ir.Expr]:
+def _kept_values(ctx: Context, fn: ir.Function, params: set[str]) -> list[ir.Expr]:
     """Expressions whose value the function keeps: what it returns, and what it assigns to a local it returns
     (not what it only iterates over or peeks at), leaving out lists that keep every message of a history
     parameter while swapping or inserting some (`[...h.slice(0, i), merged, ...h.slice(i + 1)]`)."""
@@ -132,7 +132,18 @@ def _kept_values(fn: ir.Function, params: set[str]) -> list[ir.Expr]:
         if isinstance(node, ir.Assign) and node.value is not None and any(
                 isinstance(t, ir.Name) and t.id in returned or isinstance(t, ir.Attr) for t in node.targets):
             wholes.append(node.value)
-    return [p for w in wholes if not any(keeps_all(w, h) for h in params) for p in list_pieces(w)]
+    out: list[ir.Expr] = []
+    binds = ctx.facts.bindings(fn)
+    for w in wholes:
+        if any(keeps_all(w, h) for h in params):
+            continue
+        for p in list_pieces(w):
+            out.append(p)
+            if isinstance(p, ir.Name):  # `second = h.slice(k); return [...first, ...second]`
+                got = [b for b in binds.get(p.id, []) if b.kind != "ann"]
+                if len(got) == 1 and got[0].kind == "value" and got[0].expr is not None:
+                    out.extend(list_pieces(got[0].expr))
+    return out
 
 
 def _slice_of(ctx: Context, fn: ir.Function, e: ir.Expr, stores: set) -> str:  # noqa: ANN001
@@ -190,6 +201,16 @@ def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: st
                     isinstance(a, ir.Assign) and any(isinstance(t, ir.Name) and t.id in names for t in a.targets)
                     for a in ir.walk_block(loop.body)):
                 roots.append((fn, loop.test))
+    # a repair step after the cut on what it produced (`if (kept[0].role === "user") { … drop its tool_result
+    # blocks … }`): the tests of the branches and loops that read it, and of those nested in them
+    produced = _produced_by(fn, cut)
+    if produced:
+        for node in ir.walk_block(fn.body):
+            if isinstance(node, ir.Loop | ir.If) and node.line > cut.line and node.test is not None and any(
+                    isinstance(n, ir.Name) and n.id in produced for n in ir.walk(node.test)):
+                roots.append((fn, node.test))
+                roots.extend((fn, inner.test) for inner in ir.walk_block(node.body)
+                             if isinstance(inner, ir.Loop | ir.If) and inner.test is not None)
     seen: set[int] = set()
     todo = [(f, n, False) for f, n in roots]
     while todo and len(seen) < 60:
@@ -222,6 +243,22 @@ def _cut_consults_pairing(ctx: Context, fn: ir.Function, cut: ir.Node, store: st
             elif isinstance(node, ir.FuncExpr) and not quantity:
                 todo.extend((node.fn, s, False) for s in node.fn.body)
     return False
+
+
+def _produced_by(fn: ir.Function, cut: ir.Node) -> set[str]:
+    """The locals holding what a cut produced: the assignment's targets (the one whose value holds the cut when
+    the cut is an expression), and the locals built from them after it."""
+    out: set[str] = set()
+    assigns = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Assign) and n.value is not None]
+    for a in assigns:
+        if a is cut or any(n is cut for n in ir.walk(a.value)):  # type: ignore[union-attr]
+            out.update(t.id for t in a.targets if isinstance(t, ir.Name))
+    if not out:
+        return out
+    for a in assigns:
+        if a.line > cut.line and any(isinstance(n, ir.Name) and n.id in out for n in ir.walk(a.value)):  # type: ignore[arg-type]
+            out.update(t.id for t in a.targets if isinstance(t, ir.Name))
+    return out
 
 
 _ORDERING = frozenset({"<", "<=", ">", ">="})
@@ -297,6 +334,13 @@ def _lands_on_turn(ctx: Context, fn: ir.Function, node: ir.Node, name: str) -> b
             any(True for _ in _setters(node.body, name))
     if isinstance(node, ir.Loop) and node.kind == "for" and node.target is not None and \
             isinstance(node.target, ir.Name) and node.target.id == name:
+        # `for start in [i for i, m in enumerate(h) if m.role == "user"]` (through a local too)
+        it = node.iter
+        if isinstance(it, ir.Name):
+            binds = [b for b in ctx.facts.bindings(fn).get(it.id, []) if b.kind != "ann"]
+            it = binds[0].expr if len(binds) == 1 and binds[0].kind == "value" else None
+        if it is not None and isinstance(it, ir.Comp) and _found_by_turn_test(ctx, fn, it):
+            return True
         # `for i in range(...): if m[i].role == "user": break`
         return any(isinstance(s, ir.If) and s.body and isinstance(s.body[-1], ir.Jump) and s.body[-1].kind == "break"
                    and _role_test(ctx, fn, s.test, {name}, positive=True) for s in ir.walk_block(node.body))
@@ -346,17 +390,16 @@ def _found_by_turn_test(ctx: Context, fn: ir.Function, value: ir.Expr) -> bool:
         return any(isinstance(r, ir.Return) and r.value is not None and
                    any(_role_test(ctx, cb, c, names, positive=True) for c in _conjuncts(r.value))
                    for r in ir.walk_block(cb.body))
-    if isinstance(value, ir.Call) and expr_chain(value.func) == "next" and value.args and \
-            isinstance(value.args[0], ir.Comp):
-        comp = value.args[0]
-        if isinstance(comp.elt, ir.Name):
-            idx = {comp.elt.id}
-            for target, it in comp.targets:
-                if isinstance(target, ir.Seq) and len(target.items) == 2 and isinstance(it, ir.Call) and \
-                        expr_chain(it.func) == "enumerate" and isinstance(target.items[1], ir.Name) and \
-                        isinstance(target.items[0], ir.Name) and target.items[0].id == comp.elt.id:
-                    idx.add("=" + target.items[1].id)
-            return any(_role_test(ctx, fn, c, idx, positive=True) for part in comp.parts for c in _conjuncts(part))
+    comp = value.args[0] if isinstance(value, ir.Call) and expr_chain(value.func) == "next" and value.args else value
+    # `next(i for …)`, or `[i for i, m in enumerate(h) if m.role == "user"]`
+    if isinstance(comp, ir.Comp) and isinstance(comp.elt, ir.Name):
+        idx = {comp.elt.id}
+        for target, it in comp.targets:
+            if isinstance(target, ir.Seq) and len(target.items) == 2 and isinstance(it, ir.Call) and \
+                    expr_chain(it.func) == "enumerate" and isinstance(target.items[1], ir.Name) and \
+                    isinstance(target.items[0], ir.Name) and target.items[0].id == comp.elt.id:
+                idx.add("=" + target.items[1].id)
+        return any(_role_test(ctx, fn, c, idx, positive=True) for part in comp.parts for c in _conjuncts(part))
     return False
 
 
