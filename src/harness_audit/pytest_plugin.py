@@ -115,11 +115,10 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Trace
     Raises:
         harness_audit.trace.NotATrace: The file is not a trace in any supported format.
     """
-    from harness_audit.trace import FORMATS
+    from harness_audit.trace import FORMATS, exchanges_of
     from harness_audit.trace.checker import Checker, Options
-    from harness_audit.trace.dialects import normalise_record
     from harness_audit.trace.model import Malformed
-    from harness_audit.trace.readers import detect, read
+    from harness_audit.trace.readers import detect
 
     file = Path(path)
     if format is not None and format not in FORMATS:
@@ -131,11 +130,7 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Trace
     sessions: dict[int, str | None] = {}
     malformed: list[tuple[int, str]] = []
     ignored = 0
-    for raw in read(file, fmt):  # pyright: ignore[reportArgumentType]
-        if isinstance(raw, Malformed):
-            malformed.append((raw.source.line, raw.reason))
-            continue
-        ex = normalise_record(raw)
+    for ex in exchanges_of(file, fmt):  # pyright: ignore[reportArgumentType]
         if ex is None:
             ignored += 1
         elif isinstance(ex, Malformed):

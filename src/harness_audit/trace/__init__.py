@@ -8,7 +8,7 @@ pipeline does that, exactly as for code audits. No provider SDK is imported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from harness_audit.messages import Msg
 from harness_audit.trace.checker import TRACE_CHECKS, Checker, Coverage, Options
 from harness_audit.trace.dialects import normalise_record
 from harness_audit.trace.evidence import Quoter
-from harness_audit.trace.model import Malformed
+from harness_audit.trace.model import Exchange, Malformed
 from harness_audit.trace.readers import FORMATS, Format, NotATrace, detect, read
 
 __all__ = ["FORMATS", "TRACE_CHECKS", "CheckResult", "FileResult", "Format", "NotATrace", "Options", "TraceResult",
@@ -96,18 +96,21 @@ def _outcomes(checks: Sequence[CheckId], files: Sequence[FileResult]) -> dict[Ch
     return out
 
 
+def exchanges_of(path: Path, fmt: Format | None = None, *, name: str | None = None) -> Iterator[Exchange | Malformed | None]:
+    """Each record of a trace file as an exchange, `Malformed` (with its line and why), or None (a record that is
+    no model exchange). The one reading loop of the checker and the pytest plugin."""
+    for raw in read(path, fmt, name=name):
+        yield raw if isinstance(raw, Malformed) else normalise_record(raw)
+
+
 def check_file(path: Path, rel: str, options: Options, fmt: Format | None = None) -> tuple[list[Candidate], FileResult]:
     """Check one trace file. Raises `NotATrace` when it is not one."""
     checker = Checker(rel, Quoter(path), options)
     records = exchanges = ignored = 0
     malformed: list[tuple[int, str]] = []
     detected = fmt or detect(path)[0]
-    for raw in read(path, fmt, name=rel):  # a file that does not read at all raises NotATrace naming `rel`
+    for ex in exchanges_of(path, fmt, name=rel):  # a file that does not read at all raises NotATrace naming `rel`
         records += 1
-        if isinstance(raw, Malformed):
-            malformed.append((raw.source.line, raw.reason))
-            continue
-        ex = normalise_record(raw)
         if ex is None:
             ignored += 1
         elif isinstance(ex, Malformed):
