@@ -57,6 +57,9 @@ def test_a_marker_with_a_reason_suppresses_and_is_listed(make_tree: MakeTree, ca
     assert main([str(root), "C4", "--format", "md", "-o", "-", "-q"]) == 0
     md = capsys.readouterr().out
     assert "## Suppressed (1)" in md and "the gateway validates arguments" in md
+    # the claim's identifiers render as code in the table, as everywhere else in the report
+    row = next(line for line in md.splitlines() if line.startswith("| C4 | `agent.py:"))
+    assert "`json.loads(call.function.arguments)`" in row and "\\`" not in row
 
 
 def test_no_suppressions_restores_the_finding(make_tree: MakeTree, capsys: pytest.CaptureFixture[str]) -> None:

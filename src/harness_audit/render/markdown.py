@@ -27,14 +27,16 @@ def inline(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
-def prose(text: str) -> str:
-    """One line of Markdown that keeps the text's code spans as real code and escapes everything else."""
+def prose(text: str, *, in_table: bool = False) -> str:
+    """One line of Markdown that keeps the text's code spans as real code and escapes everything else (inside a
+    table, pipes in the spans too, so they cannot end the cell)."""
     flat = " ".join(text.split())
+    span = tcode if in_table else code
     out: list[str] = []
     pos = 0
     for m in _SPAN.finditer(flat):
         out.append(_MD_SPECIAL.sub(r"\\\1", flat[pos:m.start()]))
-        out.append(code(m.group(2)))
+        out.append(span(m.group(2)))
         pos = m.end()
     out.append(_MD_SPECIAL.sub(r"\\\1", flat[pos:]))
     return "".join(out)
@@ -43,6 +45,11 @@ def prose(text: str) -> str:
 def cell(text: str) -> str:
     """Escape text for a table cell."""
     return inline(text) or "—"
+
+
+def prose_cell(text: str) -> str:
+    """A table cell of prose (a claim, a reason) whose code spans stay code."""
+    return prose(text, in_table=True) or "—"
 
 
 def code(text: str) -> str:
@@ -246,7 +253,7 @@ def _leads(r: Report, lang: str) -> list[str]:
         f = lead.finding
         where = tcode(f"{f.file}:{f.line}") if f.located else t("md.check_level", lang)
         out.append(f"| {lead.lead_id} | {lead.check} | {where} | {f.verdict} | {lead.status} | "
-                   f"{cell(lead.reason or '')} |")
+                   f"{prose_cell(lead.reason or '')} |")
     out.append("")
     return out
 
@@ -260,8 +267,8 @@ def _suppressed(r: Report, lang: str) -> list[str]:
         if r.suppressed:
             out += [f"| {t('md.col.check', lang)} | {t('md.col.where', lang)} | {t('md.col.reason', lang)} | "
                     f"{t('md.col.claim', lang)} |", "|---|---|---|---|"]
-            out += [f"| {x.finding.check} | {tcode(f'{x.finding.file}:{x.finding.line}')} | {cell(x.reason)} | "
-                    f"{cell(x.finding.claim)} |" for x in r.suppressed]
+            out += [f"| {x.finding.check} | {tcode(f'{x.finding.file}:{x.finding.line}')} | {prose_cell(x.reason)} | "
+                    f"{prose_cell(x.finding.claim)} |" for x in r.suppressed]
             out.append("")
         if r.suppression_problems:
             out += [t("md.suppression_problems", lang), "", *(f"- {inline(localize(p, lang))}" for p in r.suppression_problems), ""]
@@ -344,7 +351,7 @@ def render_markdown(r: Report) -> str:
         cols_dl = ("kind", "file", "line", "reason")
         out += [t("md.dismissed_landmarks", lang, n=len(r.dismissed_landmarks)), "",
                 "| " + " | ".join(t(f"md.col.{c}", lang) for c in cols_dl) + " |", "|---|---|---:|---|"]
-        out += [f"| {d.landmark.kind} | {tcode(d.landmark.file)} | {d.landmark.line} | {cell(d.reason)} |"
+        out += [f"| {d.landmark.kind} | {tcode(d.landmark.file)} | {d.landmark.line} | {prose_cell(d.reason)} |"
                 for d in r.dismissed_landmarks]
         out.append("")
     return "\n".join(out)
