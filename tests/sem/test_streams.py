@@ -6,6 +6,7 @@ from pathlib import Path
 
 from harness_audit.static.sem import ir
 from harness_audit.static.sem.engine import SemProject
+from harness_audit.static.sem.facts import expr_chain
 from harness_audit.workspace import Workspace
 
 
@@ -128,3 +129,35 @@ def test_stream_loops_iterate_or_pull_the_reply_itself(tmp_path: Path) -> None:
         "}\n"
     ))
     assert sorted(s.line for s in project.roles.streams.stream_loops) == [10, 13]
+
+
+def test_pulled_items_and_what_a_stream_loop_commits(tmp_path: Path) -> None:
+    """Risk: a `while True` loop pulling `__anext__()` through `asyncio.wait_for` is not seen as a stream loop;
+    keeping the raw chunks reads as committing calls; calls handed to a helper that reads the finish reason
+    read as unchecked."""
+    project = _project(tmp_path, "pull.py", (
+        "import asyncio\n"
+        "from openai import AsyncOpenAI\n"
+        "client = AsyncOpenAI()\n"
+        "def parse(calls, chunks):\n"
+        "    return [c for c in chunks if c.choices[0].finish_reason], calls\n"
+        "async def turn(messages):\n"
+        "    stream = await client.chat.completions.create(model='m', messages=messages, stream=True)\n"
+        "    it = stream.__aiter__()\n"
+        "    chunks, calls = [], {}\n"
+        "    while True:\n"
+        "        try:\n"
+        "            chunk = await asyncio.wait_for(it.__anext__(), 30)\n"
+        "        except StopAsyncIteration:\n"
+        "            break\n"
+        "        chunks.append(chunk)\n"
+        "        for tc in chunk.choices[0].delta.tool_calls or []:\n"
+        "            calls.setdefault(tc.index, []).append(tc.function.arguments)\n"
+        "    return parse(calls, chunks)\n"
+    ))
+    streams = project.roles.streams
+    [loop] = streams.stream_loops
+    assert loop.line == 10
+    uses = list(streams.committed_calls(loop))
+    assert [(u.line, expr_chain(u.node)) for u in uses] == [(18, "calls")]  # not `chunks`: it keeps the items
+    assert streams.consults_termination(loop, uses)

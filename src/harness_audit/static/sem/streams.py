@@ -16,12 +16,24 @@ from functools import cached_property
 from typing import NamedTuple
 
 from harness_audit.static.sem import apis, ir
-from harness_audit.static.sem.facts import Binding, Klass, expr_chain
+from harness_audit.static.sem.facts import Binding, Ext, Klass, Unk, expr_chain
 from harness_audit.static.sem.roles import Roles, Site, same_loop
 
 _MAX_DEPTH = 16
-"""How many bindings, parameters and returns a reply is followed through."""
+"""How many bindings, parameters and returns a reply is followed through (the steps inside one expression are
+bounded by its size)."""
 _RETURNS_OR_OPS = (ir.Return, ir.Op)
+_PASS_THROUGH = frozenset({"wait_for", "shield", "ensure_future", "create_task", "race", "resolve", "aiter", "iter",
+                           "timeout", "cast"})
+"""Calls that hand back (an awaitable of) what they are given: a reply passed through one is still the reply."""
+_ITEM_METHODS = frozenset({"next", "__next__", "__anext__", "anext"})
+"""What takes a stream's next item."""
+_STREAM_METHODS = frozenset({
+    "__aiter__", "__iter__", "iter_lines", "aiter_lines", "iter_bytes", "aiter_bytes", "iter_text", "aiter_text",
+    "iter_events", "events", "getReader", "pipeThrough", "tee", "toReadableStream", "stream", "iterator",
+})
+"""Methods of a streamed reply that hand back the stream itself in another form (what `stream[Symbol.asyncIterator]()`
+does too); any other method of it reads a part."""
 
 
 class Streams:
@@ -36,33 +48,41 @@ class Streams:
         self._stream_loops: dict[ir.Loop, bool] = {}
         self._finish_text: dict[str, bool] = {}
         self._index_text: dict[str, bool] = {}
+        self._names: dict[tuple[int, str, bool], bool] = {}
 
     # ------------------------------------------------------------ reply values
 
     def reply_value(self, fn: ir.Function, e: ir.Expr, *, whole: bool = False, depth: int = 0) -> bool:
         """Whether `e` (in `fn`) comes from a model reply: what a model request returns, what a project function
-    returns or yields of one, read through locals, fields and parameters. With `whole`, it must be the reply itself or something
-        its methods hand back (`stream.iter_lines()`, `stream[Symbol.asyncIterator]()`), not one of its fields."""
+        returns or yields of one, read through locals, fields and parameters. With `whole`, it must be the reply
+        itself or something its methods hand back (`stream.iter_lines()`, `stream[Symbol.asyncIterator]()`), not
+        one of its fields or items."""
         if depth > _MAX_DEPTH:
             return False
         if isinstance(e, ir.Await | ir.Spread):
-            return self.reply_value(fn, e.value, whole=whole, depth=depth + 1)
+            return self.reply_value(fn, e.value, whole=whole, depth=depth)
         if isinstance(e, ir.Attr | ir.Index):
-            return not whole and self.reply_value(fn, e.obj, depth=depth + 1)
+            return not whole and self.reply_value(fn, e.obj, depth=depth)
         if isinstance(e, ir.Cond):
-            return any(self.reply_value(fn, x, whole=whole, depth=depth + 1) for x in (e.then, e.orelse))
+            return any(self.reply_value(fn, x, whole=whole, depth=depth) for x in (e.then, e.orelse))
         if isinstance(e, ir.Op) and e.op in ("or", "||", "??", "as", "!"):
-            return any(self.reply_value(fn, x, whole=whole, depth=depth + 1) for x in e.operands)
+            return any(self.reply_value(fn, x, whole=whole, depth=depth) for x in e.operands)
         if isinstance(e, ir.Obj | ir.Seq):  # a message or chunk built from the reply's parts
-            return not whole and any(self.reply_value(fn, v, depth=depth + 1) for v in _values(e))
+            return not whole and any(self.reply_value(fn, v, depth=depth) for v in _values(e))
         if isinstance(e, ir.Call):
             if any(x.kind == apis.MODEL for x in self.roles.sums.direct(fn, e)):
                 return True
-            if isinstance(e.func, ir.Attr | ir.Index) and self.reply_value(fn, e.func.obj, whole=whole,
-                                                                           depth=depth + 1):
-                return True  # a method of the reply: `stream.iter_lines()`, `iterator.next()`
+            keeps = isinstance(e.func, ir.Index) or (isinstance(e.func, ir.Attr) and e.func.name in _STREAM_METHODS)
+            if isinstance(e.func, ir.Attr | ir.Index) and (keeps or not whole) and \
+                    self.reply_value(fn, e.func.obj, whole=whole, depth=depth):
+                return True  # a method of the reply: `stream.iter_lines()`; (not whole) `it.next()`, `reply.json()`
             for c in self.facts.callees(fn, e):
                 if not isinstance(c, ir.Function):
+                    last = c.plain.rsplit(".", 1)[-1] if isinstance(c, Ext | Unk) else ""
+                    given = e.args[-1] if last == "cast" and e.args else e.args[0] if e.args else None
+                    if last in _PASS_THROUGH and given is not None and \
+                            self.reply_value(fn, given, whole=whole, depth=depth):
+                        return True  # `await asyncio.wait_for(stream.__anext__(), t)`, `Promise.race([next, abort])`
                     continue
                 if self._returns_reply(c, whole, depth + 1):
                     return True
@@ -74,12 +94,20 @@ class Streams:
         return False
 
     def _name_reply(self, fn: ir.Function, name: str, whole: bool, depth: int) -> bool:
+        key = (fn.index, name, whole)
+        got = self._names.get(key)
+        if got is None:
+            self._names[key] = False  # a name bound through itself says nothing more
+            got = self._names[key] = self._name_reply_uncached(fn, name, whole, depth)
+        return got
+
+    def _name_reply_uncached(self, fn: ir.Function, name: str, whole: bool, depth: int) -> bool:
         for b in self.facts.bindings(fn).get(name, []):
             if b.kind == "param" and b.param is not None:
                 if self._param_reply(fn, b.param, whole, depth + 1):
                     return True
-            elif b.expr is not None and b.kind in ("value", "enter", "elem", "attr") and \
-                    self.reply_value(fn, b.expr, whole=whole and b.kind in ("value", "enter"), depth=depth + 1):
+            elif b.expr is not None and (b.kind in ("value", "enter") or (b.kind in ("elem", "attr") and not whole)) \
+                    and self.reply_value(fn, b.expr, whole=whole, depth=depth + 1):
                 return True
         if name not in self.facts.bindings(fn) and fn.parent is not None:  # a closure reads its parent's local
             return self._name_reply(fn.parent, name, whole, depth + 1)
@@ -174,6 +202,14 @@ class Streams:
         return [Site(fn, node) for fn in self.facts.functions for node in ir.nodes_of(fn.body, ir.Loop)
                 if isinstance(node, ir.Loop) and self.is_stream_loop(fn, node)]
 
+    @cached_property
+    def call_stream_loops(self) -> list[Site]:
+        """Stream loops that go over the tool calls their items carry: those of the functions with a tool-call
+        loop (`for tc in delta.tool_calls` inside `for chunk in stream`)."""
+        fns = sorted({s.fn for s in self.roles.tool_loops}, key=lambda f: f.index)
+        return [Site(fn, node) for fn in fns for node in ir.nodes_of(fn.body, ir.Loop)
+                if isinstance(node, ir.Loop) and self.is_stream_loop(fn, node)]
+
     def is_stream_loop(self, fn: ir.Function, loop: ir.Loop) -> bool:
         """Whether `loop` (in `fn`) runs over a streamed model reply (see `stream_loops`)."""
         got = self._stream_loops.get(loop)
@@ -197,7 +233,115 @@ class Streams:
         tested = {n.id for n in ir.walk(test) if isinstance(n, ir.Name)} if test is not None else set()
         if not forever and not any(isinstance(t, ir.Name) and t.id in tested for t in node.targets):
             return False  # a read before an inner loop, not this loop's own pull
-        return self.reply_value(fn, value, whole=True)
+        return self.pulled(fn, value)
+
+    def pulled(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
+        """Whether `e` is the next item taken from a streamed reply: `iterator.next()`, `stream.__anext__()`,
+        `next(it)`, through awaits, pass-through wrappers (`asyncio.wait_for`, `Promise.race`), locals and the
+        returns of a helper that pulls (`nextChunkWithAbort()`)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(e, ir.Await | ir.Spread):
+            return self.pulled(fn, e.value, depth)
+        if isinstance(e, ir.Seq):
+            return any(self.pulled(fn, x, depth) for x in e.items)
+        if isinstance(e, ir.Name):
+            binds = self.facts.bindings(fn)
+            if e.id not in binds and fn.parent is not None:
+                return self.pulled(fn.parent, e, depth + 1)
+            return any(b.kind == "value" and b.expr is not None and self.pulled(fn, b.expr, depth + 1)
+                       for b in binds.get(e.id, []))
+        if not isinstance(e, ir.Call):
+            return False
+        if isinstance(e.func, ir.Attr) and e.func.name in _ITEM_METHODS:
+            return self.reply_value(fn, e.func.obj, whole=True, depth=depth)
+        for c in self.facts.callees(fn, e):
+            if isinstance(c, ir.Function):
+                if any(isinstance(n, ir.Return) and n.value is not None and self.pulled(c, n.value, depth + 2)
+                       for n in ir.nodes_of(c.body, ir.Return)):
+                    return True
+            elif isinstance(c, Ext | Unk) and e.args:
+                last = c.plain.rsplit(".", 1)[-1]
+                if last in _ITEM_METHODS and self.reply_value(fn, e.args[0], whole=True, depth=depth):
+                    return True  # `next(it)`, `anext(stream)`
+                if last in _PASS_THROUGH and self.pulled(fn, e.args[0], depth):
+                    return True
+        return False
+
+    def committed_calls(self, site: Site) -> Iterator[Site]:
+        """What a stream loop accumulates from its items' tool calls (a container outside the loop that the
+        loop writes with a tool call, its id, name or argument text) and uses after the loop ends: the first use
+        of each such container after the loop (returned, stored, handed on, executed). Keeping the items
+        themselves (`chunks.append(chunk)`) keeps how the stream ended too, and is not such an accumulation."""
+        loop = site.node
+        assert isinstance(loop, ir.Loop)
+        fn = site.fn
+        inside = _bound_in(loop)
+        calls = self._call_names(fn, loop)
+        if not calls:
+            return
+        written: list[str] = []
+        for n in ir.walk_block(loop.body):
+            target: ir.Expr | None = None
+            values: list[ir.Expr] = []
+            if isinstance(n, ir.Call) and isinstance(n.func, ir.Attr) and n.func.name in _WRITES:
+                target, values = n.func.obj, list(n.args)
+            elif isinstance(n, ir.Assign) and n.value is not None and n.targets and \
+                    isinstance(n.targets[0], ir.Index | ir.Attr):
+                target, values = n.targets[0].obj, [n.value]
+            elif isinstance(n, ir.Assign) and n.op == "+=" and n.value is not None and n.targets and \
+                    isinstance(n.targets[0], ir.Name):
+                target, values = n.targets[0], [n.value]
+            while isinstance(target, ir.Index | ir.Attr) and not _chain_of(target):
+                target = target.obj
+            chain = _chain_of(target).split(".")[0] if target is not None else ""
+            if chain and chain not in inside and chain not in written and any(
+                    isinstance(x, ir.Name) and x.id in calls for v in values for x in ir.walk(v)):
+                written.append(chain)
+        after = [n for n in ir.walk_block(fn.body) if n.line > loop.end and isinstance(n, ir.Name)]
+        for chain in written:
+            use = next((n for n in after if n.id == chain), None)
+            if use is not None:
+                yield Site(fn, use)
+
+    def _call_names(self, fn: ir.Function, loop: ir.Loop) -> set[str]:
+        """Names a stream loop binds to a tool call of its items (`for tc in delta.tool_calls`, `call =
+        event.content_block` under a tool-call field)."""
+        out: set[str] = set()
+        for n in ir.walk_block(loop.body):
+            if isinstance(n, ir.Loop) and n.target is not None and n.iter is not None and \
+                    self.roles.is_tool_calls(fn, n.iter):
+                out.update(x.id for x in ir.walk(n.target) if isinstance(x, ir.Name))
+            elif isinstance(n, ir.Assign) and n.value is not None and self.roles.is_tool_calls(fn, n.value):
+                out.update(t.id for t in n.targets if isinstance(t, ir.Name))
+        return out
+
+    def consults_termination(self, site: Site, uses: list[Site]) -> bool:
+        """Whether the stream's termination is read by the function that runs the loop, by a function the loop
+        hands its items to, or by one the accumulated calls are handed to after it."""
+        fn, loop = site.fn, site.node
+        assert isinstance(loop, ir.Loop)
+        if self.reads_termination(fn):
+            return True
+        inside = _bound_in(loop)
+        used = {u.node for u in uses}
+        for n in ir.nodes_of(fn.body, ir.Call):
+            if not isinstance(n, ir.Call):
+                continue
+            args = (*n.args, *(v for _, v in n.kw))
+            handed = (loop.line <= n.line <= loop.end and any(_root(a) in inside for a in args)) or \
+                any(x in used for a in args for x in ir.walk(a))
+            if handed and any(isinstance(c, ir.Function) and self.reads_termination(c)
+                              for c in self.facts.callees(fn, n)):
+                return True
+        return False
+
+    def forwards_items(self, site: Site) -> bool:
+        """Whether the loop yields its items (or what it makes of them) to its caller, who can read how the stream
+        ended."""
+        loop = site.node
+        assert isinstance(loop, ir.Loop)
+        return any(isinstance(n, ir.Op) and n.op in ("yield", "yield*", "yield from") for n in ir.walk_block(loop.body))
 
     def unchecked_call_entries(self, fn: ir.Function) -> Iterator[CallEntry]:
         """In a stream loop of `fn`, the pushes of a new tool-call entry carrying an id read off the stream's
@@ -486,6 +630,26 @@ def _before(block: ir.Block, target: ir.Node) -> list[ir.Node]:
             out.extend(v for v, _ in stmt.items)
             return out + _before(stmt.body, target)
         return out  # inside an expression statement: what came before it is all we know
+    return out
+
+
+_WRITES = frozenset({"append", "push", "extend", "setdefault", "set", "update", "add", "insert"})
+
+
+def _root(e: ir.Expr) -> str:
+    while isinstance(e, ir.Attr | ir.Index | ir.Call | ir.Await):
+        e = e.value if isinstance(e, ir.Await) else e.func if isinstance(e, ir.Call) else e.obj
+    return e.id if isinstance(e, ir.Name) else ""
+
+
+def _bound_in(loop: ir.Loop) -> set[str]:
+    """Names a loop binds: its target and what is assigned in its body."""
+    out = {n.id for n in ir.walk(loop.target) if isinstance(n, ir.Name)} if loop.target is not None else set()
+    for n in ir.walk_block(loop.body):
+        if isinstance(n, ir.Assign):
+            out.update(t.id for t in n.targets if isinstance(t, ir.Name))
+        elif isinstance(n, ir.Loop) and n.target is not None:
+            out.update(x.id for x in ir.walk(n.target) if isinstance(x, ir.Name))
     return out
 
 

@@ -6,7 +6,8 @@
 - a tool call's id accumulated like a fragment of text (`call.id += delta.id`, id parts joined);
 - a stream item that starts a tool call pushes a new entry without looking its id up (a repeated start
   event makes two calls with one id);
-- streamed tool-call deltas indexed into a list by the index they carry (`calls[tc.index]` on a `[]`).
+- streamed tool-call deltas indexed into a list by the index they carry (`calls[tc.index]` on a `[]`);
+- tool calls accumulated from a stream and used after it ends, with the stream's finish reason never read.
 """
 
 from __future__ import annotations
@@ -147,3 +148,27 @@ def tool_call_index_into_list(ctx: Context) -> Iterator[Report]:
                 direction="Accumulate into a dict (Map) keyed by the delta's index or id, and order the calls when "
                           "the stream ends.")
 
+
+@query(CheckId.C4, name="stream-end-unchecked")
+def stream_end_unchecked(ctx: Context) -> Iterator[Report]:
+    """A loop over a streamed reply accumulates the tool calls its items carry, and after the loop the calls
+    are used (returned, stored, executed), while nothing in the function, or in what the loop hands its items
+    to, reads how the stream ended (finish or stop reason, status). A stream cut at the token limit or dropped
+    mid-call commits half-written calls as complete."""
+    streams = ctx.roles.streams
+    for loop in streams.call_stream_loops:
+        if streams.forwards_items(loop):
+            continue
+        uses = list(streams.committed_calls(loop))
+        if not uses or streams.consults_termination(loop, uses):
+            continue
+        yield Report(
+            site=uses[0],
+            claim="Tool calls accumulated from a streamed reply are used here, and the stream's finish reason is "
+                  "never read.",
+            consequence="A stream that ends at the token limit (finish_reason 'length', stop_reason 'max_tokens') "
+                        "or without its terminal event leaves a half-written call whose truncated arguments are "
+                        "executed or stored as complete.",
+            direction="Keep the finish reason of the last chunk and, unless it says the reply ended normally, "
+                      "discard or re-request the partial calls instead of committing them.",
+            also_at=(loop, *uses[1:]))
