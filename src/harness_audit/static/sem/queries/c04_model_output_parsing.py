@@ -172,3 +172,98 @@ def stream_end_unchecked(ctx: Context) -> Iterator[Report]:
             direction="Keep the finish reason of the last chunk and, unless it says the reply ended normally, "
                       "discard or re-request the partial calls instead of committing them.",
             also_at=(loop, *uses[1:]))
+
+
+@query(CheckId.C4, name="unparsed-tool-call-dropped")
+def unparsed_tool_call_dropped(ctx: Context) -> Iterator[Report]:
+    """A parser turns malformed tool-call arguments into nothing (`catch { return null }`), and its caller acts
+    only when a call came back (`if (parsed) { … }`, no else, the result used nowhere else): a malformed call is
+    dropped without a result or an error, and the turn waits on it or goes on as if it had not been made."""
+    quiet = _null_on_bad_arguments(ctx)
+    calls = {call: fn for f in ctx.facts.functions if f.index in quiet for fn, call in ctx.facts.callers(f)}
+    for call, fn in calls.items():
+        for node in ir.nodes_of(fn.body, ir.Assign):
+            if not (isinstance(node, ir.Assign) and node.op == "=" and len(node.targets) == 1 and
+                    isinstance(node.targets[0], ir.Name) and node.value is not None and
+                    (node.value.value if isinstance(node.value, ir.Await) else node.value) is call):
+                continue
+            guard = _only_guard(ctx, fn, node.targets[0].id, node)
+            if guard is not None:
+                yield Report(
+                    site=Site(fn, node),
+                    claim="A tool call whose arguments fail to parse comes back as nothing here, and only the "
+                          "success case is handled.",
+                    consequence="A malformed call is silently dropped: it gets no result and no error, so the "
+                                "model is never told and the turn can hang on the unanswered call.",
+                    direction="Handle the failed parse: answer the call with an error result the model can read "
+                              "(or raise), instead of skipping it.",
+                    also_at=(Site(fn, guard),))
+
+
+def _null_on_bad_arguments(ctx: Context) -> set[int]:
+    """Functions that turn a failed decode of tool-call arguments into an absent result (a decode in a `try`
+    whose handler returns nothing), and those that return what such a function returns."""
+    out: set[int] = set()
+    for site in ctx.roles.decodes:  # few: the project's JSON.parse / json.loads calls
+        fn, call = site.fn, site.node
+        assert isinstance(call, ir.Call)
+        if not call.args or not _model_arguments(ctx, fn, call.args[0]):
+            continue
+        for t in ir.nodes_of(fn.body, ir.Try):
+            if isinstance(t, ir.Try) and any(n is call for s in t.body for n in ir.walk(s)) and \
+                    any(_returns_nothing(h.body) for h in t.handlers):
+                out.add(fn.index)
+    frontier = [f for f in ctx.facts.functions if f.index in out]
+    for _ in range(2):  # `return this.parseToolCall(...)`: a wrapper hands the nothing on
+        nxt: list[ir.Function] = []
+        for f in frontier:
+            for caller, c in ctx.facts.callers(f):
+                if caller.index not in out and any(
+                        isinstance(r, ir.Return) and r.value is not None and _is_result_of(ctx, caller, r.value, c)
+                        for r in ir.nodes_of(caller.body, ir.Return)):
+                    out.add(caller.index)
+                    nxt.append(caller)
+        frontier = nxt
+    return out
+
+
+def _is_result_of(ctx: Context, fn: ir.Function, e: ir.Expr, call: ir.Call) -> bool:
+    """`e` is what `call` returned: the call itself or a local bound to it."""
+    e = e.value if isinstance(e, ir.Await) else e
+    if e is call:
+        return True
+    return isinstance(e, ir.Name) and any(
+        b.kind == "value" and b.expr is not None and (b.expr.value if isinstance(b.expr, ir.Await) else b.expr) is call
+        for b in ctx.facts.bindings(fn).get(e.id, []))
+
+
+def _returns_nothing(block: ir.Block) -> bool:
+    return any(isinstance(n, ir.Return) and (n.value is None or (isinstance(n.value, ir.Lit) and n.value.value is None)
+                                             or (isinstance(n.value, ir.Name) and n.value.id == "undefined"))
+               for n in ir.walk_block(block))
+
+
+def _only_guard(ctx: Context, fn: ir.Function, name: str, bound: ir.Assign) -> ir.If | None:
+    """The `if` that acts on `name` only when it holds something, with no else, when every other use of
+    `name` after `bound` is inside it."""
+    rebound = [b.line for b in ctx.facts.bindings(fn).get(name, []) if b.line > bound.line]
+    until = min(rebound) if rebound else fn.end + 1  # a block-scoped name bound again further on is another value
+    guards = [n for n in ir.nodes_of(fn.body, ir.If) if isinstance(n, ir.If) and bound.line < n.line < until and
+              _tests_present(n.test, name)]
+    if len(guards) != 1 or guards[0].orelse:
+        return None
+    guard = guards[0]
+    inside = {id(n) for n in ir.walk(guard)}
+    uses = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Name) and n.id == name and
+            bound.line < n.line < until]
+    return guard if uses and all(id(u) in inside for u in uses) else None
+
+
+def _tests_present(test: ir.Expr, name: str) -> bool:
+    """`if (x)`, `if x is not None`, `if (x !== null)`, `if (x != undefined)`."""
+    if isinstance(test, ir.Name):
+        return test.id == name
+    return isinstance(test, ir.Op) and test.op in ("is not", "!==", "!=") and len(test.operands) == 2 and \
+        isinstance(test.operands[0], ir.Name) and test.operands[0].id == name and \
+        ((isinstance(test.operands[1], ir.Lit) and test.operands[1].value is None) or
+         (isinstance(test.operands[1], ir.Name) and test.operands[1].id == "undefined"))
