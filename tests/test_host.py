@@ -206,6 +206,8 @@ def test_finishing_early_leaves_the_rest_incomplete_and_the_run_closed(tmp_path:
     host.next_check(run_dir)
     done = host.finish_run(run_dir)
     assert done.data["state"] == "incomplete" and "C12 incomplete: not audited" in done.text
+    # status says what the report says: C12 was never audited
+    assert host.status(run_dir).data["checks"] == {"C1": "ran", "C12": "incomplete"}
     with pytest.raises(UsageError, match="is finished"):
         host.next_check(run_dir)
     with pytest.raises(UsageError, match="is finished"):

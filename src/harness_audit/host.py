@@ -850,7 +850,9 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         # what `next` answers now: the checks left are done or not covered, so the run only needs finishing
         phase, said = "checks done", t("host.phase.done", lang)
         hint = t("host.hint.finish", lang, step=caller.step("finish", run.run_id))
-    checks = {c.value: ("current" if c == current else str(run.ended[c].get("status")) if c in run.ended else "pending")
+    checks = {c.value: (str(run.ended[c].get("status")) if c in run.ended
+                        else "incomplete" if run.end is not None  # finished before it was audited, as the report says
+                        else "current" if c == current else "pending")
               for c in run.checks}
     unit = current.value if current is not None else RECON
     tally = landmark_counts(*_all_landmarks(run, run.workspace())) if run.root.is_dir() else None
@@ -878,7 +880,7 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         "calls_left": max(run.budget() - run.calls[unit], 0)})
 
 
-_CHECK_STATES = {f"host.check_state.{s}" for s in ("current", "pending", "ran", "not-covered", "failed")}
+_CHECK_STATES = {f"host.check_state.{s}" for s in ("current", "pending", "ran", "not-covered", "failed", "incomplete")}
 """The check states `status` shows with a catalogue entry."""
 
 

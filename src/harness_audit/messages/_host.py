@@ -186,6 +186,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.check_state.ran": ("ran", "已完成"),
     "host.check_state.not-covered": ("not-covered", "未覆盖"),
     "host.check_state.failed": ("failed", "失败"),
+    "host.check_state.incomplete": ("incomplete (not audited)", "未完成(未审计)"),
     # ------------------------------------------------------------------ the eleven landmark kinds, for a reader
     # (the model engine's recon task has its own copy, `llm.prompts.LANDMARK_GUIDE`: model input is never tied to
     # the user's text, so editing one cannot change a recorded prompt)
