@@ -346,3 +346,23 @@ def test_the_html_report_speaks_chinese(tmp_path: Path) -> None:
 
     assert all(t(key, "zh") in text for key in ("html.grid", "html.filter_check", "md.not_covered", "md.cost"))
     assert english_sentences(text, tuple(kept)) == []
+
+
+def test_bench_speaks_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench` over a planted corpus and its real-bug table: the tables and their lines in the reader's language
+    (the corpus's own notes and the engines' names stay as written)."""
+    from harness_audit.bench import realbugs as rb
+
+    corpus = Path(__file__).parent / "bench_corpus_ts_holdout3"
+    assert main(["bench", str(corpus), "--language", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "检查项" in out and "合计" in out and "证据拒收" in out
+    notes = [line.split("  ", 1)[-1] for line in out.splitlines() if line.startswith(("漏检", "误报", "表外"))]
+    assert english_sentences(out.replace("harness-audit", ""), keep=tuple(notes)) == []
+    case = rb.load_cases(Path(__file__).parent.parent / "benchmarks" / "realbugs" / "cases.json")[0]
+    results = [rb.CaseResult(case=case, engine="harness-audit", detected=True, still_flagged=False, error="",
+                             seconds=1.0, pre_flags=[])]
+    zh = "\n".join(rb.table(results, ["harness-audit"], "zh"))
+    assert "研究集" in zh or "留出集" in zh
+    assert english_sentences(zh.replace("harness-audit", "")) == []
+    assert "at fix" in "\n".join(rb.table(results, ["harness-audit"], "en"))

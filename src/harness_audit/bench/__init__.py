@@ -275,10 +275,13 @@ def _semgrep_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k in keep} | {"SEMGREP_SEND_METRICS": "off"}
 
 
-def score_table(scores: Iterable[Score]) -> list[str]:
+def score_table(scores: Iterable[Score], lang: str = "en") -> list[str]:
     """A plain-text table: detection and false positives per check, one column pair per engine."""
+    from harness_audit.messages import pad, t
+
     scores = list(scores)
-    head = "check " + "".join(f"| {s.engine[:18]:>18} det  FP " for s in scores)
+    head = pad(t("bench.check", lang), 6) + "".join(f"| {s.engine[:18]:>18} {pad(t('bench.det_fp', lang), 8)}"
+                                                      for s in scores)
     lines = [head, "-" * len(head)]
     for i, ch in enumerate(CheckId):
         row = f"{ch.value:<6}"
@@ -287,12 +290,12 @@ def score_table(scores: Iterable[Score]) -> list[str]:
             row += f"| {c.detected:>3}/{c.defects:<3}{'':>12}{c.false_positives:>3}  "
         lines.append(row)
     lines.append("-" * len(head))
-    total = "total "
+    total = pad(t("bench.total", lang), 6)
     for s in scores:
         fp = len(s.false_positives)
         total += f"| {s.detected:>3}/{s.defects:<3} {s.detection:>6.1%}{'':>5}{fp:>3}  "
     lines.append(total)
     for s in scores:
-        lines.append(f"{s.engine}: {s.seconds:.2f} s, {s.refusals} refusals, {s.tokens} tokens, "
-                     f"{len(s.unmatched)} findings outside the key")
+        lines.append(t("bench.engine_line", lang, engine=s.engine, seconds=f"{s.seconds:.2f}", refusals=s.refusals,
+                       tokens=s.tokens, outside=len(s.unmatched)))
     return lines

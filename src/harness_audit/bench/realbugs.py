@@ -340,10 +340,13 @@ class Tally:
         """Detected share."""
         return self.detected / self.cases if self.cases else 0.0
 
-    def cell(self) -> str:
-        """`7/20 35% (1 fix)`."""
-        err = f" {self.errors}err" if self.errors else ""
-        return f"{self.detected:>3}/{self.cases:<3} {self.rate:>4.0%} ({self.still_flagged} at fix){err}"
+    def cell(self, lang: str = "en") -> str:
+        """`7/20 35% (1 at fix)`."""
+        from harness_audit.messages import t
+
+        err = t("bench.cell_errors", lang, n=self.errors) if self.errors else ""
+        return t("bench.cell", lang, ratio=f"{self.detected:>3}/{self.cases:<3}", rate=f"{self.rate:>4.0%}",
+                 fix=self.still_flagged, err=err)
 
 
 def tally(results: Iterable[CaseResult]) -> Tally:
@@ -352,16 +355,18 @@ def tally(results: Iterable[CaseResult]) -> Tally:
     return Tally(len(rs), sum(r.detected for r in rs), sum(r.still_flagged for r in rs), sum(bool(r.error) for r in rs))
 
 
-def table(results: Sequence[CaseResult], engines: Sequence[str]) -> list[str]:
+def table(results: Sequence[CaseResult], engines: Sequence[str], lang: str = "en") -> list[str]:
     """Detection per language and split, one column per engine."""
-    groups = [(lang, split) for lang in ("python", "ts/js") for split in ("study", "heldout")]
-    head = f"{'group':<16}" + "".join(f"| {e[:30]:<30} " for e in engines)
+    from harness_audit.messages import pad, t
+
+    groups = [(group, split) for group in ("python", "ts/js") for split in ("study", "heldout")]
+    head = pad(t("bench.group", lang), 16) + "".join(f"| {e[:30]:<30} " for e in engines)
     lines = [head, "-" * len(head)]
-    for lang, split in [*groups, ("all", "study"), ("all", "heldout")]:
-        row = f"{lang + ' ' + split:<16}"
+    for group, split in [*groups, ("all", "study"), ("all", "heldout")]:
+        row = pad(f"{t(f'bench.group.{group}', lang)} {t(f'bench.split.{split}', lang)}", 16)
         for e in engines:
             sel = [r for r in results if r.engine == e and r.case.split == split
-                   and (lang == "all" or r.case.lang_group == lang)]
-            row += f"| {tally(sel).cell():<30} "
+                   and (group == "all" or r.case.lang_group == group)]
+            row += f"| {pad(tally(sel).cell(lang), 30)} "
         lines.append(row)
     return lines

@@ -30,9 +30,9 @@ ASCII, so no line starts with `:` or `,`), and runs of anything else (a word, a 
 
 
 def _columns(text: str) -> int:
-    import unicodedata
+    from harness_audit.messages import columns
 
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return columns(text)
 
 
 def wrap_wide(text: str, width: int) -> list[str]:

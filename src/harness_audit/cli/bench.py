@@ -86,13 +86,15 @@ def run(ns: argparse.Namespace) -> int:
             "missed": [d.model_dump(mode="json") for d in s.missed],
         } for s in scores], indent=2))
     else:
-        print("\n".join(score_table(scores)))
+        lang = ns.lang
+        print("\n".join(score_table(scores, lang)))
         for d in ours.missed:
-            print(f"missed   {d.check.value:>3} {d.project}/{d.file}:{d.lines}  {d.note}")
+            print(f"{t('bench.missed', lang)} {d.check.value:>3} {d.project}/{d.file}:{d.lines}  {d.note}")
         for c, h in ours.false_positives:
-            print(f"false+   {h.check.value:>3} {c.project}/{h.file}:{h.line}  ({h.source}) control: {c.note}")
+            print(f"{t('bench.false_positive', lang)} {h.check.value:>3} {c.project}/{h.file}:{h.line}  ({h.source}) "
+                  f"{t('bench.control', lang)}: {c.note}")
         for h in ours.unmatched:
-            print(f"outside  {h.check.value:>3} {h.project}/{h.file}:{h.line}  ({h.source})")
+            print(f"{t('bench.outside', lang)} {h.check.value:>3} {h.project}/{h.file}:{h.line}  ({h.source})")
     failed = (ns.min_detection is not None and ours.detection < ns.min_detection) or (
         ns.max_false_positives is not None and len(ours.false_positives) > ns.max_false_positives)
     return 1 if failed else 0
@@ -132,10 +134,11 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
             for engine in engines:
                 r = rb.run_case(case, engine, trees)
                 results.append(r)
-                mark = "DETECTED" if r.detected else ("error" if r.error else "missed")
+                mark = t("bench.detected" if r.detected else "bench.case_error" if r.error else "bench.case_missed",
+                         ns.lang)
                 print(f"{case.id:<28} {case.check.value:>3} {engine.name[:18]:<18} {mark}"
-                      f"{' (still at fix)' if r.still_flagged else ''}{(': ' + r.error) if r.error else ''}",
-                      file=sys.stderr, flush=True)
+                      f"{t('bench.still_at_fix', ns.lang) if r.still_flagged else ''}"
+                      f"{(': ' + r.error) if r.error else ''}", file=sys.stderr, flush=True)
                 if out:
                     out.write(json.dumps({"case": case.id, "split": case.split, "language": case.language,
                                           "check": case.check.value, "engine": r.engine, "detected": r.detected,
@@ -148,7 +151,7 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
             and (lang == "all" or r.case.lang_group == lang)))
             for lang in ("python", "ts/js", "all") for split in ("study", "heldout")} for e in engines}, indent=2))
     else:
-        print("\n".join(rb.table(results, [e.name for e in engines])))
+        print("\n".join(rb.table(results, [e.name for e in engines], ns.lang)))
     return 0
 
 

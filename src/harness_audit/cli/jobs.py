@@ -32,10 +32,9 @@ def make_parser(name: str, lang: str = "en") -> argparse.ArgumentParser:
 
 def _pad(text: str, width: int) -> str:
     """`text` padded to `width` terminal columns (a CJK character takes two)."""
-    import unicodedata
+    from harness_audit.messages import pad
 
-    columns = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-    return text + " " * max(width - columns, 0)
+    return pad(text, width)
 
 
 def output_dir_of(ns: argparse.Namespace) -> Path:

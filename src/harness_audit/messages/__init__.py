@@ -107,6 +107,18 @@ def t(key: str, lang: str, /, **values: object) -> str:
     return table[key].format(**{k: text(v, lang) if isinstance(v, (Msg, OneOf)) else v for k, v in values.items()})
 
 
+def columns(text: str) -> int:
+    """Terminal columns `text` takes: a CJK character takes two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """`text` padded with spaces to `width` terminal columns."""
+    return text + " " * max(width - columns(text), 0)
+
+
 def counted(n: int, noun: str) -> Msg:
     """`n` of `noun` (`count.<noun>` / `count.<noun>s`): "1 check", "2 checks", in the reader's language."""
     return Msg(f"count.{noun}", n=n) if n == 1 else Msg(f"count.{noun}s", n=n)

@@ -157,6 +157,29 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "file.skip.special_file": ("special-file", "不是普通文件(special-file)"),
     "file.skip.unreadable_directory": ("unreadable-directory", "目录无法读取(unreadable-directory)"),
     "file.skip.undecodable_name": ("undecodable-name", "文件名无法解码(undecodable-name)"),
+    # ------------------------------------------------------------------ `bench` tables and lines
+    "bench.check": ("check", "检查项"),
+    "bench.det_fp": ("det  FP", "检出 误报"),
+    "bench.total": ("total", "合计"),
+    "bench.engine_line": ("{engine}: {seconds} s, {refusals} refusals, {tokens} tokens, {outside} findings outside "
+                          "the key",
+                          "{engine}:{seconds} 秒,证据拒收 {refusals} 次,{tokens} 个 token,答案表外的发现 {outside} 条"),
+    "bench.missed": ("missed  ", "漏检    "),
+    "bench.false_positive": ("false+  ", "误报    "),
+    "bench.outside": ("outside ", "表外    "),
+    "bench.control": ("control", "对照"),
+    "bench.group": ("group", "分组"),
+    "bench.group.python": ("python", "Python"),
+    "bench.group.ts/js": ("ts/js", "TS/JS"),
+    "bench.group.all": ("all", "全部"),
+    "bench.split.study": ("study", "研究集"),
+    "bench.split.heldout": ("heldout", "留出集"),
+    "bench.cell": ("{ratio} {rate} ({fix} at fix){err}", "{ratio} {rate}(修复后仍报 {fix}){err}"),
+    "bench.cell_errors": (" {n}err", " 出错 {n}"),
+    "bench.detected": ("DETECTED", "检出"),
+    "bench.case_missed": ("missed", "漏检"),
+    "bench.case_error": ("error", "出错"),
+    "bench.still_at_fix": (" (still at fix)", "(修复后仍报)"),
 }
 
 EN: dict[str, str] = {key: pair[0] for key, pair in _PAIRS.items()}
