@@ -747,14 +747,7 @@ class Module:
 def walk(node: Node) -> Iterator[Node]:
     """`node` and everything below it, depth-first in source order, NOT entering nested functions (a
     `FuncExpr` or `Def` is yielded, its body is not)."""
-    stack: list[Node] = [node]
-    pop, extend = stack.pop, stack.extend
-    while stack:
-        cur = pop()
-        yield cur
-        kids = cur.children()
-        if kids:
-            extend(reversed(kids))
+    return _walk_stmts((node,))
 
 
 def walk_block(block: Block) -> Iterator[Node]:
@@ -783,7 +776,7 @@ def nodes_of(block: Block, kind: type[Node] | tuple[type[Node], ...]) -> list[No
     return [n for n in walk_block(block) if isinstance(n, kind)]
 
 
-def _walk_stmts(block: Block) -> Iterator[Node]:
+def _walk_stmts(block: Block | tuple[Node, ...]) -> Iterator[Node]:
     stack: list[Node] = list(reversed(block))
     pop, extend = stack.pop, stack.extend
     while stack:

@@ -121,8 +121,7 @@ def duplicate_tool_call_id(ctx: Context) -> Iterator[Report]:
             yield Report(
                 site=Site(fn, entry.push),
                 claim=f"A new tool-call entry is pushed for `{entry.id_chain}` without checking whether that id is "
-                      "already "
-                      "in this turn.",
+                      "already in this turn.",
                 consequence="A repeated start event or delta for the same call adds a second call with the same "
                             "id; the saved assistant message then carries duplicate ids and the next request is "
                             "rejected ('tool_use ids must be unique'), or the call runs twice.",
