@@ -388,12 +388,25 @@ class PyModule:
         if handler.type is None:
             return set()
         elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if len(elts) == 1 and isinstance(elts[0], ast.Name):
+            elts = self._exception_tuple(elts[0].id) or elts
         names: set[str] = set()
         for e in elts:
             dotted = self.dotted(e)
             if dotted:
                 names.add(dotted.rsplit(".", 1)[-1])
         return names
+
+    def _exception_tuple(self, name: str) -> list[ast.expr]:
+        """The items of a module-level tuple of exceptions bound once to `name` (`_ERRORS = (ValueError,
+        KeyError)`), so `except _ERRORS:` is read as the exceptions it names; empty when `name` is anything else."""
+        bound = [s.value for s in self.tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+        bound += [s.value for s in self.tree.body if isinstance(s, ast.AnnAssign) and s.value is not None
+                  and isinstance(s.target, ast.Name) and s.target.id == name]
+        if len(bound) != 1 or not isinstance(bound[0], ast.Tuple):
+            return []
+        return list(bound[0].elts)
 
     def walk(self, node: ast.AST, *, into_functions: bool = False) -> Iterator[ast.AST]:
         """Descendants of `node` (not `node` itself); nested defs/lambdas/classes skipped unless asked."""
