@@ -100,6 +100,51 @@ def _truncating_write(mod: PyModule, call: ast.Call) -> _Write | None:
     return None
 
 
+_EXISTS_TESTS = {"exists", "is_file", "isfile", "lexists"}
+"""`p.exists()`, `os.path.exists(p)`, `p.is_file()`, `os.path.isfile(p)`: a test that the file is already there."""
+
+
+def _exists_test(mod: PyModule, test: ast.expr, path: str) -> bool | None:
+    """True when `test` holds exactly when the file `path` exists, False when exactly when it does not, None when
+    it says nothing about that file."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _exists_test(mod, test.operand, path)
+        return None if inner is None else not inner
+    if not isinstance(test, ast.Call) or not isinstance(test.func, ast.Attribute) or test.func.attr not in _EXISTS_TESTS:
+        return None
+    subject = test.args[0] if test.args and mod.call_name(test).startswith("os.path.") else test.func.value
+    return True if _text(subject) == path else None
+
+
+def _exits(block: list[ast.stmt]) -> bool:
+    """Whether a block always leaves the code after it (`return`, `continue`, `raise`)."""
+    return bool(block) and isinstance(block[-1], ast.Return | ast.Continue | ast.Raise | ast.Break)
+
+
+def _only_when_missing(mod: PyModule, write: _Write) -> bool:
+    """Whether the write runs only when the file is not there yet (create-if-missing seeding): it sits in the body of
+    `if not p.exists():`, or an earlier `if p.exists(): return` in a block around it leaves first. Seeding never
+    truncates a file that exists, so no saved state is torn by it."""
+    path = _text(write.path)
+    child: ast.AST = write.call
+    for anc in mod.ancestors(write.call):
+        if isinstance(anc, ast.Lambda | ast.ClassDef):
+            return False
+        if isinstance(anc, ast.If) and _exists_test(mod, anc.test, path) is (child not in anc.body):
+            return True
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(anc, field, None)
+            if not isinstance(block, list) or child not in block:
+                continue
+            for stmt in block[:block.index(child)]:
+                if isinstance(stmt, ast.If) and _exists_test(mod, stmt.test, path) is True and _exits(stmt.body):
+                    return True
+        if isinstance(anc, FunctionNode | ast.Module):
+            return False
+        child = anc
+    return False
+
+
 def _is_name(expr: ast.expr, name: str) -> bool:
     return isinstance(expr, ast.Name) and expr.id == name
 
@@ -259,7 +304,8 @@ def _writers(project: PyProject) -> dict[int, _Writer]:
                 continue
             fn = mod.enclosing_function(call)
             param = _path_param(fn, write.path)
-            if fn is None or param is None or id(fn) in out or _atomic_scope(mod, project, fn):
+            if fn is None or param is None or id(fn) in out or _atomic_scope(mod, project, fn) \
+                    or _only_when_missing(mod, write):
                 continue
             out[id(fn)] = _Writer(mod, fn, param, write)
     memo["writers"] = out
@@ -293,7 +339,8 @@ def checkpoint_overwritten_in_place(mod: PyModule, project: PyProject) -> Iterat
         if _path_param(fn, write.path) is not None and not _vocabulary(_text(write.path)):
             continue  # a generic writer: judged where it is called with a state path
         path_text = _text(write.path)
-        if _TEMP.search(path_text) or _atomic_scope(mod, project, fn) or (fn is not None and _EXPORT.search(fn.name)):
+        if _TEMP.search(path_text) or _atomic_scope(mod, project, fn) or (fn is not None and _EXPORT.search(fn.name)) \
+                or _only_when_missing(mod, write):
             continue
         # the path (or what it was built from) or the writing function must say "state": a dumped
         # `self.messages` alone may be an export
