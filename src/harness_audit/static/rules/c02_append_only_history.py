@@ -398,6 +398,8 @@ def history_message_mutated(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags writes into a message that is already in history: `messages[-1]["content"] += chunk`, an alias of an
     element (`last = self.messages[-1]`), a loop variable over history, or a shallow copy's elements. Outside one
     compaction step such a write makes replays lie and invalidates every cached prefix after it."""
+    if idioms.is_test_module(mod):
+        return
     cx = _Ctx.of(mod, project)
     found: list[tuple[tuple[int, str], Hit]] = []
     for stmt, target in cx.writes:
@@ -540,6 +542,8 @@ def history_list_rewritten(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags `messages[i] = ...`, `del messages[i]`, `messages.insert(...)` and `messages.pop(i)` on live history
     outside a compaction function. History must only grow at its end; anything else rewrites a past the provider
     already saw and breaks prompt caching from that point."""
+    if idioms.is_test_module(mod):
+        return
     cx = _Ctx.of(mod, project)
     found: list[tuple[tuple[int, str], Hit]] = []
     for stmt, target in cx.writes:
@@ -600,6 +604,8 @@ def appended_message_mutated(mod: PyModule, project: PyProject) -> Iterator[Hit]
     """Flags a message object that is written after it was appended to history in the same function (typically
     streaming back-fill: append an empty assistant message, then `msg["content"] += delta`). The history entry
     changes after the fact, so what was recorded and what was sent disagree."""
+    if idioms.is_test_module(mod):
+        return
     cx = _Ctx.of(mod, project)
     for call in idioms.calls_named(mod, project, ("append",)):
         func = call.func

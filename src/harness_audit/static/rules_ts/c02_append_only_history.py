@@ -44,6 +44,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import is_test_module
 
 _HISTORY = re.compile(
     r"^[_#$]*(\w*?_)?(messages|message_?history|history|chat_?history|conversation|conversation_?history|"
@@ -1239,8 +1240,9 @@ def _element_byte_offsets(source: bytes, words: tuple[str, ...] = _WORDS) -> Ite
 
 
 def _mentions_history(mod: TsModule, project: TsProject) -> bool:
-    """A cheap test that the module names a history array at all (once per module)."""
-    return project.memo("c02.mentions", mod, lambda: any(w in mod.text for w in _WORDS))
+    """A cheap test that the module names a history array at all (once per module); a test, spec or mock file is
+    never the harness's history (its fixtures splice and overwrite on purpose)."""
+    return project.memo("c02.mentions", mod, lambda: not is_test_module(mod) and any(w in mod.text for w in _WORDS))
 
 
 # ---------------------------------------------------------------- replacing a message by a modified copy
