@@ -419,13 +419,29 @@ def _deque_cut(mod: PyModule, call: ast.Call) -> Iterator[tuple[ast.AST, str]]:
     if mod.keyword(call, "maxlen") is None:
         return
     parent = mod.parent(call)
-    if isinstance(parent, ast.AnnAssign) and isinstance(parent.annotation, ast.Subscript) and \
-            (mod.dotted(parent.annotation.slice) or "") in {"str", "int", "bytes"}:
+    if isinstance(parent, ast.AnnAssign) and _scalar_items(mod, parent.annotation):
         return  # a deque of strings or ids (loop detection, dedupe), not of messages
     if isinstance(parent, ast.Assign | ast.AnnAssign):
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        if any(_declared_scalar_items(mod, t) for t in targets):
+            return  # `self.recent = deque(maxlen=n)` where the class declares `recent: deque[str]`
         if any(_is_history(mod, t) for t in targets):
             yield parent, mod.segment(call)
+
+
+def _scalar_items(mod: PyModule, annotation: ast.expr) -> bool:
+    """`deque[str]`, `list[int]`: a container annotated to hold strings or numbers, which holds no tool call."""
+    return isinstance(annotation, ast.Subscript) and (mod.dotted(annotation.slice) or "") in {"str", "int", "bytes"}
+
+
+def _declared_scalar_items(mod: PyModule, target: ast.expr) -> bool:
+    """For `self.x`, whether the enclosing class declares `x` as a container of strings or numbers."""
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return False
+    cls = mod.enclosing_class(target)
+    return cls is not None and any(
+        isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == target.attr
+        and _scalar_items(mod, stmt.annotation) for stmt in cls.body)
 
 
 @rule(CheckId.C13, lang="python", name="count-cut-splits-tool-pair")
