@@ -66,6 +66,8 @@ _PAIR_TOKENS = re.compile(r"[\"'](tool|tool_result|tool_use|tool-result|tool-cal
                           r"toolUseId|toolInvocations|toolResult|call_id|callId|functionCall|functionResponse|"
                           r"FunctionCall|FunctionResponse|function_response|\bToolMessage\b|isToolMessage|"
                           r"function_call_result|\bfunctionCallResult")
+_TOOL_WORD = re.compile(r"tool_?(results?|uses?|calls?)|function_?(results?|calls?|responses?)", re.I)
+"""Tool-call words in any case, as a helper's name carries them (`isValidUserMessageWithoutToolResults`)."""
 _USER_BOUNDARY = re.compile(r"role\s*[!=]==?\s*[\"']user[\"']")
 """Searching for a user turn to cut at: a cut there keeps every call with its results."""
 _PAIR_NAME = re.compile(r"(pair|orphan|boundary|dangling|unanswered|safe_?cut|safe_?split|toolcall|tool_?result|"
@@ -555,7 +557,11 @@ def _acts_on_pair(mod: TsModule, node: Node) -> bool:
     kind = node.type
     if kind in ("while_statement", "do_statement", "for_statement"):
         cond = code_text(mod, node.child_by_field_name("condition"))
-        return bool(_PAIR_TOKENS.search(cond) or _USER_BOUNDARY.search(cond))
+        if _PAIR_TOKENS.search(cond) or _USER_BOUNDARY.search(cond):
+            return True
+        # `while (!isValidUserMessageWithoutToolResults(m[0])) m.splice(0, 2)`: a loop that drops messages while
+        # the head carries tool results is the repair, whatever its helper is called
+        return bool(_TOOL_WORD.search(cond)) and _if_moves_cut(mod, node.child_by_field_name("body"))
     if kind == "call_expression":
         name = last(cname(mod, node))
         if name == "filter":
@@ -631,13 +637,18 @@ def _handles_pairs(mod: TsModule, project: TsProject, node: Node) -> bool:
     for anc in mod.ancestors(node):
         if anc.type in FUNCTION_TYPES and _TRIMMER.search(mod.function_name(anc)):
             trimmer = anc
-        elif anc.type in ("while_statement", "do_statement", "if_statement") and trimmer is None and \
-                _PAIR_TOKENS.search(code_text(mod, anc.child_by_field_name("condition"))):
+        elif anc.type in ("while_statement", "do_statement", "if_statement") and trimmer is None and (
+                _PAIR_TOKENS.search(code_text(mod, anc.child_by_field_name("condition")))
+                or anc.type != "if_statement" and _acts_on_pair(mod, anc)):
             return True  # `while (w[0] instanceof ToolMessage) w.shift()`: the removal is the repair itself
     if trimmer is not None:
         return _pair_handled_in(mod, project, [trimmer])
     stmt = statement_of(node)
     region = [stmt, *later_statements(mod, stmt)]
+    loop = next((a for a in mod.ancestors(node) if a.type in FUNCTION_TYPES or a.type in ("while_statement",
+                                                                                          "do_statement")), None)
+    if loop is not None and loop.type not in FUNCTION_TYPES:
+        region.extend(later_statements(mod, loop))  # `while (…) m.shift()` then a repair pass over what is left
     region.extend(c for a in mod.ancestors(node) if a.type in ("if_statement", "while_statement", "do_statement")
                   for c in [a.child_by_field_name("condition")] if c is not None)
     cut = unwrap(_receiver(node))
