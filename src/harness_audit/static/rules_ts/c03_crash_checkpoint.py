@@ -300,7 +300,7 @@ def state_file_overwritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                 _vocabulary(mod.node_text(path)) is None:
             yield from _generic_writer(mod, project, fn, call, mod.node_text(path))
             continue
-        if _compacted_log(project, mod, path) or _binary_artifact(mod, call, path):
+        if _compacted_log(project, mod, path) or _binary_artifact(mod, call, path) or _writes_empty(mod, fn, call):
             continue
         judged = _judge_write(mod, fn, path, call)
         if judged is not None and _editor_fs(mod.call_name(call).rpartition(".")[0]):
@@ -310,6 +310,17 @@ def state_file_overwritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
                              "reads")
         if judged is not None:
             yield _hit(call, mod.node_text(path), judged)
+
+
+def _writes_empty(mod: TsModule, fn: Node | None, call: Node) -> bool:
+    """`writeFile(newPath, "")` (directly or through `const content = ""`): the write creates an empty file, so there
+    is no saved content a crash mid-write could tear."""
+    args = mod.arguments(call)
+    data = args[1] if len(args) > 1 else None
+    if data is not None and data.type == "identifier":
+        bound = mod.bindings(fn).get(mod.node_text(data), [])
+        return bool(bound) and all(mod.string_value(b) == "" for b in bound)
+    return mod.string_value(data) == ""
 
 
 _BINARY = re.compile(r"(screenshot|image|img|png|jpe?g|webp|gif|audio|video|pdf|photo|thumbnail)s?$", re.I)
