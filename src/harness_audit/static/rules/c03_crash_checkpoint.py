@@ -328,7 +328,8 @@ def _argument(call: ast.Call, fn: FunctionNode, param: str, *, bound: bool) -> a
 def checkpoint_overwritten_in_place(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags run state, sessions, checkpoints and transcripts written straight over their final path
     (`open(path, "w")`, `write_text`, a `save_json(path, data)` helper) with no temp file and atomic rename. A crash
-    mid-write leaves a truncated file that reads as the latest state on restart."""
+    mid-write leaves a truncated file that reads as the latest state on restart. A write reached only when the file
+    does not exist yet (`if p.exists(): return` before it) seeds a file and is not flagged."""
     if idioms.is_test_module(mod):
         return
     for call in idioms.calls_named(mod, project, _WRITE_NAMES):

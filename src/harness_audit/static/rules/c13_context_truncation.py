@@ -448,7 +448,8 @@ def _declared_scalar_items(mod: PyModule, target: ast.expr) -> bool:
 def count_cut_splits_tool_pair(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a history cut chosen by message count alone (`messages[-N:]`, `history.pop(0)`, `del messages[:n]`,
     `deque(maxlen=N)`) in a function that never looks at tool calls or results: the boundary can fall between
-    a tool call and its result and leave an orphan the provider rejects.
+    a tool call and its result and leave an orphan the provider rejects. A deque declared to hold strings or numbers
+    (`recent: deque[str]`) holds no tool calls and is not flagged.
     """
     seen: set[tuple[int, str]] = set()
     for node, text in _cut_sites(mod):

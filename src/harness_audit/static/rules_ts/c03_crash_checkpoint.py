@@ -285,7 +285,8 @@ def _param_index(mod: TsModule, fn: Node, name: str) -> int | None:
 def state_file_overwritten(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags run state, sessions, checkpoints and transcripts written straight over their final path
     (`fs.writeFileSync(path, ...)`, `await writeFile(path, ...)`, a `saveJson(path, data)` helper) with no temp file
-    and rename. A crash mid-write leaves a truncated file that reads as the latest state on restart."""
+    and rename. A crash mid-write leaves a truncated file that reads as the latest state on restart. Writing the empty
+    string creates a new, empty file and is not flagged."""
     if "write" not in mod.text or _is_test(mod):
         return
     for call in mod.calls():
