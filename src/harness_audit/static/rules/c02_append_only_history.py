@@ -541,7 +541,8 @@ def _loop_binding(mod: PyModule, name: str, node: ast.AST) -> ast.For | ast.Asyn
 def history_list_rewritten(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags `messages[i] = ...`, `del messages[i]`, `messages.insert(...)` and `messages.pop(i)` on live history
     outside a compaction function. History must only grow at its end; anything else rewrites a past the provider
-    already saw and breaks prompt caching from that point."""
+    already saw and breaks prompt caching from that point. Replacing `h[0]` right after testing that it is the system
+    message (`assert h[0].role == Role.SYSTEM`) touches no turn and is not flagged."""
     if idioms.is_test_module(mod):
         return
     cx = _Ctx.of(mod, project)
@@ -554,7 +555,7 @@ def history_list_rewritten(mod: PyModule, project: PyProject) -> Iterator[Hit]:
             # a request being assembled); static analysis cannot tell it from rewriting a sent one, so stay silent
             continue
         fn = mod.enclosing_function(stmt)
-        if _compaction(mod, fn):
+        if _compaction(mod, fn) or _replaces_system_entry(mod, stmt, target):
             continue
         place = _place(cx, fn, target.value)
         judged = _judge(cx, fn, place, element=False) if place is not None else None
@@ -581,6 +582,50 @@ def history_list_rewritten(mod: PyModule, project: PyProject) -> Iterator[Hit]:
         found.append(((id(fn) if fn is not None else 0, place.name if place else ""),
                       _list_hit(call, judged, f"`.{func.attr}(...)` rewrites {judged.where} in place", newest=newest)))
     yield from _first_per_function(found)
+
+
+def _system_role_test(mod: PyModule, test: ast.expr, entry: str) -> bool | None:
+    """True when `test` holds exactly when `entry` (`h[0]`) is the system message (`h[0].role == Role.SYSTEM`,
+    `h[0]["role"] == "system"`), False when exactly when it is not, None when it says nothing about that."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _system_role_test(mod, test.operand, entry)
+        return None if inner is None else not inner
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.NotEq)):
+        return None
+    sides = [test.left, test.comparators[0]]
+    role = next((x for x in sides if isinstance(x, ast.Attribute) and x.attr == "role"
+                 or isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Constant) and x.slice.value == "role"),
+                None)
+    other = sides[1] if role is sides[0] else sides[0]
+    system = isinstance(other, ast.Constant) and other.value == "system" or \
+        isinstance(other, ast.Attribute) and other.attr.lower() == "system"
+    if role is None or not system or ast.unparse(role.value) != entry:
+        return None
+    return isinstance(test.ops[0], ast.Eq)
+
+
+def _replaces_system_entry(mod: PyModule, stmt: ast.stmt, target: ast.Subscript) -> bool:
+    """`assert h[0].role == Role.SYSTEM; h[0] = build_system_message()`: the write replaces the system entry at the
+    front, which the code has just tested to be the system message; no turn of the conversation is touched (what the
+    new system text says is a prompt-prefix question, not a history edit)."""
+    if not (isinstance(stmt, ast.Assign) and isinstance(target.slice, ast.Constant) and target.slice.value == 0):
+        return False
+    entry = ast.unparse(target)
+    child: ast.AST = stmt
+    for anc in mod.ancestors(stmt):
+        if isinstance(anc, ast.If) and _system_role_test(mod, anc.test, entry) is (child in anc.body):
+            return True
+        for field in ("body", "orelse"):
+            block = getattr(anc, field, None)
+            if not isinstance(block, list) or child not in block:
+                continue
+            for prev in block[:block.index(child)]:
+                if isinstance(prev, ast.Assert) and _system_role_test(mod, prev.test, entry) is True:
+                    return True
+        if isinstance(anc, FunctionNode | ast.ClassDef | ast.Module):
+            return False
+        child = anc
+    return False
 
 
 def _list_hit(node: ast.AST, judged: _Judged, what: str, *, newest: bool) -> Hit:
