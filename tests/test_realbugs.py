@@ -141,4 +141,10 @@ def test_cli_scores_a_case_file(tmp_path: Path, mirror: tuple[Path, str, str], c
     assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["harness-audit"]["python study"] == {"cases": 1, "detected": 1, "still_flagged": 0, "errors": 0}
+    assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--draw", "2"]) == 2  # no case of draw 2
+    assert "no case" in capsys.readouterr().err
+    path = _write(tmp_path, _case(pre, fix), _case(pre, fix, id="agent-2", draw=2, split="heldout"))
+    assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--draw", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["harness-audit"]["python heldout"]["cases"] == 1 and out["harness-audit"]["python study"]["cases"] == 0
     assert main(["bench", str(path)]) == 2  # no --trees: a usage error, not a traceback

@@ -71,6 +71,7 @@ class Case(BaseModel):
     static_visible: Literal["yes", "partly", "no"]
     notes: str = ""
     split: Split
+    draw: int = Field(default=1, ge=1)
 
     @field_validator("root")
     @classmethod

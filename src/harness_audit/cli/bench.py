@@ -41,6 +41,7 @@ def make_parser(lang: str = "en") -> argparse.ArgumentParser:
     real = p.add_argument_group(h("real"))
     real.add_argument("--trees", metavar="DIR", help=h("trees"))
     real.add_argument("--split", choices=("study", "heldout", "all"), default="all", help=h("split"))
+    real.add_argument("--draw", type=int, default=None, metavar="N", help=h("draw"))
     real.add_argument("--case", dest="only", action="append", default=[], metavar="ID", help=h("case"))
     real.add_argument("--compare", action="append", default=[], metavar="NAME=EXE", help=h("compare"))
     real.add_argument("--semgrep", metavar="EXE", help=h("semgrep"))
@@ -109,7 +110,7 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
     if not ns.trees:
         raise UsageError("err.bench.needs_trees")
     cases = [c for c in rb.load_cases(path) if (ns.split == "all" or c.split == ns.split)
-             and (not ns.only or c.id in ns.only)]
+             and (ns.draw is None or c.draw == ns.draw) and (not ns.only or c.id in ns.only)]
     if not cases:
         raise UsageError("err.bench.no_case")
     own = rb.HarnessAuditEngine(exe=_own_exe(sys.executable), extra=("--preview",) if ns.preview else ())

@@ -225,7 +225,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
                              "没有安装 semgrep;请 `pip install semgrep`,或传入 {alternative}"),
     "err.bench.needs_trees": ("a real-bug case file needs --trees DIR (export them with scripts/realbugs_export.py)",
                               "真实缺陷案例文件需要 --trees DIR(用 scripts/realbugs_export.py 导出)"),
-    "err.bench.no_case": ("no case matches --split/--case", "没有案例符合 --split/--case"),
+    "err.bench.no_case": ("no case matches --split/--draw/--case", "没有案例符合 --split/--draw/--case"),
     "err.bench.bad_compare": ("--compare {spec!r}: expected NAME=EXECUTABLE of an existing file",
                               "--compare {spec!r}:应为 NAME=EXECUTABLE,且可执行文件存在"),
     "err.bench.no_exe": ("no harness-audit executable beside {python}; install the project (make test)",

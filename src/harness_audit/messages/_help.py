@@ -144,6 +144,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.bench.real": ("real-bug corpus (when CORPUS is a case file)", "真实缺陷语料(CORPUS 是案例文件时)"),
     "help.bench.trees": ("where scripts/realbugs_export.py exported the trees", "scripts/realbugs_export.py 导出代码树的位置"),
     "help.bench.split": ("which cases to score", "给哪些案例打分"),
+    "help.bench.draw": ("only the cases of this draw (1: the first corpus; 2: held-out cases mined after draw 1 was "
+                        "measured)", "只看这一批的案例(1:最初的语料;2:第一批测过之后新挖的留出案例)"),
     "help.bench.case": ("only this case (repeatable)", "只看这个案例(可重复)"),
     "help.bench.compare": ("also score another harness-audit executable, e.g. today=/path/.venv/bin/harness-audit",
                            "同时给另一个 harness-audit 可执行文件打分,如 today=/path/.venv/bin/harness-audit"),
