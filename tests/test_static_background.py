@@ -85,7 +85,8 @@ def test_checks_a_failed_child_claimed_are_run_here(forking: pytest.MonkeyPatch)
     forking.setattr(static_engine, "run_rules", fail_in_child)
     parsed = _parsed()
     job = BackgroundJob(parsed, tuple(CHECKS))
-    child = job._pid  # pyright: ignore[reportPrivateUsage]
+    assert job._child is not None  # pyright: ignore[reportPrivateUsage]
+    child = job._child.pid  # pyright: ignore[reportPrivateUsage]
     assert child is not None
     # wait (without reaping it) until the child has claimed its first check and died with it
     os.waitid(os.P_PID, child, os.WEXITED | os.WNOWAIT)

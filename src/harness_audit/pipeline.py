@@ -38,8 +38,16 @@ from harness_audit.messages import Msg, resolve_language
 from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, ProgressKind, outcome_event
 from harness_audit.render import prepare_output_dir, write_reports
 from harness_audit.report import DismissedLandmark, FileNote, Report, RunMeta
-from harness_audit.static import BackgroundJob, StaticResult, no_gc_pauses, parse_python, run_rules
-from harness_audit.workspace import Discovery, Workspace, printable_path
+from harness_audit.static import (
+    BackgroundJob,
+    ForkedCall,
+    StaticResult,
+    can_fork,
+    no_gc_pauses,
+    parse_python,
+    run_rules,
+)
+from harness_audit.workspace import Discovery, SourceFile, Workspace, printable_path
 
 _CACHE_VERSION = "2"
 STATIC_LANGUAGES = ("python", "typescript", "javascript")
@@ -182,6 +190,23 @@ def run_static(
     timings: dict[CheckId, float] = {}
     if cached is not None:
         return cached[0], cached[1], True, timings
+    semantic = _SemanticJob(ws, discovery, checks) if config.preview else None
+    try:
+        static, unparsed = _run_rules_and_typescript(ws, discovery, checks, timings, progress)
+        if semantic is not None:
+            semantic.add_to(static, timings)
+    finally:
+        if semantic is not None:
+            semantic.cancel()
+    if cache_path is not None:
+        _cache_store(cache_path, static, unparsed)
+    return static, unparsed, False, timings
+
+
+def _run_rules_and_typescript(
+    ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], timings: dict[CheckId, float], progress: Progress,
+) -> tuple[StaticResult, list[FileNote]]:
+    """The rules of `checks`, Python (recon and a share of the checks on the second core) then TS/JS."""
     with no_gc_pauses():
         parsed = parse_python(ws, discovery.files)
         # the trees live until the rules are done: keep the collector off them, not off the rules' garbage;
@@ -212,37 +237,77 @@ def run_static(
         if check in part.errors:
             static.errors[check] = part.errors[check]
     unparsed += _run_typescript(ws, discovery, checks, static, timings)
-    if config.preview:
-        _run_semantic(ws, discovery, checks, static, timings)
-    if cache_path is not None:
-        _cache_store(cache_path, static, unparsed)
-    return static, unparsed, False, timings
+    return static, unparsed
 
 
-def _run_semantic(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], static: StaticResult,
-                  timings: dict[CheckId, float]) -> None:
-    """The semantic layer's queries and roles, added into `static` (beside the rules it is replacing)."""
+_SemOutcome = tuple[list[LandmarkCandidate], dict[CheckId, list[Candidate]], dict[CheckId, str]]
+"""The semantic layer's landmarks, candidates per check, and per-check failures."""
+
+_SEMANTIC_FORK_MIN_BYTES = 500_000
+"""Below this much source in the layer's languages the semantic layer runs inline: a fork would cost more."""
+
+
+def _semantic(ws: Workspace, files: Sequence[SourceFile], checks: Sequence[CheckId]) -> _SemOutcome:
+    """The semantic layer's queries and roles over `files`."""
     from harness_audit.static.sem.engine import SemProject, landmarks, run_queries
 
-    t = time.perf_counter()
     try:
         with no_gc_pauses():
-            project = SemProject.build(ws, discovery.files)
+            project = SemProject.build(ws, files)
             try:
-                static.landmarks.extend(landmarks(project))
+                found = landmarks(project)
                 candidates, errors = run_queries(project, checks)
             finally:
                 project.close()  # freed now, not walked by the collector's next pass
     except (RecursionError, MemoryError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         # isolation boundary of the preview engine: the rules' results stand, the preview's failure is said per check
-        candidates, errors = {}, {c: f"semantic layer failed: {type(exc).__name__}: {exc}" for c in checks}
-    for check in checks:
-        static.candidates.setdefault(check, []).extend(candidates.get(check, []))
-        if check in errors and check not in static.errors:
-            static.errors[check] = errors[check]
-    spent = time.perf_counter() - t
-    for check in checks:
-        timings[check] = timings.get(check, 0.0) + spent / max(1, len(checks))
+        return [], {}, {c: f"semantic layer failed: {type(exc).__name__}: {exc}" for c in checks}
+    return found, candidates, errors
+
+
+class _SemanticJob:
+    """The semantic layer (`--preview`), started before the rules so that, on a large tree with a spare core,
+    it runs in its own forked process beside them; otherwise it runs here when its result is asked for. The
+    layer parses with its own front ends and shares nothing with the rules, so where it runs changes only the
+    time an audit takes and which process holds its memory, never what it finds."""
+
+    def __init__(self, ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]) -> None:
+        self._ws, self._files, self._checks = ws, list(discovery.files), tuple(checks)
+        self._child = ForkedCall(lambda: _semantic(ws, self._files, self._checks)) if self._worth_forking() else None
+
+    def _worth_forking(self) -> bool:
+        if not can_fork():
+            return False
+        total = 0
+        for f in self._files:
+            with contextlib.suppress(OSError):
+                total += (self._ws.root / f.path).stat().st_size
+            if total >= _SEMANTIC_FORK_MIN_BYTES:
+                return True
+        return False
+
+    def add_to(self, static: StaticResult, timings: dict[CheckId, float]) -> None:
+        """Wait for the layer (or run it now) and add its landmarks, candidates and failures into `static`."""
+        started = time.perf_counter()
+        outcome = self._child.result() if self._child is not None else None
+        if outcome is None:  # not forked, or the child failed: the same work, here
+            outcome = _semantic(self._ws, self._files, self._checks)
+        self._child = None
+        found, candidates, errors = outcome
+        static.landmarks.extend(found)
+        for check in self._checks:
+            static.candidates.setdefault(check, []).extend(candidates.get(check, []))
+            if check in errors and check not in static.errors:
+                static.errors[check] = errors[check]
+        # the time the layer kept the audit waiting (run here, or waited for beside the rules), shared out
+        spent = time.perf_counter() - started
+        for check in self._checks:
+            timings[check] = timings.get(check, 0.0) + spent / max(1, len(self._checks))
+
+    def cancel(self) -> None:
+        if self._child is not None:
+            self._child.cancel()
+            self._child = None
 
 
 def _run_typescript(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId], static: StaticResult,

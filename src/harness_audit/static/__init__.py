@@ -9,9 +9,10 @@ import pickle
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from harness_audit.findings import Candidate, CheckId, LandmarkCandidate
 from harness_audit.static.lang import TreeTooDeep
@@ -20,8 +21,10 @@ from harness_audit.static.recon import find_landmarks
 from harness_audit.static.registry import Hit, Rule, load_rules, rules_for
 from harness_audit.workspace import SourceFile, Workspace
 
+T = TypeVar("T")
+
 __all__ = [
-    "BackgroundJob", "BackgroundResult", "ParsedProject", "StaticResult", "UnparsedFile", "hit_to_candidate",
+    "BackgroundJob", "BackgroundResult", "ForkedCall", "can_fork", "ParsedProject", "StaticResult", "UnparsedFile", "hit_to_candidate",
     "parse_python", "run_rules",
 ]
 
@@ -112,6 +115,77 @@ def recon(parsed: ParsedProject) -> list[LandmarkCandidate]:
     return out
 
 
+class ForkedCall(Generic[T]):
+    """`work()` computed in a forked child while this process goes on; `result()` collects what it returned.
+
+    The child sends back only the pickled value and leaves without running any of the parent's exit handlers.
+    A child that fails for any reason (an exception, a kill, an unpicklable value) gives `None`: the caller then
+    does the same work itself, so a fork can only change how long an audit takes, never what it finds.
+    """
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self.peak_kb: int | None = None
+        """Peak resident memory of the child, once collected."""
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: compute, send, and leave
+            code = 1
+            try:
+                os.close(read_end)
+                data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(data)
+                code = 0
+            except BaseException:  # noqa: BLE001, S110  # a failed child only means the parent does the work
+                pass
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self._pid: int | None = pid
+        self._pipe: int | None = read_end
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id until it is collected or cancelled."""
+        return self._pid
+
+    def result(self) -> T | None:
+        """What `work()` returned in the child, waiting for it; None when the child failed (or was cancelled)."""
+        if self._pid is None or self._pipe is None:
+            return None
+        pid, pipe = self._pid, self._pipe
+        self._pid = self._pipe = None
+        try:
+            with os.fdopen(pipe, "rb") as src:
+                data = src.read()
+        finally:
+            _, status, usage = os.wait4(pid, 0)
+            self.peak_kb = usage.ru_maxrss
+        if os.waitstatus_to_exitcode(status) != 0:
+            return None
+        with contextlib.suppress(pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
+            return pickle.loads(data)  # type: ignore[no-any-return]  # noqa: S301  # our own child's, a moment ago
+        return None
+
+    def cancel(self) -> None:
+        """Stop a child that is still running (nothing will ask for its result)."""
+        if self._pid is not None and self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(self._pid, 0)
+            os.close(self._pipe)
+            self._pid = self._pipe = None
+
+
+def can_fork() -> bool:
+    """A spare core, and a single-threaded POSIX process (the only kind that forks safely)."""
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores > 1
+
+
 _BACKGROUND_MIN_SOURCE = 500_000
 """Below this much Python source (characters), everything runs inline: forking would cost more than it saves."""
 
@@ -152,8 +226,7 @@ class BackgroundJob:
     def __init__(self, parsed: ParsedProject, checks: Iterable[CheckId]) -> None:
         self._parsed = parsed
         self._checks = tuple(checks)
-        self._pid: int | None = None
-        self._pipe: int | None = None
+        self._child: ForkedCall[BackgroundResult] | None = None
         self._queue: int | None = None
         self._order: tuple[CheckId, ...] = ()
         self._claimed: list[CheckId] = []
@@ -165,7 +238,7 @@ class BackgroundJob:
             rank = {check: i for i, check in enumerate(_COSTLIEST_FIRST)}
             self._order = tuple(sorted(self._checks, key=lambda c: rank.get(c, len(rank))))
             self._queue = self._fill_queue(len(self._order))
-            self._fork()
+            self._child = ForkedCall(lambda: self._work(self._claimed_by_child()))
         else:
             self._inline = recon(parsed)
 
@@ -208,43 +281,16 @@ class BackgroundJob:
         while (check := self._claim()) is not None:
             yield check
 
-    def _fork(self) -> None:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: compute, send, and leave without running any of the parent's exit handlers
-            code = 1
-            try:
-                os.close(read_end)
-                data = pickle.dumps(self._work(self._claimed_by_child()), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_end, "wb") as out:
-                    out.write(data)
-                code = 0
-            except BaseException:  # noqa: BLE001, S110  # a failed child only means the parent does the work
-                pass
-            finally:
-                os._exit(code)
-        os.close(write_end)
-        self._pid, self._pipe = pid, read_end
-
     def result(self) -> BackgroundResult:
         """Recon's landmarks and the output of the checks the child ran, waiting for the child if there is one.
 
         Call it once `checks_here` is exhausted: every check is then either run here or in the result."""
         if self._inline is not None:
             return BackgroundResult(self._inline, StaticResult(), {})
-        done: object = None
-        if self._pid is not None and self._pipe is not None:
-            pid, pipe = self._pid, self._pipe
-            self._pid = self._pipe = None
-            try:
-                with os.fdopen(pipe, "rb") as src:
-                    data = src.read()
-            finally:
-                _, status, usage = os.wait4(pid, 0)
-                self.child_peak_kb = usage.ru_maxrss
-            if os.waitstatus_to_exitcode(status) == 0:
-                with contextlib.suppress(pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
-                    done = pickle.loads(data)  # noqa: S301  # written by our own child a moment ago
+        done = self._child.result() if self._child is not None else None
+        if self._child is not None:
+            self.child_peak_kb = self._child.peak_kb
+            self._child = None
         self._close_queue()
         if isinstance(done, BackgroundResult):
             return done
@@ -257,22 +303,15 @@ class BackgroundJob:
 
     def cancel(self) -> None:
         """Stop a child that is still running (the rules here failed before its result was asked for)."""
-        if self._pid is not None and self._pipe is not None:
-            with contextlib.suppress(OSError):
-                os.kill(self._pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.waitpid(self._pid, 0)
-            os.close(self._pipe)
-            self._pid = self._pipe = None
+        if self._child is not None:
+            self._child.cancel()
+            self._child = None
         self._close_queue()
 
 
 def _worth_forking(parsed: ParsedProject) -> bool:
-    """A fork pays on a large project with a second core, and is safe only in a single-threaded POSIX process."""
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return False
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores > 1 and sum(len(m.source) for m in parsed.project.modules.values()) >= _BACKGROUND_MIN_SOURCE
+    """A fork pays on a large project with a second core."""
+    return can_fork() and sum(len(m.source) for m in parsed.project.modules.values()) >= _BACKGROUND_MIN_SOURCE
 
 
 def hit_to_candidate(rule: Rule, mod: PyModule, hit: Hit) -> Candidate:
