@@ -107,6 +107,10 @@ def test_export_then_score_detects_before_and_is_silent_after(tmp_path: Path, mi
     result = rb.run_case(cases[0], engine, trees)
     assert result.error == ""
     assert result.detected and not result.still_flagged
+    # a check the tree gives nothing to look at (exit 3, "not covered", a report written all the same) is a miss
+    uncovered = rb.Case.model_validate(_case(pre, fix, check="C6"))
+    result = rb.run_case(uncovered, engine, trees)
+    assert result.error == "" and not result.detected
 
 
 def test_scoring_windows_alt_sites_and_other_checks() -> None:

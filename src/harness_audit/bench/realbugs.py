@@ -267,8 +267,9 @@ class HarnessAuditEngine(Engine):
                  "--output-dir", out, "--fail-on", "never", "--no-cache", "-q", *self.extra],
                 capture_output=True, text=True, timeout=self.timeout, check=False)
             reports = sorted(Path(out).glob("report-*.json"))
-            if proc.returncode == 3 and "not covered" in proc.stderr and not reports:
-                return []  # every selected check was not covered: an audit that found nothing to look at
+            if proc.returncode == 3 and "not covered" in proc.stderr:
+                return []  # every selected check was not covered: an audit that found nothing to look at (its
+                # report, written all the same, says so)
             if proc.returncode not in (0, 1) or not reports:
                 raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}")
             data = json.loads(reports[-1].read_text(encoding="utf-8"))
