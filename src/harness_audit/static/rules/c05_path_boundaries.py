@@ -277,11 +277,13 @@ def unconfined_model_path(mod: PyModule, project: PyProject) -> Iterator[Hit]:
 def lexical_path_containment(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a containment check on a model-supplied path that was never resolved through symlinks (`abspath`,
     `normpath` or a plain join, then `startswith` / `is_relative_to` / `commonpath`). A symlink inside the
-    workspace that points outside passes the check and is then followed by the open."""
+    workspace that points outside passes the check and is then followed by the open. A `relative_to` that only names
+    a listed entry (its result is not returned as a path and no file call of the function touches the entry or the
+    result) is not a check a file call relies on, and is not reported."""
     for fn in _check_calls(mod):
         for check in _model_checks(mod, project, fn):
             text = idioms.derivation_text(mod, fn, check.checked)
-            if _RESOLVED.search(text):
+            if _RESOLVED.search(text) or _relative_name_only(mod, fn, check):
                 continue
             yield Hit(
                 node=check.node,
@@ -291,6 +293,28 @@ def lexical_path_containment(mod: PyModule, project: PyProject) -> Iterator[Hit]
                 direction="check `os.path.realpath(p)` / `Path(p).resolve()` against the resolved root, then open that "
                           "resolved value",
             )
+
+
+def _relative_name_only(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
+    """Whether a `relative_to` call only computes a name: its relative result is used as a value (not a bare
+    statement whose `ValueError` is the check), it is not returned as a path, and no filesystem call of
+    the function opens, writes, lists or deletes the checked value or anything derived from the result. Listing a
+    tree and printing each entry relative to the root is not a containment check that a file call relies on."""
+    if check.kind != "relative_to":
+        return False
+    parent = mod.parent(check.node)
+    if isinstance(parent, ast.Expr):
+        return False
+    bound = {t.id for node in mod.walk(fn) if isinstance(node, ast.Assign) and node.value is check.node
+             for t in node.targets if isinstance(t, ast.Name)}
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Return) and (node.value is check.node or (
+                isinstance(node.value, ast.Name) and node.value.id in bound)):
+            return False  # the relative path itself leaves the function: a caller may open it
+    for call, paths in _sinks(mod):
+        if mod.enclosing_function(call) is fn and any(_uses_checked(mod, fn, path, [check]) for path in paths):
+            return False
+    return True
 
 
 def _has_separator(mod: PyModule, fn: FunctionNode, root: ast.expr) -> bool:
