@@ -191,19 +191,41 @@ def _call_id_at_hand(mod: PyModule, fn: FunctionNode | None) -> bool:
 def tool_event_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a tool call or tool result event recorded as a dict (appended to an event list, emitted, or written as
     a JSON line) that carries no call id. Calls and results in the record then cannot be joined, so a failed run
-    cannot be reconstructed call by call."""
+    cannot be reconstructed call by call. An event that stores records built in the function which carry the id
+    (the tool messages themselves) keeps the join and is not reported."""
     del project
     for d in mod.nodes(ast.Dict):
         if not _tool_event(d) or _has_id(d):
             continue
         sink = _event_sink(mod, d)
-        if sink is None:
+        if sink is None or _carries_id_records(mod, mod.enclosing_function(d), d):
             continue
         yield _event_hit(mod, d, sink)
     for call in mod.calls_to([n for n in mod.called_names() if _EMIT_FUNC.match(n)]):
         kind = _kwargs_tool_event(mod, call)
         if kind is not None:
             yield _event_hit(mod, call, f"`{mod.call_name(call)}(\"{kind}\", ...)`")
+
+
+def _carries_id_records(mod: PyModule, fn: FunctionNode | None, d: ast.Dict) -> bool:
+    """Whether a value of the event is (a list of) records built in the function that carry a call id: an event that
+    stores the tool messages themselves (`{"tool_call_id": call.id, ...}` appended to the list it records) keeps
+    each call's id, so calls and results can still be joined."""
+    if fn is None:
+        return False
+    values = idioms.assigned_values(mod, fn)
+    pending: list[ast.AST] = list(d.values)
+    seen: set[str] = set()
+    while pending:
+        cur = pending.pop()
+        if isinstance(cur, ast.Dict) and cur is not d and _has_id(cur):
+            return True
+        if isinstance(cur, ast.List | ast.Tuple):
+            pending.extend(cur.elts)
+        elif isinstance(cur, ast.Name) and cur.id not in seen:
+            seen.add(cur.id)
+            pending.extend(values.get(cur.id, []))
+    return False
 
 
 _EVENT_KIND = re.compile(r"^(tool|function)_?(call|result|output|start|end|finish|error|invocation|return)s?$", re.I)
@@ -313,11 +335,57 @@ def _strip_iter(expr: ast.expr) -> ast.expr:
     return expr
 
 
+def _call_id_recorded_by_callee(mod: PyModule, project: PyProject, fn: FunctionNode) -> bool:
+    """Whether `fn` hands each tool call object (a loop or comprehension variable over the tool calls) whole to a
+    project function that records its id under an id key (`build_event(tc)` returning `{"call_id": tc.id, ...}`):
+    the call's other event then carries the id, and the log line beside it is not the only record."""
+    call_vars: set[str] = set()
+    for node in mod.walk(fn):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and isinstance(node.target, ast.Name):
+            dotted = mod.dotted(_strip_iter(node.iter)) or ""
+            if dotted and _CALLS_ITER.search(idioms.last(dotted)):
+                call_vars.add(node.target.id)
+    if not call_vars:
+        return False
+    for node in mod.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        positions = [i for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id in call_vars]
+        if not positions:
+            continue
+        for ref in project.resolve_call(mod, node):
+            params = [a.arg for a in [*ref.node.args.posonlyargs, *ref.node.args.args]]
+            if params and params[0] in {"self", "cls"} and isinstance(node.func, ast.Attribute):
+                params = params[1:]
+            names = {params[i] for i in positions if i < len(params)}
+            if names and _records_param_id(ref.module, ref.node, names):
+                return True
+    return False
+
+
+def _records_param_id(mod: PyModule, fn: FunctionNode, params: set[str]) -> bool:
+    """Whether `fn` builds a record whose id key (`call_id`, `tool_call_id`, `id`) is read from one of `params`."""
+    for node in mod.walk(fn):
+        if isinstance(node, ast.Dict):
+            pairs = [(k.value, v) for k, v in zip(node.keys, node.values, strict=True)
+                     if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        elif isinstance(node, ast.Call):
+            pairs = [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
+        else:
+            continue
+        for key, value in pairs:
+            if _ID_WORD.search(key) and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
+                return True
+    return False
+
+
 @rule(CheckId.C15, lang="python", name="tool-log-without-call-id")
 def tool_log_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags tool execution logged by tool name with no call id, in a function that never touches a call id, in a
     project with no tracing integration (so the log is the only record). Calls and results in such a log cannot be
-    joined, and parallel calls of the same tool are indistinguishable."""
+    joined, and parallel calls of the same tool are indistinguishable. A function that hands each call object to a
+    project function recording its id (a start event built per call) is not reported: the log is not the only
+    record."""
     facts = _facts(project)
     if facts.tracing is not None:
         return
@@ -337,6 +405,8 @@ def tool_log_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]
             if where is None or _mentions_call_id(mod, fn):
                 continue
         elif _function_mentions_id(mod, fn):
+            continue
+        if _call_id_recorded_by_callee(mod, project, fn):
             continue
         seen.add(id(fn))
         yield Hit(
