@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from harness_audit.findings import CheckId
 from harness_audit.static.sem import ir
@@ -18,7 +18,7 @@ def loop_without_ceiling(ctx: Context) -> Iterator[Report]:
     """An agent loop (a loop or a self-recursive function that reaches a model request) whose only way out is
     the model's answer: no count of turns, tool calls or time is compared against a limit on any path."""
     for site in ctx.roles.agent_loops:
-        if not _driven_by_tool_calls(ctx, site):
+        if not _driven_by_tool_calls(ctx, site) or _goes_round_on_flag(ctx, site):
             continue  # a wrapper that goes round on a hook's or a retry's say, not on the model's tool calls
         if isinstance(site.node, ir.Loop):
             loop = site.node
@@ -82,6 +82,68 @@ def _driven_by_tool_calls(ctx: Context, site: Site) -> bool:
     recursive function) reads the reply's tool calls or stop reason."""
     fn = site.fn
     nodes = list(ir.walk_block(site.node.body)) if isinstance(site.node, ir.Loop) else list(ir.walk_block(fn.body))
+    return _reads_turn_signal(ctx, fn, nodes)
+
+
+def _goes_round_on_flag(ctx: Context, site: Site) -> bool:
+    """A `while` whose body never runs off its end (it ends in a `return` or `throw`, in every branch) goes
+    round only at its `continue`s. When every one of them sits under an `if` and none of those tests reads the
+    reply's tool calls or stop reason, the loop runs one turn (or one model call) per pass and repeats only when a
+    hook or a retry sets a flag: a resume or retry wrapper around the agent loop, not the loop itself."""
+    loop = site.node
+    if not isinstance(loop, ir.Loop) or loop.kind != "while" or not _never_falls_through(loop.body):
+        return False
+    guarded: list[list[ir.Expr]] = []
+    _continues(loop, loop.body, [], guarded)
+    return bool(guarded) and all(tests and not _reads_turn_signal(ctx, site.fn, [n for t in tests for n in ir.walk(t)])
+                                 for tests in guarded)
+
+
+def _never_falls_through(block: Sequence[ir.Node]) -> bool:
+    """Whether control never runs off the end of the block: it ends in a `return`, `raise`/`throw`, `break` or
+    `continue`, or in an `if` / `try` every branch (and handler) of which does."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ir.Return | ir.Raise | ir.Jump):
+        return True
+    if isinstance(last, ir.If):
+        return _never_falls_through(last.body) and _never_falls_through(last.orelse)
+    if isinstance(last, ir.Try):
+        return _never_falls_through(last.orelse or last.body) and \
+            all(_never_falls_through(h.body) for h in last.handlers)
+    return False
+
+
+def _continues(loop: ir.Loop, nodes: Sequence[ir.Node], tests: list[ir.Expr], out: list[list[ir.Expr]]) -> None:
+    """The `if` tests above each `continue` of `loop` (not of a nested loop, unless it names `loop`'s label)."""
+    for node in nodes:
+        if isinstance(node, ir.Jump):
+            if node.kind == "continue" and (node.label is None or node.label == loop.label):
+                out.append(tests)
+        elif isinstance(node, ir.If):
+            _continues(loop, node.body, [*tests, node.test], out)
+            _continues(loop, node.orelse, [*tests, node.test], out)
+        elif isinstance(node, ir.Loop):
+            if loop.label is not None:
+                _labelled_continues(loop, node.body, tests, out)
+        elif isinstance(node, ir.Stmt) and not isinstance(node, ir.Def):
+            _continues(loop, [c for c in node.children() if isinstance(c, ir.Stmt | ir.Handler)], tests, out)
+        elif isinstance(node, ir.Handler):
+            _continues(loop, node.body, tests, out)
+
+
+def _labelled_continues(loop: ir.Loop, nodes: Sequence[ir.Node], tests: list[ir.Expr],
+                        out: list[list[ir.Expr]]) -> None:
+    """`continue outer` inside a nested loop still goes round `loop`."""
+    for node in nodes:
+        for n in ir.walk(node):
+            if isinstance(n, ir.Jump) and n.kind == "continue" and n.label == loop.label:
+                out.append([])  # not traced through the nested loop's tests: counted as unguarded
+
+
+def _reads_turn_signal(ctx: Context, fn: ir.Function, nodes: Sequence[ir.Node]) -> bool:
+    """Whether the nodes read the reply's tool calls or its stop reason."""
     for node in nodes:
         if isinstance(node, ir.Attr) and (node.name in _DONE_FIELDS or ctx.roles.is_tool_calls(fn, node)):
             return True
