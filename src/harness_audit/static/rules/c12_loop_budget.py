@@ -255,6 +255,16 @@ def _is_counter_compare(mod: PyModule, test: ast.expr) -> bool:
     return False
 
 
+def _holds_counter_compare(mod: PyModule, test: ast.expr) -> bool:
+    """`if over_limit:` where every value the function assigns to `over_limit` is a counter comparison
+    (`over_limit = polls > MAX_POLLS`): the ceiling, tested through a name."""
+    if not isinstance(test, ast.Name):
+        return False
+    fn = mod.enclosing_function(test)
+    values = idioms.assigned_values(mod, fn).get(test.id, []) if fn is not None else []
+    return bool(values) and all(isinstance(v, ast.expr) and _is_counter_compare(mod, v) for v in values)
+
+
 def _exits(stmts: list[ast.stmt]) -> bool:
     return any(isinstance(n, ast.Break | ast.Raise | ast.Return) for s in stmts for n in subtree(s))
 
@@ -262,7 +272,7 @@ def _exits(stmts: list[ast.stmt]) -> bool:
 def _is_ceiling(mod: PyModule, node: ast.AST) -> bool:
     """A statement that enforces a ceiling: a counter test that leaves, a limit check, a limit raise."""
     if isinstance(node, ast.If):
-        return _is_counter_compare(mod, node.test) and _exits(node.body)
+        return (_is_counter_compare(mod, node.test) or _holds_counter_compare(mod, node.test)) and _exits(node.body)
     if isinstance(node, ast.While | ast.Assert):
         return _is_counter_compare(mod, node.test)
     if isinstance(node, ast.Call):
@@ -375,7 +385,8 @@ def _result_text(mod: PyModule, ret: ast.Return | ast.Yield) -> str:
 def unbounded_turn_loop(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a `while True` / `while not done` agent loop that calls the model (directly or in a helper) and
     counts nothing: no turn counter, clock, token or budget check leaves the loop, so the only way out is
-    the model ceasing to call tools.
+    the model ceasing to call tools. A check through a name counts (`over = polls > MAX_POLLS` then `if over:
+    raise`).
     """
     for loop, drive in _driven_loops(mod, project):
         if not isinstance(loop, ast.While):
