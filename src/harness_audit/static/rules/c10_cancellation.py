@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static import idioms
-from harness_audit.static.lang.python import FunctionNode, PyModule, PyProject, subtree
+from harness_audit.static.lang.python import FunctionNode, LoopNode, PyModule, PyProject, subtree
 from harness_audit.static.registry import Hit, rule
 
 _CANCEL_NAMES = {"CancelledError", "Cancelled", "get_cancelled_exc_class()"}
@@ -199,6 +199,31 @@ def _coroutine_usage(project: PyProject) -> dict[str, set[str]]:
     return usage
 
 
+def _left_at(tr: ast.stmt, body: list[ast.stmt], loops: list[LoopNode]) -> ast.stmt:
+    """Where control goes on from when the handler `body` runs: after the enclosing loop when the handler ends in
+    `break` (`except CancelledError: break` leaves the reconnect loop), otherwise after the `try`."""
+    if body and isinstance(body[-1], ast.Break) and loops:
+        return loops[0]
+    return tr
+
+
+def _callers_end_after(mod: PyModule, project: PyProject, fn: FunctionNode) -> bool:
+    """Whether the project calls `fn` somewhere and every call it finds is an `await` after which the caller
+    does nothing more (the awaiting coroutine ends with it)."""
+    callers = idioms.callers_of(project, fn, mod)
+    if not callers:
+        return False
+    for cmod, call in callers:
+        stmt = cmod.parent(call)
+        if not isinstance(stmt, ast.Await):
+            return False
+        stmt = cmod.parent(stmt)
+        caller = cmod.enclosing_function(call)
+        if not isinstance(stmt, ast.Expr) or caller is None or _work_follows(cmod, caller, stmt):
+            return False
+    return True
+
+
 def _swallow_verdict(mod: PyModule, project: PyProject, fn: FunctionNode, tr: ast.stmt,
                      body: list[ast.stmt]) -> tuple[Verdict, str] | None:
     """Confirmed when work goes on after the swallowed cancel or an awaiting caller goes on; None for a task root."""
@@ -215,8 +240,10 @@ def _swallow_verdict(mod: PyModule, project: PyProject, fn: FunctionNode, tr: as
         return None  # a task's root: ending it (after cleanup) does stop the work
     if any(not _is_trivial_exit(r) for r in returns):
         return Verdict.CONFIRMED, "the coroutine returns a value as if the operation had completed"
-    if not returns and _work_follows(mod, fn, tr):
+    if not returns and _work_follows(mod, fn, _left_at(tr, body, loops)):
         return Verdict.CONFIRMED, "the coroutine carries on with the code after the try"
+    if "awaited" in usage and _callers_end_after(mod, project, fn):
+        return None  # the coroutine ends, and so does every caller awaiting it: nothing runs on after the stop
     if "awaited" in usage:
         return Verdict.CONFIRMED, f"the caller awaiting `{fn.name}` carries on as if it had completed"
     if "task" in usage:
@@ -230,7 +257,9 @@ def cancelled_error_swallowed(mod: PyModule, project: PyProject) -> Iterator[Hit
     """Flags `except CancelledError` (or `suppress(CancelledError)`) in a coroutine that never re-raises it.
 
     Swallowing the cancellation makes the task look finished and lets its caller continue, so a
-    stop request is lost. Reaping a child task the function itself cancelled is the exempt idiom.
+    stop request is lost. Reaping a child task the function itself cancelled is the exempt idiom, and so is a
+    handler that leaves (`break` out of a reconnect loop) when nothing follows in the coroutine and every caller
+    found awaiting it ends there too.
     """
     if idioms.is_test_module(mod):
         return
