@@ -672,13 +672,24 @@ def _unprotected(mod: PyModule, loop: ast.For | ast.AsyncFor, fn: FunctionNode) 
                    any(n is fn for n in mod.ancestors(anc)))
 
 
+def _sends_catch_per_item(mod: PyModule, project: PyProject, sends: list[ast.Call]) -> bool:
+    """Whether every send is a project function that turns its own failure into a result (`_send_file` catching
+    and returning False): the failing item is then recorded and the loop goes on."""
+    for send in sends:
+        targets = _resolve_ref(mod, project, send, send)
+        if not targets or not all(_handles_own_errors(mod, t) for t in targets):
+            return False
+    return True
+
+
 @rule(CheckId.C8, lang="python", name="send-loop-aborts-unrecorded")
 def send_loop_aborts_unrecorded(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a loop that sends each item (`mail.send(item)`), records the delivered ones in a list it only
     reports after the loop, and handles no per-item failure.
 
     The first failing send raises out of the loop: the deliveries that already happened are neither
-    returned nor saved, so the caller sees one failure for the whole batch.
+    returned nor saved, so the caller sees one failure for the whole batch. A send through a project function that
+    catches its own failure and returns a result is handled per item.
     """
     if idioms.is_test_module(mod):
         return
@@ -696,7 +707,7 @@ def send_loop_aborts_unrecorded(mod: PyModule, project: PyProject) -> Iterator[H
         item = {n.id for n in subtree(loop.target) if isinstance(n, ast.Name)}
         sends = [n for n in candidates if any(isinstance(a, ast.Name) and a.id in item for a in subtree(n))]
         found = _accumulator(mod, loop, project) if sends else None
-        if found is None or not _unprotected(mod, loop, fn):
+        if found is None or not _unprotected(mod, loop, fn) or _sends_catch_per_item(mod, project, sends):
             continue
         acc, _op = found
         after = [n for n in mod.walk(fn) if isinstance(n, ast.Name) and n.id == acc and n.lineno > loop.end_lineno]
