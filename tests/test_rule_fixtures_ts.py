@@ -48,3 +48,56 @@ def test_ts_fixture_markers(path: Path) -> None:
     marked = parse_markers(text)
     checks = tuple(CheckId(c) for c in marked.checks) if marked.checks else (_STEMS[path.parent.parent.name],)
     compare_markers(path, text, marked, run_fixture(path, checks))
+
+
+# A parse helper method whose only production caller catches: the calls a test file makes without a `try` are not a
+# path a run takes (the shape of a reviewed false positive). The same project with the production caller unguarded
+# stays a finding.
+_JSON_CLIENT = """\
+export class LocalJsonClient {
+  constructor(private readonly models: { generate(req: object): Promise<{ text?: string }> }) {}
+
+  async generateJson(prompt: string): Promise<Record<string, unknown>> {
+    try {
+      const reply = await this.models.generate({ prompt, responseMimeType: "application/json" });
+      return JSON.parse(reply.text ?? "");
+    } catch (error) {
+      console.error("local model failed", error);
+      throw error;
+    }
+  }
+}
+"""
+_JSON_ROUTER = """\
+import { LocalJsonClient } from "./client";
+
+export async function route(client: LocalJsonClient, prompt: string): Promise<string> {
+  try {
+    const answer = await client.generateJson(prompt);
+    return String(answer.model ?? "default");
+  } catch {
+    return "default";
+  }
+}
+"""
+_JSON_CLIENT_TEST = """\
+import { LocalJsonClient } from "./client";
+
+it("parses", async () => {
+  const client = new LocalJsonClient({ generate: async () => ({ text: "{}" }) });
+  expect(await client.generateJson("hi")).toEqual({});
+});
+"""
+
+
+@pytest.mark.parametrize(("router", "expected"), [(_JSON_ROUTER, set()),
+                                                  (_JSON_ROUTER.replace("try {", "{").replace("catch {", "if (0) {"),
+                                                   {("src/client.ts", 7)})])
+def test_parse_helper_called_bare_only_from_tests(router: str, expected: set[tuple[str, int]]) -> None:
+    files = {"src/client.ts": _JSON_CLIENT, "src/router.ts": router, "src/client.test.ts": _JSON_CLIENT_TEST}
+    project = TsProject({p: TsModule.parse(p, s) for p, s in files.items()})
+    candidates, errors = run_ts_rules(TsParsed(project, (), ()), (CheckId.C4,))
+    assert not errors, errors
+    found = {(c.file, c.line) for cands in candidates.values() for c in cands
+             if c.source.endswith("tool-arguments-parse-unguarded")}
+    assert found == expected

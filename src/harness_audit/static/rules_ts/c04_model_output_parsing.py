@@ -45,6 +45,7 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
+from harness_audit.static.rules_ts._agent_idioms import is_test_module
 from harness_audit.static.rules_ts._ts_idioms import cached, resolve_function
 
 _PARSE_BYTES = {b"JSON.parse", b"JSON5.parse", b"json5.parse", b"secureJsonParse", b"sjson.parse"}
@@ -475,7 +476,8 @@ def _caller_handles(project: TsProject, mod: TsModule, fn: Node, depth: int = 2)
 def _method_calls_guarded(project: TsProject, mod: TsModule, fn: Node) -> bool:
     """For a method no caller resolves to (`block.put(msgs)` on an object of unknown type): whether the calls of
     that method name on another object in this module and its importers exist and every one sits in a `try` (or a
-    `.catch`). Then the error becomes a handled outcome on each path that can reach the method."""
+    `.catch`). Then the error becomes a handled outcome on each path that can reach the method. A test module's
+    calls are not a path a run takes."""
     if fn.type != "method_definition":
         return False
     name = mod.function_name(fn)
@@ -483,6 +485,8 @@ def _method_calls_guarded(project: TsProject, mod: TsModule, fn: Node) -> bool:
         return False
     found = False
     for other in (mod, *project.importers(mod)):
+        if other is not mod and is_test_module(other):
+            continue
         for call in project.calls_in(other, name):
             receiver = other.call_name(call).rpartition(".")[0]
             if not receiver or receiver in ("this", "super") or (other is mod and mod.within(call, fn)):
