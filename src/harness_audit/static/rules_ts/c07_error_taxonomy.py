@@ -488,13 +488,47 @@ def _browser_ui(mod: TsModule) -> bool:
     return bool(_UI_RUNTIME.search(mod.text)) and not _MODEL_CALL.search(mod.text)
 
 
+_FLAG_VALUES = {"isError": "true", "is_error": "true", "ok": "false", "success": "false"}
+
+
+def _flag_read_by_caller(mod: TsModule, project: TsProject, outlet: Node) -> bool:
+    """Whether the outlet hands the text on with a literal error flag (`isError: true`, `ok: false`) that a caller
+    reads: a module calling this function (this one, or one importing it; tests aside) also reads the flag
+    (`response.isError`). The caller then turns the flagged text into its own coded error."""
+    flags = {key for sub in [outlet, *ts.descendants(outlet)] if sub.type == "object"
+             for key, value in mod.object_keys(sub).items()
+             if _FLAG_VALUES.get(key) == mod.node_text(value)}
+    fn = mod.enclosing_function(outlet)
+    name = mod.function_name(fn) if fn is not None else "<anonymous>"
+    if not flags or name == "<anonymous>":
+        return False
+    for other in (mod, *project.importers(mod)):
+        if agent.is_test_module(other) or not any(other is not mod or not mod.within(c, fn)
+                                                  for c in project.calls_in(other, name)):
+            continue
+        for flag in flags:
+            for node in project.occurrences(other, flag):
+                parent = node.parent
+                if node.type == "property_identifier" and parent is not None and \
+                        parent.type == "member_expression" and not _assigned_to(parent):
+                    return True
+    return False
+
+
+def _assigned_to(member: Node) -> bool:
+    parent = member.parent
+    return parent is not None and parent.type == "assignment_expression" and \
+        parent.child_by_field_name("left") == member
+
+
 @rule(CheckId.C7, lang="typescript", name="caught-tool-error-becomes-text")
 def caught_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a `catch` around a tool invocation that turns the error into a string (`` `Error: ${e}` ``,
     `String(err)`, `err.message`) and hands it on as the tool result without classifying it (no mapper such as
     `asToolError(err)`, no `instanceof` of a project error, no code of the project's taxonomy), even where the
     project has a taxonomy elsewhere. The loop and the model see text only, so a timeout, a denial and a bug look
-    alike and nobody can decide whether a retry makes sense."""
+    alike and nobody can decide whether a retry makes sense. Text handed on with a literal error flag (`isError:
+    true`, `ok: false`) that a module calling the function reads is classified there, and is not reported."""
     if ts.skipped_module(mod) or "catch" not in mod.text or _browser_ui(mod):
         return
     vocab = _vocabulary(project)
@@ -510,6 +544,9 @@ def caught_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterato
             continue
         invoked = _tool_invocation(mod, body)
         if invoked is None:
+            continue
+        outlets = [o for o in outlets if not _flag_read_by_caller(mod, project, o)]
+        if not outlets:
             continue
         yield Hit(
             node=outlets[0],
