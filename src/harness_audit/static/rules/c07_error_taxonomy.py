@@ -133,8 +133,12 @@ def _carries_code(expr: ast.AST) -> bool:
 
 
 def _string_outlets(mod: PyModule, handler: ast.ExceptHandler, exc: str) -> list[ast.AST]:
-    """Statements in the handler that hand an exception-made string onwards (return, assignment, append, yield)."""
+    """Statements in the handler that hand an exception-made string onwards (return, assignment, append, yield).
+    A statement that hands on the exception object too, and a local text that only such a statement reads, keep
+    the failure's type."""
     out: list[ast.AST] = []
+    keeping = [n for n in mod.walk_body(handler.body) if isinstance(n, ast.Return | ast.Expr | ast.Assign | ast.AnnAssign)
+               and n.value is not None and _carries_exception(n.value, exc)]
     for node in mod.walk_body(handler.body):
         value: ast.AST | None = None
         passes_on = isinstance(node, ast.Return | ast.Assign | ast.AnnAssign) or (
@@ -147,10 +151,39 @@ def _string_outlets(mod: PyModule, handler: ast.ExceptHandler, exc: str) -> list
                     node.value.func.attr not in {"append", "put", "put_nowait", "send", "add", "extend"}:
                 continue
             value = node.value
-        if value is None or not _exc_string(mod, value, exc) or _carries_code(value):
+        if value is None or not _exc_string(mod, value, exc) or _carries_code(value) or _carries_exception(value, exc):
+            continue
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+            node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and _only_read_by(mod, handler, target.id, keeping):
             continue
         out.append(node)
     return out
+
+
+def _only_read_by(mod: PyModule, handler: ast.ExceptHandler, name: str, keeping: list[ast.stmt]) -> bool:
+    """Whether the local `name` is read in the handler only inside the statements of `keeping` (and at least once)."""
+    inside = {id(n) for stmt in keeping for n in subtree(stmt)}
+    reads = [n for n in mod.walk_body(handler.body) if isinstance(n, ast.Name) and n.id == name and
+             isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(n) in inside for n in reads)
+
+
+_TEXT_BUILTINS = {"str", "repr", "format", "type", "print", "id", "vars", "dir", "isinstance", "getattr", "hasattr"}
+"""Builtins that read the exception without passing it on (`str(e)`, `type(e)`)."""
+
+
+def _carries_exception(value: ast.AST, exc: str) -> bool:
+    """Whether the exception object itself travels with the text (`wrap(result, exception=e)`, `{"error": e}`,
+    `Failure(msg, e)`): whoever receives the result can still tell the failure's type."""
+    for node in subtree(value):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _TEXT_BUILTINS) and (
+                any(isinstance(a, ast.Name) and a.id == exc for a in node.args) or
+                any(isinstance(k.value, ast.Name) and k.value.id == exc for k in node.keywords)):
+            return True
+        if isinstance(node, ast.Dict) and any(isinstance(v, ast.Name) and v.id == exc for v in node.values):
+            return True
+    return False
 
 
 def _reraises(mod: PyModule, handler: ast.ExceptHandler) -> bool:
@@ -217,7 +250,9 @@ def _tool_invocation(mod: PyModule, project: PyProject, body: list[ast.stmt], bo
 def tool_error_flattened_to_string(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a broad `except` around a tool invocation that turns the exception into a string (`f"Error: {e}"`,
     `str(e)`) and hands it on as the tool result, in a project with no error codes. The loop and the model see
-    text only, so a timeout, a denial and a bug look alike and nobody can decide whether a retry makes sense."""
+    text only, so a timeout, a denial and a bug look alike and nobody can decide whether a retry makes sense. Text
+    handed on together with the exception object (`wrap(result, exception=e)`) keeps the failure's type and is not
+    reported."""
     if _has_taxonomy(project):
         return
     for tr in mod.trys():
