@@ -29,7 +29,7 @@ def call_without_timeout(ctx: Context) -> Iterator[Report]:
             assert isinstance(call, ir.Call)
             if fn.index not in reach or _has_timeout(ctx, fn, call) or _budgeted(ctx, fn, set()):
                 continue
-            if kind == apis.SPAWN and _never_waited(ctx, fn, call):
+            if kind == apis.SPAWN and (_never_waited(ctx, fn, call) or _session_timed(fn, call)):
                 continue
             what = "process" if kind == apis.SPAWN else "request"
             yield Report(
@@ -97,6 +97,57 @@ def _only_polled(ctx: Context, module: ir.Module, store: str) -> bool:
                         isinstance(a, ir.Name) and a.id == element for a in node.args):
                     return False  # handed to something other than the list itself
     return True
+
+
+_TIMERS = frozenset({"setTimeout", "call_later", "Timer"})
+_KILLS = frozenset({"kill", "terminate"})
+
+
+def _session_timed(fn: ir.Function, call: ir.Call) -> bool:
+    """A long-lived process kept in a field of its class (`this.proc = spawn("bash")`, a shell session) where a
+    method of the class arms a timer around each use whose callback kills that process (`setTimeout(() =>
+    this.stop(), limit)` with `stop` killing `this.proc`): every command sent to it has a time budget."""
+    cls = fn.cls
+    field = ""
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Assign) and node.value is not None and any(n is call for n in ir.walk(node.value)) \
+                and len(node.targets) == 1 and isinstance(node.targets[0], ir.Attr) and \
+                expr_chain(node.targets[0].obj) in ("this", "self"):
+            field = node.targets[0].name
+    if not field or cls is None:
+        return False
+    killers = {name for name, m in cls.methods.items() if _kills_field(_nodes_within(m), field)}
+    for method in cls.methods.values():
+        for node in _nodes_within(method):
+            if not (isinstance(node, ir.Call) and expr_chain(node.func).rsplit(".", 1)[-1] in _TIMERS):
+                continue
+            for arg in node.args:
+                if not isinstance(arg, ir.FuncExpr):
+                    continue
+                body = _nodes_within(arg.fn)
+                if _kills_field(body, field) or any(
+                        isinstance(c, ir.Call) and isinstance(c.func, ir.Attr) and c.func.name in killers and
+                        expr_chain(c.func.obj) in ("this", "self") for c in body):
+                    return True
+    return False
+
+
+def _kills_field(nodes: list[ir.Node], field: str) -> bool:
+    return any(isinstance(c, ir.Call) and isinstance(c.func, ir.Attr) and c.func.name in _KILLS and
+               isinstance(c.func.obj, ir.Attr) and c.func.obj.name == field for c in nodes)
+
+
+def _nodes_within(fn: ir.Function) -> list[ir.Node]:
+    """Every node of `fn`, including those of the callbacks it defines (a timer armed inside `new Promise(...)`)."""
+    out: list[ir.Node] = []
+    pending = [fn]
+    while pending:
+        cur = pending.pop()
+        for node in ir.walk_block(cur.body):
+            out.append(node)
+            if isinstance(node, ir.FuncExpr):
+                pending.append(node.fn)
+    return out
 
 
 def _used_as_value(fn: ir.Function, call: ir.Call) -> bool:
