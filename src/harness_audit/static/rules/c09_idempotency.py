@@ -410,7 +410,8 @@ def retry_loop_repeats_side_effect(mod: PyModule, project: PyProject) -> Iterato
     retried block performs a side effect with no idempotency key.
 
     The handler swallows the failure and the loop runs the block again, repeating an effect
-    that may already have happened.
+    that may already have happened. An effect on a target named afresh in each attempt (a `uuid4()` directory)
+    that the handler removes is not repeated, and is not reported.
     """
     if idioms.is_test_module(mod):
         return
@@ -419,7 +420,7 @@ def retry_loop_repeats_side_effect(mod: PyModule, project: PyProject) -> Iterato
         if region is None:
             continue
         nodes = list(mod.walk_body(region))
-        effects = _unsafe_effects(mod, project, nodes)
+        effects = [e for e in _unsafe_effects(mod, project, nodes) if not _fresh_target_per_attempt(mod, loop, e)]
         if not effects:
             continue
         verdict = _verdict(effects)
@@ -430,6 +431,30 @@ def retry_loop_repeats_side_effect(mod: PyModule, project: PyProject) -> Iterato
             consequence=_CONSEQUENCE, direction=_DIRECTION,
             confirm_hint="" if verdict is Verdict.CONFIRMED else _hint(effects),
         )
+
+
+_REMOVERS = {"rmtree", "remove", "unlink", "rmdir", "removedirs"}
+_FRESH_NAMES = _FRESH_KEY | {"tempfile.mkdtemp", "tempfile.mkstemp", "mkdtemp", "mkstemp"}
+
+
+def _fresh_target_per_attempt(mod: PyModule, loop: ast.AST, effect: _Effect) -> bool:
+    """Whether the effect acts on a target named afresh in each attempt (`d = tmp / f"box-{uuid4().hex}"` in the
+    loop body) that the loop's failure handler removes (`shutil.rmtree(d)`): a failed attempt leaves nothing
+    behind, and the next one builds a new target instead of repeating an effect on the same one."""
+    if effect.module is not mod:
+        return False
+    fresh = {t.id for node in mod.walk(loop) if isinstance(node, ast.Assign)
+             and any(isinstance(c, ast.Call) and mod.call_name(c) in _FRESH_NAMES for c in subtree(node.value))
+             for t in node.targets if isinstance(t, ast.Name)}
+    used = {n.id for n in subtree(effect.call) if isinstance(n, ast.Name)} & fresh
+    if not used:
+        return False
+    for handler in (n for n in mod.walk(loop) if isinstance(n, ast.ExceptHandler)):
+        for call in (n for n in mod.walk_body(handler.body) if isinstance(n, ast.Call)):
+            if idioms.last(mod.call_name(call) or "") in _REMOVERS and any(
+                    isinstance(a, ast.Name) and a.id in used for a in call.args):
+                return True
+    return False
 
 
 # ---------------------------------------------------------------- idempotency keys

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId
 from harness_audit.static.sem import ir
+from harness_audit.static.sem.facts import expr_chain
 from harness_audit.static.sem.queries import Context, Report, query
 from harness_audit.static.sem.summaries import HTTP_SEND, SIDE_EFFECTS
 
@@ -25,6 +26,8 @@ def retried_side_effect(ctx: Context) -> Iterator[Report]:
                 continue
             if kind == "fs-write" and not _appends(eff.call):
                 continue  # writing the same file again is idempotent; appending is not
+            if _fresh_target(region, eff.call):
+                continue
             yield Report(
                 site=site, also_at=(ir_site(eff),),
                 claim=f"This retry re-runs a region that {_WHAT[kind]} (`{eff.fn.name}`, line {eff.call.line}) "
@@ -48,6 +51,27 @@ def _key_from_callers(ctx: Context, site) -> bool:  # noqa: ANN001 - a Site
         return False
     callers = ctx.facts.callers(site.fn)
     return bool(callers) and all(_keyed(list(ir.walk_block(caller.body))) for caller, _ in callers)
+
+
+_FRESH = frozenset({"uuid4", "uuid1", "randomUUID", "mkdtemp", "mkstemp", "mkdtempSync", "token_hex", "nanoid"})
+_REMOVE = frozenset({"rmtree", "rm", "rmSync", "unlink", "unlinkSync", "remove", "rmdir", "rmdirSync"})
+
+
+def _fresh_target(region: list[ir.Node], call: ir.Call) -> bool:
+    """The effect acts on a target named afresh in each attempt (`d = tmp / f"box-{uuid4().hex}"` inside the
+    retried region) that the region's failure handler removes (`shutil.rmtree(d)`): a failed attempt leaves
+    nothing behind and the next builds a new target, so nothing is done twice."""
+    if not any(n is call for n in region):
+        return False
+    fresh = {t.id for n in region if isinstance(n, ir.Assign) and n.value is not None and any(
+        isinstance(c, ir.Call) and expr_chain(c.func).rsplit(".", 1)[-1] in _FRESH for c in ir.walk(n.value))
+        for t in n.targets if isinstance(t, ir.Name)}
+    used = {n.id for n in ir.walk(call) if isinstance(n, ir.Name)} & fresh
+    if not used:
+        return False
+    return any(isinstance(c, ir.Call) and expr_chain(c.func).rsplit(".", 1)[-1] in _REMOVE and
+               any(isinstance(a, ir.Name) and a.id in used for a in c.args)
+               for h in region if isinstance(h, ir.Handler) for c in ir.walk_block(h.body))
 
 
 def _appends(call: ir.Call) -> bool:
