@@ -229,6 +229,32 @@ def _facts(project: PyProject) -> _ProjectFacts:
     return _FACTS[0]
 
 
+_INITIALISERS = {"__init__", "__post_init__", "__new__"}
+
+
+def reached_only_from_initialisers(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 4) -> bool:
+    """Whether every chain of project calls into `fn` (up to `depth` hops) starts in a constructor (`__init__`,
+    `__post_init__`): the function runs while objects are built, not during a turn. False when some caller is not
+    found, is at module level, or the chain is longer: an unknown caller may be a tool call."""
+    known: dict[int, bool] = {}
+
+    def walk(m: PyModule, f: FunctionNode, left: int) -> bool:
+        if f.name in _INITIALISERS:
+            return True
+        if id(f) in known:
+            return known[id(f)]  # a function met twice keeps its answer; one still being judged is a cycle
+        if left == 0:
+            return False
+        known[id(f)] = False
+        callers = callers_of(project, f, m)
+        answer = bool(callers) and all((cfn := cmod.enclosing_function(call)) is not None and
+                                       walk(cmod, cfn, left - 1) for cmod, call in callers)
+        known[id(f)] = answer
+        return answer
+
+    return fn.name not in _INITIALISERS and walk(mod, fn, depth)
+
+
 def callers_of(project: PyProject, fn: FunctionNode, mod: PyModule | None = None) -> list[tuple[PyModule, ast.Call]]:
     """Call sites in the project that `PyProject.resolve_call` resolves to `fn` (candidates indexed by name once).
 
