@@ -395,12 +395,16 @@ def _http_function(mod: PyModule, fn: FunctionNode) -> ast.Call | None:
 def untyped_client_exception(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a function that makes an HTTP call and reports its failure by raising a bare `Exception` (or a
     `RuntimeError` with runtime details), in a project with no error codes. The status that says whether the
-    failure is retryable (429, 5xx) or permanent (4xx) is folded into a message nobody can branch on."""
+    failure is retryable (429, 5xx) or permanent (4xx) is folded into a message nobody can branch on. A function
+    every call chain of which starts in a constructor fails while objects are built, not in the agent loop, and
+    is not reported."""
     if _has_taxonomy(project):
         return
     for fn in mod.functions():
         if idioms.is_tool_function_wide(mod, fn, project) or idioms.TOOL_DISPATCH_NAME.search(fn.name):
             continue  # reported by untyped-tool-exception
+        if idioms.reached_only_from_initialisers(project, mod, fn):
+            continue  # a failure while objects are built (spec discovery) never reaches the agent loop
         http = None
         for node in mod.walk(fn):
             if not (isinstance(node, ast.Raise) and _untyped_failure(mod, node)):

@@ -234,7 +234,8 @@ def request_without_timeout(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a `requests` call (or `urlopen`) made by a tool with no `timeout=`.
 
     `requests` and `urlopen` have no default timeout: a server that stops answering holds the
-    tool, and the whole turn, forever, and no layer ever reports which tool hung.
+    tool, and the whole turn, forever, and no layer ever reports which tool hung. A function every call chain of
+    which starts in a constructor runs while the toolset is built, not in a tool call, and is not reported.
     """
     if idioms.is_test_module(mod) or ("requests" not in mod.source and "urlopen" not in mod.source and
                                       "timeout=None" not in mod.source):
@@ -245,8 +246,9 @@ def request_without_timeout(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     for call in mod.calls_to(_REQUEST_SHORT):
         name = _unbounded_request(mod, call, sessions)
         fn = mod.enclosing_function(call) if name else None
-        if name is None or fn is None or not _tool_context(mod, project, fn):
-            continue
+        if name is None or fn is None or not _tool_context(mod, project, fn) or \
+                idioms.reached_only_from_initialisers(project, mod, fn):
+            continue  # a request made only while objects are built (spec loading) is not a tool call
         yield Hit(
             node=call,
             claim=f"`{name}` in tool code `{fn.name}` has no timeout, and `requests`/`urlopen` have no default one",
