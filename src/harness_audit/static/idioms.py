@@ -234,8 +234,9 @@ _INITIALISERS = {"__init__", "__post_init__", "__new__"}
 
 def reached_only_from_initialisers(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 4) -> bool:
     """Whether every chain of project calls into `fn` (up to `depth` hops) starts in a constructor (`__init__`,
-    `__post_init__`): the function runs while objects are built, not during a turn. False when some caller is not
-    found, is at module level, or the chain is longer: an unknown caller may be a tool call."""
+    `__post_init__`): the function runs while objects are built, not during a turn. False when the function has
+    no caller the call graph resolves, a caller is at module level, or a chain is longer or cyclic. A call the
+    graph cannot resolve (through an object of unknown type) is not seen."""
     known: dict[int, bool] = {}
 
     def walk(m: PyModule, f: FunctionNode, left: int) -> bool:
