@@ -66,3 +66,16 @@ def test_self_audit_of_our_own_source_completes(tmp_path: Path) -> None:
     explained = (ROOT / "docs" / "self-audit.md").read_text(encoding="utf-8")
     unexplained = [f"{f.check} {f.file}:{f.line} {f.fingerprint}" for f in rep.findings if f.fingerprint not in explained]
     assert not unexplained, f"fix these or explain them in docs/self-audit.md: {unexplained}"
+
+
+def test_no_static_finding_is_reported_in_test_code(make_tree: MakeTree, tmp_path: Path) -> None:
+    """Risk: a test's fake model or fixture (a `tests/` folder, `*.test.ts`, `test_*.py`) reported as the harness's
+    defect (review 3: six of forty findings sat in test files)."""
+    loop = (EXAMPLE / "agent" / "loop.py").read_text()
+    tools = (EXAMPLE / "agent" / "tools.py").read_text()
+    root = make_tree({"agent/loop.py": loop, "agent/tools.py": tools, "tests/agent/loop.py": loop,
+                      "tests/agent/tools.py": tools, "agent/test_loop.py": loop})
+    for preview in (False, True):
+        rep = audit(root, ["all"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report
+        assert rep.findings, "the harness's own copy should still be audited"
+        assert {f.file for f in rep.findings} <= {"agent/loop.py", "agent/tools.py"}

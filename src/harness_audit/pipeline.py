@@ -46,6 +46,7 @@ from harness_audit.static import (
     no_gc_pauses,
     parse_python,
     run_rules,
+    without_test_code,
 )
 from harness_audit.workspace import Discovery, SourceFile, Workspace, printable_path
 
@@ -195,6 +196,7 @@ def run_static(
         static, unparsed = _run_rules_and_typescript(ws, discovery, checks, timings, progress)
         if semantic is not None:
             semantic.add_to(static, timings)
+        without_test_code(static)
     finally:
         if semantic is not None:
             semantic.cancel()

@@ -243,6 +243,14 @@ def _python_file(stem: str, paths: frozenset[str]) -> str | None:
     return None
 
 
+def root_package(root_name: str, paths: Iterable[str]) -> str:
+    """The package the audited root itself is (`nanobot` for an audit of `…/nanobot/` holding `__init__.py`), so
+    that the project's own absolute imports (`nanobot.utils.x`) resolve; "" when the root is not a package."""
+    if not root_name.isidentifier() or not any(p in ("__init__.py", "__init__.pyi") for p in paths):
+        return ""
+    return root_name
+
+
 def _locate_python(origin: str, source: str, files: _ModuleFiles) -> str | None:
     """`from .tools import x` in `pkg/agent.py` -> `pkg/tools.py`; an absolute `pkg.tools` is looked up at the
     root, beside `origin` (a script's own directory is on its path), then as the shortest path ending with it
@@ -261,8 +269,9 @@ def _locate_python(origin: str, source: str, files: _ModuleFiles) -> str | None:
     if not parts:
         return None
     rel = "/".join(parts)
-    return (_python_file(rel, files.paths) or _python_file("/".join([*directory, *parts]), files.paths)
-            or files.python_tail(rel))
+    own = files.package and parts[0] == files.package  # the audited root's own package, named absolutely
+    return (_python_file(rel, files.paths) or (own and _python_file("/".join(parts[1:]), files.paths) or None)
+            or _python_file("/".join([*directory, *parts]), files.paths) or files.python_tail(rel))
 
 
 def _python_submodule(source: str, name: str) -> str:
@@ -823,8 +832,8 @@ class ModuleLocator:
 
     __slots__ = ("_files",)
 
-    def __init__(self, paths: Iterable[str]) -> None:
-        self._files = _ModuleFiles(frozenset(paths))
+    def __init__(self, paths: Iterable[str], package: str = "") -> None:
+        self._files = _ModuleFiles(frozenset(paths), package)
 
     def locate(self, language: Language, origin: str, source: str) -> str | None:
         """The file `source`, imported from `origin`, names."""
@@ -876,6 +885,8 @@ class _ModuleFiles:
 
     paths: frozenset[str]
     """Every indexed path."""
+    package: str = ""
+    """The package the audited root itself is (`root_package`), or ""."""
     _tails: dict[str, str] | None = field(default=None, repr=False)
 
     def python_tail(self, rel: str) -> str | None:
@@ -926,7 +937,7 @@ class SymbolIndex:
         self._files = files
         self._refs = refs
         self._links: dict[str, _Links] = links or {}
-        self._modules = _ModuleFiles(frozenset(files))
+        self._modules = _ModuleFiles(frozenset(files), root_package(ws.root.name, files))
         self.symbols: tuple[Symbol, ...] = tuple(sorted(symbols, key=lambda s: (s.file, s.line, s.qualname)))
         """Every definition, sorted by file, line and qualified name."""
         self.unparsed: tuple[UnindexedFile, ...] = tuple(sorted(unparsed, key=lambda u: u.path))

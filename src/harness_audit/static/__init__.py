@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import pickle
+import re
 import signal
 import threading
 import time
@@ -19,14 +20,34 @@ from harness_audit.static.lang import TreeTooDeep
 from harness_audit.static.lang.python import PyModule, PyProject
 from harness_audit.static.recon import find_landmarks
 from harness_audit.static.registry import Hit, Rule, load_rules, rules_for
+from harness_audit.symbols import root_package
 from harness_audit.workspace import SourceFile, Workspace
 
 T = TypeVar("T")
 
 __all__ = [
-    "BackgroundJob", "BackgroundResult", "ForkedCall", "can_fork", "ParsedProject", "StaticResult", "UnparsedFile", "hit_to_candidate",
+    "BackgroundJob", "BackgroundResult", "ForkedCall", "ParsedProject", "StaticResult", "UnparsedFile", "can_fork",
+    "hit_to_candidate", "is_test_file", "without_test_code",
     "parse_python", "run_rules",
 ]
+
+
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "__mocks__", "fixtures", "e2e"})
+_TEST_FILE = re.compile(r"(?:^test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$")
+
+
+def is_test_file(path: str) -> bool:
+    """Test code (a `tests/` folder, `test_*.py`, `*.test.ts`, …) is not the harness's runtime: no static
+    finding is reported in it (`without_test_code`), and the semantic layer does not lower it."""
+    parts = path.split("/")
+    return any(p in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_FILE.match(parts[-1]))
+
+
+def without_test_code(static: StaticResult) -> None:
+    """Drop every candidate cited in test code, whichever engine or rule proposed it: a fake model or a fixture
+    in a test is not a defect a user of the harness meets (the one place this is decided for every check)."""
+    for check, candidates in static.candidates.items():
+        static.candidates[check] = [c for c in candidates if not is_test_file(c.file)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +120,7 @@ def parse_python(ws: Workspace, files: Iterable[SourceFile]) -> ParsedProject:
         except (ValueError, MemoryError) as exc:
             # isolation boundary of the parser: one hostile file never stops the audit
             unparsed.append(UnparsedFile(f.path, f"{type(exc).__name__}: {exc}"))
-    return ParsedProject(PyProject(modules), tuple(unparsed))
+    return ParsedProject(PyProject(modules, root_package(ws.root.name, modules)), tuple(unparsed))
 
 
 def recon(parsed: ParsedProject) -> list[LandmarkCandidate]:

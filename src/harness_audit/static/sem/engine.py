@@ -6,7 +6,6 @@ selected checks into gate-ready `Candidate`s; `landmarks` turns roles into recon
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,11 +17,13 @@ from harness_audit.findings import (
     evidence_is_thin,
     normalise_lines,
 )
+from harness_audit.static import is_test_file
 from harness_audit.static.sem import ir
 from harness_audit.static.sem.facts import Facts
 from harness_audit.static.sem.queries import Context, Report, queries_for
 from harness_audit.static.sem.roles import Roles, Site
 from harness_audit.static.sem.summaries import Summaries
+from harness_audit.symbols import root_package
 from harness_audit.workspace import SourceFile, Workspace
 
 SEM_LANGUAGES = frozenset({"python", "typescript", "javascript"})
@@ -40,10 +41,10 @@ class Unlowered:
 class SemProject:
     """One workspace lowered and analysed."""
 
-    def __init__(self, modules: list[ir.Module], unlowered: list[Unlowered]) -> None:
+    def __init__(self, modules: list[ir.Module], unlowered: list[Unlowered], package: str = "") -> None:
         self.modules = modules
         self.unlowered = unlowered
-        self.facts = Facts(modules)
+        self.facts = Facts(modules, package)
         self.sums = Summaries(self.facts)
         self.roles = Roles(self.facts, self.sums)
         self.ctx = Context(self.facts, self.sums, self.roles)
@@ -84,18 +85,7 @@ class SemProject:
             if mod.error is not None:
                 unlowered.append(Unlowered(f.path, mod.error, bool(mod.functions[1:] or mod.body.body)))
             modules.append(mod)
-        return cls(modules, unlowered)
-
-
-_TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "__mocks__", "fixtures", "e2e"})
-_TEST_FILE = re.compile(r"(?:^test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$")
-
-
-def is_test_file(path: str) -> bool:
-    """Test code (a `tests/` folder, `test_*.py`, `*.test.ts`, …) is not the harness's runtime: the semantic
-    queries do not report in it."""
-    parts = path.split("/")
-    return any(p in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_FILE.match(parts[-1]))
+        return cls(modules, unlowered, root_package(ws.root.name, (m.path for m in modules)))
 
 
 def _front_end(language: str):  # noqa: ANN202 - a parse function of one front end

@@ -204,7 +204,7 @@ _BINDERS = (ir.Assign, ir.Loop, ir.With, ir.Handler, ir.Def, ir.Op, ir.Comp)
 class Facts:
     """The project's facts; build once with `Facts.build(modules)`."""
 
-    def __init__(self, modules: Iterable[ir.Module]) -> None:
+    def __init__(self, modules: Iterable[ir.Module], package: str = "") -> None:
         self.modules: dict[str, ir.Module] = {m.path: m for m in modules}
         self.functions: list[ir.Function] = []
         self.classes: list[ir.Class] = []
@@ -213,7 +213,7 @@ class Facts:
                 fn.index = len(self.functions)
                 self.functions.append(fn)
             self.classes.extend(mod.classes)
-        self._locator = ModuleLocator(self.modules)
+        self._locator = ModuleLocator(self.modules, package)
         self._bindings: dict[int, dict[str, list[Binding]]] = {}
         self._top: dict[str, dict[str, list[Binding]]] = {}
         self._eval: dict[ir.Expr, Vals] = {}
