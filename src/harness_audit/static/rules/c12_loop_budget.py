@@ -375,6 +375,52 @@ def _success_return(stmts: list[ast.stmt]) -> ast.Return | ast.Yield | None:
     return None
 
 
+def _assigned_names(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, ast.Assign):
+        return {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    if isinstance(stmt, ast.AnnAssign | ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        return {stmt.target.id}
+    return set()
+
+
+def _sentinel_on_exhaustion(mod: PyModule, loop: LoopNode, ret: ast.Return | ast.Yield) -> bool:
+    """Whether the result carries a local that tells exhaustion from a finish: set to a constant before the
+    loop (`final = "<no_answer>"`) and reassigned in the loop only in a block that then leaves it
+    (`final = answer; break`), so running out returns the constant and a finished run returns something else."""
+    value = ret.value
+    elts = value.elts if isinstance(value, ast.Tuple) else [value]
+    names = {e.id for e in elts if isinstance(e, ast.Name)}
+    fn = mod.enclosing_function(loop)
+    if not names or fn is None:
+        return False
+    for name in names:
+        before: list[ast.stmt] = []
+        in_loop: list[ast.stmt] = []
+        for node in mod.walk_body(fn.body):
+            if isinstance(node, ast.stmt) and name in _assigned_names(node):
+                (in_loop if loop in mod.ancestors(node) else before).append(node)
+            elif isinstance(node, ast.For | ast.AsyncFor | ast.With | ast.AsyncWith | ast.NamedExpr) \
+                    and name in {n.id for n in ast.walk(getattr(node, "target", node)) if isinstance(n, ast.Name)}:
+                before.append(node)  # bound some other way: not a plain sentinel
+        if not in_loop or len(before) != 1:
+            continue
+        init = before[0]
+        if not (isinstance(init, ast.Assign | ast.AnnAssign) and isinstance(init.value, ast.Constant)
+                and init.lineno < loop.lineno):
+            continue
+        if all(_leaves_loop_after(mod, loop, a) for a in in_loop):
+            return True
+    return False
+
+
+def _leaves_loop_after(mod: PyModule, loop: LoopNode, stmt: ast.stmt) -> bool:
+    """Whether `stmt` sits directly in `loop` (no inner loop) and its block then breaks or returns."""
+    parent = mod.parent(stmt)
+    rest = later_siblings(parent, stmt) if parent is not None else None
+    return bool(rest) and mod.enclosing_loops(stmt)[:1] == [loop] \
+        and any(isinstance(s, ast.Break | ast.Return) for s in rest or [])
+
+
 def _result_text(mod: PyModule, ret: ast.Return | ast.Yield) -> str:
     keyword = "return" if isinstance(ret, ast.Return) else "yield"
     text = " ".join(mod.segment(ret.value).split()) if ret.value is not None else ""
@@ -460,7 +506,7 @@ def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -
             continue  # an explicit in-loop ceiling is judged by `ceiling-break-reads-as-success`
         after = _following(mod, loop)
         ret = _success_return(after)
-        if ret is None or _marks_status(mod, after):
+        if ret is None or _marks_status(mod, after) or _sentinel_on_exhaustion(mod, loop, ret):
             continue
         header = mod.segment(loop.iter) if isinstance(loop, ast.For | ast.AsyncFor) else mod.segment(loop.test)
         yield Hit(
