@@ -1365,14 +1365,56 @@ def _usage_event_handlers(mod: TsModule) -> Iterator[tuple[Node, str, Node]]:
             yield stmt, "done", stmt.child_by_field_name("consequence") or stmt
 
 
-def _event_read(mod: TsModule, node: Node, handler: Node) -> Node | None:
-    """The first statement of the handler that reads the event (`status: ev.response?.status` recorded,
-    `reason = chunk.done_reason`): where the event's other fields are taken and its usage is left behind."""
+_UI_STREAM_ONLY = frozenset({"message-metadata", "tool-input-available", "tool-output-available",
+                             "tool-output-error", "tool-input-error"})
+"""Chunk types only the `ai` package's UI message stream (`toUIMessageStream`, what a chat route returns to the
+browser) has. Its `finish` chunk carries `finishReason` and `messageMetadata`, never usage: a decoder of that
+stream reads what the server chose to send, not the provider's turn."""
+_AI_FINISH = frozenset({"finish", "finish-step", "step-finish"})
+
+
+def _tested_event(mod: TsModule, node: Node) -> str | None:
+    """The name of the event a `case` (its switch's value) or an `if` (its condition) tests."""
     test = node.parent.parent if node.type == "switch_case" and node.parent is not None else node
     tested = test.child_by_field_name("value") if test is not None and test.type == "switch_statement" else \
         node.child_by_field_name("condition")
-    event = next((mod.node_text(n) for n in iter_subtree(tested) if n.type == "identifier"), None) \
+    return next((mod.node_text(n) for n in iter_subtree(tested) if n.type == "identifier"), None) \
         if tested is not None else None
+
+
+def _ui_message_chunk(mod: TsModule, node: Node, handler: Node) -> bool:
+    """Whether the handled `finish` is a UI message stream chunk: the function that handles it also tests the same
+    chunk for a type only that stream has, or reads the chunk's `messageMetadata`."""
+    event = _tested_event(mod, node)
+    if event is None:
+        return False
+    scope = mod.enclosing_function(node) or mod.tree.root_node
+    for n in iter_subtree(scope, into_functions=False):
+        if n.type == "member_expression" and mod.node_text(n) in (f"{event}.messageMetadata",
+                                                                   f"{event}?.messageMetadata"):
+            return True
+        if n.type == "switch_statement" and event in _identifiers(mod, n.child_by_field_name("value")):
+            body = n.child_by_field_name("body")
+            for case in (body.named_children if body is not None else []):
+                value = case.child_by_field_name("value") if case.type == "switch_case" else None
+                if value is not None and ts.string_value(mod, unwrap(value)) in _UI_STREAM_ONLY:
+                    return True
+        if n.type == "if_statement" and (cond := n.child_by_field_name("condition")) is not None \
+                and event in _identifiers(mod, cond):
+            m = _EVENT_TEST.search(code_text(mod, cond))
+            if m is not None and (m.group(2) or m.group(4)) in _UI_STREAM_ONLY:
+                return True
+    return False
+
+
+def _identifiers(mod: TsModule, node: Node | None) -> set[str]:
+    return {mod.node_text(n) for n in iter_subtree(node) if n.type == "identifier"} if node is not None else set()
+
+
+def _event_read(mod: TsModule, node: Node, handler: Node) -> Node | None:
+    """The first statement of the handler that reads the event (`status: ev.response?.status` recorded,
+    `reason = chunk.done_reason`): where the event's other fields are taken and its usage is left behind."""
+    event = _tested_event(mod, node)
     if event is None:
         return None
     for stmt in iter_subtree(handler, into_functions=False):
@@ -1424,6 +1466,8 @@ def stream_event_usage_dropped(mod: TsModule, project: TsProject) -> Iterator[Hi
         return
     seen: set[Key] = set()
     for node, name, handler in _usage_event_handlers(mod):
+        if name in _AI_FINISH and _ui_message_chunk(mod, node, handler):
+            continue
         fn = mod.enclosing_function(node)
         if fn is not None and key(mod, fn) in seen:
             continue
