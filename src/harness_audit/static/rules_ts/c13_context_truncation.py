@@ -803,6 +803,46 @@ def _returned(mod: TsModule, node: Node) -> bool:
     return False
 
 
+_FLAT_TYPE_NODES = frozenset({"type_annotation", "generic_type", "type_arguments", "array_type", "object_type",
+                              "property_signature", "property_identifier", "predefined_type", "literal_type",
+                              "union_type", "string", "string_fragment", "null", "undefined", "readonly_type",
+                              "parenthesized_type"})
+_LIST_TYPES = frozenset({"Promise", "Array", "ReadonlyArray"})
+
+
+def _flat_return_type(mod: TsModule, fn: Node | None) -> bool:
+    """Whether `fn` declares that it returns a list of records whose every field is a string, number or boolean
+    (`Promise<Array<{ id: string; role: string; content: string }>>`): such a record holds no tool call or result
+    structure, so a cut list it is built from cannot hand a provider an orphan."""
+    annotation = fn.child_by_field_name("return_type") if fn is not None else None
+    if annotation is None or not any(n.type == "object_type" for n in iter_subtree(annotation)):
+        return False
+    for n in iter_subtree(annotation):
+        if n.type == "type_identifier":
+            if mod.node_text(n) not in _LIST_TYPES:
+                return False
+        elif n.type not in _FLAT_TYPE_NODES:
+            return False
+    return True
+
+
+def _only_returned(mod: TsModule, node: Node) -> bool:
+    """Whether the cut list goes only into its function's return value: returned itself, or held in a local
+    whose every later use sits in a `return` statement."""
+    holder = next((a for a in mod.ancestors(node) if a.type not in ("await_expression", "parenthesized_expression",
+                                                                    "ternary_expression")), None)
+    if holder is None:
+        return False
+    if holder.type == "return_statement":
+        return True
+    if holder.type != "variable_declarator":
+        return False
+    name = mod.node_text(holder.child_by_field_name("name"))
+    uses = [n for later in later_statements(mod, statement_of(holder))
+            for n in iter_subtree(later) if n.type == "identifier" and mod.node_text(n) == name]
+    return bool(uses) and all(any(a.type == "return_statement" for a in mod.ancestors(n)) for n in uses)
+
+
 @rule(CheckId.C13, lang="typescript", name="window-cut-orphans-tool-result")
 def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags a history cut chosen by message count alone (`messages.slice(-N)` kept as the history,
@@ -819,7 +859,8 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
         marker = (key(mod, fn) if fn is not None else None, base)
         if marker in seen or _holds_records(mod, base) or _bookkeeping(mod, node, base) or \
                 _ui_message_page(mod, node, fn) or _handles_pairs(mod, project, node) or \
-                _returned(mod, node) and _only_flattened(mod, project, fn):
+                _returned(mod, node) and _only_flattened(mod, project, fn) or \
+                _only_returned(mod, node) and _flat_return_type(mod, fn):
             continue
         seen.add(marker)
         speaks = module_speaks_llm(mod, project) or _sdk_typed(mod, fn) or _feeds_model(mod, project, fn) or \
