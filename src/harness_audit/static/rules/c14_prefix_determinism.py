@@ -501,11 +501,58 @@ def _volatile_source(mod: PyModule, call: ast.Call) -> str | None:
     return None
 
 
+_SUB_DAY = re.compile(r"%[HIMSfcXsTRrpkl]")
+"""strftime directives finer than a day (hour, minute, second, the locale's date-and-time)."""
+
+
+def _day_granular(mod: PyModule, call: ast.Call) -> bool:
+    """Whether the clock value is a calendar day: `now().strftime("%B %d, %Y")` with no hour, minute or second,
+    `now().date()`, `date.today()`."""
+    outer = mod.parent(call)
+    use = mod.parent(outer) if isinstance(outer, ast.Attribute) else None
+    if isinstance(outer, ast.Attribute) and isinstance(use, ast.Call) and use.func is outer:
+        if outer.attr == "date" and not use.args:
+            return True
+        if outer.attr == "strftime" and use.args and isinstance(use.args[0], ast.Constant) \
+                and isinstance(use.args[0].value, str):
+            return _SUB_DAY.search(use.args[0].value) is None
+    return idioms.last(mod.call_name(call) or "") == "today"
+
+
+def _memo_guarded(mod: PyModule, call: ast.Call) -> bool:
+    """Whether `call` runs only inside `if X is None:` whose block then assigns `X`: once per object."""
+    child: ast.AST = call
+    for anc in mod.ancestors(call):
+        if isinstance(anc, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return False
+        if isinstance(anc, ast.If) and child in anc.body and isinstance(anc.test, ast.Compare) \
+                and len(anc.test.ops) == 1 and isinstance(anc.test.ops[0], ast.Is) \
+                and isinstance(anc.test.comparators[0], ast.Constant) and anc.test.comparators[0].value is None:
+            held = mod.dotted(anc.test.left)
+            if held and any(isinstance(st, ast.Assign) and any(mod.dotted(t) == held for t in st.targets)
+                            for st in anc.body):
+                return True
+        child = anc
+    return False
+
+
+def _built_once(mod: PyModule, project: PyProject, sink: _Sink) -> bool:
+    """Whether the prompt is the return value of a function of `mod` whose every project caller builds it once per
+    object (`if self._chat is None: prompt = build_system_prompt(...); self._chat = Chat(prompt)`)."""
+    fn = mod.enclosing_function(sink.node) if isinstance(sink.node, ast.Return) else None
+    if fn is None or not any(f is fn for kind in (ast.FunctionDef, ast.AsyncFunctionDef)
+                             for f in mod.nodes(kind, any_order=True)):
+        return False
+    callers = list(_callers(project, FuncRef(mod, fn)))
+    return bool(callers) and all(_memo_guarded(cmod, call) for cmod, call in callers)
+
+
 @rule(CheckId.C14, lang="python", name="volatile-value-in-prompt-prefix")
 def volatile_value_in_prompt_prefix(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags the current time or date, a uuid, a random value, the pid or the hostname that flows into the system
     prompt or the tool definitions: every request then starts with different bytes and the provider's prefix
-    cache never hits.
+    cache never hits. A calendar day in a prompt built once per object (every caller sits in `if self.x is None:`
+    that then assigns `self.x`) is the same for every request of the run.
     """
     found: dict[int, tuple[ast.Call, str, _Sink, bool]] = {}
     for call in mod.calls_to(_VOLATILE_LAST):
@@ -525,6 +572,8 @@ def volatile_value_in_prompt_prefix(mod: PyModule, project: PyProject) -> Iterat
         if held is None or (inside and not held[3]):
             found[id(sink.node)] = (call, name, sink, inside)
     for call, name, sink, _inside in sorted(found.values(), key=lambda f: f[0].lineno):
+        if _day_granular(mod, call) and _built_once(mod, project, sink):
+            continue  # the day is fixed when the object is built: every request of its run shares the prefix
         what = _VOLATILE.get(name, "a random value")
         once = _scope_of(mod, call) is mod.tree
         uncertain = once or name in _HOST_ONLY
