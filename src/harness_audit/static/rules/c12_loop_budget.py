@@ -491,7 +491,8 @@ def ceiling_break_reads_as_success(mod: PyModule, project: PyProject) -> Iterato
 def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags `for turn in range(max_turns)` (or `while turn < max_turns`) agent loops with no `else:` whose
     exhaustion falls through to an ordinary `return` of the last message: running out of turns looks
-    exactly like a finished run.
+    exactly like a finished run. A returned local set to a constant before the loop and replaced only where the
+    loop is left (`answer = "<no_answer>"` ... `answer = reply; break`) tells the two apart.
     """
     for loop, drive in _driven_loops(mod, project):
         bounded_for = isinstance(loop, ast.For | ast.AsyncFor) and isinstance(loop.iter, ast.Call) \

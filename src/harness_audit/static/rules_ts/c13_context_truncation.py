@@ -848,7 +848,8 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
     """Flags a history cut chosen by message count alone (`messages.slice(-N)` kept as the history,
     `history.shift()` until it fits, `messages.splice(1, k)`) where nothing around it looks at tool calls or
     results: the boundary can fall between a tool call and its result and leave an orphan the provider rejects.
-    A loop that keeps dropping messages while the head carries tool results is the pairing repair itself.
+    A loop that keeps dropping messages while the head carries tool results is the pairing repair itself, and a
+    cut returned only as records of strings and numbers (the declared return type) holds no tool call to orphan.
     """
     text = mod.text
     if is_test_module(mod) or (".slice(" not in text and ".shift(" not in text and ".splice(" not in text):

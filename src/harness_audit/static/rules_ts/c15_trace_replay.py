@@ -1460,7 +1460,8 @@ def stream_event_usage_dropped(mod: TsModule, project: TsProject) -> Iterator[Hi
     """Flags a hand-decoded model stream that handles the event carrying the turn's token usage (Responses API
     `response.completed`, Anthropic `message_start` / `message_delta`, the `ai` package's `finish` part) without
     reading it, in a project where no module reads usage at all. The provider reports what every turn cost and the
-    harness throws it away with the event."""
+    harness throws it away with the event. The `finish` chunk of the `ai` UI message stream (the function also
+    handles `message-metadata` / `tool-output-available` chunks, or reads `messageMetadata`) carries no usage."""
     if is_test_module(mod) or not (any(e in mod.text for e in _USAGE_EVENTS) or "done_reason" in mod.text) or \
             not module_speaks_llm(mod, project) or _reads_usage_in_code(project):
         return
