@@ -335,6 +335,33 @@ def _strip_iter(expr: ast.expr) -> ast.expr:
     return expr
 
 
+def _result_recorded_with_id(project: PyProject, fn: FunctionNode) -> bool:
+    """Whether every project caller stores `fn`'s result in a record built with the call's id beside it
+    (`args = parse_args(raw, name); calls.append(ToolCallRequest(id=call_id, arguments=args))`): that record keys
+    the call by its id, so the log line inside `fn` is not the only record of it."""
+    callers = idioms.callers_of(project, fn)
+    return bool(callers) and all(_stored_with_id(other, site) for other, site in callers)
+
+
+def _stored_with_id(mod: PyModule, site: ast.Call) -> bool:
+    parent = mod.parent(site)
+    if isinstance(parent, ast.keyword):
+        record = mod.parent(parent)
+        return isinstance(record, ast.Call) and _has_id_keyword(record)
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return False
+    name = parent.targets[0].id
+    scope = mod.enclosing_function(site)
+    if scope is None:
+        return False
+    return any(isinstance(node, ast.Call) and _has_id_keyword(node) and any(
+        isinstance(kw.value, ast.Name) and kw.value.id == name for kw in node.keywords) for node in mod.walk(scope))
+
+
+def _has_id_keyword(call: ast.Call) -> bool:
+    return any(kw.arg is not None and _ID_WORD.search(kw.arg) for kw in call.keywords)
+
+
 def _call_id_recorded_by_callee(mod: PyModule, project: PyProject, fn: FunctionNode) -> bool:
     """Whether `fn` hands each tool call object (a loop or comprehension variable over the tool calls) whole to a
     project function that records its id under an id key (`build_event(tc)` returning `{"call_id": tc.id, ...}`):
@@ -384,8 +411,9 @@ def tool_log_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]
     """Flags tool execution logged by tool name with no call id, in a function that never touches a call id, in a
     project with no tracing integration (so the log is the only record). Calls and results in such a log cannot be
     joined, and parallel calls of the same tool are indistinguishable. A function that hands each call object to a
-    project function recording its id (a start event built per call) is not reported: the log is not the only
-    record."""
+    project function recording its id (a start event built per call), or whose every caller stores its result in a
+    record built with the call's id (`ToolCallRequest(id=call_id, arguments=args)`), is not reported: the log is not
+    the only record."""
     facts = _facts(project)
     if facts.tracing is not None:
         return
@@ -406,7 +434,7 @@ def tool_log_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]
                 continue
         elif _function_mentions_id(mod, fn):
             continue
-        if _call_id_recorded_by_callee(mod, project, fn):
+        if _call_id_recorded_by_callee(mod, project, fn) or _result_recorded_with_id(project, fn):
             continue
         seen.add(id(fn))
         yield Hit(
