@@ -20,6 +20,8 @@ def spawn_inherits_env(ctx: Context) -> Iterator[Report]:
             continue
         call = site.node
         assert isinstance(call, ir.Call)
+        if _fixed_command(call) and not _fed_input(site.fn, call):
+            continue
         env = _env_given(call)
         if env is not None and not _copies_environ(env):
             continue
@@ -32,6 +34,43 @@ def spawn_inherits_env(ctx: Context) -> Iterator[Report]:
                         "the harness's secrets into the transcript or sends them out.",
             direction="Pass an explicit allow-list (`env={'PATH': ..., 'HOME': sandbox_home}` / "
                       "`env: { PATH: process.env.PATH }`) and scan captured output for secrets.")
+
+
+def _fixed_command(call: ir.Call) -> bool:
+    """The command is written out in full at the call (`run(["cmd.exe", "/c", "echo", "%USERPROFILE%"])`,
+    `execSync("git rev-parse HEAD")`): every part of it is a string literal, so nothing the model wrote runs
+    and the inherited environment is exposed to no model-chosen program. An options object is not part of
+    the command; a command with any variable part (a name, a hole in a template) is not fixed."""
+    parts = [a for a in call.args if not isinstance(a, ir.Obj)]
+    args_kw = call.keyword("args")
+    if args_kw is not None:
+        parts.append(args_kw)
+    return bool(parts) and all(_literal_text(p) for p in parts)
+
+
+def _fed_input(fn: ir.Function, call: ir.Call) -> bool:
+    """The process may read text the harness hands it after start: an `input` given at the call, a handle
+    kept in a field (a shell session other methods write to), or any `stdin` touched in the function."""
+    if call.keyword("input") is not None or any(isinstance(a, ir.Obj) and a.get("input") is not None
+                                                for a in call.args):
+        return True
+    for node in ir.walk_block(fn.body):
+        if isinstance(node, ir.Attr) and node.name == "stdin":
+            return True
+        if isinstance(node, ir.Assign) and node.value is not None and any(n is call for n in ir.walk(node.value)) \
+                and not all(isinstance(t, ir.Name) for t in node.targets):
+            return True
+    return False
+
+
+def _literal_text(e: ir.Expr) -> bool:
+    if isinstance(e, ir.Lit):
+        return isinstance(e.value, str)
+    if isinstance(e, ir.Tmpl):
+        return all(isinstance(p, str) for p in e.parts)
+    if isinstance(e, ir.Seq):
+        return all(_literal_text(i) for i in e.items)
+    return False
 
 
 def _env_given(call: ir.Call) -> ir.Expr | None:
