@@ -172,14 +172,26 @@ def _read_for_member(fn: ir.Function, name: ir.Name) -> bool:
 def _has_timeout(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
     if any(k in _TIMEOUT_KEYS for k, _ in call.kw):
         return True
-    if any(isinstance(a, ir.Obj) and any(isinstance(k, str) and k in _TIMEOUT_KEYS for k, _ in a.items)
-           for a in call.args):
+    if any(_options_with_timeout(ctx, fn, a) for a in call.args):
         return True
     for v in ctx.facts.eval(fn, call.func):
         if isinstance(v, Ext) and v.module in _DEFAULT_TIMEOUT:
             return True
     return any(isinstance(a, ir.Spread) or (isinstance(a, ir.Obj) and any(k is None for k, _ in a.items))
                for a in call.args)
+
+
+def _options_with_timeout(ctx: Context, fn: ir.Function, arg: ir.Expr) -> bool:
+    """The argument is an options object with a timeout or abort signal: written at the call, or a local
+    name every binding of which is such an object (`const init = { method, signal }; fetch(url, init)`)."""
+    if isinstance(arg, ir.Obj):
+        return any(isinstance(k, str) and k in _TIMEOUT_KEYS for k, _ in arg.items)
+    if not isinstance(arg, ir.Name):
+        return False
+    binds = ctx.facts.bindings(fn).get(arg.id, [])
+    values = [b for b in binds if b.kind != "ann"]
+    return bool(values) and all(b.kind == "value" and isinstance(b.expr, ir.Obj) and
+                                _options_with_timeout(ctx, fn, b.expr) for b in values)
 
 
 def _budgeted(ctx: Context, fn: ir.Function, seen: set[int], depth: int = 0) -> bool:
