@@ -643,7 +643,7 @@ def _table_entries(mod: PyModule, project: PyProject) -> list[tuple[ast.expr, Fu
     return out
 
 
-def _annotation_class(mod: PyModule, fn: FunctionNode | None, name: str) -> str:
+def annotation_class(mod: PyModule, fn: FunctionNode | None, name: str) -> str:
     """The class name a parameter of `fn` is annotated with (`ws: Workspace` → `Workspace`), or ``."""
     if fn is None:
         return ""
@@ -672,7 +672,7 @@ def wide_registered_tools(project: PyProject) -> set[tuple[str, str]]:
                 if expr.value.id == "self":
                     out.add((mod.path, expr.attr))
                     continue
-                cls = _annotation_class(mod, holder, expr.value.id)
+                cls = annotation_class(mod, holder, expr.value.id)
                 if cls and mod.method(cls, expr.attr) is not None:
                     out.add((mod.path, expr.attr))
                     continue

@@ -441,11 +441,27 @@ def _caught_above(project: PyProject, mod: PyModule, fn: FunctionNode, depth: in
     return False
 
 
+def _calls_project_wrapper(project: PyProject, mod: PyModule, fn: FunctionNode, call: ast.Call) -> bool:
+    """The call reaches a function of the project itself, not a provider SDK: one the call graph resolves
+    (`self.generate(...)`), or a method of a project class the receiver parameter is annotated with
+    (`chat: Responses` … `chat.generate(...)`). The provider's raw exception is raised by that function's own
+    model call, which is judged where it stands (and is reported there when nothing maps it)."""
+    if project.resolve_call(mod, call):
+        return True
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return False
+    cls = idioms.annotation_class(mod, fn, func.value.id)
+    return bool(cls) and any(m.method(cls, func.attr) is not None for m in project.modules.values())
+
+
 @rule(CheckId.C7, lang="python", name="provider-error-unmapped")
 def provider_error_unmapped(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags a model call that no `try` encloses, neither in its function nor in its callers (two calls up), in an
     agent project with no error codes. The provider's raw exception (rate limit, timeout, bad request) escapes the
-    agent's entry point unclassified, so the caller cannot decide whether to retry."""
+    agent's entry point unclassified, so the caller cannot decide whether to retry. A call to the project's own
+    model wrapper (`chat.generate(...)` with `chat` annotated as a project class) is not a provider call: the
+    wrapper's own request is judged where it stands."""
     if _has_taxonomy(project) or idioms.is_test_module(mod):
         return
     reported: set[FunctionNode] = set()
@@ -455,7 +471,7 @@ def provider_error_unmapped(mod: PyModule, project: PyProject) -> Iterator[Hit]:
         fn = mod.enclosing_function(call)
         if fn is None or fn in reported or mod.enclosing_trys(call) or idioms.retry_decorator(mod, fn) is not None:
             continue
-        if _caught_above(project, mod, fn):
+        if _caught_above(project, mod, fn) or _calls_project_wrapper(project, mod, fn, call):
             continue
         reported.add(fn)
         yield Hit(
