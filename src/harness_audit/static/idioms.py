@@ -285,12 +285,19 @@ def callers_of(project: PyProject, fn: FunctionNode, mod: PyModule | None = None
 
 
 def _instance_of(mod: PyModule, call: ast.Call, cls: str) -> bool:
-    """Whether `call` is `v.method(...)` with `v` assigned from `cls(...)` in the same function."""
+    """Whether `call` is `v.method(...)` with `v` assigned from `cls(...)` in the same function, or
+    `self.f.method(...)` where every assignment of `self.f` in the enclosing class that makes an object makes
+    a `cls(...)` (a field set to `None` first and built later still holds only that class)."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+    if not isinstance(func, ast.Attribute):
         return False
     if cls not in mod.called_names():
         return False  # `cls(...)` is called nowhere in the module, so no local holds an instance
+    recv = func.value
+    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self":
+        return _field_holds(mod, call, recv.attr, cls)
+    if not isinstance(recv, ast.Name):
+        return False
     fn = mod.enclosing_function(call)
     if fn is None:
         return False
@@ -298,6 +305,21 @@ def _instance_of(mod: PyModule, call: ast.Call, cls: str) -> bool:
         if isinstance(value, ast.Call) and last(mod.dotted(value.func) or "") == cls:
             return True
     return False
+
+
+def _field_holds(mod: PyModule, call: ast.Call, field: str, cls: str) -> bool:
+    klass = mod.enclosing_class(call)
+    if klass is None:
+        return False
+    made = []
+    for node in ast.walk(klass):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and any(
+                isinstance(t, ast.Attribute) and t.attr == field and isinstance(t.value, ast.Name) and
+                t.value.id == "self" for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            if isinstance(node.value, ast.Constant) and node.value.value is None:
+                continue
+            made.append(isinstance(node.value, ast.Call) and last(mod.dotted(node.value.func) or "") == cls)
+    return bool(made) and all(made)
 
 
 def _registered_tools(project: PyProject) -> set[tuple[str, str]]:
