@@ -1,12 +1,11 @@
 """An audit of a package's own directory (`…/nanopkg/`, holding `__init__.py`) resolves the package's absolute
-imports of itself (`from nanopkg.tools import run_tool`) in every engine, as it does from the directory above."""
+imports of itself (`from nanopkg.tools import run_tool`) in the semantic facts and the symbol index, as it does
+from the directory above. (The shape rules do not: see `parse_python`.)"""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-from harness_audit.static import parse_python
 from harness_audit.static.sem.engine import SemProject
 from harness_audit.symbols import SymbolIndex, root_package
 from harness_audit.workspace import Workspace
@@ -36,20 +35,6 @@ def test_symbol_index_follows_the_root_packages_absolute_imports(tmp_path: Path)
     ws = _package(tmp_path)
     index = SymbolIndex.build(ws, ws.discover().files)
     assert [(s.file, s.qualname) for s in index.resolve("agent/loop.py", "run_tool")] == [("tools.py", "run_tool")]
-
-
-def test_rules_resolve_calls_through_the_root_packages_absolute_imports(tmp_path: Path) -> None:
-    ws = _package(tmp_path)
-    project = parse_python(ws, ws.discover().files).project
-    mod = project.modules["agent/loop.py"]
-    calls = [n for n in ast.walk(mod.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
-    assert [ref.module.path for ref in project.resolve_call(mod, calls[0])] == ["tools.py"]
-    # without the package's __init__ the same import names something outside the audit
-    ws = _package(tmp_path / "plain", init=False)
-    project = parse_python(ws, ws.discover().files).project
-    mod = project.modules["agent/loop.py"]
-    calls = [n for n in ast.walk(mod.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
-    assert project.resolve_call(mod, calls[0]) == []
 
 
 def test_semantic_facts_resolve_calls_through_the_root_packages_absolute_imports(tmp_path: Path) -> None:

@@ -20,7 +20,6 @@ from harness_audit.static.lang import TreeTooDeep
 from harness_audit.static.lang.python import PyModule, PyProject
 from harness_audit.static.recon import find_landmarks
 from harness_audit.static.registry import Hit, Rule, load_rules, rules_for
-from harness_audit.symbols import root_package
 from harness_audit.workspace import SourceFile, Workspace
 
 T = TypeVar("T")
@@ -120,7 +119,10 @@ def parse_python(ws: Workspace, files: Iterable[SourceFile]) -> ParsedProject:
         except (ValueError, MemoryError) as exc:
             # isolation boundary of the parser: one hostile file never stops the audit
             unparsed.append(UnparsedFile(f.path, f"{type(exc).__name__}: {exc}"))
-    return ParsedProject(PyProject(modules, root_package(ws.root.name, modules)), tuple(unparsed))
+    # the rules resolve imports as written, not through the root's own package name (`symbols.root_package`):
+    # their taint follows every resolved call into helpers and tests containment only inside one function, so
+    # resolving those imports added more false findings than true ones (5 true of 15 on two judged sets)
+    return ParsedProject(PyProject(modules), tuple(unparsed))
 
 
 def recon(parsed: ParsedProject) -> list[LandmarkCandidate]:

@@ -620,8 +620,6 @@ class PyProject:
 
     modules: dict[str, PyModule]
     """Canonical path → module."""
-    package: str = ""
-    """The package the audited root itself is (`symbols.root_package`): `nanobot.utils.x` names `utils/x.py`."""
     _by_name: dict[str, PyModule] = field(default_factory=dict[str, PyModule], repr=False)
     _callees: dict[int, list[FuncRef]] = field(default_factory=dict[int, "list[FuncRef]"], repr=False)
 
@@ -634,11 +632,8 @@ class PyProject:
                 self._by_name.setdefault(".".join(tail[i:]), mod)
 
     def module(self, name: str) -> PyModule | None:
-        """A project module by dotted name (suffix matches allowed; the root's own package name may lead)."""
-        found = self._by_name.get(name)
-        if found is None and self.package and name.startswith(self.package + "."):
-            found = self._by_name.get(name[len(self.package) + 1:])
-        return found
+        """A project module by dotted name (suffix matches allowed)."""
+        return self._by_name.get(name)
 
     def resolve_call(self, mod: PyModule, call: ast.Call) -> list[FuncRef]:
         """Project functions a call may reach: local defs, `self.method`, imported project functions."""
