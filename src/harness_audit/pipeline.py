@@ -39,6 +39,7 @@ from harness_audit.progress import NO_PROGRESS, Progress, ProgressEvent, Progres
 from harness_audit.render import prepare_output_dir, write_reports
 from harness_audit.report import DismissedLandmark, FileNote, Report, RunMeta
 from harness_audit.static import (
+    FORK_MIN_SOURCE,
     BackgroundJob,
     ForkedCall,
     StaticResult,
@@ -245,8 +246,8 @@ def _run_rules_and_typescript(
 _SemOutcome = tuple[list[LandmarkCandidate], dict[CheckId, list[Candidate]], dict[CheckId, str]]
 """The semantic layer's landmarks, candidates per check, and per-check failures."""
 
-_SEMANTIC_FORK_MIN_BYTES = 500_000
-"""Below this much source in the layer's languages the semantic layer runs inline: a fork would cost more."""
+_SEMANTIC_FORK_MIN_BYTES = FORK_MIN_SOURCE
+"""The one threshold both forked jobs use (`static.FORK_MIN_SOURCE`), as this module reads it."""
 
 
 def _semantic(ws: Workspace, files: Sequence[SourceFile], checks: Sequence[CheckId]) -> _SemOutcome:

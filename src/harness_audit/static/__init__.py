@@ -25,8 +25,8 @@ from harness_audit.workspace import SourceFile, Workspace
 T = TypeVar("T")
 
 __all__ = [
-    "BackgroundJob", "BackgroundResult", "ForkedCall", "ParsedProject", "StaticResult", "UnparsedFile", "can_fork",
-    "hit_to_candidate", "is_test_file", "without_test_code",
+    "FORK_MIN_SOURCE", "BackgroundJob", "BackgroundResult", "ForkedCall", "ParsedProject", "StaticResult",
+    "UnparsedFile", "can_fork", "hit_to_candidate", "is_test_file", "without_test_code",
     "parse_python", "run_rules",
 ]
 
@@ -209,8 +209,9 @@ def can_fork() -> bool:
     return cores > 1
 
 
-_BACKGROUND_MIN_SOURCE = 500_000
-"""Below this much Python source (characters), everything runs inline: forking would cost more than it saves."""
+FORK_MIN_SOURCE = 500_000
+"""Below this much source (characters of Python for the rules' background job, bytes of the semantic layer's
+files for its own), the work runs inline: forking would cost more than it saves."""
 
 _COSTLIEST_FIRST: tuple[CheckId, ...] = (
     CheckId.C14, CheckId.C5, CheckId.C1, CheckId.C10, CheckId.C4, CheckId.C11, CheckId.C13, CheckId.C3, CheckId.C2,
@@ -334,7 +335,7 @@ class BackgroundJob:
 
 def _worth_forking(parsed: ParsedProject) -> bool:
     """A fork pays on a large project with a second core."""
-    return can_fork() and sum(len(m.source) for m in parsed.project.modules.values()) >= _BACKGROUND_MIN_SOURCE
+    return can_fork() and sum(len(m.source) for m in parsed.project.modules.values()) >= FORK_MIN_SOURCE
 
 
 def hit_to_candidate(rule: Rule, mod: PyModule, hit: Hit) -> Candidate:
