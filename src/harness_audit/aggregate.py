@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from harness_audit.catalogue import CHECKS, Group
+from harness_audit.catalogue.precision import Tier, withholds
 from harness_audit.findings import (
     CheckOutcome,
     Finding,
@@ -22,7 +23,16 @@ from harness_audit.findings import (
 )
 from harness_audit.leads import LeadOutcome, link_leads
 from harness_audit.redaction import mask_value
-from harness_audit.report import DismissedLandmark, FileNote, GroupSummary, Report, RunMeta, Snippet, Suppressed
+from harness_audit.report import (
+    DismissedLandmark,
+    FileNote,
+    GroupSummary,
+    Report,
+    RunMeta,
+    Snippet,
+    Suppressed,
+    Withheld,
+)
 from harness_audit.suppressions import LOOK_ABOVE, decide
 
 _KIND_ORDER = {k: i for i, k in enumerate(LandmarkKind)}
@@ -212,6 +222,19 @@ def apply_suppressions(findings: list[Finding], window: WindowReader | None,
     return kept, suppressed, problems
 
 
+def withhold(findings: list[Finding], min_precision: Tier) -> tuple[list[Finding], list[Withheld]]:
+    """Split off the findings of static rules whose measured precision is below `min_precision`."""
+    kept: list[Finding] = []
+    withheld: list[Withheld] = []
+    for f in findings:
+        record = withholds(f.source, min_precision)
+        if record is None:
+            kept.append(f)
+        else:
+            withheld.append(Withheld(finding=f, precision=record))
+    return kept, withheld
+
+
 def snippets(findings: Iterable[Finding], window: WindowReader | None) -> dict[str, Snippet]:
     """The lines around each located finding, for renderers (a few lines of code, not one), comments dropped."""
     out: dict[str, Snippet] = {}
@@ -294,13 +317,15 @@ def build_report(
     leads: Iterable[LeadOutcome] = (),
     window: WindowReader | None = None,
     suppressions: bool = True,
+    min_precision: str = "low",
     dismissed_landmarks: Iterable[DismissedLandmark] = (),
 ) -> Report:
     """Assemble the final report from gated data.
 
     `context` (the audited files' lines) lets build copies fold and numbers repeated fingerprints by content;
     `window` reads the lines around each finding for inline suppressions and code snippets; `suppressions=False`
-    ignores inline markers (`--no-suppressions`). Every report passes here, so this is where credential-looking
+    ignores inline markers (`--no-suppressions`); findings of rules below `min_precision` are withheld after the
+    markers are applied (a marker's reason outranks a rule's record). Every report passes here, so this is where credential-looking
     text is masked, once, after the gate has matched the real text (`redaction.mask_value`).
     """
     outs = sorted(outcomes, key=lambda o: o.check.number)
@@ -310,6 +335,7 @@ def build_report(
     problems: list[str] = []
     if suppressions:
         final, suppressed, problems = apply_suppressions(final, window)
+    final, withheld = withhold(final, Tier(min_precision))
     lms = sorted(set(landmarks), key=lambda m: (_KIND_ORDER[m.kind], m.file, m.line, m.symbol or ""))
     gone = sorted(dismissed_landmarks, key=lambda d: (_KIND_ORDER[d.landmark.kind], d.landmark.file, d.landmark.line))
     return mask_value(Report(
@@ -319,7 +345,8 @@ def build_report(
         recon_usage=recon_usage, analysis=analysis, analysis_usage=analysis_usage,
         leads=tuple(sorted(leads, key=_lead_order)),
         suppressed=tuple(suppressed), suppression_problems=tuple(problems), suppressions_applied=suppressions,
-        snippets=snippets([*final, *(x.finding for x in suppressed)], window), same_site=same_site(final),
+        withheld=tuple(withheld), min_precision=min_precision,
+        snippets=snippets([*final, *(x.finding for x in (*suppressed, *withheld))], window), same_site=same_site(final),
     ))
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from harness_audit import __version__
 from harness_audit.aggregate import build_report
 from harness_audit.catalogue import CHECKS
+from harness_audit.catalogue.precision import Tier, withholds
 from harness_audit.config import AuditConfig
 from harness_audit.errors import FailureCode, UsageError, path_error
 from harness_audit.findings import (
@@ -359,6 +360,7 @@ def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]
     progress.emit(ProgressEvent(kind=ProgressKind.RECON_DONE, landmarks=len(landmarks)))
     found_kinds = {lm.kind for lm in landmarks}
     ctx = GateContext(workspace=ws, checks_in_run=checks)
+    floor = Tier(config.min_precision)
     findings: list[Finding] = []
     outcomes: list[CheckOutcome] = []
     for check in checks:
@@ -381,7 +383,9 @@ def _static_phase(ws: Workspace, discovery: Discovery, checks: Sequence[CheckId]
             failure_code=FailureCode.INTERNAL_ERROR.value if error else None,
             duration_s=timings.get(check, 0.0), error=error,
         ))
-        progress.emit(outcome_event(outcomes[-1], findings=len(findings) - kept, refusals=len(refusals) - refused))
+        # the count a reader will find in the report: findings the run's precision floor withholds are not in it
+        reported = sum(withholds(f.source, floor) is None for f in findings[kept:])
+        progress.emit(outcome_event(outcomes[-1], findings=reported, refusals=len(refusals) - refused))
     state = "incomplete" if any(o.status is OutcomeStatus.FAILED for o in outcomes) else "complete"
     return PhaseResult(landmarks=landmarks, findings=findings, refusals=refusals, outcomes=outcomes,
                        unparsed=unparsed, cache_hit=cache_hit, state=state)
@@ -459,7 +463,7 @@ def finish(
         landmarks=phase.landmarks, skipped_files=[FileNote(path=s.path, reason=s.reason) for s in discovery.skipped],
         unparsed_files=phase.unparsed, recon_usage=phase.recon_usage, analysis=phase.analysis,
         analysis_usage=phase.analysis_usage, context=ws.context, leads=phase.leads, window=ws.line_window,
-        suppressions=config.suppressions, dismissed_landmarks=phase.dismissed_landmarks,
+        suppressions=config.suppressions, min_precision=config.min_precision, dismissed_landmarks=phase.dismissed_landmarks,
     )
     try:
         paths = write_reports(report, output_dir, config.formats, started) if write else []

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from harness_audit.catalogue.precision import RulePrecision
 from harness_audit.findings import CheckId, CheckOutcome, Finding, Landmark, Refusal, RefusalReason, Usage
 from harness_audit.leads import LeadOutcome, LeadStatus
 
@@ -134,6 +135,16 @@ class Suppressed:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Withheld:
+    """A gated finding of a static rule whose measured precision is below the run's `min_precision`."""
+
+    finding: Finding
+    """The finding, as the gate made it."""
+    precision: RulePrecision
+    """What the reviews say about its rule."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DismissedLandmark:
     """A landmark the auditing model judged wrong during recon, with its reason: not used, listed for the reader."""
 
@@ -257,6 +268,10 @@ class Report:
     unaddressed (then also in `findings`, with its static verdict); empty for engines that hand out none."""
     suppressed: tuple[Suppressed, ...] = ()
     """Findings suppressed inline (not in `findings`, not counted, listed in an appendix)."""
+    withheld: tuple[Withheld, ...] = ()
+    """Findings of rules below the run's `min_precision` (not in `findings`, not counted, listed in an appendix)."""
+    min_precision: str = "low"
+    """The run's `min_precision`: `low` reports every rule's findings."""
     suppression_problems: tuple[str, ...] = ()
     """Suppression markers that were not applied, each with why (no reason, unknown check)."""
     suppressions_applied: bool = True

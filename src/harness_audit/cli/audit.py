@@ -58,6 +58,7 @@ def make_parser(lang: str = "en") -> argparse.ArgumentParser:
                    help=h("audit.no_suppressions"))
     p.add_argument("--allow-empty", action="store_true", default=None, help=h("audit.allow_empty"))
     p.add_argument("--preview", action="store_true", default=None, help=h("audit.preview"))
+    p.add_argument("--min-precision", choices=["low", "medium", "high"], help=h("audit.min_precision"))
     p.add_argument("--priority-floor", type=int, choices=[1, 2], help=h("audit.priority_floor"))
     p.add_argument("--max-file-bytes", type=int, metavar="N", help=h("audit.max_file_bytes"))
     p.add_argument("--language", choices=["auto", "en", "zh"], help=h("language"))
@@ -100,7 +101,8 @@ def _only_files(report: Report, root: Path, files: list[Path]) -> Report:
         if not resolved.is_relative_to(root):
             raise UsageError("err.audit.file_outside", file=str(f), root=str(root))
         wanted.add(resolved.relative_to(root).as_posix())
-    return dataclasses.replace(report, findings=tuple(f for f in report.findings if f.file in wanted))
+    return dataclasses.replace(report, findings=tuple(f for f in report.findings if f.file in wanted),
+                               withheld=tuple(w for w in report.withheld if w.finding.file in wanted))
 
 
 def _split_targets(targets: list[str]) -> tuple[str, list[str]]:
@@ -133,7 +135,7 @@ def _overrides(ns: argparse.Namespace) -> dict[str, Any]:
         "fail_on": ns.fail_on, "priority_floor": ns.priority_floor, "max_file_bytes": ns.max_file_bytes,
         "language": ns.language, "cache": False if ns.no_cache else None,
         "model": ns.model, "base_url": ns.base_url, "stream": ns.stream, "allow_empty": ns.allow_empty,
-        "preview": ns.preview,
+        "preview": ns.preview, "min_precision": ns.min_precision,
         "suppressions": ns.suppressions,
     }
 

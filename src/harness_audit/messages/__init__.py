@@ -184,6 +184,7 @@ _EN_CORE: dict[str, str] = {
     "final.unparsed": "{n} unparsed",
     "final.refused": "{n} refused by the evidence gate",
     "final.suppressed": "{n} suppressed",
+    "final.withheld": "{n} withheld (rules of low measured precision; listed in the report, --min-precision low counts them)",
     "final.cost": "cost {money}",
     "final.tokens": "{tokens} tokens",
     "final.cost_unknown": "cost unknown",
@@ -312,6 +313,16 @@ _EN_CORE: dict[str, str] = {
                            "findings; they are not counted above. `--no-suppressions` reports them.",
     "md.suppressions_off": "Inline suppressions were ignored for this run (`--no-suppressions`).",
     "md.suppression_problems": "Suppression markers not applied:",
+    "md.withheld": "Withheld: rules of low measured precision",
+    "md.withheld_intro": "These findings come from rules whose findings were mostly judged false when independent "
+                         "reviewers read them in packages never used for tuning, so they are below this run's "
+                         "`min_precision` ({floor}) and not counted above. Read them as leads; "
+                         "`--min-precision low` reports them as findings.",
+    "md.withheld_record": "{true} of {judged} judged true (estimate {estimate})",
+    "md.withheld_why": "rule {rule}: {true} of {judged} reviewed findings judged true (estimate {estimate}, {tier} "
+                       "precision), below this run's min_precision",
+    "md.col.rule": "rule",
+    "md.col.record": "reviews",
     "md.col.where": "where",
     "md.col.claim": "claim",
     "md.landmarks": "Appendix: landmarks in use",
@@ -423,6 +434,7 @@ _ZH_CORE: dict[str, str] = {
     "final.unparsed": "{n} 个文件未能解析",
     "final.refused": "证据拒收 {n} 次",
     "final.suppressed": "已抑制 {n} 条",
+    "final.withheld": "暂扣 {n} 条(实测精度低的规则;列在报告里,加 --min-precision low 则计入)",
     "final.cost": "成本 {money}",
     "final.tokens": "{tokens} token",
     "final.cost_unknown": "成本未知",
@@ -547,6 +559,15 @@ _ZH_CORE: dict[str, str] = {
                            "加 `--no-suppressions` 可重新报告。",
     "md.suppressions_off": "本次运行忽略了代码内的抑制标记(`--no-suppressions`)。",
     "md.suppression_problems": "未生效的抑制标记:",
+    "md.withheld": "暂扣:实测精度低的规则",
+    "md.withheld_intro": "以下发现出自这样的规则:独立评审在从未用于调优的包上阅读代码后,判定其发现大多为误报,"
+                         "因此低于本次运行的 `min_precision`({floor}),上面的统计不含它们。请把它们当作线索阅读;"
+                         "加 `--min-precision low` 可作为发现报告。",
+    "md.withheld_record": "{judged} 条中 {true} 条判为真(估计 {estimate})",
+    "md.withheld_why": "规则 {rule}:评审过的 {judged} 条发现中 {true} 条判为真(估计 {estimate},精度 {tier}),"
+                       "低于本次运行的 min_precision",
+    "md.col.rule": "规则",
+    "md.col.record": "评审",
     "md.col.where": "位置",
     "md.col.claim": "问题",
     "md.landmarks": "附录:使用中的地标",

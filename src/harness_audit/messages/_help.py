@@ -69,6 +69,9 @@ _PAIRS: dict[str, tuple[str, str]] = {
                                    "忽略代码里的 `harness-audit: ignore[...]` 标记:报告所有发现"),
     "help.audit.allow_empty": ("exit 0 even when nothing was audited (0 files, or every selected check not covered)",
                                "即使什么都没审计到(0 个文件,或所选检查项全部未覆盖)也以 0 退出"),
+    "help.audit.min_precision": ("report findings of rules whose precision measured by independent reviews is at "
+                                 "least this (default low: every rule); the others are listed as withheld",
+                                 "只报告经独立评审实测精度不低于此档的规则的发现(默认 low:全部规则);其余列为暂扣"),
     "help.audit.preview": ("also run the semantic layer's queries (the engine replacing the shape rules)",
                            "同时运行语义层的查询(正在取代形状规则的新引擎)"),
     "help.audit.priority_floor": ("filter configured checks by priority", "按优先级筛选配置中的检查项"),

@@ -234,6 +234,19 @@ def render_html(r: Report) -> str:
                       + "".join(f"<th>{escape(t(f'md.col.{c}', lang))}</th>" for c in ("check", "where", "reason",
                                                                                       "claim"))
                       + f"</tr>{rows}</table>")
+    withheld = ""
+    if r.withheld:
+        rows = "".join(
+            f"<tr><td>{x.finding.check}</td><td><code>{escape(f'{x.finding.file}:{x.finding.line}')}</code></td>"
+            f"<td><code>{escape(x.precision.rule)}</code></td><td>"
+            + escape(t("md.withheld_record", lang, true=x.precision.true, judged=x.precision.judged,
+                       estimate=f"{x.precision.estimate:.0%}"))
+            + f"</td><td>{_text(x.finding.claim)}</td></tr>" for x in r.withheld)
+        withheld = (f"<h2>{escape(t('md.withheld', lang))} ({len(r.withheld)})</h2>"
+                    f"<p>{_text(t('md.withheld_intro', lang, floor=r.min_precision))}</p><table><tr>"
+                    + "".join(f"<th>{escape(t(f'md.col.{c}', lang))}</th>" for c in ("check", "where", "rule", "record",
+                                                                                    "claim"))
+                    + f"</tr>{rows}</table>")
     dismissed_landmarks = "" if not r.dismissed_landmarks else (
         f"<p>{escape(t('md.dismissed_landmarks', lang, n=len(r.dismissed_landmarks)))}</p><table><tr>"
         + "".join(f"<th>{escape(t(f'md.col.{c}', lang))}</th>" for c in ("kind", "file", "line", "reason"))
@@ -269,6 +282,7 @@ def render_html(r: Report) -> str:
 <h3>{escape(t('html.cost_chart', lang))}</h3>
 {_chart(r, lang)}
 {suppressed}
+{withheld}
 <details><summary>{escape(t('md.landmarks', lang))} ({len(r.landmarks)})</summary>
 <table><tr>{''.join(f"<th>{escape(t(f'md.col.{c}', lang))}</th>" for c in ('kind', 'file', 'line', 'symbol', 'confidence'))}</tr>{landmarks}</table>
 </details>

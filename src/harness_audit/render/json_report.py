@@ -9,7 +9,7 @@ from harness_audit.catalogue import CHECKS
 from harness_audit.findings import Finding, Usage
 from harness_audit.report import Report
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 def usage_dict(u: Usage) -> dict[str, Any]:
@@ -91,6 +91,11 @@ def report_dict(r: Report) -> dict[str, Any]:
         "suppressed": [{**_finding(x.finding, r), "suppression": {"reason": x.reason, "marker_line": x.marker_line}}
                        for x in r.suppressed],
         "suppression_problems": list(r.suppression_problems),
+        "min_precision": r.min_precision,
+        "withheld": [{**_finding(x.finding, r), "precision": {
+            "rule": x.precision.rule, "tier": x.precision.tier.value, "estimate": round(x.precision.estimate, 3),
+            "true": x.precision.true, "judged": x.precision.judged, "check_true": x.precision.check_true,
+            "check_judged": x.precision.check_judged}} for x in r.withheld],
     }
 
 

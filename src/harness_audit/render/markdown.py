@@ -275,6 +275,19 @@ def _suppressed(r: Report, lang: str) -> list[str]:
     return out
 
 
+def _withheld(r: Report, lang: str) -> list[str]:
+    if not r.withheld:
+        return []
+    out = [f"## {t('md.withheld', lang)} ({len(r.withheld)})", "", t("md.withheld_intro", lang, floor=r.min_precision), "",
+           f"| {t('md.col.check', lang)} | {t('md.col.where', lang)} | {t('md.col.rule', lang)} | "
+           f"{t('md.col.record', lang)} | {t('md.col.claim', lang)} |", "|---|---|---|---|---|"]
+    out += [f"| {x.finding.check} | {tcode(f'{x.finding.file}:{x.finding.line}')} | {tcode(x.precision.rule)} | "
+            f"{t('md.withheld_record', lang, true=x.precision.true, judged=x.precision.judged, estimate=f'{x.precision.estimate:.0%}')} | "
+            f"{prose_cell(x.finding.claim)} |" for x in r.withheld]
+    out.append("")
+    return out
+
+
 def render_markdown(r: Report) -> str:
     """Render the whole report."""
     m = r.meta
@@ -331,6 +344,7 @@ def render_markdown(r: Report) -> str:
                 for s in r.unparsed_files]
         out.append("")
     out += _suppressed(r, lang)
+    out += _withheld(r, lang)
     if r.analysis is not None:
         out += [f"## {t('md.analysis', lang)}", "", t("md.analysis_intro", lang), "", inline(r.analysis), ""]
     out += [f"## {t('md.landmarks', lang)} ({len(r.landmarks)})", ""]

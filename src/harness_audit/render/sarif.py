@@ -13,7 +13,7 @@ from harness_audit.catalogue import CHECKS, CRITERIA_HEADINGS, criteria_section
 from harness_audit.findings import CheckId, Finding, Verdict
 from harness_audit.leads import LeadOutcome, LeadStatus
 from harness_audit.messages import t
-from harness_audit.report import Report, Suppressed
+from harness_audit.report import Report, Suppressed, Withheld
 
 _LEVEL = {Verdict.CONFIRMED: "error", Verdict.SUSPECTED: "warning", Verdict.NOT_IMPLEMENTED: "note"}
 
@@ -96,6 +96,8 @@ def sarif_dict(r: Report) -> dict[str, Any]:
         results.append(_dismissed(lead, index[lead.check.value], lang))
     for x in r.suppressed:
         results.append(_suppressed(x, index[x.finding.check.value], lang))
+    for w in r.withheld:
+        results.append(_withheld(w, index[w.finding.check.value], lang))
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -124,6 +126,27 @@ def _suppressed(x: Suppressed, rule_index: int, lang: str = "en") -> dict[str, A
         "properties": {"verdict": f.verdict.value, "source": f.source, "marker_line": x.marker_line,
                        **({"lead": {"id": f.lead}} if f.lead else {})},
     }
+
+
+def _withheld(w: Withheld, rule_index: int, lang: str = "en") -> dict[str, Any]:
+    """A finding of a rule below the run's precision floor: a result suppressed externally, the rule's record as
+    the justification (code scanning lists it as dismissed, never as an open alert)."""
+    f, p = w.finding, w.precision
+    result: dict[str, Any] = {
+        "ruleId": f.check.value, "ruleIndex": rule_index, "level": _LEVEL[f.verdict],
+        "message": _message(f, f.claim, lang),
+        "partialFingerprints": {"harnessAudit/v1": f.fingerprint},
+        "suppressions": [{"kind": "external", "status": "accepted",
+                          "justification": t("md.withheld_why", lang, rule=p.rule, true=p.true, judged=p.judged,
+                                             estimate=f"{p.estimate:.0%}", tier=p.tier.value)}],
+        "properties": {"verdict": f.verdict.value, "source": f.source, "precision": p.tier.value},
+    }
+    if f.located:
+        result["locations"] = [{"physicalLocation": {
+            "artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": f.line, "snippet": {"text": f.evidence}},
+        }}]
+    return result
 
 
 def _dismissed(lead: LeadOutcome, rule_index: int, lang: str = "en") -> dict[str, Any]:

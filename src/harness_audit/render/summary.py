@@ -53,6 +53,8 @@ def final_line(report: Report, language: str, *, baseline: tuple[int, int] | Non
         parts.append(t("final.refused", lang, n=len(report.refusals)))
     if report.suppressed:
         parts.append(t("final.suppressed", lang, n=len(report.suppressed)))
+    if report.withheld:
+        parts.append(t("final.withheld", lang, n=len(report.withheld)))
     total = report.total_usage
     parts.append(cost_text(report, lang))
     if total.requests:
