@@ -68,6 +68,24 @@ def test_self_audit_of_our_own_source_completes(tmp_path: Path) -> None:
     assert not unexplained, f"fix these or explain them in docs/self-audit.md: {unexplained}"
 
 
+def test_no_static_finding_is_reported_in_example_code(make_tree: MakeTree, tmp_path: Path) -> None:
+    """Risk: a demo script's shortcut (an `examples/` or `demo/` folder) reported as the harness's defect
+    (review 5: four to nine of fifty-five findings sat in example folders); an audit pointed at the example
+    itself still audits it."""
+    loop = (EXAMPLE / "agent" / "loop.py").read_text()
+    tools = (EXAMPLE / "agent" / "tools.py").read_text()
+    root = make_tree({"agent/loop.py": loop, "agent/tools.py": tools, "examples/chat/loop.py": loop,
+                      "examples/chat/tools.py": tools, "demo/tools.py": tools, "samples/loop.py": loop})
+    for preview in (False, True):
+        rep = audit(root, ["all"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report
+        assert rep.findings, "the harness's own copy should still be audited"
+        assert {f.file for f in rep.findings} <= {"agent/loop.py", "agent/tools.py"}
+        inside = audit(root / "examples" / "chat", ["all"], overrides={"output_dir": str(tmp_path), "preview": preview},
+                       write=False).report
+        assert {(f.check, f.file) for f in inside.findings} == {(f.check, f.file.split("/")[-1])
+                                                                 for f in rep.findings if f.file}
+
+
 def test_no_static_finding_is_reported_in_test_code(make_tree: MakeTree, tmp_path: Path) -> None:
     """Risk: a test's fake model or fixture (a `tests/` folder, `*.test.ts`, `test_*.py`) reported as the harness's
     defect (review 3: six of forty findings sat in test files)."""

@@ -48,7 +48,7 @@ from harness_audit.static import (
     no_gc_pauses,
     parse_python,
     run_rules,
-    without_test_code,
+    runtime_code_only,
 )
 from harness_audit.workspace import Discovery, SourceFile, Workspace, printable_path
 
@@ -198,7 +198,7 @@ def run_static(
         static, unparsed = _run_rules_and_typescript(ws, discovery, checks, timings, progress)
         if semantic is not None:
             semantic.add_to(static, timings)
-        without_test_code(static)
+        runtime_code_only(static)
     finally:
         if semantic is not None:
             semantic.cancel()

@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 __all__ = [
     "FORK_MIN_SOURCE", "BackgroundJob", "BackgroundResult", "ForkedCall", "ParsedProject", "StaticResult",
-    "UnparsedFile", "can_fork", "hit_to_candidate", "is_test_file", "without_test_code",
+    "UnparsedFile", "can_fork", "hit_to_candidate", "is_example_file", "is_test_file", "runtime_code_only",
     "parse_python", "run_rules",
 ]
 
@@ -37,16 +37,28 @@ _TEST_FILE = re.compile(r"(?:^test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|s
 
 def is_test_file(path: str) -> bool:
     """Test code (a `tests/` folder, `test_*.py`, `*.test.ts`, …) is not the harness's runtime: no static
-    finding is reported in it (`without_test_code`), and the semantic layer does not lower it."""
+    finding is reported in it (`runtime_code_only`), and the semantic layer does not lower it."""
     parts = path.split("/")
     return any(p in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_FILE.match(parts[-1]))
 
 
-def without_test_code(static: StaticResult) -> None:
-    """Drop every candidate cited in test code, whichever engine or rule proposed it: a fake model or a fixture
-    in a test is not a defect a user of the harness meets (the one place this is decided for every check)."""
+_EXAMPLE_DIRS = frozenset({"examples", "example", "demos", "demo", "samples", "cookbook"})
+
+
+def is_example_file(path: str) -> bool:
+    """Example code (an `examples/`, `demo/`, `samples/` or `cookbook/` folder inside the audited root) shows how
+    to use the harness; it is not the harness's runtime. Only folders below the root count: an audit pointed at
+    an example itself (`harness-audit examples/agent_loop`) audits it as the harness it is."""
+    return any(p in _EXAMPLE_DIRS for p in path.split("/")[:-1])
+
+
+def runtime_code_only(static: StaticResult) -> None:
+    """Drop every candidate cited in test or example code, whichever engine or rule proposed it: a fake model in
+    a test, or a demo script's shortcut, is not a defect a user of the harness meets (the one place this is
+    decided for every check). Landmarks stay: an example may be the only place a library's loop is assembled."""
     for check, candidates in static.candidates.items():
-        static.candidates[check] = [c for c in candidates if not is_test_file(c.file)]
+        static.candidates[check] = [c for c in candidates
+                                    if c.file is None or not (is_test_file(c.file) or is_example_file(c.file))]
 
 
 @dataclass(frozen=True, slots=True)
