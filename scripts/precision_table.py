@@ -22,6 +22,8 @@ def build(reviews: dict) -> str:
     judged: Counter[str] = Counter()
     for review in reviews["reviews"]:
         for f in review["findings"]:
+            if f["verdict"] == "disputed":  # two reviewers disagreed: neither verdict counts
+                continue
             for key in (f["rule"], f["rule"].split("/", 1)[0]):
                 judged[key] += 1
                 true[key] += f["verdict"] == "true"
