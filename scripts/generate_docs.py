@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from harness_audit.catalogue import CHECKS, criteria_text
+from harness_audit.catalogue.precision import rated_rules, rule_precision
 from harness_audit.findings import CheckId
 from harness_audit.static.registry import all_rules
 
@@ -30,6 +31,24 @@ def _strip_markers(text: str) -> str:
     return "\n".join(_MARKER.sub("", line) for line in text.splitlines() if not re.match(r"\s*(#|//)\s*checks:", line))
 
 
+def _precision(check: CheckId) -> list[str]:
+    """What independent reviews measured for this check's rules (`catalogue/precision.json`)."""
+    record = rule_precision(f"{check}/-")
+    rated = [rule_precision(r) for r in rated_rules() if r.split("/", 1)[0] == check.value]
+    if not record.check_judged:
+        return ["## Measured precision", "", "No finding of this check has been drawn in a review yet.", ""]
+    out = ["## Measured precision", "",
+           f"Of this check's findings drawn at random on packages never used for tuning, reviewers who read the code "
+           f"judged **{record.check_true} of {record.check_judged}** true. Each rule's estimate shrinks its own "
+           f"record toward the check's; a rule never drawn takes the check's ({record.percent}, "
+           f"{record.tier.value}). `--min-precision medium` withholds the findings of `low` rules "
+           "([guide](../guide.md#rule-precision)).", "",
+           "| rule | judged true | estimate | tier |", "|---|---:|---:|---|"]
+    out += [f"| `{p.rule}` | {p.true} of {p.judged} | {p.percent} | {p.tier.value} |"
+            for p in sorted(rated, key=lambda p: (-p.estimate, p.rule))]
+    return [*out, ""]
+
+
 def render_page(check: CheckId) -> str:
     """The generated page of one check."""
     spec = CHECKS[check]
@@ -41,7 +60,7 @@ def render_page(check: CheckId) -> str:
         f"**Priority** {spec.priority}{' (in `p1`)' if spec.priority == 1 else ''} · **group** {spec.group.value}. "
         f"{spec.group.title} · **requires** {', '.join(k.value for k in spec.requires)}"
         + (f" · **also uses** {', '.join(k.value for k in spec.also_useful)}" if spec.also_useful else ""), "",
-        body, "", "## Static rules", "",
+        body, "", *_precision(check), "## Static rules", "",
     ]
     fixture_dir = FIXTURES / spec.stem
     rules = [r for r in all_rules() if r.check == check]

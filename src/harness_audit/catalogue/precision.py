@@ -18,12 +18,14 @@ a host's is never withheld. The counts are generated (`scripts/precision_table.p
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from importlib import resources
 
-__all__ = ["HIGH", "MEDIUM", "PRIOR_WEIGHT", "RulePrecision", "Tier", "rule_of", "rule_precision", "withholds"]
+__all__ = ["HIGH", "MEDIUM", "PRIOR_WEIGHT", "RulePrecision", "Tier", "rated_rules", "rule_of", "rule_precision",
+           "withholds"]
 
 PRIOR_WEIGHT = 2.0
 """How many verdicts the prior counts for (a rule's own record outweighs its check's from three verdicts on)."""
@@ -66,6 +68,11 @@ class RulePrecision:
     """The shrunk estimate (see the module docstring)."""
 
     @property
+    def percent(self) -> str:
+        """The estimate in whole percent, rounded down so that it never reads as the tier above (34.8% → `34%`)."""
+        return f"{math.floor(self.estimate * 100)}%"
+
+    @property
     def tier(self) -> Tier:
         return Tier.HIGH if self.estimate >= HIGH else Tier.MEDIUM if self.estimate >= MEDIUM else Tier.LOW
 
@@ -77,6 +84,11 @@ def _table() -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
     checks = {c: (int(v["true"]), int(v["judged"])) for c, v in raw["checks"].items()}
     rules = {r: (int(v["true"]), int(v["judged"])) for r, v in raw["rules"].items()}
     return checks, rules
+
+
+def rated_rules() -> list[str]:
+    """Every rule with at least one counted verdict, sorted."""
+    return sorted(_table()[1])
 
 
 def rule_of(source: str) -> str | None:

@@ -240,7 +240,7 @@ def render_html(r: Report) -> str:
             f"<tr><td>{x.finding.check}</td><td><code>{escape(f'{x.finding.file}:{x.finding.line}')}</code></td>"
             f"<td><code>{escape(x.precision.rule)}</code></td><td>"
             + escape(t("md.withheld_record", lang, true=x.precision.true, judged=x.precision.judged,
-                       estimate=f"{x.precision.estimate:.0%}"))
+                       estimate=x.precision.percent))
             + f"</td><td>{_text(x.finding.claim)}</td></tr>" for x in r.withheld)
         withheld = (f"<h2>{escape(t('md.withheld', lang))} ({len(r.withheld)})</h2>"
                     f"<p>{_text(t('md.withheld_intro', lang, floor=r.min_precision))}</p><table><tr>"

@@ -282,7 +282,7 @@ def _withheld(r: Report, lang: str) -> list[str]:
            f"| {t('md.col.check', lang)} | {t('md.col.where', lang)} | {t('md.col.rule', lang)} | "
            f"{t('md.col.record', lang)} | {t('md.col.claim', lang)} |", "|---|---|---|---|---|"]
     out += [f"| {x.finding.check} | {tcode(f'{x.finding.file}:{x.finding.line}')} | {tcode(x.precision.rule)} | "
-            f"{t('md.withheld_record', lang, true=x.precision.true, judged=x.precision.judged, estimate=f'{x.precision.estimate:.0%}')} | "
+            f"{t('md.withheld_record', lang, true=x.precision.true, judged=x.precision.judged, estimate=x.precision.percent)} | "
             f"{prose_cell(x.finding.claim)} |" for x in r.withheld]
     out.append("")
     return out

@@ -138,7 +138,7 @@ def _withheld(w: Withheld, rule_index: int, lang: str = "en") -> dict[str, Any]:
         "partialFingerprints": {"harnessAudit/v1": f.fingerprint},
         "suppressions": [{"kind": "external", "status": "accepted",
                           "justification": t("md.withheld_why", lang, rule=p.rule, true=p.true, judged=p.judged,
-                                             estimate=f"{p.estimate:.0%}", tier=p.tier.value)}],
+                                             estimate=p.percent, tier=p.tier.value)}],
         "properties": {"verdict": f.verdict.value, "source": f.source, "precision": p.tier.value},
     }
     if f.located:
