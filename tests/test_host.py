@@ -139,12 +139,26 @@ def test_every_output_dir_help_names_the_same_default(monkeypatch: pytest.Monkey
     assert all("configured for ." not in h for h in helps.values())
 
 
+def test_a_check_is_never_closed_unexamined_by_accident(tmp_path: Path) -> None:
+    """Risk: a host runs `next` twice (its first answer was cut off) and a check it never read reads "ran,
+    nothing found" in the report, for good (a cold host following SKILL.md lost C3 this way)."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1,C4").data["run_dir"])
+    assert host.next_check(run_dir).data["check"] == "C1"  # recon needs no call of its own
+    refused = host.next_check(run_dir, caller=host.Caller(face="shell"))
+    assert not refused.ok and refused.data["check"] == "C1" and "--nothing-found" in refused.text
+    assert host.status(run_dir).data["phase"] == "checking C1"  # nothing changed
+    mcp = host.next_check(run_dir, caller=host.Caller(face="mcp"))
+    assert not mcp.ok and "nothing_found=true" in mcp.text
+    assert host.next_check(run_dir, nothing_found=True).data["check"] == "C4"
+
+
 def test_status_says_finish_when_next_would(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     run_dir = Path(host.begin(root, "C1,C13").data["run_dir"])  # no truncation landmark: C13 is not covered
     assert host.next_check(run_dir).data["check"] == "C1"
     assert host.status(run_dir).data["phase"] == "checking C1"
-    answered = host.next_check(run_dir)
+    answered = host.next_check(run_dir, nothing_found=True)
     assert answered.data["next"] == "finish" and "finish: every check is done" in answered.text
     shown = host.status(run_dir, caller=host.Caller(face="shell"))
     assert shown.data["phase"] == "checks done"
@@ -437,3 +451,26 @@ def test_what_the_skill_says_about_correcting_a_finding_holds(tmp_path: Path) ->
     report, _ = rerender(run_dir, write=False)
     assert [(f.line, f.verdict.value, f.claim, f.lead) for f in report.findings] == [
         (29, "suspected", "lowered", "C13-1")]
+
+
+def test_a_large_tree_lists_a_few_landmarks_per_kind_and_every_one_in_a_file(tmp_path: Path) -> None:
+    """Risk: `begin` on a real repository printed 3,400 landmark lines; hosts lost the rest of the answer (how to
+    cite, the missing kinds) to their own output limits. Each kind shows a few, the harness's own code before
+    tests, and the run's directory holds the whole list, one line per place (recon and roles merged)."""
+    root = make_workspace(tmp_path)
+    call = "import requests\n\n\ndef fetch_{n}(url):\n    return requests.post(url, json={{}}, timeout=5)\n"
+    for n in range(12):
+        (root / "agent" / f"net_{n}.py").write_text(call.format(n=n), encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_net.py").write_text(call.format(n=99), encoding="utf-8")
+    began = host.begin(root, "C11")
+    run_dir = Path(began.data["run_dir"])
+    listing = (run_dir / host.LANDMARK_FILE).read_text(encoding="utf-8").splitlines()
+    http = [line for line in listing if line.startswith("- http-call: ")]
+    assert len(http) == len({line.split(" ")[2] for line in http}) >= 12  # one line per place
+    heading = next(line for line in began.text.splitlines() if line.startswith("- http-call ("))
+    assert heading == f"- http-call ({len(http)}):"
+    shown = began.text.split(heading, 1)[1].split("\n- ", 1)[0]
+    assert shown.count("\n  - agent/") == host.SHOWN_PER_KIND and "tests/" not in shown
+    assert f"and {len(http) - host.SHOWN_PER_KIND} more in {run_dir / host.LANDMARK_FILE}" in shown
+    assert str(run_dir / host.LANDMARK_FILE) in began.text

@@ -25,7 +25,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -63,6 +63,7 @@ from harness_audit.report import (
     landmark_key,
     split_dismissed,
 )
+from harness_audit.static import is_example_file, is_test_file
 from harness_audit.workspace import LANGUAGE_BY_SUFFIX, Workspace
 
 ENGINE = "host"
@@ -286,9 +287,60 @@ def _rules_text(lang: str = "en") -> str:
     return shared[shared.index("\n## ") + 1:].rstrip()
 
 
-def _landmark_line(lm: Landmark, lang: str = "en") -> str:
-    return f"- {lm.kind.value}: {lm.file}:{lm.line}" + (t("host.landmark.in", lang, symbol=lm.symbol)
-                                                         if lm.symbol else "") + f" ({lm.confidence}, {lm.source})"
+SHOWN_PER_KIND = 8
+"""Landmarks of one kind listed in a step's text; the rest are counted and kept in the run's landmark file."""
+LANDMARK_FILE = "landmarks.txt"
+"""Every landmark in use, one per line, in the run's directory (rewritten at `begin` and each `next`)."""
+_CONFIDENCE_RANK = {"high": 0, "medium": 1, "low": 2}
+
+
+def _landmark_line(lm: Landmark, lang: str = "en", sources: str | None = None, nested: bool = False) -> str:
+    """`- agent-loop: loop.py:12 in `run` (high, static:recon)`; nested under its kind's heading, without the kind."""
+    head = f"  - {lm.file}:{lm.line}" if nested else f"- {lm.kind.value}: {lm.file}:{lm.line}"
+    return head + (t("host.landmark.in", lang, symbol=lm.symbol) if lm.symbol else "") + \
+        f" ({lm.confidence}, {sources or lm.source})"
+
+
+def _merged(landmarks: Iterable[Landmark]) -> list[tuple[Landmark, str]]:
+    """One entry per place and kind (static recon and the semantic roles often find the same one), with every
+    source that found it, the most confident first."""
+    at: dict[tuple[str, str, int], list[Landmark]] = {}
+    for lm in landmarks:
+        at.setdefault((lm.kind.value, lm.file, lm.line), []).append(lm)
+    out: list[tuple[Landmark, str]] = []
+    for same in at.values():
+        same.sort(key=lambda lm: _CONFIDENCE_RANK.get(lm.confidence, 3))
+        out.append((same[0], "+".join(dict.fromkeys(lm.source for lm in same))))
+    return out
+
+
+def _landmark_digest(landmarks: Sequence[Landmark], kinds: Iterable[LandmarkKind], listing: Path,
+                     lang: str = "en") -> list[str]:
+    """The landmarks of `kinds`, grouped by kind: at most `SHOWN_PER_KIND` each (the harness's own code before
+    test and example code, the most confident first), the rest counted; every one is in `listing`."""
+    merged = _merged(landmarks)
+    out: list[str] = []
+    for kind in kinds:
+        mine = [(lm, src) for lm, src in merged if lm.kind is kind]
+        if not mine:
+            continue
+        mine.sort(key=lambda e: (is_test_file(e[0].file) or is_example_file(e[0].file),
+                                 _CONFIDENCE_RANK.get(e[0].confidence, 3), e[0].file, e[0].line))
+        out.append(t("host.landmarks.kind", lang, kind=kind.value, n=len(mine)))
+        out += [_landmark_line(lm, lang, src, nested=True) for lm, src in mine[:SHOWN_PER_KIND]]
+        if len(mine) > SHOWN_PER_KIND:
+            out.append(t("host.landmarks.more", lang, n=len(mine) - SHOWN_PER_KIND, file=listing))
+    return out
+
+
+def _write_landmark_list(run: _Run, landmarks: Sequence[Landmark]) -> Path:
+    """Every landmark in use, sorted by kind, file and line, in the run's directory; returns its path."""
+    path = run.run_dir / LANDMARK_FILE
+    order = {k: i for i, k in enumerate(LandmarkKind)}
+    lines = [_landmark_line(lm, sources=src) for lm, src in
+             sorted(_merged(landmarks), key=lambda e: (order[e[0].kind], e[0].file, e[0].line))]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def _gated_landmarks(run: _Run, ws: Workspace) -> tuple[list[Landmark], list[Refusal]]:
@@ -342,8 +394,9 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
     missing = _missing(run.checks, found)
     parts = [t("host.recon.title", lang), ""]
     if landmarks:
-        ordered = sorted(landmarks, key=lambda lm: (lm.file, lm.line, lm.kind.value))
-        parts += [t("host.recon.accepted", lang), *(_landmark_line(lm, lang) for lm in ordered), ""]
+        listing = _write_landmark_list(run, landmarks)
+        parts += [t("host.recon.accepted", lang, n=len(_merged(landmarks)), file=listing),
+                  *_landmark_digest(landmarks, LandmarkKind, listing, lang), ""]
     if missing:
         parts += [t("host.recon.missing", lang)]
         parts += [t("host.recon.missing_line", lang, kind=k.value, checks=", ".join(c.value for c in cs),
@@ -389,14 +442,15 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads:
                 caller: Caller) -> str:
     spec = CHECKS[check]
     wanted = set(spec.requires) | set(spec.also_useful)
-    mine = sorted((lm for lm in landmarks if lm.kind in wanted), key=lambda lm: (lm.kind.value, lm.file, lm.line))
+    kinds = [k for k in LandmarkKind if k in wanted]
+    listing = _write_landmark_list(run, landmarks)
     lang = caller.lang
     report_args = t("host.args.report_shell", lang, check=check.value) if caller.face == "shell" \
         else t("host.args.report", lang)
     dismiss_args = "LEAD --reason WHY" if caller.face == "shell" else t("host.args.dismiss", lang)
     # the criteria open with the check's own heading (`# C1 · Title`)
     parts = [criteria_text(check, lang).strip(), "",
-             t("host.check.landmarks", lang, check=check.value), *(_landmark_line(lm, lang) for lm in mine), ""]
+             t("host.check.landmarks", lang, check=check.value), *_landmark_digest(landmarks, kinds, listing, lang), ""]
     if leads:
         parts += [t("host.check.leads", lang),
                   t("host.check.leads_intro", lang, step=caller.step("dismiss", run.run_id, dismiss_args)),
@@ -591,10 +645,20 @@ def _left(left: int, unit: str, lang: str = "en") -> str:
     return t("host.left_one", lang, unit=unit) if left == 1 else t("host.left", lang, n=left, unit=unit)
 
 
-def next_check(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
-    """End recon or the current check, settle checks without landmarks as not covered, hand out the next one."""
+def next_check(run_dir: Path, *, nothing_found: bool = False, caller: Caller = Caller()) -> StepResult:
+    """End recon or the current check, settle checks without landmarks as not covered, hand out the next one.
+
+    A check cannot be closed unexamined by accident: when the host made no call for it (no finding reported, no
+    lead dismissed), `next` is turned away until it says so with `nothing_found` (`next --nothing-found`), because
+    a closed check reads "ran, nothing found" in every report and cannot be reopened.
+    """
     with _locked(run_dir):
         run = _open_step(run_dir)
+        if run.current is not None and not nothing_found and run.calls[run.current.value] == 0:
+            check = run.current.value
+            args = "--nothing-found" if caller.face == "shell" else "nothing_found=true"
+            return _refused(run, t("host.next.nothing_yet", caller.lang, check=check,
+                                   step=caller.step("next", run.run_id, args)), check=check)
         ws = run.workspace()
         landmarks, _ = _gated_landmarks(run, ws)
         found = {lm.kind for lm in landmarks}

@@ -64,7 +64,8 @@ def make_parser(lang: str = "en") -> argparse.ArgumentParser:
     dl.add_argument("--file", required=True, help=h("dismiss_landmark.file"))
     dl.add_argument("--line", required=True, type=_line, help=h("dismiss_landmark.line"))
     dl.add_argument("--reason", required=True, help=h("dismiss_landmark.reason"))
-    verb("next")
+    nx = verb("next")
+    nx.add_argument("--nothing-found", action="store_true", help=h("next.nothing_found"))
     r = verb("report")
     r.add_argument("--check", required=True, help=h("report.check"))
     r.add_argument("--verdict", required=True, help=h("report.verdict"))
@@ -127,7 +128,7 @@ def run(ns: argparse.Namespace) -> int:
         result = host.dismiss_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, reason=ns.reason,
                                        caller=caller)
     elif ns.verb == "next":
-        result = host.next_check(run_dir, caller=caller)
+        result = host.next_check(run_dir, nothing_found=ns.nothing_found, caller=caller)
     elif ns.verb == "report":
         evidence = sys.stdin.read() if ns.evidence == "-" else ns.evidence
         if not evidence.strip():

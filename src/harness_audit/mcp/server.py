@@ -113,9 +113,11 @@ def build_server(root: Path | None = None) -> MCPServer:
 
     @app.tool(name="next_check", description=(
         "End recon or the current check and get the next check: its criteria, landmarks, static leads and how to "
-        "report. Checks whose landmarks are missing are listed as not covered. Says `finish` when none is left."))
-    def next_check(run_id: str, path: str = ".") -> str:
-        return step(lambda: host.next_check(run_dir(run_id, path), caller=_CALLER))
+        "report. Checks whose landmarks are missing are listed as not covered. Says `finish` when none is left. "
+        "Closing a check for which you reported nothing and dismissed no lead needs nothing_found=true: a closed "
+        "check reads 'ran, nothing found' in the report and cannot be reopened."))
+    def next_check(run_id: str, path: str = ".", nothing_found: bool = False) -> str:
+        return step(lambda: host.next_check(run_dir(run_id, path), nothing_found=nothing_found, caller=_CALLER))
 
     @app.tool(name="report_finding", description=(
         "Report one finding for the current check: verdict confirmed|suspected|not-implemented, workspace-relative "

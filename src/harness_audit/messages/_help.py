@@ -250,6 +250,9 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.host.dismiss_landmark.line": ("its line, as the recon list shows it", "它的行号,按侦察列表所示"),
     "help.host.dismiss_landmark.reason": ("why it is wrong: what the code there is instead (goes into the report)",
                                           "为什么错:那里的代码实际是什么(写进报告)"),
+    "help.host.next.nothing_found": ("close the current check although you reported nothing and dismissed no lead: "
+                                     "you read its code and it holds (it then reads 'ran, nothing found')",
+                                     "虽然没有报告任何发现、也没有驳回线索,仍结束当前检查项:你读过代码,它成立(报告中显示为“已运行,无发现”)"),
     "help.host.next": ("end recon or the current check and get the next check (or `finish`)",
                        "结束侦察或当前检查项,拿到下一个检查项(或 `finish`)"),
     "help.host.report": ("report one finding for the current check", "为当前检查项上报一条发现"),

@@ -37,7 +37,11 @@ _PAIRS: dict[str, tuple[str, str]] = {
         "再跟上能说明问题的后续几行。记录的行号和你给的不同时,回答里会说明。\n"),
     # ------------------------------------------------------------------ recon
     "host.recon.title": ("## Recon", "## 侦察"),
-    "host.recon.accepted": ("Landmarks already located and accepted:", "已经定位并通过证据门的地标:"),
+    "host.recon.accepted": ("Landmarks already located and accepted ({n}; by kind, the harness's own code first; "
+                            "every one is listed in {file}):",
+                            "已经定位并通过证据门的地标({n} 个;按种类列出,先列 harness 自身的代码;完整清单在 {file}):"),
+    "host.landmarks.kind": ("- {kind} ({n}):", "- {kind}({n} 个):"),
+    "host.landmarks.more": ("  - … and {n} more in {file}", "  - ……另有 {n} 个,见 {file}"),
     "host.recon.missing": ("Still missing, so these checks would be skipped as not covered:",
                            "仍然缺少以下地标,相应的检查项会被记为未覆盖而跳过:"),
     "host.recon.missing_line": ("- {kind} (needed by {checks}): {guide}", "- {kind}({checks} 需要):{guide}"),
@@ -130,6 +134,13 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.accepted_finding": ("Accepted: {check} {verdict} at {where}. {left}", "已接受:{check} {verdict},位置 {where}。{left}"),
     "host.left": ("({n} protocol calls left for {unit})", "({unit} 还剩 {n} 次协议调用)"),
     "host.left_one": ("(1 protocol call left for {unit})", "({unit} 还剩 1 次协议调用)"),
+    "host.next.nothing_yet": ("Not closed: you have reported nothing for {check} and dismissed none of its leads. A "
+                              "closed check reads \"ran, nothing found\" in every report and cannot be reopened. "
+                              "Report what you found (or dismiss its leads with reasons); if you read its code and "
+                              "it holds, close it with {step}.",
+                              "未结束:你还没有为 {check} 报告任何发现,也没有驳回它的任何线索。结束后的检查项在每份报告里都显示为"
+                              "“已运行,无发现”,且无法重新打开。请先报告你的发现(或说明理由驳回线索);如果读过代码确认它成立,用 "
+                              "{step} 结束。"),
     "host.finish_now": ("finish: every check is done. Write the reports with {step}.",
                         "finish:所有检查项都已完成。用 {step} 写出报告。"),
     "host.not_covered": ("{check} not covered (no {kinds} landmark)", "{check} 未覆盖(没有 {kinds} 地标)"),
