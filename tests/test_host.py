@@ -474,3 +474,6 @@ def test_a_large_tree_lists_a_few_landmarks_per_kind_and_every_one_in_a_file(tmp
     assert shown.count("\n  - agent/") == host.SHOWN_PER_KIND and "tests/" not in shown
     assert f"and {len(http) - host.SHOWN_PER_KIND} more in {run_dir / host.LANDMARK_FILE}" in shown
     assert str(run_dir / host.LANDMARK_FILE) in began.text
+    # the count `begin` states is the one `status` and `finish` state; the places are the file's lines
+    accepted = host.status(run_dir).data["landmarks"]["accepted"]
+    assert f"accepted ({accepted}, at {len(listing)} places" in began.text

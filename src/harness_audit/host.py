@@ -395,7 +395,7 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
     parts = [t("host.recon.title", lang), ""]
     if landmarks:
         listing = _write_landmark_list(run, landmarks)
-        parts += [t("host.recon.accepted", lang, n=len(_merged(landmarks)), file=listing),
+        parts += [t("host.recon.accepted", lang, n=len(landmarks), places=len(_merged(landmarks)), file=listing),
                   *_landmark_digest(landmarks, LandmarkKind, listing, lang), ""]
     if missing:
         parts += [t("host.recon.missing", lang)]

@@ -37,9 +37,11 @@ _PAIRS: dict[str, tuple[str, str]] = {
         "再跟上能说明问题的后续几行。记录的行号和你给的不同时,回答里会说明。\n"),
     # ------------------------------------------------------------------ recon
     "host.recon.title": ("## Recon", "## 侦察"),
-    "host.recon.accepted": ("Landmarks already located and accepted ({n}; by kind, the harness's own code first; "
-                            "every one is listed in {file}):",
-                            "已经定位并通过证据门的地标({n} 个;按种类列出,先列 harness 自身的代码;完整清单在 {file}):"),
+    "host.recon.accepted": ("Landmarks already located and accepted ({n}, at {places} places: static recon and the "
+                            "semantic roles often find the same one; by kind, the harness's own code first; every "
+                            "place is listed in {file}):",
+                            "已经定位并通过证据门的地标({n} 个,位于 {places} 处:静态侦察与语义角色常找到同一处;按种类列出,"
+                            "先列 harness 自身的代码;每一处都列在 {file}):"),
     "host.landmarks.kind": ("- {kind} ({n}):", "- {kind}({n} 个):"),
     "host.landmarks.more": ("  - … and {n} more in {file}", "  - ……另有 {n} 个,见 {file}"),
     "host.recon.missing": ("Still missing, so these checks would be skipped as not covered:",
