@@ -477,3 +477,19 @@ def test_a_large_tree_lists_a_few_landmarks_per_kind_and_every_one_in_a_file(tmp
     # the count `begin` states is the one `status` and `finish` state; the places are the file's lines
     accepted = host.status(run_dir).data["landmarks"]["accepted"]
     assert f"accepted ({accepted}, at {len(listing)} places" in began.text
+
+
+def test_status_says_how_each_lead_of_the_current_check_would_settle(tmp_path: Path) -> None:
+    """Risk: hosts could not see whether a report had confirmed a lead, and spent calls reporting it again."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    handed = host.next_check(run_dir)
+    assert handed.text.rstrip().endswith("Now checking C1 (above).")
+    assert host.status(run_dir).data["leads"] == {"C1-1": "open"}
+    assert "C1-1 open (stays a finding with its static verdict)" in host.status(run_dir).text
+    host.report_finding(run_dir, check="C1", verdict="confirmed", file="agent/loop.py", line=27,
+                        evidence="except Exception:\n    continue", claim="no result for a failed call",
+                        consequence="HTTP 400 on the next request", lead="C1-1")
+    assert host.status(run_dir).data["leads"] == {"C1-1": "confirmed"}
+    finished = host.finish_run(run_dir)
+    assert host.status(run_dir).data["leads"] == {} and finished.ok  # settled for good: the report says how

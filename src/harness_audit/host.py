@@ -681,7 +681,8 @@ def next_check(run_dir: Path, *, nothing_found: bool = False, caller: Caller = C
                 offered = _offered(run, ws, check)
                 task = _check_text(run, check, landmarks, offered, caller)
                 ledger.write("unit-start", unit=check.value, task=task)
-                text = "\n".join([*skipped, *([""] if skipped else []), task]) + "\n"
+                text = "\n".join([*skipped, *([""] if skipped else []), task, "",
+                                  t("host.next.now", caller.lang, check=check.value)]) + "\n"
                 return StepResult(ok=True, text=text, data={
                     "run_id": run.run_id, "check": check.value, "title": t(f"check.{check}", caller.lang),
                     "criteria": criteria_text(check, caller.lang), "task": task, "not_covered": skipped,
@@ -890,6 +891,22 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
             "landmarks": _counts_json(report.landmark_counts)})
 
 
+def _lead_states(run: _Run, ws: Workspace, check: CheckId) -> dict[str, str]:
+    """What `finish` would make of each lead of `check` now: `confirmed`, `dismissed`, or `open` (left so, it stays
+    a finding with its static verdict), by the one settlement rule `finish` applies."""
+    numbered = {check: [(lead.lead_id, lead.candidate) for lead in run.leads.get(check, [])]}
+    leads = gate_leads(ws, run.checks, numbered, []).get(check, [])
+    ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=check)
+    reported: list[tuple[Finding, str | None]] = []
+    for kind, cand, named in run.units.get(check.value, []):
+        if kind == "finding" and isinstance(cand, Candidate):
+            gated = validate(cand, ctx)
+            if isinstance(gated, Finding):
+                reported.append((gated, named))
+    outcomes, _ = settle_leads(leads, reported, run.dismissed)
+    return {o.lead_id: "open" if o.status is LeadStatus.UNADDRESSED else o.status.value for o in outcomes}
+
+
 def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     """Where the run stands: its phase, each check's state, what was accepted and refused, what to do next."""
     with _locked(run_dir):
@@ -919,7 +936,9 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                         else "current" if c == current else "pending")
               for c in run.checks}
     unit = current.value if current is not None else RECON
-    tally = landmark_counts(*_all_landmarks(run, run.workspace())) if run.root.is_dir() else None
+    ws = run.workspace() if run.root.is_dir() else None
+    tally = landmark_counts(*_all_landmarks(run, ws)) if ws is not None else None
+    lead_states = _lead_states(run, ws, current) if ws is not None and current is not None and run.end is None else {}
 
     def state(value: str) -> str:
         key = f"host.check_state.{value}"
@@ -932,6 +951,9 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
              t("host.status.findings", lang, accepted=sum(v for k, v in accepted.items() if k != RECON),
                refused=sum(v for k, v in refused.items() if k != RECON)),
              t("host.status.leads", lang, n=len(run.dismissed))]
+    if lead_states:
+        lines.append(t("host.status.lead_states", lang, check=unit, states=", ".join(
+            f"{lead} {t(f'host.lead_state.{s}', lang)}" for lead, s in lead_states.items())))
     if run.end is None and (current is not None or not run.recon_done):
         lines.append(t("host.status.calls", lang, unit=unit, n=max(run.budget() - run.calls[unit], 0)))
     lines.append(t("host.status.next", lang, hint=hint))
@@ -939,7 +961,7 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         "run_id": run.run_id, "phase": phase, "checks": checks, "current": current.value if current else None,
         "findings": sum(v for k, v in accepted.items() if k != RECON),
         "refusals": sum(refused.values()), "dismissed": dict(run.dismissed), "landmarks": _counts_json(tally),
-        "finished": run.end is not None,
+        "finished": run.end is not None, "leads": lead_states,
         "reports": list(run.end.get("reports", [])) if run.end else [],
         "calls_left": max(run.budget() - run.calls[unit], 0)})
 
