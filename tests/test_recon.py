@@ -15,6 +15,7 @@ CASES: list[tuple[str, K, str]] = [
      "    for _ in range(9):\n        step(m)\n"),
     ("request", K.REQUEST_ASSEMBLY, "payload = {'model': 'gpt', 'messages': msgs, 'tools': tools}\n"),
     ("system", K.SYSTEM_PROMPT_BUILD, "def build_system_prompt(user):\n    return f'You help {user}'\n"),
+    ("system-constant", K.SYSTEM_PROMPT_BUILD, "SYSTEM = 'You are a careful assistant.'\n"),
     ("registry-dict", K.TOOL_REGISTRY, "TOOLS = {'read': read_file, 'run': run_shell}\n"),
     ("decorated-tool", K.TOOL_REGISTRY, "@agent.tool\ndef search(ctx, q: str) -> str:\n    return q\n"),
     ("dispatch", K.TOOL_EXECUTION, "def go(call):\n    return TOOLS[call.name](**call.args)\n"),
@@ -53,3 +54,13 @@ def test_every_kind_has_a_case() -> None:
 def test_plain_code_has_no_agent_landmarks() -> None:
     mod = PyModule.parse("m.py", "def add(a, b):\n    total = a + b\n    return total\n")
     assert recon(ParsedProject(PyProject({"m.py": mod}), ())) == []
+
+
+def test_a_name_that_only_holds_the_word_system_is_not_a_system_prompt() -> None:
+    """deer-flow had 171 system-prompt-build landmarks, among them an auth error enum and a user model."""
+    source = ("class AuthErrorCode:\n    SYSTEM_ALREADY_INITIALIZED = 'system_already_initialized'\n\n"
+              "file_system = LocalFileSystem()\nsystem_assistant_ids = {'lead'}\n\n"
+              "def configured_system_assistant_ids():\n    return system_assistant_ids\n")
+    mod = PyModule.parse("m.py", source)
+    found = [lm for lm in recon(ParsedProject(PyProject({"m.py": mod}), ())) if lm.kind is K.SYSTEM_PROMPT_BUILD]
+    assert found == []

@@ -27,7 +27,9 @@ _PARSE_KEYS = {"tool_calls", "delta", "finish_reason", "stop_reason", "arguments
 _TOOL_CALLS_ATTR = {"tool_calls", "tool_use", "function_call", "tool_call", "calls", "actions"}
 _REGISTRY_NAME = re.compile(r"(tools|tool_map|registry|handlers|functions|tool_funcs|tool_table|toolbox|TOOLS)", re.I)
 _TRUNC_NAME = re.compile(r"(trim|truncat|compact|summari[sz]|prune|window|fit_|shrink|condens|evict|squash)", re.I)
-_SYSTEM_NAME = re.compile(r"(system_?prompt|system_?message|instructions|preamble|SYSTEM)", re.I)
+_SYSTEM_NAME = re.compile(r"(system_?prompt|system_?message|instructions|preamble|^_?system$)", re.I)
+"""A system prompt by name: `system_prompt`, `build_system_message`, `INSTRUCTIONS`, a bare `SYSTEM`; not every
+name that holds the word (`SYSTEM_ALREADY_INITIALIZED`, `file_system`)."""
 _REQUEST_NAME = re.compile(r"(build|make|prepare|assemble|create|compose)_?(request|payload|messages|body|params|prompt)",
                            re.I)
 _TOOL_DECORATORS = {"tool", "function_tool", "agent.tool", "agent.tool_plain", "register_tool", "mcp.tool", "tool_plain"}
