@@ -493,3 +493,21 @@ def test_status_says_how_each_lead_of_the_current_check_would_settle(tmp_path: P
     assert host.status(run_dir).data["leads"] == {"C1-1": "confirmed"}
     finished = host.finish_run(run_dir)
     assert host.status(run_dir).data["leads"] == {} and finished.ok  # settled for good: the report says how
+
+
+def test_a_static_candidate_the_gate_refuses_is_said_not_hidden(tmp_path: Path) -> None:
+    """Risk: a host saw a lead id in the ledger that `next` never showed and could not dismiss, and counts that
+    differed between `status` and `finish`."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    ledger = run_dir / "ledger.jsonl"
+    records = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    payload = next(r for r in records if r["event"] == "static-leads")
+    thin = dict(payload["leads"]["C1"][0])
+    thin["id"] = "C1-2"
+    thin["candidate"] = {**thin["candidate"], "evidence": "this text is nowhere in the file"}
+    payload["leads"]["C1"].append(thin)
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    handed = host.next_check(run_dir)
+    assert [lead["id"] for lead in handed.data["leads"]] == ["C1-1"]
+    assert "1 more static candidate(s) of C1 did not pass the evidence gate" in handed.text

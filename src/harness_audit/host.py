@@ -439,7 +439,7 @@ def _lead_line(lead: StaticLead, dismissed: dict[str, tuple[str, str]], lang: st
 
 
 def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads: Sequence[StaticLead],
-                caller: Caller) -> str:
+                caller: Caller, refused: int = 0) -> str:
     spec = CHECKS[check]
     wanted = set(spec.requires) | set(spec.also_useful)
     kinds = [k for k in LandmarkKind if k in wanted]
@@ -455,6 +455,8 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads:
         parts += [t("host.check.leads", lang),
                   t("host.check.leads_intro", lang, step=caller.step("dismiss", run.run_id, dismiss_args)),
                   *[_lead_line(lead, run.dismissed, lang) for lead in leads], ""]
+    if refused:
+        parts += [t("host.check.leads_refused", lang, n=refused, check=check.value), ""]
     parts += [t("host.check.reporting", lang),
               t("host.check.report", lang, check=check.value, step=caller.step("report", run.run_id, report_args)),
               t("host.check.budget", lang, n=run.budget()),
@@ -679,7 +681,8 @@ def next_check(run_dir: Path, *, nothing_found: bool = False, caller: Caller = C
                     skipped.append(_not_covered(run, ledger, check, missing, caller.lang))
                     continue
                 offered = _offered(run, ws, check)
-                task = _check_text(run, check, landmarks, offered, caller)
+                task = _check_text(run, check, landmarks, offered, caller,
+                                   refused=len(run.leads.get(check, [])) - len(offered))
                 ledger.write("unit-start", unit=check.value, task=task)
                 text = "\n".join([*skipped, *([""] if skipped else []), task, "",
                                   t("host.next.now", caller.lang, check=check.value)]) + "\n"
