@@ -511,3 +511,18 @@ def test_a_static_candidate_the_gate_refuses_is_said_not_hidden(tmp_path: Path) 
     handed = host.next_check(run_dir)
     assert [lead["id"] for lead in handed.data["leads"]] == ["C1-1"]
     assert "1 more static candidate(s) of C1 did not pass the evidence gate" in handed.text
+
+
+def test_two_leads_at_one_place_are_marked_as_such() -> None:
+    """Risk: hosts spent a report per lead where two rules flagged one line, not knowing one report settles both."""
+    from harness_audit.findings import Candidate, CheckId, Verdict
+
+    def lead(n: int, line: int) -> host.StaticLead:
+        cand = Candidate(check=CheckId.C14, verdict=Verdict.CONFIRMED, file="a.py", line=line, evidence="x = 1",
+                         claim="c", consequence="q", source=f"static:C14/r{n}")
+        return host.StaticLead(lead_id=f"C14-{n}", candidate=cand)
+
+    leads = [lead(1, 3), lead(2, 9), lead(3, 3)]
+    assert host._first_at_place(leads) == {"C14-3": "C14-1"}
+    line = host._lead_line(leads[2], {}, "en", "C14-1")
+    assert "same place as C14-1: one report there without --lead settles both" in line

@@ -431,11 +431,27 @@ def _offered(run: _Run, ws: Workspace, check: CheckId) -> list[StaticLead]:
     return [lead for lead in run.leads.get(check, []) if lead.lead_id in accepted]
 
 
-def _lead_line(lead: StaticLead, dismissed: dict[str, tuple[str, str]], lang: str = "en") -> str:
+def _lead_line(lead: StaticLead, dismissed: dict[str, tuple[str, str]], lang: str = "en",
+               same_place: str | None = None) -> str:
     c = lead.candidate
     state = t("host.check.lead_dismissed", lang, reason=dismissed[lead.lead_id][0]) if lead.lead_id in dismissed else ""
+    if same_place is not None:
+        state += t("host.check.lead_same_place", lang, lead=same_place)
     return t("host.check.lead_line", lang, lead=lead.lead_id, where=f"{c.file}:{c.line}", verdict=c.verdict,
              claim=c.claim, rule=c.source, state=state)
+
+
+def _first_at_place(leads: Sequence[StaticLead]) -> dict[str, str]:
+    """Lead id → the first lead at the same file and line (two rules flagging one place), for the leads after it."""
+    first: dict[tuple[str | None, int | None], str] = {}
+    out: dict[str, str] = {}
+    for lead in leads:
+        place = (lead.candidate.file, lead.candidate.line)
+        if place in first:
+            out[lead.lead_id] = first[place]
+        else:
+            first[place] = lead.lead_id
+    return out
 
 
 def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads: Sequence[StaticLead],
@@ -451,10 +467,11 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads:
     # the criteria open with the check's own heading (`# C1 · Title`)
     parts = [criteria_text(check, lang).strip(), "",
              t("host.check.landmarks", lang, check=check.value), *_landmark_digest(landmarks, kinds, listing, lang), ""]
+    twins = _first_at_place(leads)
     if leads:
         parts += [t("host.check.leads", lang),
                   t("host.check.leads_intro", lang, step=caller.step("dismiss", run.run_id, dismiss_args)),
-                  *[_lead_line(lead, run.dismissed, lang) for lead in leads], ""]
+                  *[_lead_line(lead, run.dismissed, lang, twins.get(lead.lead_id)) for lead in leads], ""]
     if refused:
         parts += [t("host.check.leads_refused", lang, n=refused, check=check.value), ""]
     parts += [t("host.check.reporting", lang),

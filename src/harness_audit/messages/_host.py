@@ -89,6 +89,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                                "finding, dismiss a wrong one with {step}.",
                                "每条线索都是机器的猜测。先读代码;对的线索就把它作为发现上报来确认,错的就用 {step} 驳回。"),
     "host.check.lead_dismissed": (" — dismissed: {reason}", " —— 已驳回:{reason}"),
+    "host.check.lead_same_place": (" — same place as {lead}: one report there without --lead settles both",
+                                   " —— 与 {lead} 同一处:在那里报告一次且不带 --lead 即可同时结算两条"),
     "host.check.lead_line": ("- {lead}: {where} [{verdict}] {claim} (rule {rule}){state}",
                              "- {lead}:{where} [{verdict}] {claim}(规则 {rule}){state}"),
     "host.check.reporting": ("## Reporting", "## 上报"),
