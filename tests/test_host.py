@@ -151,6 +151,10 @@ def test_a_check_is_never_closed_unexamined_by_accident(tmp_path: Path) -> None:
     mcp = host.next_check(run_dir, caller=host.Caller(face="mcp"))
     assert not mcp.ok and "nothing_found=true" in mcp.text
     assert host.next_check(run_dir, nothing_found=True).data["check"] == "C4"
+    run_dir = Path(host.begin(root, "C2").data["run_dir"])  # a check without leads says so, in next and status
+    handed = host.next_check(run_dir)
+    assert handed.data["check"] == "C2" and handed.data["leads"] == []
+    assert "No static leads for C2" in handed.text and "No static leads for C2" in host.status(run_dir).text
 
 
 def test_status_says_finish_when_next_would(tmp_path: Path) -> None:

@@ -472,6 +472,8 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads:
         parts += [t("host.check.leads", lang),
                   t("host.check.leads_intro", lang, step=caller.step("dismiss", run.run_id, dismiss_args)),
                   *[_lead_line(lead, run.dismissed, lang, twins.get(lead.lead_id)) for lead in leads], ""]
+    else:
+        parts += [t("host.check.no_leads", lang, check=check.value), ""]
     if refused:
         parts += [t("host.check.leads_refused", lang, n=refused, check=check.value), ""]
     parts += [t("host.check.reporting", lang),
@@ -974,6 +976,8 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     if lead_states:
         lines.append(t("host.status.lead_states", lang, check=unit, states=", ".join(
             f"{lead} {t(f'host.lead_state.{s}', lang)}" for lead, s in lead_states.items())))
+    elif current is not None and run.end is None:
+        lines.append(t("host.check.no_leads", lang, check=unit))
     if run.end is None and (current is not None or not run.recon_done):
         lines.append(t("host.status.calls", lang, unit=unit, n=max(run.budget() - run.calls[unit], 0)))
     lines.append(t("host.status.next", lang, hint=hint))

@@ -189,6 +189,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.lead_state.confirmed": ("confirmed", "已确认"),
     "host.lead_state.dismissed": ("dismissed", "已驳回"),
     "host.lead_state.open": ("open (stays a finding with its static verdict)", "未处理(保留为静态判定的发现)"),
+    "host.check.no_leads": ("No static leads for {check}: what you find, you report.",
+                            "{check} 没有静态线索:你发现什么,就报告什么。"),
     "host.check.leads_refused": ("{n} more static candidate(s) of {check} did not pass the evidence gate, so they are "
                                  "not leads: nothing to settle; the report counts them among its refusals.",
                                  "{check} 另有 {n} 个静态候选未通过证据门,因此不是线索:无需处理;报告把它们计入拒收。"),
