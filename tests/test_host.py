@@ -515,6 +515,8 @@ def test_a_static_candidate_the_gate_refuses_is_said_not_hidden(tmp_path: Path) 
     handed = host.next_check(run_dir)
     assert [lead["id"] for lead in handed.data["leads"]] == ["C1-1"]
     assert "1 more static candidate(s) of C1 did not pass the evidence gate" in handed.text
+    finished = host.finish_run(run_dir)
+    assert "of those refusals, 1 are static candidates that never became leads and 0 are your own" in finished.text
 
 
 def test_two_leads_at_one_place_are_marked_as_such() -> None:
@@ -530,3 +532,16 @@ def test_two_leads_at_one_place_are_marked_as_such() -> None:
     assert host._first_at_place(leads) == {"C14-3": "C14-1"}
     line = host._lead_line(leads[2], {}, "en", "C14-1")
     assert "same place as C14-1: one report there without --lead settles both" in line
+
+
+def test_status_gives_the_open_check_text_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Risk: two hosts lost `next`'s answer to their own output filters and had to dig it out of the ledger."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    handed = host.next_check(run_dir)
+    shown = host.status(run_dir, caller=host.Caller(face="shell"))
+    assert "--task" in shown.text and handed.data["task"] not in shown.text
+    again = host.status(run_dir, task=True)
+    assert again.data["task"] == handed.data["task"] and handed.data["task"] in again.text
+    assert main(["host", "status", run_dir.name, "--task", "--output-dir", str(run_dir.parent.parent)]) == 0
+    assert handed.data["task"] in capsys.readouterr().out

@@ -152,6 +152,8 @@ class _Run:
     """(kind, file, line) of a landmark recon dismissed → (the host's reason, `host:recon`)."""
     recon_done: bool = False
     current: CheckId | None = None
+    task: str = ""
+    """The text `next` handed out for the current check (`status --task` prints it again)."""
     ended: dict[CheckId, dict[str, Any]] = field(default_factory=dict[CheckId, dict[str, Any]])
     started_t: dict[CheckId, float] = field(default_factory=dict[CheckId, float])
     """When each check was handed out (ledger time), for its duration."""
@@ -224,6 +226,7 @@ def _load(run_dir: Path) -> _Run:
             run.recon_t = (run.recon_t[0], float(e.get("t", run.recon_t[0])))
         elif kind == "unit-start" and unit in CheckId.__members__:
             run.current = CheckId(unit)
+            run.task = str(e.get("task", ""))
             run.started_t[run.current] = float(e.get("t", 0.0))
         elif kind == "unit-end" and unit in CheckId.__members__:
             run.ended[CheckId(unit)] = e
@@ -892,6 +895,10 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                  t("host.finished_counts", lang, confirmed=counts.get("confirmed", 0),
                    suspected=counts.get("suspected", 0), not_implemented=counts.get("not-implemented", 0),
                    refused=len(report.refusals))]
+        static_refused = sum(1 for r in report.refusals if r.source.startswith("static:"))
+        if static_refused:
+            lines.append(t("host.finished_static_refused", lang, n=static_refused,
+                           yours=len(report.refusals) - static_refused))
         lines.append(_tally_text(report.landmark_counts, lang))
         if report.leads:
             by = Counter(lead.status for lead in report.leads)
@@ -929,7 +936,7 @@ def _lead_states(run: _Run, ws: Workspace, check: CheckId) -> dict[str, str]:
     return {o.lead_id: "open" if o.status is LeadStatus.UNADDRESSED else o.status.value for o in outcomes}
 
 
-def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
+def status(run_dir: Path, *, task: bool = False, caller: Caller = Caller()) -> StepResult:
     """Where the run stands: its phase, each check's state, what was accepted and refused, what to do next."""
     with _locked(run_dir):
         run = _load(run_dir)
@@ -981,11 +988,15 @@ def status(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
     if run.end is None and (current is not None or not run.recon_done):
         lines.append(t("host.status.calls", lang, unit=unit, n=max(run.budget() - run.calls[unit], 0)))
     lines.append(t("host.status.next", lang, hint=hint))
+    if current is not None and run.end is None:
+        # the open check's text again, for a host whose own output filter ate `next`'s answer
+        lines += ["", run.task] if task else [t("host.status.task_hint", lang, step=caller.step(
+            "status", run.run_id, "--task" if caller.face == "shell" else "task=true"))]
     return StepResult(ok=True, text="\n".join(lines) + "\n", data={
         "run_id": run.run_id, "phase": phase, "checks": checks, "current": current.value if current else None,
         "findings": sum(v for k, v in accepted.items() if k != RECON),
         "refusals": sum(refused.values()), "dismissed": dict(run.dismissed), "landmarks": _counts_json(tally),
-        "finished": run.end is not None, "leads": lead_states,
+        "finished": run.end is not None, "leads": lead_states, **({"task": run.task} if task and current else {}),
         "reports": list(run.end.get("reports", [])) if run.end else [],
         "calls_left": max(run.budget() - run.calls[unit], 0)})
 

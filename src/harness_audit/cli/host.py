@@ -81,7 +81,8 @@ def make_parser(lang: str = "en") -> argparse.ArgumentParser:
     d.add_argument("lead", metavar="LEAD", help=h("dismiss.lead"))
     d.add_argument("--reason", required=True, help=h("dismiss.reason"))
     verb("finish")
-    verb("status")
+    st = verb("status")
+    st.add_argument("--task", action="store_true", help=h("status.task"))
     return p
 
 
@@ -142,7 +143,7 @@ def run(ns: argparse.Namespace) -> int:
     elif ns.verb == "finish":
         result = host.finish_run(run_dir, caller=caller)
     else:
-        result = host.status(run_dir, caller=caller)
+        result = host.status(run_dir, task=ns.task, caller=caller)
     return _print(result, ns.json)
 
 

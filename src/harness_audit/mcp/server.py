@@ -143,9 +143,10 @@ def build_server(root: Path | None = None) -> MCPServer:
     def finish_host_audit(run_id: str, path: str = ".") -> str:
         return step(lambda: host.finish_run(run_dir(run_id, path), caller=_CALLER))
 
-    @app.tool(name="host_audit_status", description="Where a host-model run stands and what to do next.")
-    def host_audit_status(run_id: str, path: str = ".") -> str:
-        return step(lambda: host.status(run_dir(run_id, path), caller=_CALLER))
+    @app.tool(name="host_audit_status", description=(
+        "Where a host-model run stands and what to do next; task=true also returns the open check's text again."))
+    def host_audit_status(run_id: str, path: str = ".", task: bool = False) -> str:
+        return step(lambda: host.status(run_dir(run_id, path), task=task, caller=_CALLER))
 
     # ------------------------------------------------------------------ background jobs
     @app.tool(name="start_audit", description=(

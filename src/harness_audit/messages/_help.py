@@ -253,6 +253,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.host.next.nothing_found": ("close the current check although you reported nothing and dismissed no lead: "
                                      "you read its code and it holds (it then reads 'ran, nothing found')",
                                      "虽然没有报告任何发现、也没有驳回线索,仍结束当前检查项:你读过代码,它成立(报告中显示为“已运行,无发现”)"),
+    "help.host.status.task": ("also print the open check's text again (criteria, landmarks, leads)",
+                              "同时再次打印当前检查项的内容(判据、地标、线索)"),
     "help.host.next": ("end recon or the current check and get the next check (or `finish`)",
                        "结束侦察或当前检查项,拿到下一个检查项(或 `finish`)"),
     "help.host.report": ("report one finding for the current check", "为当前检查项上报一条发现"),

@@ -166,6 +166,10 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.finished_counts": ("{confirmed} confirmed, {suspected} suspected, {not_implemented} not implemented, "
                              "{refused} refused by the gate",
                              "确认 {confirmed} 条,可疑 {suspected} 条,未实现 {not_implemented} 条,证据拒收 {refused} 次"),
+    "host.finished_static_refused": ("of those refusals, {n} are static candidates that never became leads and {yours} "
+                                     "are your own reports and landmarks",
+                                     "其中 {n} 次是从未成为线索的静态候选,{yours} 次是你自己的报告和地标"),
+    "host.status.task_hint": ("the open check's text again: {step}", "再看一遍当前检查项的内容:{step}"),
     "host.finished_leads": ("static leads: {confirmed} confirmed, {dismissed} dismissed, {unaddressed} unaddressed "
                             "(kept as findings with their static verdict)",
                             "静态线索:确认 {confirmed} 条,驳回 {dismissed} 条,未处理 {unaddressed} 条(未处理的按静态"
