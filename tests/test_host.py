@@ -545,3 +545,26 @@ def test_status_gives_the_open_check_text_again(tmp_path: Path, capsys: pytest.C
     assert again.data["task"] == handed.data["task"] and handed.data["task"] in again.text
     assert main(["host", "status", run_dir.name, "--task", "--output-dir", str(run_dir.parent.parent)]) == 0
     assert handed.data["task"] in capsys.readouterr().out
+
+
+def test_several_leads_wrong_for_one_reason_are_dismissed_at_once(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Risk: 29 UI-fetch leads cost a host 29 commands; several with one reason go in one, all or none, each still
+    counted as a call."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    ledger = run_dir / "ledger.jsonl"
+    records = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    payload = next(r for r in records if r["event"] == "static-leads")
+    twin = dict(payload["leads"]["C1"][0], id="C1-2")
+    payload["leads"]["C1"].append(twin)
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert [x["id"] for x in host.next_check(run_dir).data["leads"]] == ["C1-1", "C1-2"]
+    before = host.status(run_dir).data["calls_left"]
+    refused = host.dismiss_lead(run_dir, lead="C1-1, C1-9", reason="the handler records an error result")
+    assert not refused.ok and "C1-9" in refused.text and host.status(run_dir).data["calls_left"] == before
+    code = main(["host", "dismiss", run_dir.name, "C1-1", "C1-2", "--reason", "the handler records an error result",
+                 "--output-dir", str(run_dir.parent.parent)])
+    assert code == 0 and "C1-1, C1-2" in capsys.readouterr().out
+    after = host.status(run_dir).data
+    assert after["leads"] == {"C1-1": "dismissed", "C1-2": "dismissed"} and after["calls_left"] == before - 2

@@ -793,8 +793,11 @@ def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None,
             return _record(run, ledger, current.value, cand, validate(cand, ctx), caller, lead=named)
 
 
-def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Caller()) -> StepResult:
-    """Dismiss one lead of the current check with the reason it is wrong; the reason goes into the report."""
+def dismiss_lead(run_dir: Path, *, lead: str | Sequence[str], reason: str, caller: Caller = Caller()) -> StepResult:
+    """Dismiss one lead of the current check, or several with one reason (`C7-1 C7-2`, `C7-1,C7-2`), saying why they
+    are wrong; the reason goes into the report beside each. Several are taken all or none, and each one counts as a
+    protocol call, as one dismissal would."""
+    wanted = [x for part in ([lead] if isinstance(lead, str) else lead) for x in re.split(r"[\s,]+", part) if x]
     with _locked(run_dir):
         run = _open_step(run_dir)
         current = _current(run)
@@ -802,22 +805,30 @@ def dismiss_lead(run_dir: Path, *, lead: str, reason: str, caller: Caller = Call
             return _refused(run, t("host.refused.no_check_dismiss", caller.lang, step=caller.step("next", run.run_id)),
                             reason="no-current-check")
         ids = [lead_.lead_id for lead_ in _offered(run, run.workspace(), current)]
-        if lead.strip() not in ids:
+        unknown = [x for x in wanted if x not in ids]
+        if unknown or not wanted:
             known = ", ".join(ids) or t("host.none", caller.lang)
-            return _refused(run, t("host.refused.unknown_lead", caller.lang, lead=lead, check=current.value, known=known),
-                            reason="unknown-lead")
+            return _refused(run, t("host.refused.unknown_lead", caller.lang, lead=", ".join(unknown) or repr(lead),
+                                   check=current.value, known=known), reason="unknown-lead")
         if len(reason.split()) < MIN_REASON_WORDS:
             return _refused(run, t("host.refused.lead_reason", caller.lang), reason="reason-too-short")
+        wanted = list(dict.fromkeys(wanted))
+        left_before = run.budget() - run.calls[current.value]
+        if len(wanted) > 1 and left_before < len(wanted):
+            return _refused(run, t("host.refused.bulk_budget", caller.lang, n=len(wanted), left=left_before),
+                            reason="budget-exhausted")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, current.value, ledger, caller)
             if spent is not None:
                 return spent
-            ledger.write("lead-dismissed", unit=current.value, lead=lead.strip(), reason=reason.strip())
-        left = _left(run.budget() - run.calls[current.value] - 1, current.value, caller.lang)
-        return StepResult(ok=True, text=t("host.dismissed_lead", caller.lang, lead=lead.strip(), reason=reason.strip(),
-                                          left=left),
-                          data={"run_id": run.run_id, "accepted": True, "lead": lead.strip(),
-                                "calls_left": run.budget() - run.calls[current.value] - 1})
+            for one in wanted:
+                ledger.write("lead-dismissed", unit=current.value, lead=one, reason=reason.strip())
+        n_left = left_before - len(wanted)
+        left = _left(n_left, current.value, caller.lang)
+        return StepResult(ok=True, text=t("host.dismissed_lead", caller.lang, lead=", ".join(wanted),
+                                          reason=reason.strip(), left=left),
+                          data={"run_id": run.run_id, "accepted": True, "lead": wanted[0] if len(wanted) == 1 else wanted,
+                                "calls_left": n_left})
 
 
 def _outcome(check: CheckId, end: dict[str, Any] | None, duration: float) -> CheckOutcome:

@@ -78,7 +78,7 @@ def make_parser(lang: str = "en") -> argparse.ArgumentParser:
     r.add_argument("--confirm-hint", default="", help=h("report.confirm_hint"))
     r.add_argument("--lead", default="", help=h("report.lead"))
     d = verb("dismiss")
-    d.add_argument("lead", metavar="LEAD", help=h("dismiss.lead"))
+    d.add_argument("lead", metavar="LEAD", nargs="+", help=h("dismiss.lead"))
     d.add_argument("--reason", required=True, help=h("dismiss.reason"))
     verb("finish")
     st = verb("status")

@@ -133,8 +133,9 @@ def build_server(root: Path | None = None) -> MCPServer:
             caller=_CALLER))
 
     @app.tool(name="dismiss_lead", description=(
-        "Dismiss one static lead of the current check (e.g. C1-2) with the reason it is wrong; the reason goes "
-        "into the report."))
+        "Dismiss one static lead of the current check (e.g. C1-2) with the reason it is wrong, or several that are "
+        "wrong for the same reason ('C7-1, C7-2, C7-5'); the reason goes into the report beside each, and each "
+        "counts as one call."))
     def dismiss_lead(run_id: str, lead: str, reason: str, path: str = ".") -> str:
         return step(lambda: host.dismiss_lead(run_dir(run_id, path), lead=lead, reason=reason, caller=_CALLER))
 

@@ -273,7 +273,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                               "这条发现所确认的静态线索,如 C1-2(可选)"),
     "help.host.dismiss": ("dismiss one static lead of the current check, with the reason it is wrong",
                           "驳回当前检查项的一条静态线索,并说明它错在哪里"),
-    "help.host.dismiss.lead": ("the lead id, e.g. C1-2", "线索编号,如 C1-2"),
+    "help.host.dismiss.lead": ("the lead id, e.g. C1-2; several with one reason: C7-1 C7-2 C7-5",
+                               "线索编号,如 C1-2;多条共用一个理由:C7-1 C7-2 C7-5"),
     "help.host.dismiss.reason": ("why the lead is wrong (goes into the report)", "线索为什么错(写进报告)"),
     "help.host.finish": ("end the run: aggregate, write the md/json/sarif reports into the run's output directory, "
                          "print the summary and their paths",
