@@ -51,7 +51,7 @@ from harness_audit.findings import (
     Usage,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
-from harness_audit.leads import MIN_REASON_WORDS, LeadStatus, gate_leads, settle_leads
+from harness_audit.leads import MIN_REASON_WORDS, Lead, LeadStatus, gate_leads, settle_leads
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.messages import Msg, localize, t
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
@@ -427,10 +427,31 @@ def _users(checks: Sequence[CheckId], kind: LandmarkKind, lang: str = "en") -> s
     return t("host.users.sep", lang).join(said) or t("host.users.none", lang)
 
 
+def _gated_leads(run: _Run, ws: Workspace, check: CheckId) -> list[Lead]:
+    """The leads of `check` through the gate (the ones it refuses are never shown, dismissed or settled)."""
+    numbered = {check: [(lead.lead_id, lead.candidate) for lead in run.leads.get(check, [])]}
+    return gate_leads(ws, run.checks, numbered, []).get(check, [])
+
+
+def _regated(run: _Run, ws: Workspace, unit: str) -> tuple[list[tuple[Finding, str | None]], list[Refusal]]:
+    """A check unit's submissions through the gate again, as `finish` takes them: each accepted finding with the
+    lead it named, and the refusals."""
+    ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=CheckId(unit))
+    reported: list[tuple[Finding, str | None]] = []
+    refused: list[Refusal] = []
+    for _, cand, named in run.units.get(unit, []):
+        assert isinstance(cand, Candidate)
+        gated = validate(cand, ctx)
+        if isinstance(gated, Finding):
+            reported.append((gated, named))
+        else:
+            refused.append(gated)
+    return reported, refused
+
+
 def _offered(run: _Run, ws: Workspace, check: CheckId) -> list[StaticLead]:
     """The leads of `check` the gate accepts: the only ones a host is shown, may dismiss or has settled."""
-    numbered = {check: [(lead.lead_id, lead.candidate) for lead in run.leads.get(check, [])]}
-    accepted = {lead.lead_id for lead in gate_leads(ws, run.checks, numbered, []).get(check, [])}
+    accepted = {lead.lead_id for lead in _gated_leads(run, ws, check)}
     return [lead for lead in run.leads.get(check, []) if lead.lead_id in accepted]
 
 
@@ -849,20 +870,13 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         ws = run.workspace()
         config = run.config
         landmarks, refusals, dismissed_landmarks = _all_landmarks(run, ws)
-        findings: list[Finding] = []
         reported: list[tuple[Finding, str | None]] = []
-        for unit, submissions in run.units.items():
-            if unit not in CheckId.__members__:
-                continue
-            ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=CheckId(unit))
-            for _, cand, named in submissions:
-                assert isinstance(cand, Candidate)
-                gated = validate(cand, ctx)
-                if isinstance(gated, Finding):
-                    findings.append(gated)
-                    reported.append((gated, named))
-                else:
-                    refusals.append(gated)
+        for unit in run.units:
+            if unit in CheckId.__members__:
+                accepted, refused = _regated(run, ws, unit)
+                reported += accepted
+                refusals += refused
+        findings = [f for f, _ in reported]
         # the model engine's rule: every lead handed out ends confirmed, dismissed (with the host's reason) or
         # unaddressed, and an unaddressed one stays a finding with its static verdict
         numbered = {c: [(lead.lead_id, lead.candidate) for lead in leads] for c, leads in run.leads.items()}
@@ -934,16 +948,7 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
 def _lead_states(run: _Run, ws: Workspace, check: CheckId) -> dict[str, str]:
     """What `finish` would make of each lead of `check` now: `confirmed`, `dismissed`, or `open` (left so, it stays
     a finding with its static verdict), by the one settlement rule `finish` applies."""
-    numbered = {check: [(lead.lead_id, lead.candidate) for lead in run.leads.get(check, [])]}
-    leads = gate_leads(ws, run.checks, numbered, []).get(check, [])
-    ctx = GateContext(workspace=ws, checks_in_run=run.checks, assigned=check)
-    reported: list[tuple[Finding, str | None]] = []
-    for kind, cand, named in run.units.get(check.value, []):
-        if kind == "finding" and isinstance(cand, Candidate):
-            gated = validate(cand, ctx)
-            if isinstance(gated, Finding):
-                reported.append((gated, named))
-    outcomes, _ = settle_leads(leads, reported, run.dismissed)
+    outcomes, _ = settle_leads(_gated_leads(run, ws, check), _regated(run, ws, check.value)[0], run.dismissed)
     return {o.lead_id: "open" if o.status is LeadStatus.UNADDRESSED else o.status.value for o in outcomes}
 
 

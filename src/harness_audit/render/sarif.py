@@ -128,6 +128,16 @@ def _suppressed(x: Suppressed, rule_index: int, lang: str = "en") -> dict[str, A
     }
 
 
+def _located(result: dict[str, Any], f: Finding) -> dict[str, Any]:
+    """`result` with the finding's location, when it has one (a check-level verdict has none)."""
+    if f.located:
+        result["locations"] = [{"physicalLocation": {
+            "artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
+            "region": {"startLine": f.line, "snippet": {"text": f.evidence}},
+        }}]
+    return result
+
+
 def _withheld(w: Withheld, rule_index: int, lang: str = "en") -> dict[str, Any]:
     """A finding of a rule below the run's precision floor: a result suppressed externally, the rule's record as
     the justification (code scanning lists it as dismissed, never as an open alert)."""
@@ -141,12 +151,7 @@ def _withheld(w: Withheld, rule_index: int, lang: str = "en") -> dict[str, Any]:
                                              estimate=p.percent, tier=p.tier.value)}],
         "properties": {"verdict": f.verdict.value, "source": f.source, "precision": p.tier.value},
     }
-    if f.located:
-        result["locations"] = [{"physicalLocation": {
-            "artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": f.line, "snippet": {"text": f.evidence}},
-        }}]
-    return result
+    return _located(result, f)
 
 
 def _dismissed(lead: LeadOutcome, rule_index: int, lang: str = "en") -> dict[str, Any]:
@@ -160,12 +165,7 @@ def _dismissed(lead: LeadOutcome, rule_index: int, lang: str = "en") -> dict[str
         "properties": {"verdict": f.verdict.value, "source": f.source,
                        "lead": {"id": lead.lead_id, "status": "dismissed", "settled_by": lead.by}},
     }
-    if f.located:
-        result["locations"] = [{"physicalLocation": {
-            "artifactLocation": {"uri": f.file, "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": f.line, "snippet": {"text": f.evidence}},
-        }}]
-    return result
+    return _located(result, f)
 
 
 def _related(n: int, where: str, lang: str = "en") -> dict[str, Any]:
