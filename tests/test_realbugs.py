@@ -144,7 +144,8 @@ def test_cli_scores_a_case_file(tmp_path: Path, mirror: tuple[Path, str, str], c
     rb.export(rb.load_cases(path), mirrors, tmp_path / "trees")
     assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["harness-audit"]["python study"] == {"cases": 1, "detected": 1, "still_flagged": 0, "errors": 0}
+    assert out["harness-audit"]["python study"] == {"cases": 1, "detected": 1, "still_flagged": 0, "errors": 0,
+                                                    "fix_unaudited": 0}
     assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--draw", "2"]) == 2  # no case of draw 2
     assert "no case" in capsys.readouterr().err
     path = _write(tmp_path, _case(pre, fix), _case(pre, fix, id="agent-2", draw=2, split="heldout"))
@@ -152,3 +153,46 @@ def test_cli_scores_a_case_file(tmp_path: Path, mirror: tuple[Path, str, str], c
     out = json.loads(capsys.readouterr().out)
     assert out["harness-audit"]["python heldout"]["cases"] == 1 and out["harness-audit"]["python study"]["cases"] == 0
     assert main(["bench", str(path)]) == 2  # no --trees: a usage error, not a traceback
+
+
+def _report(folder: Path, *findings: tuple[str, str, int], name: str = "report-2026-12-07_100000-1checks.json") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(json.dumps({"schema_version": "1.3", "findings": [
+        {"check": c, "file": f, "line": line, "also_at": []} for c, f, line in findings]}))
+
+
+def test_reports_written_elsewhere_are_scored_by_the_same_rule(tmp_path: Path) -> None:
+    """Risk: a host-model audit (or any engine run outside the bench) cannot be put beside the static engine on
+    the same cases, or a missing audit of the fix tree reads as 'not flagged at the fix'."""
+    pre, fix = "a" * 40, "b" * 40
+    cases = [rb.Case.model_validate(_case(pre, fix)), rb.Case.model_validate(_case(pre, fix, id="agent-2"))]
+    trees = tmp_path / "trees"
+    for c in ("a" * 40, "b" * 40):
+        (trees / "acme+agent" / c / "pkg").mkdir(parents=True)
+    reports = tmp_path / "host"
+    _report(reports / "agent-1", ("C12", "agent/loop.py", 8))  # the pre-fix audit only
+    engine = rb.ReportsEngine(folder=reports, name="host")
+    first = rb.run_case(cases[0], engine, trees)
+    assert first.detected and first.fix_unaudited and not first.still_flagged and first.error == ""
+    _report(reports / "agent-1" / "fix", ("C12", "agent/loop.py", 12), name="latest.json")
+    again = rb.run_case(cases[0], engine, trees)
+    assert again.detected and again.still_flagged and not again.fix_unaudited
+    missing = rb.run_case(cases[1], engine, trees)  # no folder for this case: an error, not a miss
+    assert not missing.detected and "no pre-fix report" in missing.error
+    assert rb.tally([first, missing]).cell() == "  1/2    50% (0 at fix, 1 unaudited) 1err"
+
+
+def test_cli_reports_spec_is_checked(tmp_path: Path, mirror: tuple[Path, str, str],
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    mirrors, pre, fix = mirror
+    path = _write(tmp_path, _case(pre, fix))
+    rb.export(rb.load_cases(path), mirrors, tmp_path / "trees")
+    assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--reports", "host"]) == 2
+    assert "NAME=DIR" in capsys.readouterr().err
+    _report(tmp_path / "host" / "agent-1", ("C12", "agent/loop.py", 30))  # elsewhere: a miss
+    assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--reports",
+                 f"host={tmp_path / 'host'}", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["host"]["python study"] == {"cases": 1, "detected": 0, "still_flagged": 0, "errors": 0,
+                                           "fix_unaudited": 0}
+    assert out["harness-audit"]["python study"]["detected"] == 1

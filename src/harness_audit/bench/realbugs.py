@@ -9,7 +9,7 @@ same audit of the fix commit reports a finding at the fixed lines (±3).
 Trees are exported from local git mirrors (`<mirrors>/<owner>+<name>/repo`, a bare repository with
 history) into a cache outside the project; engines run as subprocesses (any `harness-audit`
 executable, so today's engine and an older checkout can be compared on the same cases), and the
-semgrep baseline runs the same way.
+semgrep baseline runs the same way; audits made elsewhere (a host-model audit) are read from their reports.
 """
 
 from __future__ import annotations
@@ -217,6 +217,8 @@ class CaseResult:
     engine: str
     detected: bool = False
     still_flagged: bool = False
+    fix_unaudited: bool = False
+    """Detected, but no audit of the fix tree exists (a reports folder without its `fix/` report)."""
     error: str = ""
     seconds: float = 0.0
     pre_flags: list[Flag] = field(default_factory=list[Flag])
@@ -249,6 +251,10 @@ class Engine:
     def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def audit(self, case: Case, side: Literal["pre", "fix"], root: Path) -> list[Flag]:
+        """The flags for one side of `case`, whose tree is `root`: by default, an audit of the tree."""
+        return self.flags(root, case.checks)
+
 
 @dataclass(slots=True)
 class HarnessAuditEngine(Engine):
@@ -273,15 +279,52 @@ class HarnessAuditEngine(Engine):
             if proc.returncode not in (0, 1) or not reports:
                 raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}")
             data = json.loads(reports[-1].read_text(encoding="utf-8"))
-        flags: list[Flag] = []
-        for f in data.get("findings", []):
-            if f.get("file") and f.get("line"):
-                flags.append(Flag(f["check"], f["file"], int(f["line"])))
-                for extra in f.get("also_at", []) or []:
-                    file, _, line = str(extra).rpartition(":")
-                    if file and line.isdigit():
-                        flags.append(Flag(f["check"], file, int(line)))
-        return flags
+        return flags_of_report(data)
+
+
+def flags_of_report(data: dict[str, object]) -> list[Flag]:
+    """The flags of a harness-audit JSON report: each finding's place and every place in its `also_at`."""
+    flags: list[Flag] = []
+    findings = data.get("findings")
+    for f in findings if isinstance(findings, list) else []:
+        if isinstance(f, dict) and f.get("file") and f.get("line"):
+            flags.append(Flag(str(f["check"]), str(f["file"]), int(f["line"])))
+            for extra in f.get("also_at", []) or []:
+                file, _, line = str(extra).rpartition(":")
+                if file and line.isdigit():
+                    flags.append(Flag(str(f["check"]), file, int(line)))
+    return flags
+
+
+class NoReport(RuntimeError):
+    """A reports folder holds no report for one side of a case."""
+
+
+@dataclass(slots=True)
+class ReportsEngine(Engine):
+    """Reports another engine already wrote, one folder per case: `DIR/<case id>/` holds the audit of the
+    pre-fix tree, `DIR/<case id>/fix/` the audit of the fix tree (optional). A host-model audit or a hybrid
+    run with a real model is scored this way, on the same cases and by the same rule as the static engine.
+    A folder's report is its newest `report-*.json`, else its `latest.json`."""
+
+    folder: Path
+    name: str = "reports"
+
+    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:  # pragma: no cover - read per case
+        raise NoReport(f"reports are read per case, not per tree ({root})")
+
+    def audit(self, case: Case, side: Literal["pre", "fix"], root: Path) -> list[Flag]:
+        where = self.folder / case.id / ("fix" if side == "fix" else "")
+        found = sorted(where.glob("report-*.json")) or sorted(where.glob("latest.json"))
+        if not found:
+            raise NoReport(f"no {side}-fix report in {where}")
+        try:
+            data = json.loads(found[-1].read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise RuntimeError(f"{found[-1]}: not a JSON report ({exc})") from None
+        if not isinstance(data, dict):
+            raise RuntimeError(f"{found[-1]}: not a harness-audit JSON report")
+        return flags_of_report(data)
 
 
 @dataclass(slots=True)
@@ -318,10 +361,13 @@ def run_case(case: Case, engine: Engine, trees: Path) -> CaseResult:
         return res
     t = time.perf_counter()
     try:
-        res.pre_flags = engine.flags(pre, case.checks)
+        res.pre_flags = engine.audit(case, "pre", pre)
         res.detected = detected(case, res.pre_flags)
         if res.detected:
-            res.still_flagged = still_flagged(case, engine.flags(fix, case.checks))
+            try:
+                res.still_flagged = still_flagged(case, engine.audit(case, "fix", fix))
+            except NoReport:
+                res.fix_unaudited = True
     except (RuntimeError, OSError, subprocess.TimeoutExpired, ValueError) as exc:
         res.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     res.seconds = time.perf_counter() - t
@@ -336,6 +382,7 @@ class Tally:
     detected: int
     still_flagged: int
     errors: int
+    fix_unaudited: int = 0
 
     @property
     def rate(self) -> float:
@@ -347,14 +394,17 @@ class Tally:
         from harness_audit.messages import t
 
         err = t("bench.cell_errors", lang, n=self.errors) if self.errors else ""
+        fix = (t("bench.fix_unaudited", lang, n=self.still_flagged, m=self.fix_unaudited) if self.fix_unaudited
+               else t("bench.at_fix", lang, n=self.still_flagged))
         return t("bench.cell", lang, ratio=f"{self.detected:>3}/{self.cases:<3}", rate=f"{self.rate:>4.0%}",
-                 fix=self.still_flagged, err=err)
+                 fix=fix, err=err)
 
 
 def tally(results: Iterable[CaseResult]) -> Tally:
     """Sum a group of results."""
     rs = list(results)
-    return Tally(len(rs), sum(r.detected for r in rs), sum(r.still_flagged for r in rs), sum(bool(r.error) for r in rs))
+    return Tally(len(rs), sum(r.detected for r in rs), sum(r.still_flagged for r in rs), sum(bool(r.error) for r in rs),
+                 sum(r.fix_unaudited for r in rs))
 
 
 def table(results: Sequence[CaseResult], engines: Sequence[str], lang: str = "en") -> list[str]:

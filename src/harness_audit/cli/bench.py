@@ -44,6 +44,7 @@ def make_parser(lang: str = "en") -> argparse.ArgumentParser:
     real.add_argument("--draw", type=int, default=None, metavar="N", help=h("draw"))
     real.add_argument("--case", dest="only", action="append", default=[], metavar="ID", help=h("case"))
     real.add_argument("--compare", action="append", default=[], metavar="NAME=EXE", help=h("compare"))
+    real.add_argument("--reports", action="append", default=[], metavar="NAME=DIR", help=h("reports"))
     real.add_argument("--semgrep", metavar="EXE", help=h("semgrep"))
     real.add_argument("--results", metavar="FILE", help=h("results"))
     p.add_argument("--preview", action="store_true", help=h("preview"))
@@ -122,12 +123,17 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
         if not sep or not Path(exe).is_file():
             raise UsageError("err.bench.bad_compare", spec=spec)
         engines.append(rb.HarnessAuditEngine(exe=exe, name=name))
+    trees = Path(ns.trees)
+    for spec in ns.reports:
+        name, sep, folder = spec.partition("=")
+        if not sep or not name or not Path(folder).is_dir():
+            raise UsageError("err.bench.bad_reports", spec=spec)
+        engines.append(rb.ReportsEngine(folder=Path(folder), name=name))
     if ns.semgrep_config:
         exe = ns.semgrep or shutil.which("semgrep")
         if not exe:
             raise UsageError("err.bench.no_semgrep", alternative="--semgrep EXE")
         engines.append(rb.SemgrepEngine(exe=exe, config=Path(ns.semgrep_config)))
-    trees = Path(ns.trees)
     results: list[rb.CaseResult] = []
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(Path(ns.results).open("w", encoding="utf-8")) if ns.results else None
@@ -139,11 +145,13 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
                          ns.lang)
                 print(f"{case.id:<28} {case.check.value:>3} {engine.name[:18]:<18} {mark}"
                       f"{t('bench.still_at_fix', ns.lang) if r.still_flagged else ''}"
+                      f"{t('bench.fix_not_audited', ns.lang) if r.fix_unaudited else ''}"
                       f"{(': ' + r.error) if r.error else ''}", file=sys.stderr, flush=True)
                 if out:
                     out.write(json.dumps({"case": case.id, "split": case.split, "language": case.language,
                                           "check": case.check.value, "engine": r.engine, "detected": r.detected,
-                                          "still_flagged": r.still_flagged, "error": r.error,
+                                          "still_flagged": r.still_flagged, "fix_unaudited": r.fix_unaudited,
+                                          "error": r.error,
                                           "seconds": round(r.seconds, 2),
                                           "pre_flags": [asdict(f) for f in r.pre_flags]}) + "\n")
     if ns.as_json or ns.format == "json":

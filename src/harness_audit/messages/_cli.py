@@ -174,12 +174,15 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "bench.group.all": ("all", "全部"),
     "bench.split.study": ("study", "研究集"),
     "bench.split.heldout": ("heldout", "留出集"),
-    "bench.cell": ("{ratio} {rate} ({fix} at fix){err}", "{ratio} {rate}(修复后仍报 {fix}){err}"),
+    "bench.cell": ("{ratio} {rate} ({fix}){err}", "{ratio} {rate}({fix}){err}"),
+    "bench.at_fix": ("{n} at fix", "修复后仍报 {n}"),
+    "bench.fix_unaudited": ("{n} at fix, {m} unaudited", "修复后仍报 {n},{m} 未审计修复版"),
     "bench.cell_errors": (" {n}err", " 出错 {n}"),
     "bench.detected": ("DETECTED", "检出"),
     "bench.case_missed": ("missed", "漏检"),
     "bench.case_error": ("error", "出错"),
     "bench.still_at_fix": (" (still at fix)", "(修复后仍报)"),
+    "bench.fix_not_audited": (" (fix not audited)", "(修复版未审计)"),
 }
 
 EN: dict[str, str] = {key: pair[0] for key, pair in _PAIRS.items()}

@@ -228,6 +228,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "err.bench.no_case": ("no case matches --split/--draw/--case", "没有案例符合 --split/--draw/--case"),
     "err.bench.bad_compare": ("--compare {spec!r}: expected NAME=EXECUTABLE of an existing file",
                               "--compare {spec!r}:应为 NAME=EXECUTABLE,且可执行文件存在"),
+    "err.bench.bad_reports": ("--reports {spec!r}: expected NAME=DIR of an existing folder (one subfolder per case)",
+                              "--reports {spec!r}:应为 NAME=DIR,且文件夹存在(每个用例一个子文件夹)"),
     "err.bench.no_exe": ("no harness-audit executable beside {python}; install the project (make test)",
                          "{python} 旁边没有 harness-audit 可执行文件;请先安装本项目(make test)"),
     "err.bench.no_answers": ("no answers.json in {corpus!r}; a corpus needs an answer key beside its projects",

@@ -152,6 +152,10 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.bench.case": ("only this case (repeatable)", "只看这个案例(可重复)"),
     "help.bench.compare": ("also score another harness-audit executable, e.g. today=/path/.venv/bin/harness-audit",
                            "同时给另一个 harness-audit 可执行文件打分,如 today=/path/.venv/bin/harness-audit"),
+    "help.bench.reports": ("also score reports another engine already wrote (a host-model audit, a hybrid run): "
+                           "DIR/<case id>/ holds the pre-fix audit's JSON report, DIR/<case id>/fix/ the fix's",
+                           "同时给另一引擎已写出的报告打分(宿主模型审计、hybrid 运行):DIR/<用例 id>/ 放修复前审计的 "
+                           "JSON 报告,DIR/<用例 id>/fix/ 放修复后的"),
     "help.bench.semgrep": ("semgrep executable for --semgrep-config (default: on PATH)",
                            "--semgrep-config 使用的 semgrep 可执行文件(默认:PATH 上的)"),
     "help.bench.results": ("write one JSON line per case and engine", "每个案例、每个引擎写一行 JSON"),
