@@ -196,3 +196,29 @@ def test_cli_reports_spec_is_checked(tmp_path: Path, mirror: tuple[Path, str, st
     assert out["host"]["python study"] == {"cases": 1, "detected": 0, "still_flagged": 0, "errors": 0,
                                            "fix_unaudited": 0}
     assert out["harness-audit"]["python study"]["detected"] == 1
+
+
+def test_cli_compare_passes_the_engines_own_options(tmp_path: Path, mirror: tuple[Path, str, str],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Risk: another engine (hybrid with a local model) cannot be put beside the static one, because --compare
+    only takes an executable; or a quoted option list is split wrongly."""
+    mirrors, pre, fix = mirror
+    path = _write(tmp_path, _case(pre, fix))
+    rb.export(rb.load_cases(path), mirrors, tmp_path / "trees")
+    seen = tmp_path / "argv.txt"
+    fake = tmp_path / "fake-audit"
+    fake.write_text(f"""#!{sys.executable}
+import json, sys
+from pathlib import Path
+argv = sys.argv[1:]
+Path({str(seen)!r}).open("a").write(json.dumps(argv) + "\\n")
+out = Path(argv[argv.index("--output-dir") + 1])
+(out / "report-1.json").write_text(json.dumps({{"findings": [{{"check": "C12", "file": "agent/loop.py", "line": 7}}]}}))
+""")
+    fake.chmod(0o755)
+    spec = f"hy={fake} --engine hybrid --base-url 'http://127.0.0.1:9/v1'"
+    assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--compare", spec, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hy"]["python study"]["detected"] == 1
+    argv = json.loads(seen.read_text().splitlines()[0])
+    assert argv[-4:] == ["--engine", "hybrid", "--base-url", "http://127.0.0.1:9/v1"]  # last wins over static
+    assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--compare", "hy='unclosed"]) == 2

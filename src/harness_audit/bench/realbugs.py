@@ -258,7 +258,8 @@ class Engine:
 
 @dataclass(slots=True)
 class HarnessAuditEngine(Engine):
-    """A `harness-audit` executable run as a subprocess (static engine, JSON report)."""
+    """A `harness-audit` executable run as a subprocess, JSON report: the static engine unless `extra` names
+    another (`--engine hybrid --model …`)."""
 
     exe: str
     name: str = "harness-audit"

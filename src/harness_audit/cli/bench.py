@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shlex
 from dataclasses import asdict
 from pathlib import Path
 
@@ -119,10 +120,14 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
         own.name = "harness-audit --preview"
     engines: list[rb.Engine] = [own]
     for spec in ns.compare:
-        name, sep, exe = spec.partition("=")
-        if not sep or not Path(exe).is_file():
+        name, sep, command = spec.partition("=")
+        try:
+            exe, *args = shlex.split(command)
+        except ValueError:
+            exe, args = "", []
+        if not sep or not name or not Path(exe).is_file():
             raise UsageError("err.bench.bad_compare", spec=spec)
-        engines.append(rb.HarnessAuditEngine(exe=exe, name=name))
+        engines.append(rb.HarnessAuditEngine(exe=exe, name=name, extra=tuple(args)))
     trees = Path(ns.trees)
     for spec in ns.reports:
         name, sep, folder = spec.partition("=")

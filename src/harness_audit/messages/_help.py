@@ -150,8 +150,12 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.bench.draw": ("only the cases of this draw (1: the first corpus; 2: held-out cases mined after draw 1 was "
                         "measured)", "只看这一批的案例(1:最初的语料;2:第一批测过之后新挖的留出案例)"),
     "help.bench.case": ("only this case (repeatable)", "只看这个案例(可重复)"),
-    "help.bench.compare": ("also score another harness-audit executable, e.g. today=/path/.venv/bin/harness-audit",
-                           "同时给另一个 harness-audit 可执行文件打分,如 today=/path/.venv/bin/harness-audit"),
+    "help.bench.compare": ("also score another harness-audit executable, with its own options if any, e.g. "
+                           "today=/path/.venv/bin/harness-audit or 'hybrid=/path/harness-audit --engine hybrid "
+                           "--model openai:NAME --base-url URL'",
+                           "同时给另一个 harness-audit 可执行文件打分(可带它自己的选项),如 "
+                           "today=/path/.venv/bin/harness-audit 或 'hybrid=/path/harness-audit --engine hybrid "
+                           "--model openai:NAME --base-url URL'"),
     "help.bench.reports": ("also score reports another engine already wrote (a host-model audit, a hybrid run): "
                            "DIR/<case id>/ holds the pre-fix audit's JSON report, DIR/<case id>/fix/ the fix's",
                            "同时给另一引擎已写出的报告打分(宿主模型审计、hybrid 运行):DIR/<用例 id>/ 放修复前审计的 "
