@@ -319,20 +319,24 @@ def _merged(landmarks: Iterable[Landmark]) -> list[tuple[Landmark, str]]:
 
 def _landmark_digest(landmarks: Sequence[Landmark], kinds: Iterable[LandmarkKind], listing: Path,
                      lang: str = "en") -> list[str]:
-    """The landmarks of `kinds`, grouped by kind: at most `SHOWN_PER_KIND` each (the harness's own code before
-    test and example code, the most confident first), the rest counted; every one is in `listing`."""
+    """The landmarks of `kinds`, grouped by kind: at most `SHOWN_PER_KIND` each, the most confident first, the
+    rest counted; every one is in `listing`. Test and example code is shown only for a kind with no landmark in
+    the harness's own code (a fake loop in a test is not what a check reads); otherwise it is counted apart."""
     merged = _merged(landmarks)
     out: list[str] = []
     for kind in kinds:
         mine = [(lm, src) for lm, src in merged if lm.kind is kind]
         if not mine:
             continue
-        mine.sort(key=lambda e: (is_test_file(e[0].file) or is_example_file(e[0].file),
-                                 _CONFIDENCE_RANK.get(e[0].confidence, 3), e[0].file, e[0].line))
+        mine.sort(key=lambda e: (_CONFIDENCE_RANK.get(e[0].confidence, 3), e[0].file, e[0].line))
+        own = [e for e in mine if not (is_test_file(e[0].file) or is_example_file(e[0].file))]
+        shown = own or mine
         out.append(t("host.landmarks.kind", lang, kind=kind.value, n=len(mine)))
-        out += [_landmark_line(lm, lang, src, nested=True) for lm, src in mine[:SHOWN_PER_KIND]]
-        if len(mine) > SHOWN_PER_KIND:
-            out.append(t("host.landmarks.more", lang, n=len(mine) - SHOWN_PER_KIND, file=listing))
+        out += [_landmark_line(lm, lang, src, nested=True) for lm, src in shown[:SHOWN_PER_KIND]]
+        if len(shown) > SHOWN_PER_KIND:
+            out.append(t("host.landmarks.more", lang, n=len(shown) - SHOWN_PER_KIND, file=listing))
+        if own and len(own) < len(mine):
+            out.append(t("host.landmarks.more_in_tests", lang, n=len(mine) - len(own), file=listing))
     return out
 
 

@@ -44,6 +44,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                             "先列 harness 自身的代码;每一处都列在 {file}):"),
     "host.landmarks.kind": ("- {kind} ({n}):", "- {kind}({n} 个):"),
     "host.landmarks.more": ("  - … and {n} more in {file}", "  - ……另有 {n} 个,见 {file}"),
+    "host.landmarks.more_in_tests": ("  - … and {n} in test or example code, in {file}",
+                                     "  - ……另有 {n} 个在测试或示例代码中,见 {file}"),
     "host.recon.missing": ("Still missing, so these checks would be skipped as not covered:",
                            "仍然缺少以下地标,相应的检查项会被记为未覆盖而跳过:"),
     "host.recon.missing_line": ("- {kind} (needed by {checks}): {guide}", "- {kind}({checks} 需要):{guide}"),
