@@ -64,7 +64,7 @@ FIRST_HALF = (
     Call("dismiss-landmark", {"kind": "retry", "file": "agent/loop.py", "line": 17, "reason": _NOT_STREAM_PARSE},
          accepted=False, says="no 'retry' landmark at agent/loop.py:17 is in use"),
     Call("next", says="# C1 · Tool-call pairing completeness"),
-    Call("report", _finding("C1", 28, C1_EVIDENCE, lead="C1-1"), says="Accepted: C1 confirmed at agent/loop.py:26"),
+    Call("report", _finding("C1", 28, C1_EVIDENCE, lead="C1-1"), says="Accepted: C1 confirmed at agent/loop.py:28"),
     Call("report", _finding("C1", 28, "except Exception:\n    log_and_forget(call)\n    continue"), accepted=False,
          says="evidence-not-found"),
     Call("report", _finding("C1", 1, PASSWD_MARKER, file="../../etc/passwd"), accepted=False,
@@ -97,7 +97,7 @@ def assert_host_report(report_json: Path, cli_json: Path) -> dict[str, Any]:
     assert meta["engine"] == "host" and meta["state"] == "complete"
     assert meta["usage"]["known"] is False, "the host's tokens are unknown, never zero"
     assert [(f["check"], f["verdict"], f["line"]) for f in data["findings"]] == [
-        ("C1", "confirmed", 26), ("C12", "suspected", 17)]
+        ("C1", "confirmed", 28), ("C12", "suspected", 17)]
     assert {o["id"]: o["status"] for o in data["outcomes"]} == {"C1": "ran", "C12": "ran", "C13": "not-covered"}
     refused = {reason: n for reason, n in meta["refusals_by_reason"].items() if n}
     assert refused == {"bad-verdict": 1, "evidence-not-found": 1, "file-outside-workspace": 1,

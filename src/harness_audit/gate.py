@@ -233,7 +233,8 @@ def _match_evidence(
         return _refuse(RefusalReason.EVIDENCE_TOO_THIN, c,
                        "the excerpt is only punctuation, a keyword, a name or a comment; quote a line of real code "
                        f"(a call, an assignment or a condition, at least {_MIN_CODE_CHARS} characters)")
-    return first
+    # the cited line inside the quote is the defect's own line (a quote may start at its statement or a comment)
+    return line if first <= line <= last else first
 
 
 _NUMBERED = re.compile(r"^\s*(\d{1,7})(?:\t| ?[|│:] ?)")

@@ -165,7 +165,7 @@ def test_streamed_and_plain_runs_agree_and_usage_is_exact(harness: Path, out: Pa
     plain, streamed = runs[False], runs[True]
     assert fingerprints(plain) == fingerprints(streamed) != []
     assert [(f.check, f.verdict, f.file, f.line) for f in streamed.report.findings] == \
-        [(CheckId.C1, "confirmed", "agent/loop.py", 26)]
+        [(CheckId.C1, "confirmed", "agent/loop.py", 27)]
     for run in (plain, streamed):
         r = run.report
         assert r.meta.state == "complete"
@@ -255,7 +255,7 @@ def test_fabricated_evidence_is_refused_to_the_model_then_the_correction_is_acce
     after_f23 = tool_results(c1[3])
     assert after_f23["f2"].startswith("Refused (line-out-of-range): line 999 is not in 'agent/loop.py'")
     assert after_f23["f3"].startswith("Refused (evidence-not-found)")
-    assert tool_results(c1[4]) == {"f4": "Accepted: C1 confirmed at agent/loop.py:26."}
+    assert tool_results(c1[4]) == {"f4": "Accepted: C1 confirmed at agent/loop.py:27."}
 
     r = run.report
     assert r.refusal_counts == counts(evidence_not_found=2, line_out_of_range=1)
@@ -264,7 +264,7 @@ def test_fabricated_evidence_is_refused_to_the_model_then_the_correction_is_acce
     assert json_outcome(json_report(run), "C1")["rejection_count"] == 3
     assert [e["reason"] for e in ledger_of(run).of("refusal")] == [
         "evidence-not-found", "line-out-of-range", "evidence-not-found"]
-    assert [(f.check, f.line, f.evidence) for f in r.findings] == [(CheckId.C1, 26, finding()["evidence"])]
+    assert [(f.check, f.line, f.evidence) for f in r.findings] == [(CheckId.C1, 27, finding()["evidence"])]
     assert "tool_call_id\": call.id, \"content\": str(exc)" not in markdown_report(run)
     assert "| evidence-not-found | 2 |" in markdown_report(run)
 
@@ -367,7 +367,7 @@ def test_invalid_json_duplicate_ids_and_unknown_tools_each_get_one_result(
     assert results[ids[2]].startswith("Not executed: this call repeated an id")
     assert results["u1"] == ("Unknown tool 'delete_file'. Available tools: dismiss_lead, find_references, find_symbol, "
                              "glob, grep, list_landmarks, read_file, report_finding, report_landmark.")
-    assert tool_results(c1[2]) == {"f1": "Accepted: C1 confirmed at agent/loop.py:26."}
+    assert tool_results(c1[2]) == {"f1": "Accepted: C1 confirmed at agent/loop.py:27."}
 
     ledger = ledger_of(run)
     assert [e["renamed"] for e in ledger.of("renamed-call-ids")] == [[["dup", ids[2]]]]
@@ -475,7 +475,7 @@ def test_a_model_that_never_stops_is_stopped_by_the_budget_and_keeps_its_finding
     assert_ledger_calls_answered(ledger_of(run))  # the call refused at the limit has its result too
     r = run.report
     assert r.meta.state == "incomplete"
-    assert [(f.check, f.line) for f in r.findings] == [(CheckId.C1, 26)]  # gated before the limit: kept
+    assert [(f.check, f.line) for f in r.findings] == [(CheckId.C1, 27)]  # gated before the limit: kept
     assert "| C1 · Tool-call pairing completeness | incomplete |" in markdown_report(run)
 
 
@@ -554,7 +554,7 @@ def test_a_provider_that_stays_down_fails_one_check_not_the_others(
     assert c12.usage == Usage()
     assert outcome(run, "C1").status_text == "ran"
     assert outcome(run, "C1").usage == total(*C1_USAGE)
-    assert [(f.check, f.line) for f in run.report.findings] == [(CheckId.C1, 26)]
+    assert [(f.check, f.line) for f in run.report.findings] == [(CheckId.C1, 27)]
     assert run.report.meta.state == "incomplete"
 
 
@@ -698,7 +698,7 @@ def test_cancelling_stops_a_hanging_request_promptly_and_keeps_what_finished(har
     r = run.report
     assert r.meta.state == "cancelled"
     assert [o.status_text for o in r.outcomes] == ["ran", "cancelled"]
-    assert [(f.check, f.line) for f in r.findings] == [(CheckId.C1, 26)]
+    assert [(f.check, f.line) for f in r.findings] == [(CheckId.C1, 27)]
     assert outcome(run, "C1").usage == total(*C1_USAGE)
     ledger = ledger_of(run)
     assert [(e["unit"], e["status"]) for e in ledger.of("unit-end")] == [
@@ -1002,7 +1002,7 @@ def test_cross_check_analysis_is_asked_last_and_marked_as_unvalidated(
     analysis = requests_for(server, "default")[0]
     task = first_user_text(analysis)
     assert task.startswith("Cross-check analysis\n")
-    assert "- C1 confirmed agent/loop.py:26: C1: a defect the model found" in task
+    assert "- C1 confirmed agent/loop.py:27: C1: a defect the model found" in task
     assert "- C12 confirmed agent/loop.py:17: C12: a defect the model found" in task
     c1 = requests_for(server, "C1")[0]
     assert messages_of(analysis)[0] == messages_of(c1)[0]

@@ -229,7 +229,7 @@ def build_server(root: Path | None = None) -> MCPServer:
                 "next_check.\n"
                 "3. For each check next_check hands out (best in a fresh subagent given only that text and the run "
                 "id): read the code, report each defect with report_finding (evidence copied exactly from the file, "
-                "starting at the line you cite), confirm or dismiss_lead each static lead, then call next_check "
+                "covering the line you cite), confirm or dismiss_lead each static lead, then call next_check "
                 "again.\n"
                 "4. When next_check says finish, call finish_host_audit and show the summary and report paths.\n"
                 "A refused report says why: fix it and resubmit, or drop it. Never invent code or lines.")
