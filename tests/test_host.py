@@ -570,3 +570,50 @@ def test_several_leads_wrong_for_one_reason_are_dismissed_at_once(tmp_path: Path
     assert code == 0 and "C1-1, C1-2" in capsys.readouterr().out
     after = host.status(run_dir).data
     assert after["leads"] == {"C1-1": "dismissed", "C1-2": "dismissed"} and after["calls_left"] == before - 2
+
+
+def test_finish_counts_refused_landmarks_on_the_landmark_line_only(tmp_path: Path) -> None:
+    """Risk: three hosts read '2 refused by the gate' on finish's findings line as refused findings, when both
+    were landmarks of recon (already counted on the landmarks line)."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    refused = host.report_landmark(run_dir, kind="retry", file="agent/loop.py", line=17, evidence="while (")
+    assert not refused.ok
+    assert host.next_check(run_dir).data["check"] == "C1"
+    assert host.next_check(run_dir, nothing_found=True).data["next"] == "finish"
+    text = host.finish_run(run_dir).text
+    assert "0 refused by the gate" in text and "1 refused" in text  # the landmark, on the landmarks line
+
+
+def test_recon_says_which_needed_kinds_it_found_only_in_tests_or_not_at_all(tmp_path: Path) -> None:
+    """Risk: `begin` said "every required landmark is located" when the only agent loop it knew was a test's
+    fake loop (instructor, langgraphjs), and said nothing of a kind C1 uses that it never found (CopilotKit);
+    four cold hosts audited the wrong place or went on without the harness's own loop."""
+    root = make_workspace(tmp_path)
+    (root / "agent" / "loop.py").rename(root / "agent" / "test_loop.py")
+    (root / "tests").mkdir()
+    (root / "agent" / "test_loop.py").rename(root / "tests" / "test_loop.py")
+    (root / "agent" / "runner.py").write_text(
+        "from agent.tools import TOOLS\n\n\ndef run_call(call):\n    return TOOLS[call.name](**call.args)\n",
+        encoding="utf-8")
+    text = host.begin(root, "C1,C12").text
+    thin = text.split("Not located in the harness's own code", 1)[1].split("\n\n", 1)[0]
+    assert "- agent-loop (needed by C12; used by C1): only in test or example code" in thin, thin
+    assert "- history-append (used by C1): only in test or example code" in thin
+    assert "tool-execution" not in thin  # located in agent/runner.py
+
+
+def test_evidence_from_standard_input_for_reports_and_landmarks(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Risk: `landmark --evidence -` took a literal '-' as the excerpt (a host lost a call to a refusal naming
+    every line with a hyphen), while `report --evidence -` read standard input."""
+    import io
+
+    root = make_workspace(tmp_path)
+    out = tmp_path / "out"
+    code, begun = in_process(["host", "begin", str(root), "C1", "--output-dir", str(out), "--json"], capsys)
+    run_id = begun["run_id"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("messages.append(message.model_dump(exclude_none=True))\n"))
+    code, answer = in_process(["host", "landmark", run_id, "--output-dir", str(out), "--kind", "history-append",
+                               "--file", "agent/loop.py", "--line", "20", "--evidence", "-", "--json"], capsys)
+    assert code == 0 and answer["ok"], answer["text"]

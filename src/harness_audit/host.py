@@ -410,6 +410,12 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
                     guide=t(f"landmark.{k.value}", lang)) for k, cs in missing.items()]
     else:
         parts += [t("host.recon.all_found", lang)]
+    thin = _thin_kinds(run.checks, landmarks)
+    if thin:
+        parts += [t("host.recon.thin", lang)]
+        parts += [t("host.recon.thin_line", lang, kind=k.value, users=_users(run.checks, k, lang),
+                    why=t("host.recon.thin_tests" if tests_only else "host.recon.thin_none", lang))
+                  for k, tests_only in thin]
     landmark_args = t("host.args.landmark_shell" if caller.face == "shell" else "host.args.landmark", lang)
     dismiss_args = ("--kind KIND --file PATH --line N --reason WHY" if caller.face == "shell"
                     else t("host.args.dismiss_landmark", lang))
@@ -421,6 +427,25 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
               t("host.recon.budget", lang, n=run.budget()),
               t("host.recon.done", lang, step=caller.step("next", run.run_id))]
     return "\n".join(parts)
+
+
+def _thin_kinds(checks: Sequence[CheckId], landmarks: Sequence[Landmark]) -> list[tuple[LandmarkKind, bool]]:
+    """Kinds the checks need or use with no landmark in the harness's own code: (kind, whether test or example
+    code has some). A required kind with none at all is already said missing; a kind found only in a test or a
+    demo, or a useful kind not found, is where static recon most often missed the harness's own place."""
+    own: set[LandmarkKind] = set()
+    elsewhere: set[LandmarkKind] = set()
+    for lm in landmarks:
+        (elsewhere if is_test_file(lm.file) or is_example_file(lm.file) else own).add(lm.kind)
+    out: list[tuple[LandmarkKind, bool]] = []
+    for kind in LandmarkKind:
+        required = any(kind in CHECKS[c].requires for c in checks)
+        useful = any(kind in CHECKS[c].also_useful for c in checks)
+        if kind in own or not (required or useful):
+            continue
+        if kind in elsewhere or useful:
+            out.append((kind, kind in elsewhere))
+    return out
 
 
 def _users(checks: Sequence[CheckId], kind: LandmarkKind, lang: str = "en") -> str:
@@ -919,15 +944,16 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                                                            for s in discovery.skipped]})
         report = result.report
         counts = Counter(f.verdict.value for f in report.findings)
+        refused_findings = [r for r in report.refusals if r.subject == "finding"]  # landmarks: on their own line
         lang = caller.lang
         lines = [t("host.finished", lang, run_id=run.run_id, state=t(f"jobs.state.{state}", lang)),
                  t("host.finished_counts", lang, confirmed=counts.get("confirmed", 0),
                    suspected=counts.get("suspected", 0), not_implemented=counts.get("not-implemented", 0),
-                   refused=len(report.refusals))]
-        static_refused = sum(1 for r in report.refusals if r.source.startswith("static:"))
+                   refused=len(refused_findings))]
+        static_refused = sum(1 for r in refused_findings if r.source.startswith("static:"))
         if static_refused:
             lines.append(t("host.finished_static_refused", lang, n=static_refused,
-                           yours=len(report.refusals) - static_refused))
+                           yours=len(refused_findings) - static_refused))
         lines.append(_tally_text(report.landmark_counts, lang))
         if report.leads:
             by = Counter(lead.status for lead in report.leads)

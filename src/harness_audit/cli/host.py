@@ -124,7 +124,8 @@ def run(ns: argparse.Namespace) -> int:
     caller = host.Caller(face="shell", output_dir_flag=output_dir_option(out_dir, default_dir), lang=ns.lang)
     if ns.verb == "landmark":
         result = host.report_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, symbol=ns.symbol,
-                                      confidence=ns.confidence, evidence=ns.evidence, caller=caller)
+                                      confidence=ns.confidence, caller=caller,
+                                      evidence=sys.stdin.read() if ns.evidence == "-" else ns.evidence or "")
     elif ns.verb == "dismiss-landmark":
         result = host.dismiss_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, reason=ns.reason,
                                        caller=caller)

@@ -245,9 +245,10 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.host.symbol": ("enclosing function or class, dotted", "所在的函数或类,用点分隔"),
     "help.host.confidence": ("how sure you are: high, medium or low", "有多确定:high、medium 或 low"),
     "help.host.landmark.evidence": ("the line's code, copied exactly: the gate checks it like a finding's excerpt and "
-                                    "records the landmark at the line where it starts",
-                                    "该行代码,原样复制:证据门像核对发现的引用一样核对它,"
-                                    "并把地标记在这段代码开始的那一行"),
+                                    "records the landmark at --line when the excerpt covers it, else where it starts ('-' reads "
+                                    "it from standard input)",
+                                    "该行代码,原样复制:证据门像核对发现的引用一样核对它;引用覆盖 --line 时地标"
+                                    "记在 --line,否则记在这段代码开始的那一行('-' 表示从标准输入读取)"),
     "help.host.dismiss_landmark": ("dismiss one landmark recon listed that is wrong, with the reason (recon only; the "
                                    "report lists it, no check uses it)",
                                    "驳回侦察列出的一个错误地标,并说明理由(仅限侦察阶段;报告会列出它,"

@@ -49,9 +49,15 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.recon.missing": ("Still missing, so these checks would be skipped as not covered:",
                            "仍然缺少以下地标,相应的检查项会被记为未覆盖而跳过:"),
     "host.recon.missing_line": ("- {kind} (needed by {checks}): {guide}", "- {kind}({checks} 需要):{guide}"),
-    "host.recon.all_found": ("Every required landmark is located; add any the list above missed, or go on to the "
-                             "checks.",
-                             "所有必需的地标都已定位;可以补上上面列表漏掉的,或者直接进入检查。"),
+    "host.recon.all_found": ("Every required kind has a landmark. Static recon guesses: read the ones your checks "
+                             "rely on, dismiss the wrong ones, add the places it missed, then go on to the checks.",
+                             "每类必需的地标都至少有一个。静态侦察只是猜测:读一读检查要依赖的地标,驳回错的,补上漏掉的,"
+                             "再进入检查。"),
+    "host.recon.thin": ("Not located in the harness's own code (look for these before `next`):",
+                        "在 harness 自身代码中没有定位到(`next` 之前先找一找):"),
+    "host.recon.thin_line": ("- {kind} ({users}): {why}", "- {kind}({users}):{why}"),
+    "host.recon.thin_tests": ("only in test or example code", "只在测试或示例代码中"),
+    "host.recon.thin_none": ("none located", "一个也没有"),
     "host.recon.kinds": ("The eleven landmark kinds, with the checks of this run that need or use each:",
                          "十一类地标,以及本次运行中需要或用到每一类的检查项:"),
     "host.recon.kind_line": ("- {kind} ({users}): {guide}", "- {kind}({users}):{guide}"),
@@ -133,8 +139,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                               "已经没有 {kind} 地标了:除非你上报正确的那个,否则 {checks} 会记为未覆盖。"),
     "host.refused.gate": ("Refused ({reason}): {message}. Correct it and resubmit, or drop it. {left}",
                           "被拒收({reason}):{message}。改正后重新提交,或者放弃它。{left}"),
-    "host.moved": (" (you cited line {line}; recorded where your excerpt starts)",
-                   "(你引用的是第 {line} 行;记录在你的摘录开始的那一行)"),
+    "host.moved": (" (you cited line {line}, which your excerpt does not cover; recorded where it starts)",
+                   "(你引用的是第 {line} 行,摘录未覆盖该行;记录在摘录开始的那一行)"),
     "host.accepted_landmark": ("Accepted: {kind} at {where}{moved}. {left}", "已接受:{where}{moved} 处的 {kind}。{left}"),
     "host.check_level": ("check level", "检查项级"),
     "host.accepted_finding": ("Accepted: {check} {verdict} at {where}. {left}", "已接受:{check} {verdict},位置 {where}。{left}"),
@@ -171,8 +177,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                              "{refused} refused by the gate",
                              "确认 {confirmed} 条,可疑 {suspected} 条,未实现 {not_implemented} 条,证据拒收 {refused} 次"),
     "host.finished_static_refused": ("of those refusals, {n} are static candidates that never became leads and {yours} "
-                                     "are your own reports and landmarks",
-                                     "其中 {n} 次是从未成为线索的静态候选,{yours} 次是你自己的报告和地标"),
+                                     "are your own reports",
+                                     "其中 {n} 次是从未成为线索的静态候选,{yours} 次是你自己的报告"),
     "host.status.task_hint": ("the open check's text again: {step}", "再看一遍当前检查项的内容:{step}"),
     "host.finished_leads": ("static leads: {confirmed} confirmed, {dismissed} dismissed, {unaddressed} unaddressed "
                             "(kept as findings with their static verdict)",
