@@ -617,3 +617,19 @@ def test_evidence_from_standard_input_for_reports_and_landmarks(tmp_path: Path, 
     code, answer = in_process(["host", "landmark", run_id, "--output-dir", str(out), "--kind", "history-append",
                                "--file", "agent/loop.py", "--line", "20", "--evidence", "-", "--json"], capsys)
     assert code == 0 and answer["ok"], answer["text"]
+
+
+def test_a_lead_taken_up_by_a_suspected_finding_says_so(tmp_path: Path) -> None:
+    """Risk: three hosts settled leads with suspected findings and read 'C3-1 confirmed' / '6 confirmed' in status
+    and finish, as if they had confirmed what they had only suspected."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    host.next_check(run_dir)
+    assert host.report_finding(run_dir, check="C1", verdict="suspected", file="agent/loop.py", line=27,
+                               evidence="except Exception:\n    continue", claim="no result for a failed call",
+                               consequence="HTTP 400 on the next request", lead="C1-1",
+                               confirm_hint="verify that no caller appends a result for the failed call").ok
+    now = host.status(run_dir)
+    assert now.data["leads"] == {"C1-1": "confirmed-suspected"}
+    assert "C1-1 confirmed by a suspected finding" in now.text
+    assert "static leads: 1 confirmed (1 of them by a suspected finding), 0 dismissed" in host.finish_run(run_dir).text

@@ -49,9 +49,10 @@ from harness_audit.findings import (
     OutcomeStatus,
     Refusal,
     Usage,
+    Verdict,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
-from harness_audit.leads import MIN_REASON_WORDS, Lead, LeadStatus, gate_leads, settle_leads
+from harness_audit.leads import MIN_REASON_WORDS, Lead, LeadOutcome, LeadStatus, gate_leads, settle_leads
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.messages import Msg, localize, t
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
@@ -957,7 +958,10 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
         lines.append(_tally_text(report.landmark_counts, lang))
         if report.leads:
             by = Counter(lead.status for lead in report.leads)
-            lines.append(t("host.finished_leads", lang, confirmed=by[LeadStatus.CONFIRMED],
+            as_suspected = sum(1 for lead in report.leads if _by_suspected(lead))
+            confirmed = (t("host.leads.confirmed_some_suspected", lang, n=by[LeadStatus.CONFIRMED], m=as_suspected)
+                         if as_suspected else t("host.leads.confirmed", lang, n=by[LeadStatus.CONFIRMED]))
+            lines.append(t("host.finished_leads", lang, confirmed=confirmed,
                            dismissed=by[LeadStatus.DISMISSED], unaddressed=by[LeadStatus.UNADDRESSED]))
         lines += [f"- {f.check.value} {t(f'verdict.{f.verdict.value}', lang)} "
                   f"{f'{f.file}:{f.line}' if f.located else '(' + t('host.check_level', lang) + ')'} {f.claim}"
@@ -975,11 +979,19 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
             "landmarks": _counts_json(report.landmark_counts)})
 
 
+def _by_suspected(lead: LeadOutcome) -> bool:
+    """A lead settled by a finding the host reported as suspected (it counts as confirmed: the host took it up)."""
+    return lead.status is LeadStatus.CONFIRMED and lead.confirmed_by is not None and \
+        lead.confirmed_by.verdict is Verdict.SUSPECTED
+
+
 def _lead_states(run: _Run, ws: Workspace, check: CheckId) -> dict[str, str]:
-    """What `finish` would make of each lead of `check` now: `confirmed`, `dismissed`, or `open` (left so, it stays
-    a finding with its static verdict), by the one settlement rule `finish` applies."""
+    """What `finish` would make of each lead of `check` now: `confirmed`, `confirmed-suspected` (taken up by a
+    suspected finding), `dismissed`, or `open` (left so, it stays a finding with its static verdict), by the one
+    settlement rule `finish` applies."""
     outcomes, _ = settle_leads(_gated_leads(run, ws, check), _regated(run, ws, check.value)[0], run.dismissed)
-    return {o.lead_id: "open" if o.status is LeadStatus.UNADDRESSED else o.status.value for o in outcomes}
+    return {o.lead_id: "open" if o.status is LeadStatus.UNADDRESSED
+            else "confirmed-suspected" if _by_suspected(o) else o.status.value for o in outcomes}
 
 
 def status(run_dir: Path, *, task: bool = False, caller: Caller = Caller()) -> StepResult:

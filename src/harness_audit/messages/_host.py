@@ -180,10 +180,13 @@ _PAIRS: dict[str, tuple[str, str]] = {
                                      "are your own reports",
                                      "其中 {n} 次是从未成为线索的静态候选,{yours} 次是你自己的报告"),
     "host.status.task_hint": ("the open check's text again: {step}", "再看一遍当前检查项的内容:{step}"),
-    "host.finished_leads": ("static leads: {confirmed} confirmed, {dismissed} dismissed, {unaddressed} unaddressed "
+    "host.finished_leads": ("static leads: {confirmed}, {dismissed} dismissed, {unaddressed} unaddressed "
                             "(kept as findings with their static verdict)",
-                            "静态线索:确认 {confirmed} 条,驳回 {dismissed} 条,未处理 {unaddressed} 条(未处理的按静态"
+                            "静态线索:{confirmed},驳回 {dismissed} 条,未处理 {unaddressed} 条(未处理的按静态"
                             "判定保留为发现)"),
+    "host.leads.confirmed": ("{n} confirmed", "确认 {n} 条"),
+    "host.leads.confirmed_some_suspected": ("{n} confirmed ({m} of them by a suspected finding)",
+                                            "确认 {n} 条(其中 {m} 条由可疑发现确认)"),
     "host.finished_missing": (": missing {kinds}", ":缺少 {kinds}"),
     "host.reports_none": ("none written", "没有写出"),
     # ------------------------------------------------------------------ status
@@ -201,6 +204,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.status.lead_states": ("leads of {check} as finish would settle them now: {states}",
                                 "按 finish 现在的结算,{check} 的线索:{states}"),
     "host.lead_state.confirmed": ("confirmed", "已确认"),
+    "host.lead_state.confirmed-suspected": ("confirmed by a suspected finding", "已由可疑发现确认"),
     "host.lead_state.dismissed": ("dismissed", "已驳回"),
     "host.lead_state.open": ("open (stays a finding with its static verdict)", "未处理(保留为静态判定的发现)"),
     "host.check.no_leads": ("No static leads for {check}: what you find, you report.",
