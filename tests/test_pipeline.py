@@ -97,3 +97,14 @@ def test_no_static_finding_is_reported_in_test_code(make_tree: MakeTree, tmp_pat
         rep = audit(root, ["all"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report
         assert rep.findings, "the harness's own copy should still be audited"
         assert {f.file for f in rep.findings} <= {"agent/loop.py", "agent/tools.py"}
+
+
+def test_test_file_names() -> None:
+    """Risk: a type-test file (`types.test-d.ts`) listed among a check's landmarks as the harness's own code."""
+    from harness_audit.static import is_test_file
+
+    for name in ("tests/loop.py", "agent/test_loop.py", "agent/loop_test.py", "src/a.test.ts", "src/a.spec.mjs",
+                 "src/types.test-d.ts", "src/__tests__/a.ts"):
+        assert is_test_file(name), name
+    for name in ("agent/loop.py", "src/testing_utils.ts", "src/contest.py", "src/latest.ts"):
+        assert not is_test_file(name), name

@@ -32,7 +32,8 @@ __all__ = [
 
 
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "__mocks__", "fixtures", "e2e"})
-_TEST_FILE = re.compile(r"(?:^test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$")
+_TEST_FILE = re.compile(r"(?:^test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)(?:-d)?\.[cm]?[jt]sx?)$")
+"""`*.test-d.ts` is a type test (tsd, vitest typecheck)."""
 
 
 def is_test_file(path: str) -> bool:
