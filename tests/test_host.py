@@ -597,6 +597,7 @@ def test_recon_says_which_needed_kinds_it_found_only_in_tests_or_not_at_all(tmp_
         "from agent.tools import TOOLS\n\n\ndef run_call(call):\n    return TOOLS[call.name](**call.args)\n",
         encoding="utf-8")
     text = host.begin(root, "C1,C12").text
+    assert "\nstatic leads: C1 0, C12 0 (" in text  # said before recon closes: a host plans its reading by it
     thin = text.split("Not located in the harness's own code", 1)[1].split("\n\n", 1)[0]
     assert "- agent-loop (needed by C12; used by C1): only in test or example code" in thin, thin
     assert "- history-append (used by C1): only in test or example code" in thin

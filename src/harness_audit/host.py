@@ -579,6 +579,7 @@ def begin(path: str | Path, selection: Sequence[str] | str, *, overrides: dict[s
     # `run: ID` and `output-dir: DIR` stay as they are in every language: hosts and SKILL.md read them off these lines
     head = [f"run: {run_id}", t("host.head.workspace", lang, root=root),
             t("host.head.checks", lang, checks=" ".join(c.value for c in checks)),
+            t("host.head.leads", lang, counts=", ".join(f"{k} {len(v)}" for k, v in leads.items())),
             f"output-dir: {output_dir}", _where_text(caller), ""]
     text = "\n".join([*head, _recon_text(run, landmarks, caller), "", t("host.how_to_cite", lang), "",
                       t("host.scope", lang), t("host.lines", lang), _rules_text(lang)]) + "\n"

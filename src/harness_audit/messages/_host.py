@@ -10,6 +10,9 @@ from __future__ import annotations
 _PAIRS: dict[str, tuple[str, str]] = {
     # ------------------------------------------------------------------ begin
     "host.head.workspace": ("workspace: {root}", "工作区:{root}"),
+    "host.head.leads": ("static leads: {counts} (each check lists its own at `next`; a check with none is read "
+                        "from its landmarks and your own search)",
+                        "静态线索:{counts}(每个检查项在 `next` 时列出自己的线索;没有线索的检查项从地标和你自己的搜索读起)"),
     "host.head.checks": ("checks: {checks}", "检查项:{checks}"),
     "host.where": ("The run's state is kept in output-dir, and finish writes the reports there.",
                    "运行的状态保存在 output-dir 里,finish 也把报告写到那里。"),
