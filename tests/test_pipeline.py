@@ -75,7 +75,8 @@ def test_no_static_finding_is_reported_in_example_code(make_tree: MakeTree, tmp_
     loop = (EXAMPLE / "agent" / "loop.py").read_text()
     tools = (EXAMPLE / "agent" / "tools.py").read_text()
     root = make_tree({"agent/loop.py": loop, "agent/tools.py": tools, "examples/chat/loop.py": loop,
-                      "examples/chat/tools.py": tools, "demo/tools.py": tools, "samples/loop.py": loop})
+                      "examples/chat/tools.py": tools, "demo/tools.py": tools, "samples/loop.py": loop,
+                      "evaluation/benchmarks/run.py": loop, ".github/scripts/tools.py": tools})
     for preview in (False, True):
         rep = audit(root, ["all"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report
         assert rep.findings, "the harness's own copy should still be audited"
@@ -104,7 +105,7 @@ def test_test_file_names() -> None:
     from harness_audit.static import is_test_file
 
     for name in ("tests/loop.py", "agent/test_loop.py", "agent/loop_test.py", "src/a.test.ts", "src/a.spec.mjs",
-                 "src/types.test-d.ts", "src/__tests__/a.ts"):
+                 "src/types.test-d.ts", "src/a.vitest.ts", "src/__tests__/a.ts"):
         assert is_test_file(name), name
     for name in ("agent/loop.py", "src/testing_utils.ts", "src/contest.py", "src/latest.ts"):
         assert not is_test_file(name), name
