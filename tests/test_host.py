@@ -634,3 +634,14 @@ def test_a_lead_taken_up_by_a_suspected_finding_says_so(tmp_path: Path) -> None:
     assert now.data["leads"] == {"C1-1": "confirmed-suspected"}
     assert "C1-1 confirmed by a suspected finding" in now.text
     assert "static leads: 1 confirmed (1 of them by a suspected finding), 0 dismissed" in host.finish_run(run_dir).text
+
+
+def test_landmark_tally_says_which_refusals_were_static_recons() -> None:
+    """Risk: three hosts read '1 refused' on the landmark line before they had reported any landmark, and spent
+    time looking for a call of theirs that had failed: it was a static recon candidate the gate refused."""
+    from harness_audit.report import LandmarkCounts
+
+    text = host._tally_text(LandmarkCounts(in_use=5, dismissed=0, refused=2, from_static=5, refused_static=1), "en")
+    assert text.endswith("; 2 refused (1 of them static recon's, not yours)")
+    plain = host._tally_text(LandmarkCounts(in_use=5, dismissed=0, refused=1, from_static=5), "en")
+    assert plain.endswith("; 1 refused")

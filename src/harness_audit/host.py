@@ -381,9 +381,11 @@ def _counts_json(counts: LandmarkCounts | None) -> dict[str, int] | None:
 def _tally_text(counts: LandmarkCounts, lang: str) -> str:
     """`landmarks: 21 accepted by the gate (16 from static recon, 5 from the host) = 19 in use + 2 dismissed;
     1 refused`: the same numbers, under the same names, in `status`, `finish` and the report's landmark appendix."""
+    refused = (t("host.landmarks.refused_static", lang, n=counts.refused, m=counts.refused_static)
+               if counts.refused_static else t("host.landmarks.refused", lang, n=counts.refused))
     return t("host.landmarks", lang, accepted=counts.accepted, static=counts.from_static,
              host=counts.accepted - counts.from_static, in_use=counts.in_use, dismissed=counts.dismissed,
-             refused=counts.refused)
+             refused=refused)
 
 
 def _missing(checks: Sequence[CheckId], found: set[LandmarkKind]) -> dict[LandmarkKind, list[CheckId]]:

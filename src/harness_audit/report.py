@@ -191,6 +191,8 @@ class LandmarkCounts:
     """Refused by the gate."""
     from_static: int
     """Of the accepted ones, how many static recon located (the rest the auditing model reported)."""
+    refused_static: int = 0
+    """Of the refused ones, how many static recon proposed (the auditing model made no call for them)."""
 
     @property
     def accepted(self) -> int:
@@ -205,7 +207,9 @@ def landmark_counts(in_use: Iterable[Landmark], refusals: Iterable[Refusal],
     gone = [d.landmark for d in dismissed]
     return LandmarkCounts(in_use=len(kept), dismissed=len(gone),
                           refused=sum(1 for r in refusals if r.subject == "landmark"),
-                          from_static=sum(1 for lm in (*kept, *gone) if lm.source.startswith("static")))
+                          from_static=sum(1 for lm in (*kept, *gone) if lm.source.startswith("static")),
+                          refused_static=sum(1 for r in refusals
+                                             if r.subject == "landmark" and r.source.startswith("static")))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -197,9 +197,12 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.status.phase": ("phase: {phase}", "阶段:{phase}"),
     "host.status.checks": ("checks: {checks}", "检查项:{checks}"),
     "host.landmarks": ("landmarks: {accepted} accepted by the gate ({static} from static recon, {host} from the "
-                       "host) = {in_use} in use + {dismissed} dismissed; {refused} refused",
+                       "host) = {in_use} in use + {dismissed} dismissed; {refused}",
                        "地标:证据门接受 {accepted} 个(静态侦察 {static} 个,宿主上报 {host} 个)= 使用中 {in_use} 个 "
-                       "+ 已驳回 {dismissed} 个;被拒收 {refused} 个"),
+                       "+ 已驳回 {dismissed} 个;{refused}"),
+    "host.landmarks.refused": ("{n} refused", "被拒收 {n} 个"),
+    "host.landmarks.refused_static": ("{n} refused ({m} of them static recon's, not yours)",
+                                      "被拒收 {n} 个(其中 {m} 个是静态侦察的,不是你的)"),
     "host.landmarks_unknown": ("landmarks: unknown (the audited directory is gone)",
                                "地标:未知(被审计的目录已不存在)"),
     "host.status.findings": ("findings accepted: {accepted}, refused: {refused}", "已接受发现:{accepted} 条,被拒收:{refused} 条"),
