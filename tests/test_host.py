@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -473,6 +474,9 @@ def test_a_large_tree_lists_a_few_landmarks_per_kind_and_every_one_in_a_file(tmp
     http = [line for line in listing if line.startswith("- http-call: ")]
     assert len(http) == len({line.split(" ")[2] for line in http}) >= 12  # one line per place
     heading = next(line for line in began.text.splitlines() if line.startswith("- http-call ("))
+    # kinds no check of the run uses are counted, not listed: a one-check run printed 1,200 landmark lines of them
+    assert not re.search(r"^- history-append \(\d+\):", began.text, re.M)
+    assert re.search(r"^- \d+ more places of kinds no check of this run uses, in ", began.text, re.M)
     assert heading == f"- http-call ({len(http)}):"
     shown = began.text.split(heading, 1)[1].split("\n- ", 1)[0]
     assert shown.count("\n  - agent/") == host.SHOWN_PER_KIND and "tests/test_net.py:" not in shown

@@ -405,8 +405,12 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
     parts = [t("host.recon.title", lang), ""]
     if landmarks:
         listing = _write_landmark_list(run, landmarks)
+        used = [k for k in LandmarkKind if any(k in CHECKS[c].requires or k in CHECKS[c].also_useful
+                                                for c in run.checks)]
+        unused = sum(1 for lm, _ in _merged(landmarks) if lm.kind not in used)
         parts += [t("host.recon.accepted", lang, n=len(landmarks), places=len(_merged(landmarks)), file=listing),
-                  *_landmark_digest(landmarks, LandmarkKind, listing, lang), ""]
+                  *_landmark_digest(landmarks, used, listing, lang),
+                  *([t("host.recon.unused", lang, n=unused, file=listing)] if unused else []), ""]
     if missing:
         parts += [t("host.recon.missing", lang)]
         parts += [t("host.recon.missing_line", lang, kind=k.value, checks=", ".join(c.value for c in cs),

@@ -41,10 +41,10 @@ _PAIRS: dict[str, tuple[str, str]] = {
     # ------------------------------------------------------------------ recon
     "host.recon.title": ("## Recon", "## 侦察"),
     "host.recon.accepted": ("Landmarks already located and accepted ({n}, at {places} places: static recon and the "
-                            "semantic roles often find the same one; by kind, the harness's own code first; every "
-                            "place is listed in {file}):",
-                            "已经定位并通过证据门的地标({n} 个,位于 {places} 处:静态侦察与语义角色常找到同一处;按种类列出,"
-                            "先列 harness 自身的代码;每一处都列在 {file}):"),
+                            "semantic roles often find the same one; the kinds this run's checks use, a few each, "
+                            "the harness's own code rather than tests or examples; every place is listed in {file}):",
+                            "已经定位并通过证据门的地标({n} 个,位于 {places} 处:静态侦察与语义角色常找到同一处;只列本次检查项"
+                            "用到的种类,每类几个,列 harness 自身的代码而非测试或示例;每一处都列在 {file}):"),
     "host.landmarks.kind": ("- {kind} ({n}):", "- {kind}({n} 个):"),
     "host.landmarks.more": ("  - … and {n} more in {file}", "  - ……另有 {n} 个,见 {file}"),
     "host.landmarks.more_in_tests": ("  - … and {n} in test or example code, in {file}",
@@ -76,7 +76,10 @@ _PAIRS: dict[str, tuple[str, str]] = {
                            "你的理由列在报告里,不会交给任何检查项,某个检查项若因此缺少它需要的那类地标,就记为未覆盖。"),
     "host.recon.budget": ("Recon may make {n} protocol calls (each landmark and dismissal, accepted or refused).",
                           "侦察最多可以发起 {n} 次协议调用(每次上报或驳回地标都算,不论被接受还是被拒收)。"),
-    "host.recon.done": ("When recon is done: {step}.", "侦察结束后:{step}。"),
+    "host.recon.done": ("When recon is done: {step}. That closes recon for good: report the landmarks you found "
+                        "first.", "侦察结束后:{step}。这一步会永久结束侦察:先上报你找到的地标。"),
+    "host.recon.unused": ("- {n} more places of kinds no check of this run uses, in {file}",
+                          "- 另有 {n} 处属于本次运行的检查项都用不到的种类,见 {file}"),
     "host.args.landmark": ("kind, file, line, symbol, confidence, evidence", "kind、file、line、symbol、confidence、evidence"),
     "host.args.dismiss_landmark": ("kind, file, line, reason", "kind、file、line、reason"),
     "host.args.dismiss": ("lead, reason", "lead、reason"),
