@@ -649,3 +649,24 @@ def test_landmark_tally_says_which_refusals_were_static_recons() -> None:
     assert text.endswith("; 2 refused (1 of them static recon's, not yours)")
     plain = host._tally_text(LandmarkCounts(in_use=5, dismissed=0, refused=1, from_static=5), "en")
     assert plain.endswith("; 1 refused")
+
+
+def test_several_wrong_landmarks_of_one_kind_go_in_one_dismissal(tmp_path: Path) -> None:
+    """Risk: hosts spent 10 to 25 commands dismissing wrong landmarks one by one (test helpers and telemetry listed
+    as truncation); one with an unknown place must dismiss none, and each still counts as a call."""
+    root = make_workspace(tmp_path)
+    (root / "agent" / "more.py").write_text("import requests\n\n\ndef a(u):\n    return requests.post(u, timeout=5)\n\n\n"
+                                            "def b(u):\n    return requests.get(u, timeout=5)\n", encoding="utf-8")
+    run_dir = Path(host.begin(root, "C11").data["run_dir"])
+    listing = (run_dir / host.LANDMARK_FILE).read_text(encoding="utf-8")
+    assert "agent/more.py:5" in listing and "agent/more.py:9" in listing
+    before = host.status(run_dir).data
+    why = "plain HTTP helpers the agent never calls while it runs"
+    bad = host.dismiss_landmark(run_dir, kind="http-call", file="agent/more.py", line=5, reason=why,
+                                also_at=["agent/more.py:77"])
+    assert not bad.ok and "agent/more.py:77" in bad.text
+    done = host.dismiss_landmark(run_dir, kind="http-call", file="agent/more.py", line=5, reason=why,
+                                 also_at=["agent/more.py:9"])
+    assert done.ok and "agent/more.py:5, agent/more.py:9" in done.text
+    after = host.status(run_dir).data
+    assert after["landmarks"]["dismissed"] == before["landmarks"]["dismissed"] + 2

@@ -655,9 +655,10 @@ def report_landmark(run_dir: Path, *, kind: str, file: str, line: int | None, sy
             return _record(run, ledger, RECON, cand, gated, caller)
 
 
-def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: str,
+def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: str, also_at: Sequence[str] = (),
                      caller: Caller = Caller()) -> StepResult:
-    """Dismiss one accepted landmark during recon, with the reason it is wrong.
+    """Dismiss one accepted landmark during recon, with the reason it is wrong, or several of one kind wrong for
+    one reason (`also_at`: more `FILE:LINE` places), all or none, each counting as a protocol call.
 
     A dismissed landmark is not shown to any check and does not count for coverage (a check whose only landmark of
     a required kind is dismissed is not covered); the report lists it with the reason. Landmarks only guide the
@@ -668,29 +669,50 @@ def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: 
         if run.recon_done:
             return _refused(run, t("host.refused.recon_over_dismiss", caller.lang), reason="recon-over")
         in_use, _ = _gated_landmarks(run, run.workspace())
-        key = (kind.strip(), file.strip().removeprefix("./"), line)
-        if key not in {landmark_key(lm) for lm in in_use}:
-            same = [f"{lm.file}:{lm.line}" for lm in in_use if lm.kind.value == key[0]]
+        kind = kind.strip()
+        keys = list(dict.fromkeys([(kind, file.strip().removeprefix("./"), line),
+                                   *(_place_key(kind, at) for part in also_at for at in re.split(r"[\s,]+", part)
+                                     if at)]))
+        known_keys = {landmark_key(lm) for lm in in_use}
+        unknown = [k for k in keys if k not in known_keys]
+        if unknown:
+            same = [f"{lm.file}:{lm.line}" for lm in in_use if lm.kind.value == kind]
             known = ", ".join(same) or t("host.none", caller.lang)
-            return _refused(run, t("host.refused.unknown_landmark", caller.lang, kind=key[0], where=f"{key[1]}:{line}",
-                                   known=known), reason="unknown-landmark")
+            return _refused(run, t("host.refused.unknown_landmark", caller.lang, kind=kind,
+                                   where=", ".join(f"{k[1]}:{k[2]}" for k in unknown), known=known),
+                            reason="unknown-landmark")
         if len(reason.split()) < MIN_REASON_WORDS:
             return _refused(run, t("host.refused.landmark_reason", caller.lang), reason="reason-too-short")
+        left_before = run.budget() - run.calls[RECON]
+        if len(keys) > 1 and left_before < len(keys):
+            return _refused(run, t("host.refused.bulk_budget_landmarks", caller.lang, n=len(keys), left=left_before),
+                            reason="budget-exhausted")
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, RECON, ledger, caller)
             if spent is not None:
                 return spent
-            ledger.write("landmark-dismissed", unit=RECON, kind=key[0], file=key[1], line=line, reason=reason.strip())
-        run.dismissed_landmarks[key] = (reason.strip(), f"{_SOURCE}:{RECON}")
-        left_of_kind = [lm for lm in in_use if lm.kind.value == key[0] and landmark_key(lm) != key]
-        needs = [c.value for c in run.checks if key[0] in {k.value for k in CHECKS[c].requires}]
-        text = t("host.dismissed_landmark", caller.lang, kind=key[0], where=f"{key[1]}:{line}", reason=reason.strip(),
-                 left=_left(run.budget() - run.calls[RECON] - 1, RECON, caller.lang))
+            for key in keys:
+                ledger.write("landmark-dismissed", unit=RECON, kind=key[0], file=key[1], line=key[2],
+                             reason=reason.strip())
+        for key in keys:
+            run.dismissed_landmarks[key] = (reason.strip(), f"{_SOURCE}:{RECON}")
+        left_of_kind = [lm for lm in in_use if lm.kind.value == kind and landmark_key(lm) not in keys]
+        needs = [c.value for c in run.checks if kind in {k.value for k in CHECKS[c].requires}]
+        where = ", ".join(f"{k[1]}:{k[2]}" for k in keys)
+        text = t("host.dismissed_landmark", caller.lang, kind=kind, where=where, reason=reason.strip(),
+                 left=_left(left_before - len(keys), RECON, caller.lang))
         if not left_of_kind and needs:
-            text += "\n" + t("host.no_landmark_left", caller.lang, kind=key[0], checks=", ".join(needs))
+            text += "\n" + t("host.no_landmark_left", caller.lang, kind=kind, checks=", ".join(needs))
+        places = [{"kind": k[0], "file": k[1], "line": k[2]} for k in keys]
         return StepResult(ok=True, text=text, data={
-            "run_id": run.run_id, "accepted": True, "landmark": {"kind": key[0], "file": key[1], "line": line},
-            "calls_left": run.budget() - run.calls[RECON] - 1, "left_of_kind": len(left_of_kind)})
+            "run_id": run.run_id, "accepted": True, "landmark": places[0] if len(places) == 1 else places,
+            "calls_left": left_before - len(keys), "left_of_kind": len(left_of_kind)})
+
+
+def _place_key(kind: str, at: str) -> tuple[str, str, int]:
+    """`FILE:LINE` as a landmark key of `kind`; a place that does not parse names line 0, which no landmark has."""
+    file, _, line = at.strip().rpartition(":")
+    return kind, file.removeprefix("./"), int(line) if line.isdigit() else 0
 
 
 def _record(run: _Run, ledger: Ledger, unit: str, cand: Candidate | LandmarkCandidate,

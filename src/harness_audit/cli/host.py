@@ -63,6 +63,7 @@ def make_parser(lang: str = "en") -> argparse.ArgumentParser:
     dl.add_argument("--kind", required=True, help=h("dismiss_landmark.kind"))
     dl.add_argument("--file", required=True, help=h("dismiss_landmark.file"))
     dl.add_argument("--line", required=True, type=_line, help=h("dismiss_landmark.line"))
+    dl.add_argument("--also-at", action="append", default=[], metavar="FILE:LINE", help=h("dismiss_landmark.also_at"))
     dl.add_argument("--reason", required=True, help=h("dismiss_landmark.reason"))
     nx = verb("next")
     nx.add_argument("--nothing-found", action="store_true", help=h("next.nothing_found"))
@@ -128,6 +129,7 @@ def run(ns: argparse.Namespace) -> int:
                                       evidence=sys.stdin.read() if ns.evidence == "-" else ns.evidence or "")
     elif ns.verb == "dismiss-landmark":
         result = host.dismiss_landmark(run_dir, kind=ns.kind, file=ns.file, line=ns.line, reason=ns.reason,
+                                       also_at=ns.also_at,
                                        caller=caller)
     elif ns.verb == "next":
         result = host.next_check(run_dir, nothing_found=ns.nothing_found, caller=caller)

@@ -106,10 +106,12 @@ def build_server(root: Path | None = None) -> MCPServer:
     @app.tool(name="dismiss_landmark", description=(
         "Recon: dismiss one listed landmark that is wrong (kind, workspace-relative file and line as the recon list "
         "shows them) with the reason; the report lists it and no check uses it. Landmarks only guide the checks and "
-        "are never findings."))
-    def dismiss_landmark(run_id: str, kind: str, file: str, line: int, reason: str, path: str = ".") -> str:
+        "are never findings. also_at: more places of the same kind wrong for the same reason ('FILE:LINE, "
+        "FILE:LINE'), all or none, each a protocol call."))
+    def dismiss_landmark(run_id: str, kind: str, file: str, line: int, reason: str, path: str = ".",
+                         also_at: str = "") -> str:
         return step(lambda: host.dismiss_landmark(run_dir(run_id, path), kind=kind, file=file, line=line,
-                                                  reason=reason, caller=_CALLER))
+                                                  reason=reason, also_at=(also_at,), caller=_CALLER))
 
     @app.tool(name="next_check", description=(
         "End recon or the current check and get the next check: its criteria, landmarks, static leads and how to "

@@ -257,6 +257,10 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.host.dismiss_landmark.file": ("its workspace-relative path, as the recon list shows it",
                                         "它相对于工作区的路径,按侦察列表所示"),
     "help.host.dismiss_landmark.line": ("its line, as the recon list shows it", "它的行号,按侦察列表所示"),
+    "help.host.dismiss_landmark.also_at": ("another landmark of the same kind, wrong for the same reason (repeatable): "
+                                           "all are dismissed or none, each counts as a protocol call",
+                                           "同一种类、同一理由错误的另一个地标(可重复):要么全部驳回要么都不驳回,"
+                                           "每个计一次协议调用"),
     "help.host.dismiss_landmark.reason": ("why it is wrong: what the code there is instead (goes into the report)",
                                           "为什么错:那里的代码实际是什么(写进报告)"),
     "help.host.next.nothing_found": ("close the current check although you reported nothing and dismissed no lead: "

@@ -174,6 +174,9 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.refused.lead_reason": ("Not accepted: say in a sentence why the lead is wrong (what the code does "
                                  "instead); the reason goes into the report.",
                                  "未接受:请用一句话说明这条线索为什么错(代码实际在做什么);理由会写进报告。"),
+    "host.refused.bulk_budget_landmarks": ("Not dismissed: {n} landmarks need {n} protocol calls and {left} are "
+                                           "left; dismiss fewer at once.",
+                                           "未驳回:{n} 个地标需要 {n} 次协议调用,只剩 {left} 次;请一次少驳回几个。"),
     "host.refused.bulk_budget": ("Not dismissed: {n} leads need {n} protocol calls and {left} are left; dismiss fewer "
                                  "at once.", "未驳回:{n} 条线索需要 {n} 次协议调用,只剩 {left} 次;请一次少驳回几条。"),
     "host.dismissed_lead": ("Dismissed {lead}: {reason} {left}", "已驳回 {lead}:{reason} {left}"),
