@@ -31,13 +31,15 @@ _PAIRS: dict[str, tuple[str, str]] = {
         "`dist`、`build` 等)不在范围内,证据门会拒收它们。引用相对于工作区根目录的路径。用你自己的工具读文件;"
         "你发送的任何内容都不能让 harness-audit 读取工作区之外的东西,也不能让它往输出目录以外的地方写。\n"),
     "host.lines": (
-        "## Lines\nThe gate records a finding (or a landmark given `evidence`) at the line where your quoted excerpt "
-        "STARTS in\nthe file, found within 3 lines of the line you cite; it never moves a line otherwise. So quote "
-        "starting at the\nline you cite: the defect's own line first, then any lines after it that show it. The "
-        "answer says the line it\nrecorded when it differs from yours.\n",
-        "## 行号\n证据门把一条发现(或带 `evidence` 的地标)记在你引用的摘录在文件里【开始】的那一行,这一行要在你"
-        "所引用行号的前后 3 行之内;除此之外它从不挪动行号。所以引用要从你给出的那一行开始:先是缺陷所在的那一行,"
-        "再跟上能说明问题的后续几行。记录的行号和你给的不同时,回答里会说明。\n"),
+        "## Lines\nCite the defect's own line and quote lines that include it. The gate looks for your excerpt within "
+        "3 lines of\nthe line you cite and records the finding (or a landmark given `evidence`) at your line when the "
+        "excerpt covers it,\nelse where the excerpt starts; it never moves a line otherwise. A lone `break`, `return` "
+        "or list item is too thin\nto quote: quote the statement before it with it. The answer says the line it "
+        "recorded when it differs from yours.\n",
+        "## 行号\n给出缺陷所在的那一行,引用包含这一行的若干行代码。证据门在你给出行号的前后 3 行内查找你的摘录;"
+        "摘录覆盖你给的那一行时,发现(或带 `evidence` 的地标)就记在那一行,否则记在摘录开始的那一行;除此之外它从不"
+        "挪动行号。单独的 `break`、`return` 或列表项太短,不能单独引用:连同它前面的语句一起引用。记录的行号和你给的"
+        "不同时,回答里会说明。\n"),
     # ------------------------------------------------------------------ recon
     "host.recon.title": ("## Recon", "## 侦察"),
     "host.recon.accepted": ("Landmarks already located and accepted ({n}, at {places} places: static recon and the "
