@@ -670,3 +670,18 @@ def test_several_wrong_landmarks_of_one_kind_go_in_one_dismissal(tmp_path: Path)
     assert done.ok and "agent/more.py:5, agent/more.py:9" in done.text
     after = host.status(run_dir).data
     assert after["landmarks"]["dismissed"] == before["landmarks"]["dismissed"] + 2
+
+
+def test_a_refused_dismissal_names_a_few_landmarks_not_all(tmp_path: Path) -> None:
+    """Risk: a refused dismissal printed about 300 landmark places, mostly test files, to a host that had mistyped
+    one line."""
+    root = make_workspace(tmp_path)
+    call = "import requests\n\n\ndef fetch_{n}(url):\n    return requests.post(url, json={{}}, timeout=5)\n"
+    for n in range(30):
+        (root / "agent" / f"net_{n}.py").write_text(call.format(n=n), encoding="utf-8")
+    run_dir = Path(host.begin(root, "C11").data["run_dir"])
+    refused = host.dismiss_landmark(run_dir, kind="http-call", file="agent/net_3.py", line=4,
+                                    reason="a plain fetch helper the agent never calls while it runs")
+    assert not refused.ok
+    assert refused.text.count("agent/net_") <= host._KNOWN_SHOWN + 1  # the place asked for, then ten known ones
+    assert "agent/net_3.py:5" in refused.text and f"more in {run_dir / host.LANDMARK_FILE}" in refused.text

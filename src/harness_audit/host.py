@@ -677,7 +677,10 @@ def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: 
         unknown = [k for k in keys if k not in known_keys]
         if unknown:
             same = [f"{lm.file}:{lm.line}" for lm in in_use if lm.kind.value == kind]
-            known = ", ".join(same) or t("host.none", caller.lang)
+            near = sorted(same, key=lambda w: (w.rpartition(":")[0] != unknown[0][1], w))[:_KNOWN_SHOWN]
+            known = (", ".join(near) + (t("host.more_in_listing", caller.lang, n=len(same) - len(near),
+                                          file=run.run_dir / LANDMARK_FILE) if len(same) > len(near) else "")
+                     ) or t("host.none", caller.lang)
             return _refused(run, t("host.refused.unknown_landmark", caller.lang, kind=kind,
                                    where=", ".join(f"{k[1]}:{k[2]}" for k in unknown), known=known),
                             reason="unknown-landmark")
@@ -707,6 +710,10 @@ def dismiss_landmark(run_dir: Path, *, kind: str, file: str, line: int, reason: 
         return StepResult(ok=True, text=text, data={
             "run_id": run.run_id, "accepted": True, "landmark": places[0] if len(places) == 1 else places,
             "calls_left": left_before - len(keys), "left_of_kind": len(left_of_kind)})
+
+
+_KNOWN_SHOWN = 10
+"""How many landmarks of the kind a refused dismissal names (those in the same file first); the rest are counted."""
 
 
 def _place_key(kind: str, at: str) -> tuple[str, str, int]:

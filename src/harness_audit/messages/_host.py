@@ -48,6 +48,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
                             "已经定位并通过证据门的地标({n} 个,位于 {places} 处:静态侦察与语义角色常找到同一处;只列本次检查项"
                             "用到的种类,每类几个,列 harness 自身的代码而非测试或示例;每一处都列在 {file}):"),
     "host.landmarks.kind": ("- {kind} ({n}):", "- {kind}({n} 个):"),
+    "host.more_in_listing": (" … and {n} more in {file}", " ……另有 {n} 个,见 {file}"),
     "host.landmarks.more": ("  - … and {n} more in {file}", "  - ……另有 {n} 个,见 {file}"),
     "host.landmarks.more_in_tests": ("  - … and {n} in test or example code, in {file}",
                                      "  - ……另有 {n} 个在测试或示例代码中,见 {file}"),
