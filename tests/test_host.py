@@ -606,6 +606,10 @@ def test_recon_says_which_needed_kinds_it_found_only_in_tests_or_not_at_all(tmp_
     assert "- agent-loop (needed by C12; used by C1): only in test or example code" in thin, thin
     assert "- history-append (used by C1): only in test or example code" in thin
     assert "tool-execution" not in thin  # located in agent/runner.py
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    host.next_check(run_dir)
+    host.next_check(run_dir, nothing_found=True)
+    assert "static leads: none (every finding is the host's own)" in host.finish_run(run_dir).text
 
 
 def test_evidence_from_standard_input_for_reports_and_landmarks(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -685,3 +689,17 @@ def test_a_refused_dismissal_names_a_few_landmarks_not_all(tmp_path: Path) -> No
     assert not refused.ok
     assert refused.text.count("agent/net_") <= host._KNOWN_SHOWN + 1  # the place asked for, then ten known ones
     assert "agent/net_3.py:5" in refused.text and f"more in {run_dir / host.LANDMARK_FILE}" in refused.text
+
+
+def test_a_lead_where_a_landmark_was_dismissed_says_so(tmp_path: Path) -> None:
+    """Risk: two hosts dismissed a landmark in recon and then met a lead at the same line with nothing to say they
+    had read it already, and gave the same reason twice."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C12").data["run_dir"])
+    assert host.report_landmark(run_dir, kind="agent-loop", file="agent/loop.py", line=20,
+                                evidence="messages.append(message.model_dump(exclude_none=True))").ok
+    why = "the loop header the rules flagged is bounded by the caller's turn budget"
+    assert host.dismiss_landmark(run_dir, kind="agent-loop", file="agent/loop.py", line=17, reason=why).ok
+    text = host.next_check(run_dir).text
+    lead = next(line for line in text.splitlines() if line.startswith("- C12-1: agent/loop.py:17"))
+    assert lead.endswith(f"you dismissed the landmark at this line in recon: {why}")

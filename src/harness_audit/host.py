@@ -492,11 +492,13 @@ def _offered(run: _Run, ws: Workspace, check: CheckId) -> list[StaticLead]:
 
 
 def _lead_line(lead: StaticLead, dismissed: dict[str, tuple[str, str]], lang: str = "en",
-               same_place: str | None = None) -> str:
+               same_place: str | None = None, landmark_reason: str | None = None) -> str:
     c = lead.candidate
     state = t("host.check.lead_dismissed", lang, reason=dismissed[lead.lead_id][0]) if lead.lead_id in dismissed else ""
     if same_place is not None:
         state += t("host.check.lead_same_place", lang, lead=same_place)
+    if landmark_reason is not None:
+        state += t("host.check.lead_on_dismissed_landmark", lang, reason=landmark_reason)
     return t("host.check.lead_line", lang, lead=lead.lead_id, where=f"{c.file}:{c.line}", verdict=c.verdict,
              claim=c.claim, rule=c.source, state=state)
 
@@ -528,10 +530,13 @@ def _check_text(run: _Run, check: CheckId, landmarks: Sequence[Landmark], leads:
     parts = [criteria_text(check, lang).strip(), "",
              t("host.check.landmarks", lang, check=check.value), *_landmark_digest(landmarks, kinds, listing, lang), ""]
     twins = _first_at_place(leads)
+    # a lead where the host dismissed a landmark in recon: say so, the host has read that line already
+    gone: dict[tuple[str | None, int | None], str] = {(k[1], k[2]): why for k, (why, _) in run.dismissed_landmarks.items()}
     if leads:
         parts += [t("host.check.leads", lang),
                   t("host.check.leads_intro", lang, step=caller.step("dismiss", run.run_id, dismiss_args)),
-                  *[_lead_line(lead, run.dismissed, lang, twins.get(lead.lead_id)) for lead in leads], ""]
+                  *[_lead_line(lead, run.dismissed, lang, twins.get(lead.lead_id),
+                               gone.get((lead.candidate.file, lead.candidate.line))) for lead in leads], ""]
     else:
         parts += [t("host.check.no_leads", lang, check=check.value), ""]
     if refused:
@@ -999,6 +1004,8 @@ def finish_run(run_dir: Path, *, caller: Caller = Caller()) -> StepResult:
                          if as_suspected else t("host.leads.confirmed", lang, n=by[LeadStatus.CONFIRMED]))
             lines.append(t("host.finished_leads", lang, confirmed=confirmed,
                            dismissed=by[LeadStatus.DISMISSED], unaddressed=by[LeadStatus.UNADDRESSED]))
+        else:
+            lines.append(t("host.finished_no_leads", lang))
         lines += [f"- {f.check.value} {t(f'verdict.{f.verdict.value}', lang)} "
                   f"{f'{f.file}:{f.line}' if f.located else '(' + t('host.check_level', lang) + ')'} {f.claim}"
                   for f in report.findings]

@@ -106,6 +106,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                                "finding, dismiss a wrong one with {step}.",
                                "每条线索都是机器的猜测。先读代码;对的线索就把它作为发现上报来确认,错的就用 {step} 驳回。"),
     "host.check.lead_dismissed": (" — dismissed: {reason}", " —— 已驳回:{reason}"),
+    "host.check.lead_on_dismissed_landmark": (" — you dismissed the landmark at this line in recon: {reason}",
+                                              " —— 侦察时你驳回了这一行的地标:{reason}"),
     "host.check.lead_same_place": (" — same place as {lead}: one report there without --lead settles both",
                                    " —— 与 {lead} 同一处:在那里报告一次且不带 --lead 即可同时结算两条"),
     "host.check.lead_line": ("- {lead}: {where} [{verdict}] {claim} (rule {rule}){state}",
@@ -197,6 +199,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                             "静态线索:{confirmed},驳回 {dismissed} 条,未处理 {unaddressed} 条(未处理的按静态"
                             "判定保留为发现)"),
     "host.leads.confirmed": ("{n} confirmed", "确认 {n} 条"),
+    "host.finished_no_leads": ("static leads: none (every finding is the host's own)",
+                               "静态线索:无(所有发现都是宿主自己的)"),
     "host.leads.confirmed_some_suspected": ("{n} confirmed ({m} of them by a suspected finding)",
                                             "确认 {n} 条(其中 {m} 条由可疑发现确认)"),
     "host.finished_missing": (": missing {kinds}", ":缺少 {kinds}"),
