@@ -783,6 +783,8 @@ def next_check(run_dir: Path, *, nothing_found: bool = False, caller: Caller = C
             if not run.recon_done:
                 ledger.write("recon-end", status=OutcomeStatus.RAN.value, usage=dataclasses.asdict(_UNKNOWN),
                              landmarks=len(landmarks))
+            closed = [t("host.next.closed", caller.lang, check=run.current.value)] if run.current is not None \
+                else [t("host.next.recon_closed", caller.lang)] if not run.recon_done else []
             if run.current is not None:
                 ledger.write("unit-end", unit=run.current.value, status=OutcomeStatus.RAN.value, failure=None,
                              error=None, usage=dataclasses.asdict(_UNKNOWN))
@@ -798,7 +800,7 @@ def next_check(run_dir: Path, *, nothing_found: bool = False, caller: Caller = C
                 task = _check_text(run, check, landmarks, offered, caller,
                                    refused=len(run.leads.get(check, [])) - len(offered))
                 ledger.write("unit-start", unit=check.value, task=task)
-                text = "\n".join([*skipped, *([""] if skipped else []), task, "",
+                text = "\n".join([*closed, *skipped, *([""] if closed or skipped else []), task, "",
                                   t("host.next.now", caller.lang, check=check.value)]) + "\n"
                 return StepResult(ok=True, text=text, data={
                     "run_id": run.run_id, "check": check.value, "title": t(f"check.{check}", caller.lang),
@@ -809,7 +811,7 @@ def next_check(run_dir: Path, *, nothing_found: bool = False, caller: Caller = C
                                "verdict": str(lead.candidate.verdict), "claim": lead.candidate.claim,
                                "rule": lead.candidate.source} for lead in offered],
                     "calls": run.budget()})
-        text = "\n".join([*skipped, *([""] if skipped else []),
+        text = "\n".join([*closed, *skipped, *([""] if closed or skipped else []),
                           t("host.finish_now", caller.lang, step=caller.step("finish", run.run_id))])
         return StepResult(ok=True, text=text + "\n", data={"run_id": run.run_id, "check": None, "next": "finish",
                                                            "not_covered": skipped})

@@ -164,6 +164,8 @@ _PAIRS: dict[str, tuple[str, str]] = {
                               "未结束:你还没有为 {check} 报告任何发现,也没有驳回它的任何线索。结束后的检查项在每份报告里都显示为"
                               "“已运行,无发现”,且无法重新打开。请先报告你的发现(或说明理由驳回线索);如果读过代码确认它成立,用 "
                               "{step} 结束。"),
+    "host.next.closed": ("next: closed {check} (ran).", "next:已结束 {check}(已运行)。"),
+    "host.next.recon_closed": ("next: closed recon.", "next:已结束侦察。"),
     "host.finish_now": ("finish: every check is done. Write the reports with {step}.",
                         "finish:所有检查项都已完成。用 {step} 写出报告。"),
     "host.not_covered": ("{check} not covered (no {kinds} landmark)", "{check} 未覆盖(没有 {kinds} 地标)"),
