@@ -583,8 +583,10 @@ def test_finish_counts_refused_landmarks_on_the_landmark_line_only(tmp_path: Pat
     run_dir = Path(host.begin(root, "C1").data["run_dir"])
     refused = host.report_landmark(run_dir, kind="retry", file="agent/loop.py", line=17, evidence="while (")
     assert not refused.ok
-    assert host.next_check(run_dir).data["check"] == "C1"
-    assert host.next_check(run_dir, nothing_found=True).data["next"] == "finish"
+    opened = host.next_check(run_dir)
+    assert opened.data["check"] == "C1" and opened.text.startswith("next: closed recon.\n")
+    closed = host.next_check(run_dir, nothing_found=True)  # says what it closed: hosts chain status and next
+    assert closed.data["next"] == "finish" and closed.text.startswith("next: closed C1 (ran).\n")
     text = host.finish_run(run_dir).text
     assert "0 refused by the gate" in text and "1 refused" in text  # the landmark, on the landmarks line
 
