@@ -501,6 +501,8 @@ def test_status_says_how_each_lead_of_the_current_check_would_settle(tmp_path: P
                         evidence="except Exception:\n    continue", claim="no result for a failed call",
                         consequence="HTTP 400 on the next request", lead="C1-1")
     assert host.status(run_dir).data["leads"] == {"C1-1": "confirmed"}
+    assert "accepted for C1 so far:\n  - agent/loop.py:27 confirmed (C1-1) no result for a failed call" in \
+        host.status(run_dir).text  # hosts recounted their own accepted reports by hand
     finished = host.finish_run(run_dir)
     assert host.status(run_dir).data["leads"] == {} and finished.ok  # settled for good: the report says how
 

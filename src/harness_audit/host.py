@@ -1088,6 +1088,13 @@ def status(run_dir: Path, *, task: bool = False, caller: Caller = Caller()) -> S
             f"{lead} {t(f'host.lead_state.{s}', lang)}" for lead, s in lead_states.items())))
     elif current is not None and run.end is None:
         lines.append(t("host.check.no_leads", lang, check=unit))
+    mine = _regated(run, ws, current.value)[0] if ws is not None and current is not None and run.end is None else []
+    if mine:  # what the gate took for the open check, as finish will: hosts recounted their own reports by hand
+        lines.append(t("host.status.accepted_here", lang, check=unit))
+        lines += [f"  - {f.file}:{f.line} {t(f'verdict.{f.verdict.value}', lang)}"
+                  + (f" ({named})" if named else "") + f" {f.claim[:80]}" if f.located
+                  else f"  - ({t('host.check_level', lang)}) {t(f'verdict.{f.verdict.value}', lang)} {f.claim[:80]}"
+                  for f, named in mine]
     if run.end is None and (current is not None or not run.recon_done):
         lines.append(t("host.status.calls", lang, unit=unit, n=max(run.budget() - run.calls[unit], 0)))
     lines.append(t("host.status.next", lang, hint=hint))

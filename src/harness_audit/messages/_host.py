@@ -221,6 +221,7 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "host.landmarks_unknown": ("landmarks: unknown (the audited directory is gone)",
                                "地标:未知(被审计的目录已不存在)"),
     "host.status.findings": ("findings accepted: {accepted}, refused: {refused}", "已接受发现:{accepted} 条,被拒收:{refused} 条"),
+    "host.status.accepted_here": ("accepted for {check} so far:", "{check} 目前已被接受的发现:"),
     "host.status.leads": ("leads dismissed: {n}", "已驳回线索:{n} 条"),
     "host.status.lead_states": ("leads of {check} as finish would settle them now: {states}",
                                 "按 finish 现在的结算,{check} 的线索:{states}"),
