@@ -405,8 +405,7 @@ def _recon_text(run: _Run, landmarks: Sequence[Landmark], caller: Caller) -> str
     parts = [t("host.recon.title", lang), ""]
     if landmarks:
         listing = _write_landmark_list(run, landmarks)
-        used = [k for k in LandmarkKind if any(k in CHECKS[c].requires or k in CHECKS[c].also_useful
-                                                for c in run.checks)]
+        used = _used_kinds(run.checks)
         unused = sum(1 for lm, _ in _merged(landmarks) if lm.kind not in used)
         parts += [t("host.recon.accepted", lang, n=len(landmarks), places=len(_merged(landmarks)), file=listing),
                   *_landmark_digest(landmarks, used, listing, lang),
@@ -444,15 +443,13 @@ def _thin_kinds(checks: Sequence[CheckId], landmarks: Sequence[Landmark]) -> lis
     elsewhere: set[LandmarkKind] = set()
     for lm in landmarks:
         (elsewhere if is_test_file(lm.file) or is_example_file(lm.file) else own).add(lm.kind)
-    out: list[tuple[LandmarkKind, bool]] = []
-    for kind in LandmarkKind:
-        required = any(kind in CHECKS[c].requires for c in checks)
-        useful = any(kind in CHECKS[c].also_useful for c in checks)
-        if kind in own or not (required or useful):
-            continue
-        if kind in elsewhere or useful:
-            out.append((kind, kind in elsewhere))
-    return out
+    return [(kind, kind in elsewhere) for kind in _used_kinds(checks)
+            if kind not in own and (kind in elsewhere or any(kind in CHECKS[c].also_useful for c in checks))]
+
+
+def _used_kinds(checks: Sequence[CheckId]) -> list[LandmarkKind]:
+    """The landmark kinds some check of `checks` needs or uses, in the kinds' order."""
+    return [k for k in LandmarkKind if any(k in CHECKS[c].requires or k in CHECKS[c].also_useful for c in checks)]
 
 
 def _users(checks: Sequence[CheckId], kind: LandmarkKind, lang: str = "en") -> str:

@@ -311,9 +311,6 @@ class ReportsEngine(Engine):
     folder: Path
     name: str = "reports"
 
-    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:  # pragma: no cover - read per case
-        raise NoReport(f"reports are read per case, not per tree ({root})")
-
     def audit(self, case: Case, side: Literal["pre", "fix"], root: Path) -> list[Flag]:
         where = self.folder / case.id / ("fix" if side == "fix" else "")
         found = sorted(where.glob("report-*.json")) or sorted(where.glob("latest.json"))
