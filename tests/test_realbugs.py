@@ -128,6 +128,25 @@ def test_scoring_windows_alt_sites_and_other_checks() -> None:
     assert not rb.detected(outside, [rb.Flag("C12", "other/loop.py", 7)])
 
 
+def test_recon_is_scored_against_the_bug_site() -> None:
+    """Risk: recon's share of a miss is invisible: a check whose required landmark was never located (so no engine
+    looked), or located only far from the bug, reads like a rule that looked and missed."""
+    case = rb.Case.model_validate(_case("a" * 40, "b" * 40, alt_sites=[
+        {"file": "pkg/agent/other.py", "lines": [40, 42], "why": "the caller"}]))  # C12: requires agent-loop
+    loop = "agent-loop"
+    assert rb.recon_at(case, [rb.Place(loop, "agent/loop.py", 7 + rb.RECON_NEAR)]) == "at"
+    assert rb.recon_at(case, [rb.Place(loop, "agent/other.py", 42 + rb.RECON_NEAR)]) == "at"  # an agreed site
+    assert rb.recon_at(case, [rb.Place(loop, "agent/loop.py", 10 + rb.RECON_NEAR + 1)]) == "file"
+    assert rb.recon_at(case, [rb.Place(loop, "agent/run.py", 8)]) == "elsewhere"
+    assert rb.recon_at(case, [rb.Place("retry", "agent/loop.py", 8)]) == "none"  # not the kind C12 requires
+    results = [rb.CaseResult(case=case, engine="e", recon="at"), rb.CaseResult(case=case, engine="e", recon="none"),
+               rb.CaseResult(case=case, engine="sg")]
+    assert rb.tally(results[:2]).recon == {"at": 1, "file": 0, "elsewhere": 0, "none": 1}
+    assert rb.tally(results[2:]).recon == {}
+    table = "\n".join(rb.table(results, ["e", "sg"]))
+    assert "at bug 1 · file 0 · else 0 · none 1" in table and "sg " not in table.split("recon:")[1]
+
+
 def test_bad_case_files_are_refused_by_name(tmp_path: Path) -> None:
     """Risk: a typo in the corpus silently drops cases or scores against the wrong check."""
     with pytest.raises(UsageError, match=r"cases\.0\.check"):
@@ -145,7 +164,8 @@ def test_cli_scores_a_case_file(tmp_path: Path, mirror: tuple[Path, str, str], c
     assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["harness-audit"]["python study"] == {"cases": 1, "detected": 1, "still_flagged": 0, "errors": 0,
-                                                    "fix_unaudited": 0}
+                                                    "fix_unaudited": 0,
+                                                    "recon": {"at": 1, "file": 0, "elsewhere": 0, "none": 0}}
     assert main(["bench", str(path), "--trees", str(tmp_path / "trees"), "--draw", "2"]) == 2  # no case of draw 2
     assert "no case" in capsys.readouterr().err
     path = _write(tmp_path, _case(pre, fix), _case(pre, fix, id="agent-2", draw=2, split="heldout"))
@@ -194,7 +214,7 @@ def test_cli_reports_spec_is_checked(tmp_path: Path, mirror: tuple[Path, str, st
                  f"host={tmp_path / 'host'}", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["host"]["python study"] == {"cases": 1, "detected": 0, "still_flagged": 0, "errors": 0,
-                                           "fix_unaudited": 0}
+                                           "fix_unaudited": 0, "recon": {}}  # a report without landmarks
     assert out["harness-audit"]["python study"]["detected"] == 1
 
 

@@ -33,6 +33,9 @@ from harness_audit.findings import CheckId
 WINDOW = 3
 """A finding within this many lines of the cited range counts as at the cited lines."""
 
+RECON_NEAR = 30
+"""A landmark within this many lines of a bug's site counts as recon having located the bug's place."""
+
 Split = Literal["study", "heldout"]
 
 
@@ -209,6 +212,30 @@ class Flag:
     line: int
 
 
+@dataclass(frozen=True, slots=True)
+class Place:
+    """One landmark an audit located, reduced to what scoring recon needs."""
+
+    kind: str
+    file: str
+    line: int
+
+
+@dataclass(slots=True)
+class Audit:
+    """What one audit of one tree reported: its findings and, where the engine has a recon, its landmarks."""
+
+    flags: list[Flag]
+    landmarks: list[Place] | None = None
+    """None for an engine without landmarks (the semgrep baseline)."""
+
+
+Recon = Literal["", "at", "file", "elsewhere", "none"]
+"""Where the pre-fix audit located the case's required landmark kind: within `RECON_NEAR` lines of the bug (or an
+alternative site), elsewhere in the bug's file, only in other files, nowhere (the check is then not covered and no
+engine looks); empty for an engine without landmarks."""
+
+
 @dataclass(slots=True)
 class CaseResult:
     """How one engine did on one case."""
@@ -222,6 +249,7 @@ class CaseResult:
     error: str = ""
     seconds: float = 0.0
     pre_flags: list[Flag] = field(default_factory=list[Flag])
+    recon: Recon = ""
 
 
 def _near(flags: Sequence[Flag], checks: Sequence[CheckId], file: str | None, lines: tuple[int, int]) -> bool:
@@ -238,6 +266,23 @@ def detected(case: Case, flags: Sequence[Flag]) -> bool:
     return any(_near(flags, case.checks, f, lines) for f, lines in sites)
 
 
+def recon_at(case: Case, landmarks: Sequence[Place]) -> Recon:
+    """Where `landmarks` (the pre-fix audit's) put the case's required landmark kind relative to the bug."""
+    from harness_audit.catalogue import spec
+
+    wanted = {str(k) for c in case.checks for k in spec(c).requires}
+    found = [lm for lm in landmarks if lm.kind in wanted]
+    if not found:
+        return "none"
+    sites = [(case.rel(case.file), case.lines), *((case.rel(s.file), s.lines) for s in case.alt_sites)]
+    if any(lm.file == f and lines[0] - RECON_NEAR <= lm.line <= lines[1] + RECON_NEAR
+           for lm in found for f, lines in sites):
+        return "at"
+    if any(lm.file == f for lm in found for f, _ in sites):
+        return "file"
+    return "elsewhere"
+
+
 def still_flagged(case: Case, flags: Sequence[Flag]) -> bool:
     """A finding of the case's check(s) at the fixed lines (fix tree)."""
     return _near(flags, case.checks, case.rel(case.fix_file), case.fix_lines)
@@ -248,12 +293,12 @@ class Engine:
 
     name: str
 
-    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:  # pragma: no cover - interface
+    def run(self, root: Path, checks: Sequence[CheckId]) -> Audit:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def audit(self, case: Case, side: Literal["pre", "fix"], root: Path) -> list[Flag]:
-        """The flags for one side of `case`, whose tree is `root`: by default, an audit of the tree."""
-        return self.flags(root, case.checks)
+    def audit(self, case: Case, side: Literal["pre", "fix"], root: Path) -> Audit:
+        """The audit of one side of `case`, whose tree is `root`: by default, an audit of the tree."""
+        return self.run(root, case.checks)
 
 
 @dataclass(slots=True)
@@ -267,7 +312,7 @@ class HarnessAuditEngine(Engine):
     extra: tuple[str, ...] = ()
     """More flags for this executable (`--preview`)."""
 
-    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:
+    def run(self, root: Path, checks: Sequence[CheckId]) -> Audit:
         with tempfile.TemporaryDirectory(prefix="ha-realbugs-") as out:
             proc = subprocess.run(
                 [self.exe, str(root), ",".join(c.value for c in checks), "--engine", "static", "--format", "json",
@@ -275,12 +320,12 @@ class HarnessAuditEngine(Engine):
                 capture_output=True, text=True, timeout=self.timeout, check=False)
             reports = sorted(Path(out).glob("report-*.json"))
             if proc.returncode == 3 and "not covered" in proc.stderr:
-                return []  # every selected check was not covered: an audit that found nothing to look at (its
+                return Audit([], [])  # every selected check was not covered: an audit that found nothing to look at (its
                 # report, written all the same, says so)
             if proc.returncode not in (0, 1) or not reports:
                 raise RuntimeError(f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}")
             data = json.loads(reports[-1].read_text(encoding="utf-8"))
-        return flags_of_report(data)
+        return audit_of_report(data)
 
 
 def flags_of_report(data: dict[str, object]) -> list[Flag]:
@@ -297,6 +342,15 @@ def flags_of_report(data: dict[str, object]) -> list[Flag]:
     return flags
 
 
+def audit_of_report(data: dict[str, object]) -> Audit:
+    """A harness-audit JSON report's findings (`flags_of_report`) and the landmarks it kept."""
+    kept = data.get("landmarks")
+    landmarks = [Place(str(lm["kind"]), str(lm["file"]), int(lm["line"])) for lm in kept if isinstance(lm, dict)
+                 and lm.get("kind") and lm.get("file") and isinstance(lm.get("line"), int)] \
+        if isinstance(kept, list) else None
+    return Audit(flags_of_report(data), landmarks)
+
+
 class NoReport(RuntimeError):
     """A reports folder holds no report for one side of a case."""
 
@@ -311,7 +365,7 @@ class ReportsEngine(Engine):
     folder: Path
     name: str = "reports"
 
-    def audit(self, case: Case, side: Literal["pre", "fix"], root: Path) -> list[Flag]:
+    def audit(self, case: Case, side: Literal["pre", "fix"], root: Path) -> Audit:
         where = self.folder / case.id / ("fix" if side == "fix" else "")
         found = sorted(where.glob("report-*.json")) or sorted(where.glob("latest.json"))
         if not found:
@@ -322,7 +376,7 @@ class ReportsEngine(Engine):
             raise RuntimeError(f"{found[-1]}: not a JSON report ({exc})") from None
         if not isinstance(data, dict):
             raise RuntimeError(f"{found[-1]}: not a harness-audit JSON report")
-        return flags_of_report(data)
+        return audit_of_report(data)
 
 
 @dataclass(slots=True)
@@ -334,7 +388,7 @@ class SemgrepEngine(Engine):
     name: str = "semgrep baseline"
     timeout: float = 600.0
 
-    def flags(self, root: Path, checks: Sequence[CheckId]) -> list[Flag]:
+    def run(self, root: Path, checks: Sequence[CheckId]) -> Audit:
         from harness_audit.bench import _semgrep_env
 
         proc = subprocess.run(
@@ -346,8 +400,8 @@ class SemgrepEngine(Engine):
         except ValueError:
             raise RuntimeError(f"semgrep produced no JSON: {proc.stderr.strip()[-300:]}") from None
         wanted = {c for c in checks}
-        return [Flag(h.check.value, h.file or "", h.line or 0) for h in semgrep_hits("", data, root.resolve())
-                if h.check in wanted and h.file and h.line]
+        return Audit([Flag(h.check.value, h.file or "", h.line or 0) for h in semgrep_hits("", data, root.resolve())
+                      if h.check in wanted and h.file and h.line])
 
 
 def run_case(case: Case, engine: Engine, trees: Path) -> CaseResult:
@@ -359,11 +413,14 @@ def run_case(case: Case, engine: Engine, trees: Path) -> CaseResult:
         return res
     t = time.perf_counter()
     try:
-        res.pre_flags = engine.audit(case, "pre", pre)
+        before = engine.audit(case, "pre", pre)
+        res.pre_flags = before.flags
         res.detected = detected(case, res.pre_flags)
+        if before.landmarks is not None:
+            res.recon = recon_at(case, before.landmarks)
         if res.detected:
             try:
-                res.still_flagged = still_flagged(case, engine.audit(case, "fix", fix))
+                res.still_flagged = still_flagged(case, engine.audit(case, "fix", fix).flags)
             except NoReport:
                 res.fix_unaudited = True
     except (RuntimeError, OSError, subprocess.TimeoutExpired, ValueError) as exc:
@@ -381,6 +438,8 @@ class Tally:
     still_flagged: int
     errors: int
     fix_unaudited: int = 0
+    recon: dict[str, int] = field(default_factory=dict[str, int])
+    """Cases per `Recon` place (`at`, `file`, `elsewhere`, `none`); empty for an engine without landmarks."""
 
     @property
     def rate(self) -> float:
@@ -401,8 +460,10 @@ class Tally:
 def tally(results: Iterable[CaseResult]) -> Tally:
     """Sum a group of results."""
     rs = list(results)
+    placed = [r.recon for r in rs if r.recon]
+    recon = {where: placed.count(where) for where in ("at", "file", "elsewhere", "none")} if placed else {}
     return Tally(len(rs), sum(r.detected for r in rs), sum(r.still_flagged for r in rs), sum(bool(r.error) for r in rs),
-                 sum(r.fix_unaudited for r in rs))
+                 sum(r.fix_unaudited for r in rs), recon)
 
 
 def table(results: Sequence[CaseResult], engines: Sequence[str], lang: str = "en") -> list[str]:
@@ -419,4 +480,13 @@ def table(results: Sequence[CaseResult], engines: Sequence[str], lang: str = "en
                    and (group == "all" or r.case.lang_group == group)]
             row += f"| {pad(tally(sel).cell(lang), 30)} "
         lines.append(row)
+    recon = {e: {split: tally(r for r in results if r.engine == e and r.case.split == split).recon
+                 for split in ("study", "heldout")} for e in engines}
+    if any(by_split["study"] or by_split["heldout"] for by_split in recon.values()):
+        lines += ["", t("bench.recon_head", lang)]
+        for e in engines:
+            for split, counts in recon[e].items():
+                if counts:
+                    lines.append(f"  {e[:30]:<30} {pad(t(f'bench.split.{split}', lang), 8)} "
+                                 f"{t('bench.recon_cell', lang, **counts)}")
     return lines

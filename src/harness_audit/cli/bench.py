@@ -157,7 +157,7 @@ def _run_realbugs(ns: argparse.Namespace, path: Path) -> int:
                                           "check": case.check.value, "engine": r.engine, "detected": r.detected,
                                           "still_flagged": r.still_flagged, "fix_unaudited": r.fix_unaudited,
                                           "error": r.error,
-                                          "seconds": round(r.seconds, 2),
+                                          "seconds": round(r.seconds, 2), "recon": r.recon,
                                           "pre_flags": [asdict(f) for f in r.pre_flags]}) + "\n")
     if ns.as_json or ns.format == "json":
         print(json.dumps({e.name: {f"{lang} {split}": asdict(rb.tally(
