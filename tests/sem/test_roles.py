@@ -105,3 +105,127 @@ def test_history_sent_through_a_helper_that_builds_the_request(tmp_path: Path) -
         '        self.history.append({"role": "user", "content": text})\n'
         '        httpx.post("https://api.openai.com/v1/chat/completions", json=self._payload())\n')
     assert ("read", "history", 10) in _history_ops(tmp_path, "chat.py", source)
+
+
+def _agent_loops(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int]]:
+    for name, source in files.items():
+        (tmp_path / name).write_text(source)
+    ws = Workspace.open(tmp_path)
+    project = SemProject.build(ws, ws.discover().files)
+    return [(m.file, m.line) for m in landmarks(project) if m.kind == LandmarkKind.AGENT_LOOP]
+
+
+_RECURSIVE_TURN_TS = '''
+export async function generateHelper(registry: Registry, input: Options): Promise<Data> {
+  return await runInNewSpan(registry, { name: 'generate' }, async (metadata) => {
+    return await generate(registry, input);
+  });
+}
+
+async function generate(registry: Registry, raw: Options): Promise<Data> {
+  const { modelAction: model } = await resolveModel(registry, raw.model);
+  const response = await model(raw);
+  const { toolMessage } = await resolveToolRequests(registry, raw, response.message);
+  if (!toolMessage) return response;
+  return await generateHelper(registry, { ...raw, messages: [...raw.messages, toolMessage] });
+}
+
+export async function resolveToolRequests(registry: Registry, raw: Options, message: MessageData) {
+  const toolMap = toToolMap(await resolveTools(registry, raw.tools));
+  const parts: ToolResponsePart[] = [];
+  await Promise.all(
+    message.content.map(async (part) => {
+      if (!part.toolRequest) return;
+      parts.push(await resolveToolRequest(part, toolMap));
+    })
+  );
+  return { toolMessage: { role: 'tool', content: parts } };
+}
+
+export async function resolveToolRequest(part: ToolRequestPart, toolMap: Record<string, ToolAction>) {
+  const tool = toolMap[part.toolRequest.name];
+  return { toolResponse: { name: part.toolRequest.name, output: await tool(part.toolRequest.input) } };
+}
+'''
+
+
+def test_recursive_turn_through_a_helper_that_runs_the_replys_tools(tmp_path: Path) -> None:
+    """Risk: a framework whose model is its own abstraction (`model(raw)`, resolved at run time) and whose turns
+    recurse through a tracing helper had no agent loop at all (genkit: C10 and C12 'not covered'). The turn is
+    the call back into the cycle, made by the function that has the reply's tool calls run one call down; the
+    tools run in a `.map` over the reply's parts that picks out `part.toolRequest` and hands it to the function
+    that looks the tool up by name."""
+    assert _agent_loops(tmp_path, {"action.ts": _RECURSIVE_TURN_TS}) == [("action.ts", 13)]
+
+
+def test_recursion_that_runs_no_tools_and_asks_no_model_is_not_a_turn(tmp_path: Path) -> None:
+    """Silent control: mutual recursion over a data structure (a schema walker), a `.map` over parts that reads
+    no tool-call field, and a tool-call loop that only converts the calls are not agent loops."""
+    assert _agent_loops(tmp_path, {"schema.ts": '''
+export function walk(node: SchemaNode, seen: Set<string>): string[] {
+  return node.children.flatMap((child) => visit(child, seen));
+}
+
+function visit(child: SchemaNode, seen: Set<string>): string[] {
+  if (seen.has(child.id)) return [];
+  seen.add(child.id);
+  const names = child.parts.map((part) => part.text);
+  return [...names, ...walk(child, seen)];
+}
+''', "convert.py": '''
+def to_wire(message, depth=0):
+    out = [{"id": call.id, "name": call.function.name} for call in message.tool_calls]
+    if message.parent is not None and depth < 3:
+        out.extend(to_wire(message.parent, depth + 1))
+    return out
+'''}) == []
+
+
+def test_python_turn_loop_that_runs_tools_one_call_down(tmp_path: Path) -> None:
+    """Risk: a `while` loop whose model is the project's own abstraction (`self.model.respond`) and whose tools
+    run in a helper was no agent loop; the same loop driven by a person each round stays none."""
+    assert _agent_loops(tmp_path, {"loop.py": '''
+class Agent:
+    def run(self, task):
+        messages = [task]
+        while True:
+            reply = self.model.respond(messages)
+            if not reply.tool_calls:
+                return reply
+            messages.extend(self._run_tools(reply))
+
+    def _run_tools(self, reply):
+        results = []
+        for call in reply.tool_calls:
+            results.append(self.tools[call.function.name](**call.function.arguments))
+        return results
+
+    def chat(self):
+        while True:
+            line = input("> ")
+            print(self._run_tools(self.model.respond([line])))
+'''}) == [("loop.py", 5)]
+
+
+def test_agent_loop_run_inside_a_library(tmp_path: Path) -> None:
+    """Risk: a harness whose loop runs inside its SDK (the AI SDK told to run several steps, an agents SDK's
+    runner) has no agent loop of its own, so C10 and C12 read 'not covered' though the place to look (does the
+    call get the abort signal, a step ceiling?) is that call. One step is one request, not a loop."""
+    assert _agent_loops(tmp_path, {"agent.ts": '''import { generateText, streamText, stepCountIs } from "ai";
+
+export async function run(model, tools, prompt, maxSteps) {
+  const multi = await generateText({ model, tools, prompt, stopWhen: stepCountIs(maxSteps) });
+  const legacy = streamText({ model, tools, prompt, maxSteps: 8 });
+  const single = await generateText({ model, tools, prompt, stopWhen: stepCountIs(1) });
+  const plain = await generateText({ model, prompt });
+  return [multi, legacy, single, plain];
+}
+''', "runner.py": '''from agents import Agent, Runner
+from pydantic_ai import Agent as PydanticAgent
+
+
+async def main(task):
+    result = await Runner.run(Agent(name="a"), task)
+    other = PydanticAgent("openai:gpt-4o").run_sync(task)
+    return result, other
+'''}) == [("agent.ts", 4), ("agent.ts", 5), ("runner.py", 6), ("runner.py", 7)]

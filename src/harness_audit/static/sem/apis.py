@@ -31,6 +31,9 @@ class Api:
 
 
 MODEL = "model"
+AGENT_RUN = "agent-run"
+"""A call that runs a whole agent loop inside a library: turns of model requests and tool calls until the model
+stops asking (the AI SDK's multi-step `generateText`, an agents SDK's runner)."""
 HTTP = "http"
 SPAWN = "spawn"
 FS_WRITE = "fs-write"
@@ -78,6 +81,12 @@ APIS: tuple[Api, ...] = (
         "bedrock"),
     Api(MODEL, ("@aws-sdk/client-bedrock-runtime",), r"send", "bedrock"),
     Api(MODEL, ("dspy",), r"LM\.(?:__call__|forward|acall)", "dspy lm"),
+    # ---- agent loops run inside a library (the AI SDK runs steps only when told how many: see `Roles`)
+    Api(AGENT_RUN, ("ai",), r"^(?:generateText|streamText)$", "ai sdk steps"),
+    Api(AGENT_RUN, ("agents",), r"Runner\.(?:run|run_sync|run_streamed)$", "openai agents"),
+    Api(AGENT_RUN, ("@openai/agents", "@openai/agents-core"), r"^(?:run|Runner\.run)$", "openai agents"),
+    Api(AGENT_RUN, ("pydantic_ai",), r"Agent\.(?:run|run_sync|run_stream|iter)$", "pydantic-ai"),
+    Api(AGENT_RUN, ("smolagents",), r"(?:CodeAgent|ToolCallingAgent|MultiStepAgent)\.run$", "smolagents"),
     # ---- HTTP clients
     Api(HTTP, ("requests", "httpx", "aiohttp", "urllib3"), rf"(?:^|\.){_PY_HTTP_VERBS}$", "python http"),
     Api(HTTP, ("urllib.request", "urllib"), r"urlopen$", "urlopen"),

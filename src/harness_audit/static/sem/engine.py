@@ -160,6 +160,8 @@ def landmarks(project: SemProject) -> list[LandmarkCandidate]:
         add(LandmarkKind.REQUEST_ASSEMBLY, site)
     for site in roles.agent_loops:
         add(LandmarkKind.AGENT_LOOP, site)
+    for site in roles.library_loops:
+        add(LandmarkKind.AGENT_LOOP, site, "medium")
     for site in roles.tool_loops:
         add(LandmarkKind.TOOL_EXECUTION, site)
     for fn in roles.tool_executors:

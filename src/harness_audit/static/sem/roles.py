@@ -109,19 +109,80 @@ class Roles:
 
     @cached_property
     def agent_loops(self) -> list[Site]:
-        """Loops whose body reaches a model request, and functions that reach one and call themselves (a
-        recursive turn is a loop too). Batch loops over a data collection are not agent loops: the loop must be
-        a `while`/`do`, a counted `for` (`range`, a counter) or recursion."""
+        """Loops that run turns, and recursive turns. A loop is a `while`/`do` or a counted `for` (`range`, a
+        counter; batch loops over a data collection are not agent loops) whose body reaches a model request or
+        runs the tool calls of a model reply (a loop over them that executes the tools, in the body or in a
+        function the body calls). A recursive turn is a call back into the caller's own call-graph cycle
+        (`generate` runs the tools, then calls `generate_helper`, which calls `generate`), made by a function
+        that reaches a model request or runs a reply's tool calls (itself or one call down); the cycle is at most
+        `_MAX_TURN_CYCLE` functions
+        (a larger one is an artefact of over-approximated dispatch, not a turn)."""
+        executing = [site for site in self.tool_loops if self.executes_tools(site)]
+        runs_tools = {site.fn.index for site in executing}
+        tool_nodes = {id(site.node) for site in executing}
+        sums, facts = self.sums, self.facts
         out: list[Site] = []
-        for fn in self.model_clients:
-            for node in ir.walk_block(fn.body):
-                if isinstance(node, ir.Loop) and _turn_loop(node) and not self._waits_each_turn(fn, node) and \
-                        apis.MODEL in self.sums.of_region(fn, ir.walk_block(node.body)):
-                    out.append(Site(fn, node))
-            for call, callees in self.facts.calls(fn):
-                if fn in callees and apis.MODEL in self.sums.of_fn(fn):
+        for fn in facts.functions:
+            loops = [n for n in ir.nodes_of(fn.body, ir.Loop) if _turn_loop(n)]  # type: ignore[arg-type]
+            reaches_model = apis.MODEL in sums.of_fn(fn)
+            if loops and (reaches_model or runs_tools):
+                for node in loops:
+                    assert isinstance(node, ir.Loop)
+                    if self._waits_each_turn(fn, node):
+                        continue
+                    body = list(ir.walk_block(node.body))
+                    if (reaches_model and apis.MODEL in sums.of_region(fn, body)) or \
+                            self._runs_tools_in(fn, body, tool_nodes, runs_tools):
+                        out.append(Site(fn, node))
+            cycle = sums.cycle_of(fn)
+            if cycle is None:
+                continue
+            runs = fn.index in runs_tools or self._runs_tools_in(fn, ir.nodes_of(fn.body, ir.Call), tool_nodes,
+                                                                  runs_tools)
+            if not (reaches_model or runs):
+                continue
+            through = runs and self._cycle_sizes.get(cycle, 0) <= _MAX_TURN_CYCLE
+            for call, callees in facts.calls(fn):
+                targets = [c for c in callees if isinstance(c, ir.Function)]
+                if fn in targets or (through and any(sums.cycle_of(t) == cycle
+                                                     for t in (*targets, *sums.handed(fn, call)))):
                     out.append(Site(fn, call))
         return out
+
+    @cached_property
+    def library_loops(self) -> list[Site]:
+        """Calls that run the agent loop inside a library (`apis.AGENT_RUN`): an agents SDK's runner, or the AI
+        SDK's `generateText`/`streamText` told to run more than one step (`maxSteps`, `stopWhen`; without either, or
+        with one step, it makes one request and the harness's loop is elsewhere)."""
+        out: list[Site] = []
+        for fn, call in self.sums.sites(apis.AGENT_RUN):
+            if any(e.kind == apis.AGENT_RUN and e.detail == "ai sdk steps" for e in self.sums.direct(fn, call)) \
+                    and not _runs_steps(call):
+                continue
+            out.append(Site(fn, call))
+        return out
+
+    @cached_property
+    def _cycle_sizes(self) -> dict[int, int]:
+        sizes: dict[int, int] = defaultdict(int)
+        for fn in self.facts.functions:
+            cycle = self.sums.cycle_of(fn)
+            if cycle is not None:
+                sizes[cycle] += 1
+        return sizes
+
+    def _runs_tools_in(self, fn: ir.Function, body: list[ir.Node], tool_nodes: set[int], runs_tools: set[int]) -> bool:
+        """Whether a region runs the tool calls of a model reply: it holds a loop over them that executes the
+        tools, or calls a function that does."""
+        if not runs_tools:
+            return False
+        for node in body:
+            if id(node) in tool_nodes:
+                return True
+            if isinstance(node, ir.Call) and any(isinstance(c, ir.Function) and c.index in runs_tools
+                                                 for c in self.facts.callees(fn, node)):
+                return True
+        return False
 
     def _waits_each_turn(self, fn: ir.Function, loop: ir.Loop) -> bool:
         """A loop that blocks on a person or a queue every round (a REPL, a chat UI, a worker) is driven from
@@ -186,8 +247,13 @@ class Roles:
         if isinstance(node, ir.Loop):
             return node.kind == "for" and node.iter is not None and self.is_tool_calls(fn, node.iter)
         if isinstance(node, ir.Call):
-            return (isinstance(node.func, ir.Attr) and node.func.name in ("map", "forEach", "flatMap")
-                    and any(isinstance(a, ir.FuncExpr) for a in node.args) and self.is_tool_calls(fn, node.func.obj))
+            if not (isinstance(node.func, ir.Attr) and node.func.name in ("map", "forEach", "flatMap")):
+                return False
+            callbacks = [a.fn for a in node.args if isinstance(a, ir.FuncExpr)]
+            # over the calls themselves, or over a reply's parts, handling those that are tool calls
+            # (`content.map(async (part) => { if (!part.toolRequest) return; … })`)
+            return bool(callbacks) and (self.is_tool_calls(fn, node.func.obj) or any(
+                _tests_tool_field(cb) for cb in callbacks))
         if isinstance(node, ir.Comp):
             return any(self.is_tool_calls(fn, it) for _, it in node.targets)
         return False
@@ -195,7 +261,8 @@ class Roles:
     def executes_tools(self, site: Site) -> bool:
         """Whether a tool-call loop runs the tools (not one that only converts or accumulates calls): a call in
         its body is chosen by the call's name (`TOOLS[name](...)`, `getattr(self, name)`, `registry.get(name)`),
-        runs a registered tool, or is handed the arguments decoded from the call."""
+        runs a registered tool, or is handed the arguments decoded from the call; or the body hands the call to a
+        project function that does one of these with it (`resolve_tool_request(part, tool_map)`)."""
         fn, node = site.fn, site.node
         if isinstance(node, ir.Loop):
             body: list[ir.Node] = list(same_loop(node.body))
@@ -209,6 +276,19 @@ class Roles:
             fns = [a.fn for a in node.children() if isinstance(a, ir.FuncExpr)]
             fn = fns[0] if fns else fn
         tools = {f.index for f in self.registered_tools}
+        if self._chooses_tool(fn, body, names, tools):
+            return True
+        for sub in body:  # one call down: the function the element is handed to
+            if isinstance(sub, ir.Call) and any(isinstance(a, ir.Name) and a.id in names for a in sub.args):
+                for c in self.facts.callees(fn, sub):
+                    if isinstance(c, ir.Function) and self._chooses_tool(
+                            c, list(ir.walk_block(c.body)), {n for p in c.params for n in p.names}, tools):
+                        return True
+        return False
+
+    def _chooses_tool(self, fn: ir.Function, body: list[ir.Node], names: set[str], tools: set[int]) -> bool:
+        """Whether a call among `body` (in `fn`) runs a tool chosen by the name carried by one of `names` (a tool
+        call), runs a registered tool, or is the tool looked up that way and bound to a local first."""
         following: set[int] = set()
 
         def by_name(e: ir.Expr) -> bool:
@@ -758,6 +838,8 @@ class Roles:
 
 
 _LOOPING = (ir.Loop, ir.Call, ir.Comp)
+_MAX_TURN_CYCLE = 12
+"""The most functions a call-graph cycle may hold and still be read as a recursive turn."""
 """What can iterate over tool calls: a loop, a `.map`/`.forEach` call, a comprehension."""
 _CHANGING = (ir.Call, ir.Assign)
 """What can change a store: a method call on it, an assignment."""
@@ -776,6 +858,35 @@ _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receiv
 def _mentions_tool_type(fn: ir.Function) -> bool:
     return any(_literal_in(n, ("tool_use", "function_call", "tool-call", "tool_call", "functionCall"))
                for n in ir.walk_block(fn.body))
+
+
+def _runs_steps(call: ir.Call) -> bool:
+    """Whether an AI SDK call is told to run more than one step: its options carry `maxSteps` or `stopWhen`, other
+    than a literal single step (`maxSteps: 1`, `stopWhen: stepCountIs(1)`)."""
+    for arg in call.args:
+        if not isinstance(arg, ir.Obj):
+            continue
+        for key in ("maxSteps", "stopWhen"):
+            value = arg.get(key)
+            if value is None:
+                continue
+            if isinstance(value, ir.Call) and expr_chain(value.func).endswith("stepCountIs") and value.args:
+                value = value.args[0]
+            return not (isinstance(value, ir.Lit) and value.value == 1)
+    return False
+
+
+def _tests_tool_field(fn: ir.Function) -> bool:
+    """Whether `fn` branches on a provider tool-call field of one of its parameters (`if (!part.toolRequest)
+    return;`, `if block.function_call:`): a callback over a reply's parts that picks out the tool calls, not one
+    that only copies the field across (a message converter)."""
+    params = {n for p in fn.params for n in p.names}
+    for node in ir.nodes_of(fn.body, (ir.If, ir.Cond)):
+        for n in ir.walk(node.test):  # type: ignore[attr-defined]
+            if isinstance(n, ir.Attr) and n.name in apis.TOOL_CALL_FIELDS and isinstance(n.obj, ir.Name) \
+                    and n.obj.id in params:
+                return True
+    return False
 
 
 def _literal_in(node: ir.Node, values: tuple[str, ...]) -> bool:

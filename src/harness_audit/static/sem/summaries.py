@@ -56,6 +56,8 @@ class Summaries:
         self.facts = facts
         self._calls: dict[ir.Call, _CallInfo] = {}
         self._fn: dict[int, Summary] | None = None
+        self._edges: dict[int, list[int]] = {}
+        self._cycles: dict[int, int] | None = None
         self._sites: dict[str, list[tuple[ir.Function, ir.Call]]] | None = None
 
     # ------------------------------------------------------------ direct effects
@@ -164,6 +166,7 @@ class Summaries:
                     targets.append(node.fn.index)
             summaries[fn.index] = own
             edges[fn.index] = list(dict.fromkeys(targets))  # a target seen again adds nothing the first did not
+        self._edges = edges
         # rounds in function order until nothing grows; a function none of whose targets grew since its last visit
         # would add nothing, and is passed over (the same summaries, the same first effect of each kind): a target
         # that grows marks the functions that call it as due
@@ -193,6 +196,16 @@ class Summaries:
                     due.update(callers.get(i, ()))
                     changed = True
         return summaries
+
+    def cycle_of(self, fn: ir.Function) -> int | None:
+        """The call-graph cycle `fn` lies on (an id shared by every function of it), or None: a strongly connected
+        component of the graph the summaries propagate over (calls, functions handed to calls, nested functions),
+        of two functions or more, or one that calls itself."""
+        if self._cycles is None:
+            if self._fn is None:
+                self._fn = self._fixpoint()
+            self._cycles = _cycles(self._edges)
+        return self._cycles.get(fn.index)
 
     def handed(self, fn: ir.Function, call: ir.Call) -> tuple[ir.Function, ...]:
         """Project functions handed to `call` as arguments (they may run as part of it)."""
@@ -281,6 +294,56 @@ class Summaries:
         for node in nodes:
             if isinstance(node, ir.Call) and kind in self.of_call(fn, node):
                 yield node
+
+
+def _cycles(edges: dict[int, list[int]]) -> dict[int, int]:
+    """Functions on a cycle of `edges`, each mapped to its component's id (Tarjan's algorithm, iterative: a call
+    chain thousands deep must not exhaust the interpreter's stack)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: dict[int, int] = {}
+    counter = 0
+    for root in edges:
+        if root in index:
+            continue
+        work: list[tuple[int, int]] = [(root, 0)]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, i = work[-1]
+            targets = edges.get(v, ())
+            if i < len(targets):
+                work[-1] = (v, i + 1)
+                w = targets[i]
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+            if low[v] == index[v]:
+                members: list[int] = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    members.append(w)
+                    if w == v:
+                        break
+                if len(members) > 1 or v in edges.get(v, ()):
+                    for w in members:
+                        out[w] = v
+    return out
 
 
 def http_verb(callee: Ext | Unk, call: ir.Call) -> str:
