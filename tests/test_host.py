@@ -578,6 +578,27 @@ def test_several_leads_wrong_for_one_reason_are_dismissed_at_once(tmp_path: Path
     assert after["leads"] == {"C1-1": "dismissed", "C1-2": "dismissed"} and after["calls_left"] == before - 2
 
 
+def test_one_finding_settles_the_several_leads_it_is_the_root_cause_of(tmp_path: Path) -> None:
+    """Risk: `--lead` took one lead; a host whose one finding was the root cause of two leads at different lines had
+    to report it twice or leave the second lead unaddressed (kept as a static finding beside its own)."""
+    root = make_workspace(tmp_path)
+    run_dir = Path(host.begin(root, "C1").data["run_dir"])
+    ledger = run_dir / "ledger.jsonl"
+    records = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    payload = next(r for r in records if r["event"] == "static-leads")
+    payload["leads"]["C1"].append(dict(payload["leads"]["C1"][0], id="C1-2"))
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    host.next_check(run_dir)
+    report = {"check": "C1", "verdict": "confirmed", "file": "agent/loop.py", "line": 23,
+              "evidence": "for call in message.tool_calls:", "claim": "a failing tool leaves its call unanswered",
+              "consequence": "the next request is rejected", "direction": "append an error result"}
+    refused = host.report_finding(run_dir, lead="C1-1,C1-9", **report)
+    assert not refused.ok and "C1-9" in refused.text  # all must be leads of the check: nothing recorded
+    assert host.status(run_dir).data["leads"] == {"C1-1": "open", "C1-2": "open"}
+    assert host.report_finding(run_dir, lead="C1-1, C1-2", **report).ok
+    assert host.status(run_dir).data["leads"] == {"C1-1": "confirmed", "C1-2": "confirmed"}
+
+
 def test_finish_counts_refused_landmarks_on_the_landmark_line_only(tmp_path: Path) -> None:
     """Risk: three hosts read '2 refused by the gate' on finish's findings line as refused findings, when both
     were landmarks of recon (already counted on the landmarks line)."""

@@ -52,7 +52,15 @@ from harness_audit.findings import (
     Verdict,
 )
 from harness_audit.gate import GateContext, validate, validate_landmark
-from harness_audit.leads import MIN_REASON_WORDS, Lead, LeadOutcome, LeadStatus, gate_leads, settle_leads
+from harness_audit.leads import (
+    MIN_REASON_WORDS,
+    Lead,
+    LeadOutcome,
+    LeadStatus,
+    gate_leads,
+    named_leads,
+    settle_leads,
+)
 from harness_audit.llm.ledger import LEDGER_NAME, LEDGER_VERSION, Ledger, read_ledger
 from harness_audit.messages import Msg, localize, t
 from harness_audit.pipeline import STATIC_LANGUAGES, PhaseResult, finish, new_run_id, output_dir_of, run_static
@@ -860,7 +868,8 @@ def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None,
                    caller: Caller = Caller()) -> StepResult:
     """Gate one finding of the current check; refused ones carry the gate's reason and remedy.
 
-    `lead` names the static lead the finding confirms (`C1-2`); without it a finding at the lead's place confirms it.
+    `lead` names the static lead the finding confirms (`C1-2`), or several it is the one root cause of (`C1-2,C1-5`:
+    all must be leads of the current check); without it a finding at a lead's place confirms that lead.
     """
     with _locked(run_dir):
         run = _open_step(run_dir)
@@ -872,10 +881,13 @@ def report_finding(run_dir: Path, *, check: str, verdict: str, file: str | None,
                          consequence=consequence, direction=direction, confirm_hint=confirm_hint,
                          source=f"{_SOURCE}:{current.value}", language=_language(file))
         ws = run.workspace()
-        named = lead.strip() or None
-        if named is not None and named not in {lead_.lead_id for lead_ in _offered(run, ws, current)}:
-            return _refused(run, t("host.refused.not_a_lead", caller.lang, lead=named, check=current.value),
+        wanted = list(dict.fromkeys(named_leads(lead)))
+        offered = {lead_.lead_id for lead_ in _offered(run, ws, current)}
+        unknown = [x for x in wanted if x not in offered]
+        if unknown:
+            return _refused(run, t("host.refused.not_a_lead", caller.lang, lead=", ".join(unknown), check=current.value),
                             reason="unknown-lead")
+        named = ",".join(wanted) or None
         with Ledger(run_dir / LEDGER_NAME) as ledger:
             spent = _spend(run, current.value, ledger, caller)
             if spent is not None:

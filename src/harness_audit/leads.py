@@ -12,6 +12,7 @@ Nothing a model does (or fails to do) can make one vanish:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -85,9 +86,14 @@ def gate_leads(ws: Workspace, checks: Sequence[CheckId], numbered: Mapping[Check
     return out
 
 
+def named_leads(named: str | None) -> tuple[str, ...]:
+    """The lead ids a finding names: one (`C1-2`), or several it is the one root cause of (`C1-2,C1-5`)."""
+    return tuple(x for x in re.split(r"[\s,]+", named) if x) if named else ()
+
+
 def _confirms(lead: Lead, f: Finding, named: str | None) -> bool:
     if named is not None:
-        return named == lead.lead_id
+        return lead.lead_id in named_leads(named)
     s = lead.finding
     return (f.check == s.check and f.file is not None and f.file == s.file and f.line is not None
             and s.line is not None and abs(f.line - s.line) <= WINDOW)
@@ -98,7 +104,7 @@ def settle_leads(leads: Sequence[Lead], reported: Iterable[tuple[Finding, str | 
                  ) -> tuple[list[LeadOutcome], list[Finding]]:
     """How each lead ended, and the findings unaddressed leads add to the report.
 
-    `reported` holds the model's gated findings, each with the lead id it named (or None); `dismissed` maps a
+    `reported` holds the model's gated findings, each with the lead id(s) it named (or None); `dismissed` maps a
     lead id to (reason, unit). A finding that names the lead confirms it; otherwise a dismissal stands, even
     beside a finding at the same place (the model said that place is not this defect).
     `settled_by` names the unit of each check for confirmations (`llm:C1`).
@@ -109,13 +115,13 @@ def settle_leads(leads: Sequence[Lead], reported: Iterable[tuple[Finding, str | 
     for lead in leads:
         check = lead.finding.check
         by = (settled_by or {}).get(check)
-        named = any(name == lead.lead_id for _, name in found)
+        named = any(lead.lead_id in named_leads(name) for _, name in found)
         if lead.lead_id in dismissed and not named:
             reason, unit = dismissed[lead.lead_id]
             outcomes.append(LeadOutcome(lead_id=lead.lead_id, check=check, status=LeadStatus.DISMISSED,
                                         finding=lead.finding, reason=reason, by=unit))
         elif named or any(_confirms(lead, f, name) for f, name in found):
-            by_name = [f for f, name in found if name == lead.lead_id]
+            by_name = [f for f, name in found if lead.lead_id in named_leads(name)]
             confirming = by_name[0] if by_name else next(f for f, name in found if _confirms(lead, f, name))
             outcomes.append(LeadOutcome(lead_id=lead.lead_id, check=check, status=LeadStatus.CONFIRMED,
                                         finding=lead.finding, by=by, confirmed_by=confirming))

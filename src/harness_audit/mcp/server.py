@@ -124,7 +124,8 @@ def build_server(root: Path | None = None) -> MCPServer:
     @app.tool(name="report_finding", description=(
         "Report one finding for the current check: verdict confirmed|suspected|not-implemented, workspace-relative "
         "file, line, evidence copied exactly from the file, claim, consequence, direction; confirm_hint is required "
-        "for suspected; lead names the static lead it confirms (optional). The evidence gate accepts it or says "
+        "for suspected; lead names the static lead it confirms, or several it is the one root cause of (C1-2,C1-5; "
+        "optional). The evidence gate accepts it or says "
         "why not."))
     def report_finding(run_id: str, check: str, verdict: str, claim: str, evidence: str, consequence: str,
                        file: str = "", line: int | None = None, direction: str = "", confirm_hint: str = "",

@@ -282,8 +282,9 @@ _PAIRS: dict[str, tuple[str, str]] = {
     "help.host.report.consequence": ("what a user of the harness sees because of it", "harness 的使用者因此会遇到什么"),
     "help.host.report.direction": ("how to fix it", "怎么修"),
     "help.host.report.confirm_hint": ("for suspected: exactly what a human must verify", "可疑时必填:人工具体需要核实什么"),
-    "help.host.report.lead": ("the static lead this finding confirms, e.g. C1-2 (optional)",
-                              "这条发现所确认的静态线索,如 C1-2(可选)"),
+    "help.host.report.lead": ("the static lead this finding confirms, e.g. C1-2, or several it is the one root cause "
+                              "of, e.g. C1-2,C1-5 (optional)",
+                              "这条发现所确认的静态线索,如 C1-2;若它是几条线索的同一根因,可写多条,如 C1-2,C1-5(可选)"),
     "help.host.dismiss": ("dismiss one static lead of the current check, with the reason it is wrong",
                           "驳回当前检查项的一条静态线索,并说明它错在哪里"),
     "help.host.dismiss.lead": ("the lead id, e.g. C1-2; several with one reason: C7-1 C7-2 C7-5",
