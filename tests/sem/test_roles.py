@@ -229,3 +229,26 @@ async def main(task):
     other = PydanticAgent("openai:gpt-4o").run_sync(task)
     return result, other
 '''}) == [("agent.ts", 4), ("agent.ts", 5), ("runner.py", 6), ("runner.py", 7)]
+
+
+def test_a_helper_that_returns_part_of_the_conversation_it_is_handed_is_a_truncation(tmp_path: Path) -> None:
+    """Risk: a trimming helper named for what it keeps (`remove_up_to_last_ai_message`) was no truncation
+    landmark, so C13 read 'not covered'; a helper that cuts a string or a list of anything else stays silent."""
+    (tmp_path / "trim.py").write_text('''
+def remove_up_to_last_ai_message(messages: list[BaseMessage]) -> list[BaseMessage]:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AIMessage):
+            return messages[:i]
+    return messages
+
+
+def preview(text: str, items: list[str]) -> str:
+    return text[:100] + ",".join(items[:3])
+
+
+def first_urls(urls: list[str]) -> list[str]:
+    return urls[:5]
+''')
+    ws = Workspace.open(tmp_path)
+    project = SemProject.build(ws, ws.discover().files)
+    assert [(m.file, m.line) for m in landmarks(project) if m.kind == LandmarkKind.TRUNCATION] == [("trim.py", 5)]

@@ -171,6 +171,8 @@ def landmarks(project: SemProject) -> list[LandmarkCandidate]:
             add(LandmarkKind.HISTORY_APPEND, op.site)
         elif op.kind == "cut":
             add(LandmarkKind.TRUNCATION, op.site, "medium")
+    for site in roles.cut_returns:
+        add(LandmarkKind.TRUNCATION, site, "medium")
     for site, _ in roles.retry_regions:
         add(LandmarkKind.RETRY, site, "medium")
     for site in roles.spawns:

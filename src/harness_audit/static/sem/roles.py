@@ -719,6 +719,23 @@ class Roles:
         return out
 
     @cached_property
+    def cut_returns(self) -> list[Site]:
+        """Functions that are handed a conversation and return a part of it (`return messages[-n:]`,
+        `return history.slice(i)`, `return messages.filter(...)`): a trimming helper, whatever it is called."""
+        out: list[Site] = []
+        for fn in self.facts.functions:
+            if not fn.params:
+                continue
+            names = {p.name for p in fn.params}
+            cuts = [node for node in ir.nodes_of(fn.body, ir.Return)
+                    if isinstance(node, ir.Return) and node.value is not None and _part_of(node.value, names)]
+            if not cuts:
+                continue
+            given = self.history_params(fn)
+            out.extend(Site(fn, node) for node in cuts if _part_of(node.value, given))  # type: ignore[attr-defined]
+        return out
+
+    @cached_property
     def history_stores(self) -> set[Store]:
         """The stores history operations act on."""
         return {op.store for op in self.history_ops}
@@ -1067,6 +1084,16 @@ def list_pieces(e: ir.Expr) -> list[ir.Expr]:
 
 def _chains(e: ir.Expr) -> set[str]:
     return {expr_chain(n) for n in ir.walk(e) if isinstance(n, ir.Name | ir.Attr)}
+
+
+def _part_of(value: ir.Expr, names: set[str]) -> bool:
+    """Whether `value` is a part of one of `names` itself: a slice (`x[-n:]`, `x.slice(k)`) or a filter of it."""
+    if isinstance(value, ir.Await):
+        value = value.value
+    if isinstance(value, ir.Index) and isinstance(value.key, ir.Slice):
+        return expr_chain(value.obj) in names
+    return isinstance(value, ir.Call) and isinstance(value.func, ir.Attr) and \
+        value.func.name in ("slice", "filter") and expr_chain(value.func.obj) in names
 
 
 def _cuts_itself(target: ir.Expr, value: ir.Expr) -> bool:
