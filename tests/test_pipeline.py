@@ -76,7 +76,8 @@ def test_no_static_finding_is_reported_in_example_code(make_tree: MakeTree, tmp_
     tools = (EXAMPLE / "agent" / "tools.py").read_text()
     root = make_tree({"agent/loop.py": loop, "agent/tools.py": tools, "examples/chat/loop.py": loop,
                       "examples/chat/tools.py": tools, "demo/tools.py": tools, "samples/loop.py": loop,
-                      "evaluation/benchmarks/run.py": loop, ".github/scripts/tools.py": tools})
+                      "evaluation/benchmarks/run.py": loop, ".github/scripts/tools.py": tools,
+                      "guides/chat/loop.py": loop, "playground/tools.py": tools})
     for preview in (False, True):
         rep = audit(root, ["all"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report
         assert rep.findings, "the harness's own copy should still be audited"
@@ -101,11 +102,14 @@ def test_no_static_finding_is_reported_in_test_code(make_tree: MakeTree, tmp_pat
 
 
 def test_test_file_names() -> None:
-    """Risk: a type-test file (`types.test-d.ts`) listed among a check's landmarks as the harness's own code."""
+    """Risk: a type-test file (`types.test-d.ts`) or an `integration-tests/` folder (openai-agents-js: six `run()`
+    calls read as agent loops) listed among a check's landmarks as the harness's own code."""
     from harness_audit.static import is_test_file
 
     for name in ("tests/loop.py", "agent/test_loop.py", "agent/loop_test.py", "src/a.test.ts", "src/a.spec.mjs",
-                 "src/types.test-d.ts", "src/a.vitest.ts", "src/__tests__/a.ts"):
+                 "src/types.test-d.ts", "src/a.vitest.ts", "src/__tests__/a.ts", "integration-tests/deno/aisdk.ts",
+                 "pkg/unit_tests/a.py", "smoke-test/run.mjs"):
         assert is_test_file(name), name
-    for name in ("agent/loop.py", "src/testing_utils.ts", "src/contest.py", "src/latest.ts"):
+    for name in ("agent/loop.py", "src/testing_utils.ts", "src/contest.py", "src/latest.ts",
+                 "pkg/integrations/openai.py", "contests/a.py"):
         assert not is_test_file(name), name

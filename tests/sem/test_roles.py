@@ -252,3 +252,121 @@ def first_urls(urls: list[str]) -> list[str]:
     ws = Workspace.open(tmp_path)
     project = SemProject.build(ws, ws.discover().files)
     assert [(m.file, m.line) for m in landmarks(project) if m.kind == LandmarkKind.TRUNCATION] == [("trim.py", 5)]
+
+
+def test_retries_pollers_and_delegation_are_not_turns(tmp_path: Path) -> None:
+    """Silent control (a blind review of agent-loop landmarks on fresh trees: 4 of 25 true): a function that
+    calls itself again from its `except` after a failed parse is a retry; a provider that hands the request to
+    another instance of its class (`self.primary.chat`) delegates; a monitor loop that reaches a model only
+    through a long chain of unrelated work is a poller. The turn loop beside them stays one."""
+    assert _agent_loops(tmp_path, {"agent.py": '''import time
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(prompt):
+    return client.chat.completions.create(model="m", messages=[{"role": "user", "content": prompt}])
+
+
+def to_model(text, attempts=3):
+    try:
+        return parse(ask(text))
+    except ValueError:
+        return to_model(text, attempts - 1)
+
+
+class Fallback(Provider):
+    def chat(self, messages):
+        if not self.fallbacks:
+            return self.primary.chat(messages)
+        return ask(messages[-1])
+
+
+class Provider:
+    def chat(self, messages):
+        return ask(messages[-1])
+
+
+def monitor():
+    while True:
+        sync_all()
+        time.sleep(60)
+
+
+def sync_all():
+    refresh_bots()
+
+
+def refresh_bots():
+    load_settings()
+
+
+def load_settings():
+    summarise_settings()
+
+
+def summarise_settings():
+    ask("summarise")
+
+
+def run(task):
+    messages = [task]
+    while True:
+        reply = ask(messages)
+        if not reply.tool_calls:
+            return reply
+'''}) == [("agent.py", 54)]
+
+
+def test_a_retry_around_one_request_is_not_a_turn(tmp_path: Path) -> None:
+    """Silent control (the second blind review: four of 27 false agent loops were retries around one request): a
+    counted loop that goes round only after a caught failure and leaves on success; the turn loop that runs the
+    reply's tools, with its own error recovery, stays one."""
+    assert _agent_loops(tmp_path, {"agent.py": '''import time
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def ask(messages):
+    for attempt in range(3):
+        try:
+            return client.chat.completions.create(model="m", messages=messages)
+        except Exception:
+            time.sleep(2 ** attempt)
+    raise RuntimeError("no reply")
+
+
+def run(messages, tools):
+    for turn in range(20):
+        try:
+            reply = ask(messages).choices[0].message
+            if not reply.tool_calls:
+                return reply.content
+            for call in reply.tool_calls:
+                messages.append(tools[call.function.name](call.function.arguments))
+        except KeyError:
+            continue
+'''}) == [("agent.py", 17)]
+
+
+def test_a_set_aside_loop_is_shown_only_where_nothing_else_is(tmp_path: Path) -> None:
+    """Risk: setting retries, pollers and delegation aside left a project whose only loop was one of them with no
+    agent loop at all, so C10 and C12 read 'not covered' on a judgement that may be wrong; there it is shown,
+    with low confidence."""
+    (tmp_path / "agent.py").write_text('''from openai import OpenAI
+
+client = OpenAI()
+
+
+def to_model(text):
+    try:
+        return parse(client.chat.completions.create(model="m", messages=[text]))
+    except ValueError:
+        return to_model(text)
+''')
+    ws = Workspace.open(tmp_path)
+    project = SemProject.build(ws, ws.discover().files)
+    assert [(m.line, m.confidence) for m in landmarks(project) if m.kind == LandmarkKind.AGENT_LOOP] == [(10, "low")]
+    assert project.roles.agent_loops == []  # the C12 query reads only the turns

@@ -34,22 +34,25 @@ __all__ = [
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "spec", "__mocks__", "fixtures", "e2e"})
 _TEST_FILE = re.compile(r"(?:^test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec|vitest)(?:-d)?\.[cm]?[jt]sx?)$")
 """`*.test-d.ts` is a type test (tsd, vitest typecheck); `*.vitest.ts` a vitest suite."""
+_TESTS_DIR = re.compile(r".+[-_]tests?$")
+"""A folder of one kind of tests: `integration-tests`, `unit_tests`, `smoke-test` (not `integrations`, `contests`)."""
 
 
 def is_test_file(path: str) -> bool:
     """Test code (a `tests/` folder, `test_*.py`, `*.test.ts`, …) is not the harness's runtime: no static
     finding is reported in it (`runtime_code_only`), and the semantic layer does not lower it."""
     parts = path.split("/")
-    return any(p in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_FILE.match(parts[-1]))
+    return any(p in _TEST_DIRS or _TESTS_DIR.match(p) for p in parts[:-1]) or bool(_TEST_FILE.match(parts[-1]))
 
 
-_EXAMPLE_DIRS = frozenset({"examples", "example", "demos", "demo", "samples", "cookbook",
+_EXAMPLE_DIRS = frozenset({"examples", "example", "demos", "demo", "samples", "cookbook", "guides", "tutorials",
+                           "tutorial", "playground", "playgrounds",
                            "evaluation", "evaluations", "evals", "benchmarks", ".github"})
 
 
 def is_example_file(path: str) -> bool:
-    """Example code (an `examples/`, `demo/`, `samples/` or `cookbook/` folder inside the audited root) shows how
-    to use the harness, and evaluation, benchmark and CI code (`evaluation/`, `evals/`, `benchmarks/`, `.github/`)
+    """Example code (an `examples/`, `demo/`, `samples/`, `cookbook/`, `guides/`, `tutorials/` or `playground/`
+    folder inside the audited root) shows how to use the harness, and evaluation, benchmark and CI code (`evaluation/`, `evals/`, `benchmarks/`, `.github/`)
     measures or builds it; neither is the harness's runtime. Only folders below the root count: an audit pointed at
     an example itself (`harness-audit examples/agent_loop`) audits it as the harness it is."""
     return any(p in _EXAMPLE_DIRS for p in path.split("/")[:-1])

@@ -162,6 +162,9 @@ def landmarks(project: SemProject) -> list[LandmarkCandidate]:
         add(LandmarkKind.AGENT_LOOP, site)
     for site in roles.library_loops:
         add(LandmarkKind.AGENT_LOOP, site, "medium")
+    if not roles.agent_loops and not roles.library_loops:
+        for site in roles.doubtful_loops:
+            add(LandmarkKind.AGENT_LOOP, site, "low")
     for site in roles.tool_loops:
         add(LandmarkKind.TOOL_EXECUTION, site)
     for fn in roles.tool_executors:

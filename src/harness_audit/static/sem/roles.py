@@ -109,19 +109,37 @@ class Roles:
 
     @cached_property
     def agent_loops(self) -> list[Site]:
+        """The turns (`_turns`): loops and recursive calls that run an agent's turns."""
+        return self._turns[0]
+
+    @cached_property
+    def doubtful_loops(self) -> list[Site]:
+        """What `_turns` set aside as a poller, a retry or a delegation: shown as the agent loop (with low
+        confidence) only in a project where nothing else is, so that C10 and C12 are not left uncovered by a
+        judgement that may be wrong."""
+        return self._turns[1]
+
+    @cached_property
+    def _turns(self) -> tuple[list[Site], list[Site]]:
         """Loops that run turns, and recursive turns. A loop is a `while`/`do` or a counted `for` (`range`, a
-        counter; batch loops over a data collection are not agent loops) whose body reaches a model request or
-        runs the tool calls of a model reply (a loop over them that executes the tools, in the body or in a
-        function the body calls). A recursive turn is a call back into the caller's own call-graph cycle
-        (`generate` runs the tools, then calls `generate_helper`, which calls `generate`), made by a function
-        that reaches a model request or runs a reply's tool calls (itself or one call down); the cycle is at most
-        `_MAX_TURN_CYCLE` functions
-        (a larger one is an artefact of over-approximated dispatch, not a turn)."""
+        counter; batch loops over a data collection are not agent loops) whose body reaches a model request or runs
+        the tool calls of a model reply (a loop over them that executes the tools, in the body or in a function the
+        body calls), and neither waits on a person or a queue each round nor sleeps each round (a poller, a
+        monitor); a loop that only reaches a model and goes round after a caught failure, leaving on success, is a
+        retry around one request, not a turn. A function that calls itself and reaches a model request or
+        runs a reply's tool calls is a recursive turn; a cycle through other functions (`generate` runs the tools,
+        then calls `generate_helper`, which calls `generate`) counts only when the function runs a reply's tool
+        calls (itself or one call down: UI handlers that call each other and post to a chat endpoint are no turn)
+        and holds at most `_MAX_TURN_CYCLE` functions (a larger one is an artefact of over-approximated dispatch).
+        The call back is no turn when it is made in an exception handler (a retry after a failed parse or request)
+        or on another object than the caller's own (`self.primary.chat(...)` resolved to the caller's own method: a
+        fallback chain or a decorator delegating)."""
         executing = [site for site in self.tool_loops if self.executes_tools(site)]
         runs_tools = {site.fn.index for site in executing}
         tool_nodes = {id(site.node) for site in executing}
         sums, facts = self.sums, self.facts
         out: list[Site] = []
+        doubtful: list[Site] = []
         for fn in facts.functions:
             loops = [n for n in ir.nodes_of(fn.body, ir.Loop) if _turn_loop(n)]  # type: ignore[arg-type]
             reaches_model = apis.MODEL in sums.of_fn(fn)
@@ -131,9 +149,12 @@ class Roles:
                     if self._waits_each_turn(fn, node):
                         continue
                     body = list(ir.walk_block(node.body))
-                    if (reaches_model and apis.MODEL in sums.of_region(fn, body)) or \
-                            self._runs_tools_in(fn, body, tool_nodes, runs_tools):
-                        out.append(Site(fn, node))
+                    runs_here = self._runs_tools_in(fn, body, tool_nodes, runs_tools)
+                    if runs_here or (reaches_model and apis.MODEL in sums.of_region(fn, body)):
+                        # a poller, or a retry (as `retry_regions` reads one) around a request, is no turn
+                        set_aside = self._sleeps_each_turn(fn, node) or (
+                            not runs_here and _retries(node) and self._paced(fn, node))
+                        (doubtful if set_aside else out).append(Site(fn, node))
             cycle = sums.cycle_of(fn)
             if cycle is None:
                 continue
@@ -142,12 +163,14 @@ class Roles:
             if not (reaches_model or runs):
                 continue
             through = runs and self._cycle_sizes.get(cycle, 0) <= _MAX_TURN_CYCLE
+            retried = {id(n) for h in ir.nodes_of(fn.body, ir.Handler) for n in ir.walk_block(h.body)}  # type: ignore[attr-defined]
             for call, callees in facts.calls(fn):
                 targets = [c for c in callees if isinstance(c, ir.Function)]
                 if fn in targets or (through and any(sums.cycle_of(t) == cycle
                                                      for t in (*targets, *sums.handed(fn, call)))):
-                    out.append(Site(fn, call))
-        return out
+                    # called again after a failure: a retry; on another object of its class: delegation
+                    (doubtful if id(call) in retried or _delegates(call) else out).append(Site(fn, call))
+        return out, doubtful
 
     @cached_property
     def library_loops(self) -> list[Site]:
@@ -183,6 +206,12 @@ class Roles:
                                                  for c in self.facts.callees(fn, node)):
                 return True
         return False
+
+    def _sleeps_each_turn(self, fn: ir.Function, loop: ir.Loop) -> bool:
+        """A loop that sleeps every round at its top level (a poller, a monitor: not a backoff inside a handler or
+        a branch) is driven by the clock."""
+        return any(isinstance(node, ir.Call) and any(e.kind == apis.SLEEP for e in self.sums.direct(fn, node))
+                   for stmt in loop.body if not isinstance(stmt, ir.If | ir.Try | ir.Loop) for node in ir.walk(stmt))
 
     def _waits_each_turn(self, fn: ir.Function, loop: ir.Loop) -> bool:
         """A loop that blocks on a person or a queue every round (a REPL, a chat UI, a worker) is driven from
@@ -875,6 +904,16 @@ _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receiv
 def _mentions_tool_type(fn: ir.Function) -> bool:
     return any(_literal_in(n, ("tool_use", "function_call", "tool-call", "tool_call", "functionCall"))
                for n in ir.walk_block(fn.body))
+
+
+def _delegates(call: ir.Call) -> bool:
+    """A method call on an object other than the caller's own (`self.primary.chat(...)`): when dispatch resolves it
+    to the caller's own method, that is a wrapper delegating to another instance (a fallback chain, a decorator),
+    not a turn."""
+    func = call.func
+    if not isinstance(func, ir.Attr):
+        return False
+    return expr_chain(func.obj) not in ("self", "this", "cls", "super()", "super")
 
 
 def _runs_steps(call: ir.Call) -> bool:
