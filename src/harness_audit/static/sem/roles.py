@@ -134,7 +134,7 @@ class Roles:
         The call back is no turn when it is made in an exception handler (a retry after a failed parse or request)
         or on another object than the caller's own (`self.primary.chat(...)` resolved to the caller's own method: a
         fallback chain or a decorator delegating)."""
-        executing = [site for site in self.tool_loops if self.executes_tools(site)]
+        executing = self.executing_tool_loops
         runs_tools = {site.fn.index for site in executing}
         tool_nodes = {id(site.node) for site in executing}
         sums, facts = self.sums, self.facts
@@ -287,6 +287,11 @@ class Roles:
             return any(self.is_tool_calls(fn, it) for _, it in node.targets)
         return False
 
+    @cached_property
+    def executing_tool_loops(self) -> list[Site]:
+        """The tool-call loops that run the tools (`executes_tools`), decided once for the roles that read them."""
+        return [site for site in self.tool_loops if self.executes_tools(site)]
+
     def executes_tools(self, site: Site) -> bool:
         """Whether a tool-call loop runs the tools (not one that only converts or accumulates calls): a call in
         its body is chosen by the call's name (`TOOLS[name](...)`, `getattr(self, name)`, `registry.get(name)`),
@@ -364,9 +369,7 @@ class Roles:
         """Functions that run one tool call: called from a tool-call loop with the loop's element, or the
         callback of a `.map` over tool calls; and the functions they delegate to with that call."""
         out: list[ir.Function] = []
-        for site in self.tool_loops:
-            if not self.executes_tools(site):
-                continue
+        for site in self.executing_tool_loops:
             fn = site.fn
             if isinstance(site.node, ir.Call):
                 for a in site.node.args:
