@@ -370,3 +370,16 @@ def to_model(text):
     project = SemProject.build(ws, ws.discover().files)
     assert [(m.line, m.confidence) for m in landmarks(project) if m.kind == LandmarkKind.AGENT_LOOP] == [(10, "low")]
     assert project.roles.agent_loops == []  # the C12 query reads only the turns
+
+
+def test_call_graph_cycles_are_strongly_connected_components() -> None:
+    """The fact under the recursive turn, apart from the role: functions on a cycle share one id (a component of
+    two or more, or one that calls itself), others have none; a chain tens of thousands deep is walked without
+    the interpreter's stack."""
+    from harness_audit.static.sem.summaries import _cycles
+
+    got = _cycles({0: [1], 1: [2], 2: [0, 3], 3: [3], 4: [0], 5: []})
+    assert got[0] == got[1] == got[2] and got[3] != got[0] and 4 not in got and 5 not in got
+    deep = {i: [i + 1] for i in range(50_000)}
+    deep[50_000] = [0]
+    assert len(set(_cycles(deep).values())) == 1 and len(_cycles(deep)) == 50_001

@@ -52,7 +52,8 @@ _EXAMPLE_DIRS = frozenset({"examples", "example", "demos", "demo", "samples", "c
 
 def is_example_file(path: str) -> bool:
     """Example code (an `examples/`, `demo/`, `samples/`, `cookbook/`, `guides/`, `tutorials/` or `playground/`
-    folder inside the audited root) shows how to use the harness, and evaluation, benchmark and CI code (`evaluation/`, `evals/`, `benchmarks/`, `.github/`)
+    folder inside the audited root) shows how to use the harness, and evaluation, benchmark and CI code
+    (`evaluation/`, `evals/`, `benchmarks/`, `.github/`)
     measures or builds it; neither is the harness's runtime. Only folders below the root count: an audit pointed at
     an example itself (`harness-audit examples/agent_loop`) audits it as the harness it is."""
     return any(p in _EXAMPLE_DIRS for p in path.split("/")[:-1])

@@ -887,9 +887,9 @@ class Roles:
 
 
 _LOOPING = (ir.Loop, ir.Call, ir.Comp)
+"""What can iterate over tool calls: a loop, a `.map`/`.forEach` call, a comprehension."""
 _MAX_TURN_CYCLE = 12
 """The most functions a call-graph cycle may hold and still be read as a recursive turn."""
-"""What can iterate over tool calls: a loop, a `.map`/`.forEach` call, a comprehension."""
 _CHANGING = (ir.Call, ir.Assign)
 """What can change a store: a method call on it, an assignment."""
 _RETRYING = (ir.Loop, ir.Handler)
