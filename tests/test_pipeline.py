@@ -88,6 +88,24 @@ def test_no_static_finding_is_reported_in_example_code(make_tree: MakeTree, tmp_
                                                                  for f in rep.findings if f.file}
 
 
+def test_recon_guesses_of_the_agent_loop_rank_below_the_roles_where_the_roles_found_one(make_tree: MakeTree,
+                                                                                      tmp_path: Path) -> None:
+    """Risk: recon's name-and-shape guesses of the agent loop were listed first beside the roles' (blind reviews:
+    6 of 34 guesses true, 16 of 23 of the roles' own), so a host read a batch loop as the harness's loop. With
+    the semantic layer's turn located they stay listed (a guess may be the right one), with low confidence."""
+    loop = (EXAMPLE / "agent" / "loop.py").read_text()
+    batch = ("from openai import OpenAI\n\nclient = OpenAI()\n\n\ndef summarise_all(docs):\n    out = []\n"
+             "    for doc in docs:\n        out.append(client.chat.completions.create(model='m', messages=[doc]))\n"
+             "    return out\n")
+    root = make_tree({"agent/loop.py": loop, "agent/tools.py": (EXAMPLE / "agent" / "tools.py").read_text(),
+                      "agent/batch.py": batch})
+    for preview in (False, True):
+        rep = audit(root, ["C12"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report
+        loops = {(lm.file, lm.source): lm.confidence for lm in rep.landmarks if lm.kind == "agent-loop"}
+        assert loops[("agent/batch.py", "static:recon")] == ("low" if preview else "high"), loops
+        assert ("agent/loop.py", "static:roles") in loops if preview else True
+
+
 def test_no_static_finding_is_reported_in_test_code(make_tree: MakeTree, tmp_path: Path) -> None:
     """Risk: a test's fake model or fixture (a `tests/` folder, `*.test.ts`, `test_*.py`) reported as the harness's
     defect (review 3: six of forty findings sat in test files)."""
