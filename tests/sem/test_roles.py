@@ -383,3 +383,40 @@ def test_call_graph_cycles_are_strongly_connected_components() -> None:
     deep = {i: [i + 1] for i in range(50_000)}
     deep[50_000] = [0]
     assert len(set(_cycles(deep).values())) == 1 and len(_cycles(deep)) == 50_001
+
+
+def test_a_call_through_an_interface_dispatches_to_the_classes_that_implement_it(tmp_path: Path) -> None:
+    """The fact under Roo-Code's turn loop: `this.api.createMessage(...)` on a field typed `ApiHandler` resolved to
+    the interface's body-less method only, so the loop reached no model and name recon's guess was the only agent
+    loop. A call through an interface reaches each implementing class (and its subclasses)."""
+    (tmp_path / "task.ts").write_text('''import Anthropic from "@anthropic-ai/sdk";
+
+export interface ApiHandler {
+  createMessage(system: string, messages: any[]): Promise<any>;
+}
+
+export class AnthropicHandler implements ApiHandler {
+  private client = new Anthropic();
+  async createMessage(system: string, messages: any[]) {
+    return this.client.messages.create({ model: "m", system, messages, max_tokens: 10 });
+  }
+}
+
+export class Task {
+  constructor(private api: ApiHandler) {}
+
+  async loop(messages: any[]) {
+    while (true) {
+      const reply = await this.api.createMessage("sys", messages);
+      if (!reply.content.length) return reply;
+      messages.push(reply);
+    }
+  }
+}
+''')
+    ws = Workspace.open(tmp_path)
+    project = SemProject.build(ws, ws.discover().files)
+    task = next(fn for fn in project.facts.functions if fn.qualname == "Task.loop")
+    callees = {getattr(c, "qualname", str(c)) for call, cs in project.facts.calls(task) for c in cs}
+    assert "AnthropicHandler.createMessage" in callees
+    assert [(m.file, m.line) for m in landmarks(project) if m.kind == LandmarkKind.AGENT_LOOP] == [("task.ts", 18)]

@@ -551,14 +551,31 @@ class Facts:
         return cls.module.body
 
     def subclasses(self, cls: ir.Class) -> list[ir.Class]:
-        """Project classes that inherit from `cls` (itself excluded)."""
+        """Project classes that inherit from `cls` (itself excluded), and for an interface the classes that
+        implement it (`class P implements ApiHandler`) with their own subclasses: a call through the interface
+        dispatches to each of them."""
         if self._subclasses is None:
             table: dict[ir.Class, list[ir.Class]] = defaultdict(list)
             for c in self.classes:
                 for b in self.bases(c)[1:]:
                     table[b].append(c)
+            for iface, classes in self._implementers().items():
+                for c in classes:
+                    for sub in (c, *table.get(c, ())):
+                        if sub not in table[iface]:
+                            table[iface].append(sub)
             self._subclasses = dict(table)
         return self._subclasses.get(cls, [])
+
+    def _implementers(self) -> dict[ir.Class, list[ir.Class]]:
+        """Interface → the project classes that name it in `implements`."""
+        table: dict[ir.Class, list[ir.Class]] = {}
+        for c in self.classes:
+            for expr in c.implements:
+                for v in self.eval(c.module.body, expr):
+                    if isinstance(v, Klass) and v.cls is not c and v.cls.kind == "interface":
+                        table.setdefault(v.cls, []).append(c)
+        return table
 
     def method(self, cls: ir.Class, name: str) -> ir.Function | None:
         """Method `name` of `cls` or the nearest base that defines it."""

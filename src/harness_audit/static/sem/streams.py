@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from harness_audit.static.sem import apis, ir
-from harness_audit.static.sem.facts import Binding, Ext, Klass, Unk, expr_chain
+from harness_audit.static.sem.facts import Binding, Ext, Unk, expr_chain
 from harness_audit.static.sem.roles import Roles, Site, same_loop
 
 _MAX_DEPTH = 16
@@ -44,7 +44,6 @@ class Streams:
         self.facts = roles.facts
         self._params: dict[tuple[int, str, bool], bool] = {}
         self._returns: dict[tuple[int, bool], bool] = {}
-        self._implementers: dict[ir.Class, list[ir.Class]] | None = None
         self._stream_loops: dict[ir.Loop, bool] = {}
         self._finish_text: dict[str, bool] = {}
         self._index_text: dict[str, bool] = {}
@@ -149,21 +148,11 @@ class Streams:
         cls = method.cls
         if cls is None or cls.kind != "interface":
             return []
-        if self._implementers is None:
-            table: dict[ir.Class, list[ir.Class]] = {}
-            for c in self.facts.classes:
-                scope = c.module.body
-                for expr in c.implements:
-                    for v in self.facts.eval(scope, expr):
-                        if isinstance(v, Klass):
-                            table.setdefault(v.cls, []).append(c)
-            self._implementers = table
         out: list[ir.Function] = []
-        for c in self._implementers.get(cls, []):
-            for sub in (c, *self.facts.subclasses(c)):
-                m = self.facts.method(sub, method.name)
-                if m is not None and m is not method and m not in out:
-                    out.append(m)
+        for sub in self.facts.subclasses(cls):  # an interface's subclasses are its implementers (`Facts.subclasses`)
+            m = self.facts.method(sub, method.name)
+            if m is not None and m is not method and m not in out:
+                out.append(m)
         return out
 
     def reads_reply(self, fn: ir.Function) -> bool:

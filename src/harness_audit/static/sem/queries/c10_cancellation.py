@@ -3,7 +3,7 @@ swallowed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.sem import apis, ir
@@ -92,7 +92,8 @@ def signal_not_passed(ctx: Context) -> Iterator[Report]:
             effects = ctx.sums.of_call(fn, call)
             if not (apis.MODEL in effects or HTTP_SEND in effects or HTTP_GET in effects):
                 continue
-            if _passes_signal(call, signals) or not _accepts_signal(ctx, fn, call, callees):
+            if _passes_signal(call, signals) or _passes_derived_signal(ctx, fn, call, signals) or \
+                    not _accepts_signal(ctx, fn, call, callees):
                 continue
             yield Report(
                 site=Site(fn, call),
@@ -105,10 +106,14 @@ def signal_not_passed(ctx: Context) -> Iterator[Report]:
 
 
 def _passes_signal(call: ir.Call, signals: list[str]) -> bool:
+    return _carries_signal((node for node in ir.walk(call) if node is not call.func), signals)
+
+
+def _carries_signal(nodes: Iterable[ir.Node], signals: list[str], spread: bool = True) -> bool:
+    """Whether `nodes` name a held signal, or an option that carries one (`signal`, `abortSignal`; a spread, unless
+    `spread` is false)."""
     tails = {s.rsplit(".", 1)[-1] for s in signals}
-    for node in ir.walk(call):
-        if node is call.func:
-            continue
+    for node in nodes:
         if isinstance(node, ir.Name) and (node.id in tails or node.id in signals):
             return True
         if isinstance(node, ir.Attr) and (node.name in tails or node.name in ("signal", "abortSignal",
@@ -118,8 +123,25 @@ def _passes_signal(call: ir.Call, signals: list[str]) -> bool:
                                                                           "cancellationToken", *tails)
                                             for k, _ in node.items):
             return True
-        if isinstance(node, ir.Spread):
+        if spread and isinstance(node, ir.Spread):
             return True  # `{...options}` may carry it: not provably dropped
+    return False
+
+
+def _passes_derived_signal(ctx: Context, fn: ir.Function, call: ir.Call, signals: list[str]) -> bool:
+    """A local handed to the call was built from a held signal (`const cancel = AbortSignal.any([own.signal,
+    externalSignal])`, `external ?? own.signal`): the request gets it, combined."""
+    for node in ir.walk(call):
+        if node is call.func or not isinstance(node, ir.Name):
+            continue
+        scope: ir.Function | None = fn  # the local may be bound in an enclosing function (a callback's closure)
+        while scope is not None:
+            binds = ctx.facts.bindings(scope).get(node.id)
+            if binds:
+                if any(b.expr is not None and _carries_signal(ir.walk(b.expr), signals, spread=False) for b in binds):
+                    return True
+                break
+            scope = scope.parent
     return False
 
 
