@@ -420,3 +420,31 @@ export class Task {
     callees = {getattr(c, "qualname", str(c)) for call, cs in project.facts.calls(task) for c in cs}
     assert "AnthropicHandler.createMessage" in callees
     assert [(m.file, m.line) for m in landmarks(project) if m.kind == LandmarkKind.AGENT_LOOP] == [("task.ts", 18)]
+
+
+def test_a_loop_over_a_replys_parts_picking_tool_calls_runs_tools(tmp_path: Path) -> None:
+    """Risk: Anthropic-style harnesses loop over `response.content` and pick the `tool_use` blocks in the body;
+    read as a loop over text, the tool execution (and C1's queries over it) went unseen. A tool chosen by
+    importing a module named after the call is chosen by the call's name."""
+    (tmp_path / "agent.py").write_text(
+        "import importlib\n"
+        "from anthropic import Anthropic\n"
+        "\n"
+        "client = Anthropic()\n"
+        "\n"
+        "def execute(block):\n"
+        "    module = importlib.import_module(f'tools.{block.name}')\n"
+        "    return module.run(**block.input)\n"
+        "\n"
+        "def step(messages):\n"
+        "    response = client.messages.create(model='m', max_tokens=10, messages=messages)\n"
+        "    for block in response.content:\n"
+        "        if block.type == 'tool_use':\n"
+        "            execute(block)\n"
+        "    for block in response.content:\n"
+        "        print(block.text)\n"
+    )
+    ws = Workspace.open(tmp_path)
+    project = SemProject.build(ws, ws.discover().files)
+    assert [s.line for s in project.roles.tool_loops] == [12]
+    assert [s.line for s in project.roles.executing_tool_loops] == [12]

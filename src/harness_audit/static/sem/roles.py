@@ -274,7 +274,13 @@ class Roles:
 
     def _iterates_tool_calls(self, fn: ir.Function, node: ir.Node) -> bool:
         if isinstance(node, ir.Loop):
-            return node.kind == "for" and node.iter is not None and self.is_tool_calls(fn, node.iter)
+            if node.kind != "for" or node.iter is None:
+                return False
+            if self.is_tool_calls(fn, node.iter):
+                return True
+            # over a reply's parts, branching on the part being a tool call (`for block in response.content:
+            # if block.type == "tool_use":`), as the `.map` callbacks below
+            return self.model_output(fn, node.iter) and _branches_on_tool_part(node)
         if isinstance(node, ir.Call):
             if not (isinstance(node.func, ir.Attr) and node.func.name in ("map", "forEach", "flatMap")):
                 return False
@@ -349,7 +355,7 @@ class Roles:
                 return by_name(e.key)
             if isinstance(e, ir.Call):
                 last = expr_chain(e.func).rsplit(".", 1)[-1]
-                return last in _LOOKUPS and any(by_name(a) for a in e.args)
+                return last in LOOKUPS and any(by_name(a) for a in e.args)
             return False
 
         for sub in body:
@@ -632,7 +638,7 @@ class Roles:
                                 add(inner)
         return out
 
-    def _model_output(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
+    def model_output(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> bool:
         """A value read off a model reply (`reply.choices[0].message`, `response.content`)."""
         if depth > 3:
             return False
@@ -642,7 +648,7 @@ class Roles:
         if isinstance(root, ir.Call):
             return self.reaches_model(fn, root)
         if isinstance(root, ir.Name):
-            return any(b.expr is not None and b.kind == "value" and self._model_output(fn, b.expr, depth + 1)
+            return any(b.expr is not None and b.kind == "value" and self.model_output(fn, b.expr, depth + 1)
                        for b in self.facts.bindings(fn).get(root.id, []))
         return False
 
@@ -723,7 +729,7 @@ class Roles:
                     (_MESSAGES_TYPE.search(b.param.type) or _MESSAGE_TYPE.fullmatch(b.param.type.strip())))
                 for b in self.facts.bindings(fn).get(e.id, [])):
             return True
-        return isinstance(e, ir.Name | ir.Attr | ir.Index) and self._model_output(fn, e)
+        return isinstance(e, ir.Name | ir.Attr | ir.Index) and self.model_output(fn, e)
 
     def history_params(self, fn: ir.Function) -> set[str]:
         """Parameters of `fn` that receive a conversation: annotated as a list of messages (`list[Message]`,
@@ -895,7 +901,8 @@ _CHANGING = (ir.Call, ir.Assign)
 _RETRYING = (ir.Loop, ir.Handler)
 """Where a retry can live: a loop that goes round after a failure, a handler that calls its own function."""
 _TOOL_CALL_TYPE = "toolcall"
-_LOOKUPS = frozenset({"getattr", "get", "find", "get_tool", "getTool", "lookup", "find_tool", "findTool"})
+LOOKUPS = frozenset({"getattr", "get", "find", "get_tool", "getTool", "lookup", "find_tool", "findTool",
+                     "import_module"})
 """Ways a registry hands back the tool a name selects."""
 _TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name", "functionName"})
 """Where a tool call carries the name of the tool it wants (wire vocabulary)."""
@@ -905,8 +912,7 @@ _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receiv
 
 
 def _mentions_tool_type(fn: ir.Function) -> bool:
-    return any(_literal_in(n, ("tool_use", "function_call", "tool-call", "tool_call", "functionCall"))
-               for n in ir.walk_block(fn.body))
+    return any(_literal_in(n, _TOOL_PART_TYPES) for n in ir.walk_block(fn.body))
 
 
 def _delegates(call: ir.Call) -> bool:
@@ -946,6 +952,26 @@ def _tests_tool_field(fn: ir.Function) -> bool:
                     and n.obj.id in params:
                 return True
     return False
+
+
+def _branches_on_tool_part(loop: ir.Loop) -> bool:
+    """Whether a loop's body branches on its element being a tool call: a test naming the element beside a
+    tool-call type literal (`block.type == "tool_use"`) or reading its tool-call field (`if part.function_call`)."""
+    names = {n.id for n in ir.walk(loop.target) if isinstance(n, ir.Name)} if loop.target is not None else set()
+    for node in same_loop(loop.body):
+        if not isinstance(node, ir.If):
+            continue
+        subs = list(ir.walk(node.test))
+        if not any(isinstance(n, ir.Name) and n.id in names for n in subs):
+            continue
+        if any(isinstance(n, ir.Lit) and n.value in _TOOL_PART_TYPES or
+               isinstance(n, ir.Attr) and n.name in apis.TOOL_CALL_FIELDS for n in subs):
+            return True
+    return False
+
+
+_TOOL_PART_TYPES = ("tool_use", "function_call", "tool-call", "tool_call", "functionCall")
+"""The type a reply's part carries when it is a tool call (Anthropic, OpenAI Responses, AI SDK, Gemini)."""
 
 
 def _literal_in(node: ir.Node, values: tuple[str, ...]) -> bool:

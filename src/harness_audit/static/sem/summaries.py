@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import Ext, Facts, Fn, Unk
+from harness_audit.static.sem.flow import Raising
 
 HTTP_SEND = "http-send"
 """An HTTP request that may change something (POST, PUT, PATCH, DELETE, or a verb we cannot tell)."""
@@ -59,6 +61,12 @@ class Summaries:
         self._edges: dict[int, list[int]] = {}
         self._cycles: dict[int, int] | None = None
         self._sites: dict[str, list[tuple[ir.Function, ir.Call]]] | None = None
+
+    @cached_property
+    def raising(self) -> Raising:
+        """Which functions may raise to their caller, and each function's control flow with its exception and
+        cancellation edges (`flow.py`)."""
+        return Raising(self.facts)
 
     # ------------------------------------------------------------ direct effects
 

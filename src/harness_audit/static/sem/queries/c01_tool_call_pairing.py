@@ -6,8 +6,10 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId
 from harness_audit.static.sem import apis, ir
+from harness_audit.static.sem.facts import expr_chain
+from harness_audit.static.sem.flow import CANCEL, CANCELLED, RAISED, Flow, header
 from harness_audit.static.sem.queries import Context, Report, query
-from harness_audit.static.sem.roles import Site
+from harness_audit.static.sem.roles import LOOKUPS, HistoryOp, Site
 
 
 @query(CheckId.C1, name="tool-loop-exit-skips-result")
@@ -56,6 +58,115 @@ def error_escapes(ctx: Context) -> Iterator[Report]:
                                 "no result, the model never sees the error, and the next request is rejected.",
                     direction="Catch the failure where the call is executed and record it as the call's result "
                               "(an error message is a result); re-raise only cancellation.")
+
+
+@query(CheckId.C1, name="tool-call-unanswered-on-exit")
+def unanswered_on_exit(ctx: Context) -> Iterator[Report]:
+    """A function records a reply carrying tool calls into a history that outlives it, then runs the tools; a
+    tool's failure (or, in async Python, a cancellation while a tool is awaited) can leave the function on a
+    path that records no result: the history keeps calls without results. Read off the function's control
+    flow, where a call raises only if what it reaches may (`flow.Raising`)."""
+    by_fn: dict[int, list[HistoryOp]] = {}
+    for op in ctx.roles.history_ops:
+        if op.kind == "append" and _outlives(op) and _carries_calls(ctx, op):
+            by_fn.setdefault(op.site.fn.index, []).append(op)
+    for ops in by_fn.values():
+        fn = ops[0].site.fn
+        flow = ctx.sums.raising.flow(fn)
+        runs = _tool_runs(ctx, fn, flow)
+        if not runs:
+            continue
+        answers = [i for i, n in enumerate(flow.nodes)
+                   if isinstance(n, ir.Stmt) and _records_results(ctx, fn, list(header(n)))]
+        for op in ops:
+            start = flow.node_of(op.site.node)
+            if start is None:
+                continue
+            path = flow.escape(start, avoid=answers, exits=(RAISED, CANCELLED), through=runs,
+                               raise_from=runs.__contains__)
+            if path is None:
+                continue
+            where = flow.nodes[path[-2]]
+            assert isinstance(where, ir.Stmt)
+            cancelled = path[-1] == CANCELLED and all(k == CANCEL for nxt, k in flow.succ[path[-2]]
+                                                      if nxt == CANCELLED)
+            how = ("is cancelled while the tool is awaited (`CancelledError` is not an `Exception`: no handler "
+                   "here takes it)" if cancelled else "raises")
+            yield Report(
+                site=Site(fn, where), also_at=(op.site,),
+                claim=f"If running the tool here {how}, `{fn.name}` is left after the reply's tool calls were "
+                      f"recorded in `{op.store.name}` (line {op.site.line}) and before any result is recorded.",
+                consequence="The history keeps tool calls without results; the next request built from it is "
+                            "rejected (HTTP 400: tool_use ids without tool_result / tool_calls must be followed "
+                            "by tool messages).",
+                direction="Record a result for every recorded call on every way out: catch the failure where the "
+                          "tool runs and record it as the result, and in `finally` (or on cancellation) record a "
+                          "synthetic 'interrupted' result for each call still unanswered.")
+            break
+
+
+def _outlives(op: HistoryOp) -> bool:
+    """The store lives beyond the function: a field, a parameter (the caller's list), or an enclosing scope's
+    local."""
+    store, fn = op.store, op.site.fn
+    if store.kind == "field":
+        return True
+    if store.owner != fn.key:
+        return True
+    return any(store.name in p.names for p in fn.params)
+
+
+def _carries_calls(ctx: Context, op: HistoryOp) -> bool:
+    """What the op appends is a reply that may carry tool calls: a model reply's message, or a message built
+    with a tool-call field."""
+    fn, node = op.site.fn, op.site.node
+    added: list[ir.Expr] = []
+    if isinstance(node, ir.Call):
+        added = list(node.args)
+    elif isinstance(node, ir.Assign) and node.value is not None:
+        added = [node.value]
+    for e in added:
+        for sub in ir.walk(e):
+            if isinstance(sub, ir.Obj) and any(isinstance(k, str) and k in apis.TOOL_CALL_FIELDS for k, _ in sub.items):
+                return True
+            if isinstance(sub, ir.Call) and any(k in apis.TOOL_CALL_FIELDS for k, _ in sub.kw):
+                return True
+        if isinstance(e, ir.Spread):
+            e = e.value
+        if isinstance(e, ir.Name | ir.Attr | ir.Index) and ctx.roles.model_output(fn, e):
+            return True
+        if isinstance(e, ir.Obj) and _role_is(e, "assistant") and any(  # {"role": "assistant", "content":
+                isinstance(v, ir.Name | ir.Attr | ir.Index) and ctx.roles.model_output(fn, v)  # response.content}
+                for _, v in e.items):
+            return True
+    return False
+
+
+
+def _tool_runs(ctx: Context, fn: ir.Function, flow: Flow) -> set[int]:
+    """The nodes of `fn` that run a tool: a call reaching a tool function or a function with a loop that runs a
+    reply's tool calls, or, inside such a loop of `fn`, a call handed the loop's tool call."""
+    runners = {f.index for f in ctx.roles.tool_functions}
+    runners.update(s.fn.index for s in ctx.roles.executing_tool_loops)
+    handed: set[int] = set()
+    for site in ctx.roles.executing_tool_loops:
+        if site.fn is fn and isinstance(site.node, ir.Loop) and site.node.target is not None:
+            names = {n.id for n in ir.walk(site.node.target) if isinstance(n, ir.Name)}
+            for node in ir.walk_block(site.node.body):
+                if isinstance(node, ir.Call) and expr_chain(node.func).rsplit(".", 1)[-1] not in LOOKUPS and any(
+                        isinstance(n, ir.Name) and n.id in names for a in (node.func, *node.args) for n in ir.walk(a)):
+                    handed.add(id(node))  # not the lookup of the tool by the call's name: that runs nothing
+    out: set[int] = set()
+    for i, n in enumerate(flow.nodes):
+        if not isinstance(n, ir.Stmt):
+            continue
+        for part in header(n):
+            for sub in ir.walk(part):
+                if isinstance(sub, ir.Call) and (id(sub) in handed or any(
+                        isinstance(c, ir.Function) and c.index in runners and c is not fn
+                        for c in ctx.facts.callees(fn, sub))):
+                    out.add(i)
+    return out
 
 
 def _records_results(ctx: Context, fn: ir.Function, block: ir.Block) -> bool:

@@ -1,0 +1,186 @@
+"""Control flow with exception and cancellation edges, and the may-raise summary (a fact, apart from the queries
+that read it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness_audit.static.sem import ir
+from harness_audit.static.sem.engine import SemProject
+from harness_audit.static.sem.flow import CANCELLED, ENTRY, RAISED, RETURN, Flow
+from harness_audit.workspace import Workspace
+
+
+def _project(tmp_path: Path, name: str, source: str) -> SemProject:
+    (tmp_path / name).write_text(source)
+    ws = Workspace.open(tmp_path)
+    return SemProject.build(ws, ws.discover().files)
+
+
+def _fn(project: SemProject, name: str) -> ir.Function:
+    return next(f for f in project.facts.functions if f.name == name)
+
+
+def _line(flow: Flow, line: int) -> int:
+    """The node of the statement starting on `line`."""
+    return next(i for i, n in enumerate(flow.nodes) if isinstance(n, ir.Stmt) and n.line == line)
+
+
+_PY = '''\
+import asyncio
+
+
+def log(x):
+    print(x)
+
+
+def contained(call):
+    try:
+        return run_tool(call)
+    except Exception as exc:
+        return str(exc)
+
+
+def reraises(call):
+    try:
+        return run_tool(call)
+    except Exception:
+        log("failed")
+        raise
+
+
+class Agent:
+    def step(self, reply):
+        self.messages.append(reply)
+        for call in reply.tool_calls:
+            out = run_tool(call)
+            self.messages.append({"role": "tool", "content": out})
+        return reply
+
+    def guarded(self, reply):
+        self.messages.append(reply)
+        for call in reply.tool_calls:
+            try:
+                out = run_tool(call)
+            except Exception as exc:
+                out = str(exc)
+            self.messages.append({"role": "tool", "content": out})
+
+    async def cancellable(self, reply):
+        self.messages.append(reply)
+        for call in reply.tool_calls:
+            try:
+                out = await run_tool(call)
+            except Exception as exc:
+                out = str(exc)
+            self.messages.append({"role": "tool", "content": out})
+
+    async def answered_in_finally(self, reply):
+        self.messages.append(reply)
+        for call in reply.tool_calls:
+            out = "cancelled"
+            try:
+                out = await run_tool(call)
+            finally:
+                self.messages.append({"role": "tool", "content": out})
+
+    def skips(self, reply):
+        self.messages.append(reply)
+        while True:
+            if not reply.tool_calls:
+                break
+            call = reply.tool_calls.pop()
+            if call.name == "stop":
+                continue
+            self.messages.append({"role": "tool", "content": run_tool(call)})
+        return 1
+
+
+def parse(text):
+    return json.loads(text)
+'''
+
+
+def test_an_uncaught_raise_leaves_the_function_past_the_record(tmp_path: Path) -> None:
+    project = _project(tmp_path, "agent.py", _PY)
+    flow = Flow(_fn(project, "step"))
+    recorded, run, answered = _line(flow, 25), _line(flow, 27), _line(flow, 28)
+    path = flow.escape(recorded, avoid=[answered], exits=[RAISED], raise_from=lambda n: n == run)
+    assert path is not None and path[-2] == run
+    assert flow.escape(recorded, avoid=[answered], exits=[RAISED], raise_from=lambda n: False) is None
+
+
+def test_a_handler_catching_everything_keeps_the_raise_inside(tmp_path: Path) -> None:
+    project = _project(tmp_path, "agent.py", _PY)
+    flow = Flow(_fn(project, "guarded"))
+    recorded, run, answered = _line(flow, 32), _line(flow, 35), _line(flow, 38)
+    assert flow.escape(recorded, avoid=[answered], exits=[RAISED], raise_from=lambda n: n == run) is None
+    # the loop ending normally after an answer is a return, not an escape past the answer
+    assert flow.escape(recorded, avoid=[answered], exits=[RETURN], through=[run]) is None
+
+
+def test_cancellation_passes_except_exception_but_not_finally(tmp_path: Path) -> None:
+    project = _project(tmp_path, "agent.py", _PY)
+    flow = Flow(_fn(project, "cancellable"))
+    recorded, run, answered = _line(flow, 41), _line(flow, 44), _line(flow, 47)
+    assert flow.escape(recorded, avoid=[answered], exits=[CANCELLED], raise_from=lambda n: n == run) is not None
+    flow = Flow(_fn(project, "answered_in_finally"))
+    recorded, run, answered = _line(flow, 50), _line(flow, 54), _line(flow, 56)
+    assert flow.escape(recorded, avoid=[answered], exits=[CANCELLED, RAISED], raise_from=lambda n: n == run) is None
+    # a synchronous function has no cancellation edges
+    assert not any(nxt == CANCELLED for succ in Flow(_fn(project, "guarded")).succ for nxt, _ in succ)
+
+
+def test_loops_break_continue_and_endless(tmp_path: Path) -> None:
+    project = _project(tmp_path, "agent.py", _PY)
+    flow = Flow(_fn(project, "skips"))
+    recorded, stop, answered = _line(flow, 59), _line(flow, 64), _line(flow, 66)
+    cont = next(i for i, n in enumerate(flow.nodes) if isinstance(n, ir.Jump) and n.kind == "continue")
+    # `continue` past the answer, then the `break`: a normal return that passes the skip and no answer
+    path = flow.escape(recorded, avoid=[answered], exits=[RETURN], through=[cont])
+    assert path is not None and stop in path
+    # `while True` leaves only by its `break`: the loop's header has no edge to the `return` after it
+    header = _line(flow, 60)
+    assert all(flow.nodes[nxt] is None or flow.nodes[nxt].line != 67 for nxt, _ in flow.succ[header])
+
+
+def test_may_raise_summary(tmp_path: Path) -> None:
+    project = _project(tmp_path, "agent.py", _PY)
+    raising = project.sums.raising
+    assert not raising.may_raise(_fn(project, "contained"))
+    assert raising.may_raise(_fn(project, "reraises"))
+    assert not raising.may_raise(_fn(project, "log"))  # logging and conversion are taken not to raise
+    assert raising.may_raise(_fn(project, "parse"))  # anything else outside the project may
+
+
+_TS = '''\
+export async function run(history: any[], reply: any, signal: AbortSignal) {
+  history.push(reply);
+  for (const call of reply.toolCalls) {
+    switch (call.kind) {
+      case "skip":
+        break;
+      default:
+        try {
+          const out = await execute(call, signal);
+          history.push({ role: "tool", toolCallId: call.id, content: out });
+        } catch (e) {
+          history.push({ role: "tool", toolCallId: call.id, content: String(e) });
+        }
+    }
+  }
+  return history;
+}
+'''
+
+
+def test_typescript_catch_takes_every_rejection_and_switch_break_stays_in_the_loop(tmp_path: Path) -> None:
+    project = _project(tmp_path, "run.ts", _TS)
+    flow = Flow(_fn(project, "run"))
+    recorded, awaited = _line(flow, 2), _line(flow, 9)
+    answers = [_line(flow, 10), _line(flow, 12)]
+    assert flow.escape(recorded, avoid=answers, exits=[RAISED, CANCELLED], raise_from=lambda n: n == awaited) is None
+    brk = next(i for i, n in enumerate(flow.nodes) if isinstance(n, ir.Jump))
+    header = _line(flow, 3)
+    assert any(nxt == header for nxt, _ in flow.succ[brk]) or flow.reaches(brk, header)
+    assert flow.reaches(ENTRY, RETURN)
