@@ -27,7 +27,7 @@ ENTRY, RETURN, RAISED, CANCELLED = 0, 1, 2, 3
 EXITS = (RETURN, RAISED, CANCELLED)
 
 _CATCH_ALL = frozenset({"Exception", "BaseException"})
-_CATCH_CANCEL = frozenset({"BaseException", "CancelledError", "KeyboardInterrupt"})
+_CATCH_CANCEL = frozenset({"BaseException", "CancelledError"})
 
 _QUIET = frozenset({
     "str", "repr", "len", "isinstance", "issubclass", "hasattr", "print", "type", "id", "bool", "format", "String",

@@ -871,10 +871,11 @@ class Roles:
         scope: ir.Function | None = fn
         while scope is not None and scope.kind != "module":
             for p in scope.params:
-                if (p.type and _SIGNAL_TYPE.search(p.type)) or _SIGNAL_NAME.fullmatch(p.name):
+                if p.kind != "pattern" and ((p.type and _SIGNAL_TYPE.search(p.type)) or _SIGNAL_NAME.fullmatch(p.name)):
                     found.append(p.name)
-                for name in p.names:
-                    if _SIGNAL_NAME.fullmatch(name) and name not in found:
+                for name in p.names:  # a destructured parameter: each name with the type its field declares
+                    if name not in found and (_SIGNAL_NAME.fullmatch(name) or (
+                            p.kind == "pattern" and p.type and _field_type_is_signal(p.type, name))):
                         found.append(name)
             for name, binds in self.facts.bindings(scope).items():
                 if name in found:
@@ -909,6 +910,13 @@ _TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name",
 _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receive", "receive_json", "receive_text",
                     "wait", "getline", "question"})
 """Calls that block until someone outside (a person, a producer) hands the loop its next item."""
+
+
+def _field_type_is_signal(type_text: str, name: str) -> bool:
+    """Whether an object type's text (`{ input: string; abortController: AbortController }`) declares field `name`
+    with a signal type."""
+    m = re.search(rf"(?<![\w$]){re.escape(name)}\??\s*:\s*([^;,}}]+)", type_text)
+    return bool(m and _SIGNAL_TYPE.search(m.group(1)))
 
 
 def _mentions_tool_type(fn: ir.Function) -> bool:

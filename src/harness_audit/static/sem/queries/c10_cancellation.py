@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import expr_chain
+from harness_audit.static.sem.flow import CANCEL
 from harness_audit.static.sem.queries import Context, Report, query
 from harness_audit.static.sem.roles import Site
 from harness_audit.static.sem.summaries import HTTP_GET, HTTP_SEND
@@ -180,26 +181,26 @@ def token_dropped(ctx: Context) -> Iterator[Report]:
 
 @query(CheckId.C10, name="cancellation-swallowed")
 def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
-    """Inside a loop of a coroutine, an `except` that catches the task's cancellation (`CancelledError`,
-    `BaseException`, a bare `except:`) goes round again (`continue`, or an empty handler), so the cancelled task
-    carries on."""
+    """Inside a loop of a coroutine, an `except` that can receive the task's cancellation (one of the `await`s it
+    guards is where `CancelledError` arrives, and it catches `CancelledError`, `BaseException` or everything)
+    leads back round the loop on some path that does not re-raise or return, so the cancelled task carries on.
+    Read off the function's control flow (`flow.py`)."""
     for fn in ctx.facts.functions:
         if fn.module.lang != "python" or not fn.is_async:
             continue
-        for loop in ir.walk_block(fn.body):
-            if not isinstance(loop, ir.Loop):
-                continue
+        loops = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Loop)]
+        if not loops:
+            continue
+        flow = ctx.sums.raising.flow(fn)
+        cancelled = {nxt for succ in flow.succ for nxt, kind in succ if kind == CANCEL}
+        for loop in loops:
             if any(isinstance(n, ir.Call) and expr_chain(n.func).endswith("shield") for n in ir.walk_block(loop.body)):
                 continue  # waiting out a shielded task before honouring the cancel is the correct shape
+            header = flow.node(loop)
             for node in _same_loop_nodes(loop):
-                if not isinstance(node, ir.Handler):
-                    continue
-                names = {expr_chain(t).rsplit(".", 1)[-1] for t in node.types}
-                if not ("CancelledError" in names or "BaseException" in names or not node.types):
-                    continue
-                body = node.body
-                goes_on = not body or (isinstance(body[-1], ir.Jump) and body[-1].kind == "continue")
-                if not goes_on or any(isinstance(s, ir.Raise | ir.Return) for s in ir.walk_block(body)):
+                at = flow.node(node) if isinstance(node, ir.Handler) else None
+                if at is None or at not in cancelled or header is None or \
+                        flow.escape(at, exits=(header,), raise_from=lambda _n: False) is None:
                     continue
                 yield Report(
                     site=Site(fn, node), end=node.line,
