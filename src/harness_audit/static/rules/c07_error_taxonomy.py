@@ -161,6 +161,13 @@ def _string_outlets(mod: PyModule, handler: ast.ExceptHandler, exc: str) -> list
     return out
 
 
+def _binds_exception(mod: PyModule, handler: ast.ExceptHandler, exc: str) -> bool:
+    """Whether the handler keeps the exception object itself (`exception = e`, `self.error = e`): it travels on
+    beside any text made from it, so the failure keeps its type."""
+    return any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id == exc
+               for n in mod.walk_body(handler.body))
+
+
 def _only_read_by(mod: PyModule, handler: ast.ExceptHandler, name: str, keeping: list[ast.stmt]) -> bool:
     """Whether the local `name` is read in the handler only inside the statements of `keeping` (and at least once)."""
     inside = {id(n) for stmt in keeping for n in subtree(stmt)}
@@ -264,7 +271,7 @@ def tool_error_flattened_to_string(mod: PyModule, project: PyProject) -> Iterato
         if invoked is None:
             continue
         for handler in broad:
-            if handler.name is None or _reraises(mod, handler):
+            if handler.name is None or _reraises(mod, handler) or _binds_exception(mod, handler, handler.name):
                 continue
             outlets = _string_outlets(mod, handler, handler.name)
             if not outlets:
