@@ -316,14 +316,19 @@ class _Builder:
             self.link(src, CANCELLED if raised == CANCEL else RAISED)
 
 
+def caught_names(h: ir.Handler) -> set[str]:
+    """The last names of the types a handler names (`except (asyncio.CancelledError, OSError)` → both)."""
+    names: set[str] = set()
+    for t in h.types:
+        names.update(expr_chain(x).rsplit(".", 1)[-1] for x in (t.items if isinstance(t, ir.Seq) else [t]))
+    return names
+
+
 def _catches(h: ir.Handler, kind: str, lang: str) -> tuple[bool, bool]:
     """(may catch, surely catches) an exception of `kind` (`raise` or `cancel`) for one handler."""
     if not h.types or lang != "python":
         return True, True
-    names: list[str] = []
-    for t in h.types:
-        items = t.items if isinstance(t, ir.Seq) else [t]
-        names.extend(expr_chain(x).rsplit(".", 1)[-1] for x in items)
+    names = caught_names(h)
     if kind == CANCEL:
         hit = any(n in _CATCH_CANCEL for n in names)
         return hit, hit

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import expr_chain
-from harness_audit.static.sem.flow import CANCEL
+from harness_audit.static.sem.flow import CANCEL, Flow, caught_names
 from harness_audit.static.sem.queries import Context, Report, query
 from harness_audit.static.sem.roles import Site
 from harness_audit.static.sem.summaries import HTTP_GET, HTTP_SEND
@@ -189,9 +189,10 @@ def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
         if fn.module.lang != "python" or not fn.is_async:
             continue
         loops = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Loop)]
-        if not loops:
+        if not loops or not any(isinstance(h, ir.Handler) and (
+                not h.types or caught_names(h) & {"CancelledError", "BaseException"}) for h in ir.walk_block(fn.body)):
             continue
-        flow = ctx.sums.raising.flow(fn)
+        flow = Flow(fn, raises=_never)  # the cancellation edges and the normal paths are all this needs
         cancelled = {nxt for succ in flow.succ for nxt, kind in succ if kind == CANCEL}
         for loop in loops:
             if any(isinstance(n, ir.Call) and expr_chain(n.func).endswith("shield") for n in ir.walk_block(loop.body)):
@@ -210,6 +211,10 @@ def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
                                 "running as if nothing happened, and the stop never takes effect.",
                     direction="Re-raise `asyncio.CancelledError` (catch `Exception` for errors, or add "
                               "`except asyncio.CancelledError: raise` first).")
+
+
+def _never(_parts: object) -> bool:
+    return False
 
 
 def _same_loop_nodes(loop: ir.Loop) -> Iterator[ir.Node]:
