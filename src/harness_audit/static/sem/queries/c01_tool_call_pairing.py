@@ -66,20 +66,19 @@ def unanswered_on_exit(ctx: Context) -> Iterator[Report]:
     tool's failure (or, in async Python, a cancellation while a tool is awaited) can leave the function on a
     path that records no result: the history keeps calls without results. Read off the function's control
     flow, where a call raises only if what it reaches may (`flow.Raising`)."""
-    by_fn: dict[int, list[HistoryOp]] = {}
-    for op in ctx.roles.history_ops:
-        if op.kind == "append" and _outlives(op) and _carries_calls(ctx, op):
-            by_fn.setdefault(op.site.fn.index, []).append(op)
-    for ops in by_fn.values():
-        fn = ops[0].site.fn
+    by_fn: dict[int, list[tuple[Site, str]]] = {}
+    for site, store in _call_records(ctx):
+        by_fn.setdefault(site.fn.index, []).append((site, store))
+    for records in by_fn.values():
+        fn = records[0][0].fn
         flow = ctx.sums.raising.flow(fn)
         runs = _tool_runs(ctx, fn, flow)
         if not runs:
             continue
         answers = [i for i, n in enumerate(flow.nodes)
                    if isinstance(n, ir.Stmt) and _records_results(ctx, fn, list(header(n)))]
-        for op in ops:
-            start = flow.node_of(op.site.node)
+        for recorded, store in records:
+            start = flow.node_of(recorded.node)
             if start is None:
                 continue
             path = flow.escape(start, avoid=answers, exits=(RAISED, CANCELLED), through=runs,
@@ -93,9 +92,9 @@ def unanswered_on_exit(ctx: Context) -> Iterator[Report]:
             how = ("is cancelled while the tool is awaited (`CancelledError` is not an `Exception`: no handler "
                    "here takes it)" if cancelled else "raises")
             yield Report(
-                site=Site(fn, where), also_at=(op.site,),
+                site=Site(fn, where), also_at=(recorded,),
                 claim=f"If running the tool here {how}, `{fn.name}` is left after the reply's tool calls were "
-                      f"recorded in `{op.store.name}` (line {op.site.line}) and before any result is recorded.",
+                      f"recorded in `{store}` (line {recorded.line}) and before any result is recorded.",
                 consequence="The history keeps tool calls without results; the next request built from it is "
                             "rejected (HTTP 400: tool_use ids without tool_result / tool_calls must be followed "
                             "by tool messages).",
@@ -116,15 +115,43 @@ def _outlives(op: HistoryOp) -> bool:
     return any(store.name in p.names for p in fn.params)
 
 
-def _carries_calls(ctx: Context, op: HistoryOp) -> bool:
-    """What the op appends is a reply that may carry tool calls: a model reply's message, or a message built
-    with a tool-call field."""
-    fn, node = op.site.fn, op.site.node
-    added: list[ir.Expr] = []
+def _call_records(ctx: Context) -> Iterator[tuple[Site, str]]:
+    """Where a reply that may carry tool calls is recorded in a history that outlives the function, with the
+    store's name: the append itself, or a call handing the reply to a helper that appends what it is given to
+    such a history (`self._add_message(reply)`)."""
+    helpers: dict[int, tuple[ir.Function, set[str], str]] = {}
+    for op in ctx.roles.history_ops:
+        if op.kind != "append" or not _outlives(op):
+            continue
+        added = _added(op.site.node)
+        if _carries_calls(ctx, op.site.fn, added):
+            yield op.site, op.store.name
+        params = {n for p in op.site.fn.params for n in p.names}
+        given = {e.id for e in added if isinstance(e, ir.Name) and e.id in params}
+        if given:
+            helpers.setdefault(op.site.fn.index, (op.site.fn, set(), op.store.name))[1].update(given)
+    for helper, names, store in helpers.values():
+        positions = [i for i, p in enumerate(p for p in helper.params if p.name not in ("self", "this"))
+                     if p.name in names]
+        for caller, call in ctx.facts.callers(helper):
+            handed = [call.args[i] for i in positions if i < len(call.args)]
+            handed += [v for k, v in call.kw if k in names]
+            if _carries_calls(ctx, caller, handed):
+                yield Site(caller, call), store
+
+
+def _added(node: ir.Node) -> list[ir.Expr]:
+    """What an append op adds: the call's arguments, or an assignment's value."""
     if isinstance(node, ir.Call):
-        added = list(node.args)
-    elif isinstance(node, ir.Assign) and node.value is not None:
-        added = [node.value]
+        return list(node.args)
+    if isinstance(node, ir.Assign) and node.value is not None:
+        return [node.value]
+    return []
+
+
+def _carries_calls(ctx: Context, fn: ir.Function, added: list[ir.Expr]) -> bool:
+    """What is added is a reply that may carry tool calls: a model reply's message, or a message built with a
+    tool-call field."""
     for e in added:
         for sub in ir.walk(e):
             if isinstance(sub, ir.Obj) and any(isinstance(k, str) and k in apis.TOOL_CALL_FIELDS for k, _ in sub.items):
@@ -140,7 +167,6 @@ def _carries_calls(ctx: Context, op: HistoryOp) -> bool:
                 for _, v in e.items):
             return True
     return False
-
 
 
 def _tool_runs(ctx: Context, fn: ir.Function, flow: Flow) -> set[int]:
