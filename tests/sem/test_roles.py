@@ -448,3 +448,26 @@ def test_a_loop_over_a_replys_parts_picking_tool_calls_runs_tools(tmp_path: Path
     project = SemProject.build(ws, ws.discover().files)
     assert [s.line for s in project.roles.tool_loops] == [12]
     assert [s.line for s in project.roles.executing_tool_loops] == [12]
+
+
+def test_an_index_loop_over_tool_calls_choosing_the_tool_with_find_runs_tools(tmp_path: Path) -> None:
+    """Risk: `for (let i = 0; i < calls.length; i++) { const call = calls[i]; tools.find((t) => t.name ===
+    call.name) … }` (Flowise) was neither a tool loop (it lowers to a `while`) nor a choice of the tool by the
+    call's name (the comparison sits in a callback), so the tool execution went unseen."""
+    (tmp_path / "agent.ts").write_text(
+        "export async function run(response: any, tools: any[]) {\n"
+        "  for (let i = 0; i < response.tool_calls.length; i++) {\n"
+        "    const toolCall = response.tool_calls[i];\n"
+        "    const selected = tools.find((tool) => tool.name === toolCall.name);\n"
+        "    await selected.call(toolCall.args);\n"
+        "  }\n"
+        "  for (let i = 0; i < 3; i++) {\n"
+        "    const first = response.tool_calls[0];\n"
+        "    console.log(first);\n"
+        "  }\n"
+        "}\n"
+    )
+    ws = Workspace.open(tmp_path)
+    project = SemProject.build(ws, ws.discover().files)
+    assert [s.line for s in project.roles.tool_loops] == [2]
+    assert [s.line for s in project.roles.executing_tool_loops] == [2]

@@ -274,7 +274,9 @@ class Roles:
 
     def _iterates_tool_calls(self, fn: ir.Function, node: ir.Node) -> bool:
         if isinstance(node, ir.Loop):
-            if node.kind != "for" or node.iter is None:
+            if node.kind != "for":  # an index loop: `for (let i = 0; i < calls.length; i++) { const call = calls[i]`
+                return bool(self.loop_elements(fn, node))
+            if node.iter is None:
                 return False
             if self.is_tool_calls(fn, node.iter):
                 return True
@@ -293,6 +295,18 @@ class Roles:
             return any(self.is_tool_calls(fn, it) for _, it in node.targets)
         return False
 
+    def loop_elements(self, fn: ir.Function, loop: ir.Loop) -> set[str]:
+        """The names a loop over tool calls binds each call to: a `for` loop's target, or, in an index loop, the
+        locals its body binds to an element of the tool calls (`const call = calls[i]`)."""
+        if loop.target is not None:
+            return {n.id for n in ir.walk(loop.target) if isinstance(n, ir.Name)}
+        out: set[str] = set()
+        for stmt in loop.body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Index) and \
+                    not isinstance(stmt.value.key, ir.Lit | ir.Slice) and self.is_tool_calls(fn, stmt.value.obj):
+                out.update(t.id for t in stmt.targets if isinstance(t, ir.Name))
+        return out
+
     @cached_property
     def executing_tool_loops(self) -> list[Site]:
         """The tool-call loops that run the tools (`executes_tools`), decided once for the roles that read them."""
@@ -306,7 +320,7 @@ class Roles:
         fn, node = site.fn, site.node
         if isinstance(node, ir.Loop):
             body: list[ir.Node] = list(same_loop(node.body))
-            names = {n.id for n in ir.walk(node.target) if isinstance(n, ir.Name)} if node.target else set()
+            names = self.loop_elements(fn, node)
         elif isinstance(node, ir.Comp):
             body = list(ir.walk(node.elt))
             names = {n.id for t, _ in node.targets for n in ir.walk(t) if isinstance(n, ir.Name)}
@@ -337,7 +351,7 @@ class Roles:
                 return False
             following.add(id(e))
             try:
-                for n in ir.walk(e):
+                for n in _walk_into_callbacks(e):
                     chain = expr_chain(n) if isinstance(n, ir.Attr | ir.Name) else ""
                     if chain.split(".")[0] in names and chain.rsplit(".", 1)[-1] in _TOOL_NAME_FIELDS:
                         return True
@@ -393,7 +407,7 @@ class Roles:
                 continue
             loop = site.node
             assert isinstance(loop, ir.Loop)
-            names = {n.id for n in ir.walk(loop.target) if isinstance(n, ir.Name)} if loop.target else set()
+            names = self.loop_elements(fn, loop)
             for node in ir.walk_block(loop.body):
                 # the call handed the tool call, or chosen by it (`TOOLS[call.function.name](**args)`)
                 if isinstance(node, ir.Call) and (
@@ -910,6 +924,14 @@ _TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name",
 _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receive", "receive_json", "receive_text",
                     "wait", "getline", "question"})
 """Calls that block until someone outside (a person, a producer) hands the loop its next item."""
+
+
+def _walk_into_callbacks(e: ir.Expr) -> Iterator[ir.Node]:
+    """`ir.walk`, entering the bodies of the callbacks in `e` (`tools.find((t) => t.name === call.name)`)."""
+    for n in ir.walk(e):
+        yield n
+        if isinstance(n, ir.FuncExpr):
+            yield from ir.walk_block(n.fn.body)
 
 
 def _field_type_is_signal(type_text: str, name: str) -> bool:

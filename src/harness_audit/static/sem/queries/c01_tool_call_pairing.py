@@ -176,8 +176,8 @@ def _tool_runs(ctx: Context, fn: ir.Function, flow: Flow) -> set[int]:
     runners.update(s.fn.index for s in ctx.roles.executing_tool_loops)
     handed: set[int] = set()
     for site in ctx.roles.executing_tool_loops:
-        if site.fn is fn and isinstance(site.node, ir.Loop) and site.node.target is not None:
-            names = {n.id for n in ir.walk(site.node.target) if isinstance(n, ir.Name)}
+        if site.fn is fn and isinstance(site.node, ir.Loop):
+            names = ctx.roles.loop_elements(fn, site.node)
             for node in ir.walk_block(site.node.body):
                 if isinstance(node, ir.Call) and expr_chain(node.func).rsplit(".", 1)[-1] not in LOOKUPS and any(
                         isinstance(n, ir.Name) and n.id in names for a in (node.func, *node.args) for n in ir.walk(a)):
