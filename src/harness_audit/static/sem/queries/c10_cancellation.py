@@ -181,10 +181,11 @@ def token_dropped(ctx: Context) -> Iterator[Report]:
 
 @query(CheckId.C10, name="cancellation-swallowed")
 def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
-    """Inside a loop of a coroutine, an `except` that can receive the task's cancellation (one of the `await`s it
-    guards is where `CancelledError` arrives, and it catches `CancelledError`, `BaseException` or everything)
-    leads back round the loop on some path that does not re-raise or return, so the cancelled task carries on.
-    Read off the function's control flow (`flow.py`)."""
+    """Inside a loop of a coroutine, an `except` that can receive the task's cancellation (a cancellation edge of
+    the function's control flow reaches it: one of the `await`s it guards is where `CancelledError` arrives, and it
+    catches `CancelledError`, `BaseException` or everything) goes round again (`continue`, or an empty handler),
+    so the cancelled task carries on. A handler that does more (keeps the error for later, hands it to a future)
+    is not judged here: the paths back round the loop alone do not tell a swallow from a deferred re-raise."""
     for fn in ctx.facts.functions:
         if fn.module.lang != "python" or not fn.is_async:
             continue
@@ -197,11 +198,9 @@ def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
         for loop in loops:
             if any(isinstance(n, ir.Call) and expr_chain(n.func).endswith("shield") for n in ir.walk_block(loop.body)):
                 continue  # waiting out a shielded task before honouring the cancel is the correct shape
-            header = flow.node(loop)
             for node in _same_loop_nodes(loop):
                 at = flow.node(node) if isinstance(node, ir.Handler) else None
-                if at is None or at not in cancelled or header is None or \
-                        flow.escape(at, exits=(header,), raise_from=lambda _n: False) is None:
+                if at is None or at not in cancelled or not _goes_round(node):
                     continue
                 yield Report(
                     site=Site(fn, node), end=node.line,
@@ -211,6 +210,13 @@ def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
                                 "running as if nothing happened, and the stop never takes effect.",
                     direction="Re-raise `asyncio.CancelledError` (catch `Exception` for errors, or add "
                               "`except asyncio.CancelledError: raise` first).")
+
+
+def _goes_round(handler: ir.Handler) -> bool:
+    """The handler's body is empty or ends with `continue`, and nothing in it re-raises or returns."""
+    body = handler.body
+    goes_on = not body or (isinstance(body[-1], ir.Jump) and body[-1].kind == "continue")
+    return goes_on and not any(isinstance(s, ir.Raise | ir.Return) for s in ir.walk_block(body))
 
 
 def _never(_parts: object) -> bool:
