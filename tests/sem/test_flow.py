@@ -184,3 +184,25 @@ def test_typescript_catch_takes_every_rejection_and_switch_break_stays_in_the_lo
     header = _line(flow, 3)
     assert any(nxt == header for nxt, _ in flow.succ[brk]) or flow.reaches(brk, header)
     assert flow.reaches(ENTRY, RETURN)
+
+
+def test_a_finally_is_reached_by_a_cancellation_past_except_exception(tmp_path: Path) -> None:
+    """The `try`'s `finally` entry is recorded, and the cancellation edge into it bypasses `except Exception`."""
+    project = _project(tmp_path, "wrap.py", (
+        "async def wrapper(fn, on_end):\n"
+        "    error = None\n"
+        "    try:\n"
+        "        return await fn()\n"
+        "    except Exception as e:\n"
+        "        error = e\n"
+        "        raise\n"
+        "    finally:\n"
+        "        on_end(error)\n"
+    ))
+    fn = _fn(project, "wrapper")
+    flow = Flow(fn)
+    tr = next(n for n in fn.body if isinstance(n, ir.Try))
+    final = flow.finals[id(tr)]
+    awaited = _line(flow, 4)
+    assert (final, "cancel") in flow.succ[awaited]
+    assert (final, "raise") not in flow.succ[awaited]  # an ordinary error goes through the handler first

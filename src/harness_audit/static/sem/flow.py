@@ -57,6 +57,8 @@ class Flow:
         self.nodes: list[ir.Node | None] = [None, None, None, None]
         self.succ: list[list[Edge]] = [[], [], [], []]
         self._index: dict[int, int] = {}
+        self.finals: dict[int, int] = {}
+        """The node each `try` with a `finally` block passes through to enter it, by the `try` statement's id."""
         _Builder(self, raises, cancels=fn.is_async and fn.module.lang == "python").build(fn.body)
 
     def node(self, stmt: ir.Node) -> int | None:
@@ -245,6 +247,8 @@ class _Builder:
     def try_(self, s: ir.Try, here: list[Edge]) -> list[Edge]:
         handlers = [self.new(h) for h in s.handlers]
         frame = _Try(s, handlers, self.new(None) if s.final else None)
+        if frame.final is not None:
+            self.flow.finals[id(s)] = frame.final
         self.frames.append(frame)
         ends = self.block(s.body, here)
         frame.state = "handler"
