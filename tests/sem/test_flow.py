@@ -6,19 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_audit.static.sem import ir
-from harness_audit.static.sem.engine import SemProject
 from harness_audit.static.sem.flow import CANCELLED, ENTRY, RAISED, RETURN, Flow
-from harness_audit.workspace import Workspace
-
-
-def _project(tmp_path: Path, name: str, source: str) -> SemProject:
-    (tmp_path / name).write_text(source)
-    ws = Workspace.open(tmp_path)
-    return SemProject.build(ws, ws.discover().files)
-
-
-def _fn(project: SemProject, name: str) -> ir.Function:
-    return next(f for f in project.facts.functions if f.name == name)
+from tests.sem.build import function_named, project_of
 
 
 def _line(flow: Flow, line: int) -> int:
@@ -102,8 +91,8 @@ def parse(text):
 
 
 def test_an_uncaught_raise_leaves_the_function_past_the_record(tmp_path: Path) -> None:
-    project = _project(tmp_path, "agent.py", _PY)
-    flow = Flow(_fn(project, "step"))
+    project = project_of(tmp_path, "agent.py", _PY)
+    flow = Flow(function_named(project, "step"))
     recorded, run, answered = _line(flow, 25), _line(flow, 27), _line(flow, 28)
     path = flow.escape(recorded, avoid=[answered], exits=[RAISED], raise_from=lambda n: n == run)
     assert path is not None and path[-2] == run
@@ -111,8 +100,8 @@ def test_an_uncaught_raise_leaves_the_function_past_the_record(tmp_path: Path) -
 
 
 def test_a_handler_catching_everything_keeps_the_raise_inside(tmp_path: Path) -> None:
-    project = _project(tmp_path, "agent.py", _PY)
-    flow = Flow(_fn(project, "guarded"))
+    project = project_of(tmp_path, "agent.py", _PY)
+    flow = Flow(function_named(project, "guarded"))
     recorded, run, answered = _line(flow, 32), _line(flow, 35), _line(flow, 38)
     assert flow.escape(recorded, avoid=[answered], exits=[RAISED], raise_from=lambda n: n == run) is None
     # the loop ending normally after an answer is a return, not an escape past the answer
@@ -120,20 +109,20 @@ def test_a_handler_catching_everything_keeps_the_raise_inside(tmp_path: Path) ->
 
 
 def test_cancellation_passes_except_exception_but_not_finally(tmp_path: Path) -> None:
-    project = _project(tmp_path, "agent.py", _PY)
-    flow = Flow(_fn(project, "cancellable"))
+    project = project_of(tmp_path, "agent.py", _PY)
+    flow = Flow(function_named(project, "cancellable"))
     recorded, run, answered = _line(flow, 41), _line(flow, 44), _line(flow, 47)
     assert flow.escape(recorded, avoid=[answered], exits=[CANCELLED], raise_from=lambda n: n == run) is not None
-    flow = Flow(_fn(project, "answered_in_finally"))
+    flow = Flow(function_named(project, "answered_in_finally"))
     recorded, run, answered = _line(flow, 50), _line(flow, 54), _line(flow, 56)
     assert flow.escape(recorded, avoid=[answered], exits=[CANCELLED, RAISED], raise_from=lambda n: n == run) is None
     # a synchronous function has no cancellation edges
-    assert not any(nxt == CANCELLED for succ in Flow(_fn(project, "guarded")).succ for nxt, _ in succ)
+    assert not any(nxt == CANCELLED for succ in Flow(function_named(project, "guarded")).succ for nxt, _ in succ)
 
 
 def test_loops_break_continue_and_endless(tmp_path: Path) -> None:
-    project = _project(tmp_path, "agent.py", _PY)
-    flow = Flow(_fn(project, "skips"))
+    project = project_of(tmp_path, "agent.py", _PY)
+    flow = Flow(function_named(project, "skips"))
     recorded, stop, answered = _line(flow, 59), _line(flow, 64), _line(flow, 66)
     cont = next(i for i, n in enumerate(flow.nodes) if isinstance(n, ir.Jump) and n.kind == "continue")
     # `continue` past the answer, then the `break`: a normal return that passes the skip and no answer
@@ -145,12 +134,12 @@ def test_loops_break_continue_and_endless(tmp_path: Path) -> None:
 
 
 def test_may_raise_summary(tmp_path: Path) -> None:
-    project = _project(tmp_path, "agent.py", _PY)
+    project = project_of(tmp_path, "agent.py", _PY)
     raising = project.sums.raising
-    assert not raising.may_raise(_fn(project, "contained"))
-    assert raising.may_raise(_fn(project, "reraises"))
-    assert not raising.may_raise(_fn(project, "log"))  # logging and conversion are taken not to raise
-    assert raising.may_raise(_fn(project, "parse"))  # anything else outside the project may
+    assert not raising.may_raise(function_named(project, "contained"))
+    assert raising.may_raise(function_named(project, "reraises"))
+    assert not raising.may_raise(function_named(project, "log"))  # logging and conversion are taken not to raise
+    assert raising.may_raise(function_named(project, "parse"))  # anything else outside the project may
 
 
 _TS = '''\
@@ -175,8 +164,8 @@ export async function run(history: any[], reply: any, signal: AbortSignal) {
 
 
 def test_typescript_catch_takes_every_rejection_and_switch_break_stays_in_the_loop(tmp_path: Path) -> None:
-    project = _project(tmp_path, "run.ts", _TS)
-    flow = Flow(_fn(project, "run"))
+    project = project_of(tmp_path, "run.ts", _TS)
+    flow = Flow(function_named(project, "run"))
     recorded, awaited = _line(flow, 2), _line(flow, 9)
     answers = [_line(flow, 10), _line(flow, 12)]
     assert flow.escape(recorded, avoid=answers, exits=[RAISED, CANCELLED], raise_from=lambda n: n == awaited) is None
@@ -188,7 +177,7 @@ def test_typescript_catch_takes_every_rejection_and_switch_break_stays_in_the_lo
 
 def test_a_finally_is_reached_by_a_cancellation_past_except_exception(tmp_path: Path) -> None:
     """The `try`'s `finally` entry is recorded, and the cancellation edge into it bypasses `except Exception`."""
-    project = _project(tmp_path, "wrap.py", (
+    project = project_of(tmp_path, "wrap.py", (
         "async def wrapper(fn, on_end):\n"
         "    error = None\n"
         "    try:\n"
@@ -199,7 +188,7 @@ def test_a_finally_is_reached_by_a_cancellation_past_except_exception(tmp_path: 
         "    finally:\n"
         "        on_end(error)\n"
     ))
-    fn = _fn(project, "wrapper")
+    fn = function_named(project, "wrapper")
     flow = Flow(fn)
     tr = next(n for n in fn.body if isinstance(n, ir.Try))
     final = flow.finals[id(tr)]

@@ -7,6 +7,7 @@ from pathlib import Path
 from harness_audit.findings import LandmarkKind
 from harness_audit.static.sem.engine import SemProject, landmarks
 from harness_audit.workspace import Workspace
+from tests.sem.build import project_of
 
 
 def test_tool_loop_survives_locals_bound_through_each_other(tmp_path: Path) -> None:
@@ -426,7 +427,7 @@ def test_a_loop_over_a_replys_parts_picking_tool_calls_runs_tools(tmp_path: Path
     """Risk: Anthropic-style harnesses loop over `response.content` and pick the `tool_use` blocks in the body;
     read as a loop over text, the tool execution (and C1's queries over it) went unseen. A tool chosen by
     importing a module named after the call is chosen by the call's name."""
-    (tmp_path / "agent.py").write_text(
+    project = project_of(tmp_path, "agent.py", (
         "import importlib\n"
         "from anthropic import Anthropic\n"
         "\n"
@@ -443,9 +444,7 @@ def test_a_loop_over_a_replys_parts_picking_tool_calls_runs_tools(tmp_path: Path
         "            execute(block)\n"
         "    for block in response.content:\n"
         "        print(block.text)\n"
-    )
-    ws = Workspace.open(tmp_path)
-    project = SemProject.build(ws, ws.discover().files)
+    ))
     assert [s.line for s in project.roles.tool_loops] == [12]
     assert [s.line for s in project.roles.executing_tool_loops] == [12]
 
@@ -454,7 +453,7 @@ def test_an_index_loop_over_tool_calls_choosing_the_tool_with_find_runs_tools(tm
     """Risk: `for (let i = 0; i < calls.length; i++) { const call = calls[i]; tools.find((t) => t.name ===
     call.name) … }` (Flowise) was neither a tool loop (it lowers to a `while`) nor a choice of the tool by the
     call's name (the comparison sits in a callback), so the tool execution went unseen."""
-    (tmp_path / "agent.ts").write_text(
+    project = project_of(tmp_path, "agent.ts", (
         "export async function run(response: any, tools: any[]) {\n"
         "  for (let i = 0; i < response.tool_calls.length; i++) {\n"
         "    const toolCall = response.tool_calls[i];\n"
@@ -466,8 +465,6 @@ def test_an_index_loop_over_tool_calls_choosing_the_tool_with_find_runs_tools(tm
         "    console.log(first);\n"
         "  }\n"
         "}\n"
-    )
-    ws = Workspace.open(tmp_path)
-    project = SemProject.build(ws, ws.discover().files)
+    ))
     assert [s.line for s in project.roles.tool_loops] == [2]
     assert [s.line for s in project.roles.executing_tool_loops] == [2]

@@ -5,19 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness_audit.static.sem import ir
-from harness_audit.static.sem.engine import SemProject
 from harness_audit.static.sem.facts import expr_chain
-from harness_audit.workspace import Workspace
-
-
-def _project(tmp_path: Path, name: str, text: str) -> SemProject:
-    (tmp_path / name).write_text(text)
-    ws = Workspace.open(tmp_path)
-    return SemProject.build(ws, ws.discover().files)
-
-
-def _fn(project: SemProject, name: str) -> ir.Function:
-    return next(f for f in project.facts.functions if f.name == name)
+from tests.sem.build import function_named, project_of
 
 
 def _name(fn: ir.Function, name: str, line: int) -> ir.Name:
@@ -26,7 +15,7 @@ def _name(fn: ir.Function, name: str, line: int) -> ir.Name:
 
 def test_reply_value_follows_locals_parameters_and_returns(tmp_path: Path) -> None:
     """Risk: a converter handed the reply by its caller, or a wrapper that returns it, is not seen reading one."""
-    project = _project(tmp_path, "adapter.py", (
+    project = project_of(tmp_path, "adapter.py", (
         "from openai import OpenAI\n"
         "client = OpenAI()\n"
         "def fetch(msgs):\n"
@@ -40,17 +29,17 @@ def test_reply_value_follows_locals_parameters_and_returns(tmp_path: Path) -> No
         "    return convert(reply), other\n"
     ))
     streams = project.roles.streams
-    convert, run = _fn(project, "convert"), _fn(project, "run")
+    convert, run = function_named(project, "convert"), function_named(project, "run")
     assert streams.reply_value(convert, _name(convert, "first", 7))
     assert streams.reply_value(run, _name(run, "reply", 11), whole=True)
     assert not streams.reply_value(run, _name(run, "other", 11))
     assert streams.reads_reply(convert)
-    assert not streams.reads_reply(_fn(project, "fetch"))
+    assert not streams.reads_reply(function_named(project, "fetch"))
 
 
 def test_reply_field_is_not_the_whole_reply(tmp_path: Path) -> None:
     """Risk: iterating a finished reply's choices reads as a loop over a stream."""
-    project = _project(tmp_path, "loop.ts", (
+    project = project_of(tmp_path, "loop.ts", (
         "import OpenAI from 'openai';\n"
         "const client = new OpenAI();\n"
         "export async function run(messages: any[]) {\n"
@@ -60,7 +49,7 @@ def test_reply_field_is_not_the_whole_reply(tmp_path: Path) -> None:
         "}\n"
     ))
     streams = project.roles.streams
-    run = _fn(project, "run")
+    run = function_named(project, "run")
     assert streams.reply_value(run, _name(run, "stream", 6), whole=True)
     assert streams.reply_value(run, _name(run, "choices", 6))
     assert not streams.reply_value(run, _name(run, "choices", 6), whole=True)
@@ -68,7 +57,7 @@ def test_reply_field_is_not_the_whole_reply(tmp_path: Path) -> None:
 
 def test_termination_read_is_told_from_termination_written(tmp_path: Path) -> None:
     """Risk: a converter that builds `finish_reason` counts as having read the reply's own."""
-    project = _project(tmp_path, "conv.py", (
+    project = project_of(tmp_path, "conv.py", (
         "def reads(reply):\n"
         "    return reply.get('stop_reason')\n"
         "def writes(reply, out):\n"
@@ -76,15 +65,15 @@ def test_termination_read_is_told_from_termination_written(tmp_path: Path) -> No
         "    return {'finish_reason': 'stop', 'text': reply.text}\n"
     ))
     streams = project.roles.streams
-    assert streams.reads_termination(_fn(project, "reads"))
-    assert not streams.reads_termination(_fn(project, "writes"))
-    assert sorted(s.line for s in streams.invented_finishes(_fn(project, "writes"))) == [4, 5]
+    assert streams.reads_termination(function_named(project, "reads"))
+    assert not streams.reads_termination(function_named(project, "writes"))
+    assert sorted(s.line for s in streams.invented_finishes(function_named(project, "writes"))) == [4, 5]
 
 
 def test_call_id_followed_into_a_helper_parameter(tmp_path: Path) -> None:
     """Risk: an id handed to `_append_id(tc.id)` and joined there is not seen as a tool call's id; an id that
     some caller takes from elsewhere is not one."""
-    project = _project(tmp_path, "acc.py", (
+    project = project_of(tmp_path, "acc.py", (
         "class Acc:\n"
         "    def __init__(self):\n"
         "        self.id_parts = []\n"
@@ -101,15 +90,15 @@ def test_call_id_followed_into_a_helper_parameter(tmp_path: Path) -> None:
         "        self.add_other(ev.id)\n"
     ))
     streams = project.roles.streams
-    assert [s.line for s in streams.id_concatenations(_fn(project, "add_id"))] == [5]
-    assert not list(streams.id_concatenations(_fn(project, "add_other")))
+    assert [s.line for s in streams.id_concatenations(function_named(project, "add_id"))] == [5]
+    assert not list(streams.id_concatenations(function_named(project, "add_other")))
 
 
 def test_stream_loops_iterate_or_pull_the_reply_itself(tmp_path: Path) -> None:
     """Risk: a turn loop that makes a new request each round, or a loop over a finished reply's choices, is
     taken for a loop over a stream; a generator that re-yields the provider's stream, or an interface method
     its implementations stream from, hides one."""
-    project = _project(tmp_path, "loop.ts", (
+    project = project_of(tmp_path, "loop.ts", (
         "import OpenAI from 'openai';\n"
         "const client = new OpenAI();\n"
         "interface Api { create(m: any[]): AsyncIterable<any> }\n"
@@ -135,7 +124,7 @@ def test_pulled_items_and_what_a_stream_loop_commits(tmp_path: Path) -> None:
     """Risk: a `while True` loop pulling `__anext__()` through `asyncio.wait_for` is not seen as a stream loop;
     keeping the raw chunks reads as committing calls; calls handed to a helper that reads the finish reason
     read as unchecked."""
-    project = _project(tmp_path, "pull.py", (
+    project = project_of(tmp_path, "pull.py", (
         "import asyncio\n"
         "from openai import AsyncOpenAI\n"
         "client = AsyncOpenAI()\n"
