@@ -195,3 +195,27 @@ def test_a_finally_is_reached_by_a_cancellation_past_except_exception(tmp_path: 
     awaited = _line(flow, 4)
     assert (final, "cancel") in flow.succ[awaited]
     assert (final, "raise") not in flow.succ[awaited]  # an ordinary error goes through the handler first
+
+
+def test_a_python_match_case_does_not_fall_through_but_a_switch_case_does(tmp_path: Path) -> None:
+    flow = Flow(function_named(project_of(tmp_path, "m.py", (
+        "def f(x, log):\n"
+        "    match x:\n"
+        "        case 1:\n"
+        "            log(1)\n"
+        "        case 2:\n"
+        "            log(2)\n"
+        "    return x\n"
+    )), "f"))
+    assert not flow.reaches(_line(flow, 4), _line(flow, 6))
+    flow = Flow(function_named(project_of(tmp_path, "s.ts", (
+        "export function g(x: number, log: (n: number) => void) {\n"
+        "  switch (x) {\n"
+        "    case 1:\n"
+        "      log(1);\n"
+        "    case 2:\n"
+        "      log(2);\n"
+        "  }\n"
+        "}\n"
+    )), "g"))
+    assert flow.reaches(_line(flow, 4), _line(flow, 6))

@@ -170,7 +170,7 @@ class _Try:
     """The synthetic node every way out of the `try` passes to enter its `finally` block."""
     state: str = "body"
     """`body` (handlers apply), `handler` (an `except` or `else` block: only `finally` applies), `final`."""
-    pending: list[tuple[tuple[str, str | None], list[Edge]]] = field(default_factory=list)
+    pending: list[tuple[str, str | None]] = field(default_factory=list)
     """Where the ways that entered `finally` go on to, routed from the frames outside once it is built."""
 
 
@@ -236,7 +236,10 @@ class _Builder:
             self.frames.append(frame_s)
             ends: list[Edge] = []
             for _, body in s.cases:
-                ends = self.block(body, here + ends)  # a case without `break` falls through to the next
+                if self.flow.fn.module.lang == "python":
+                    ends += self.block(body, here)  # a `match` case never falls through
+                else:
+                    ends = self.block(body, here + ends)  # a case without `break` falls through to the next
             self.frames.pop()
             has_default = any(p is None for p, _ in s.cases)
             return ends + frame_s.breaks + ([] if has_default else here)
@@ -264,7 +267,7 @@ class _Builder:
         self.frames.append(frame)
         fends = self.block(s.final, [(frame.final, NORMAL)])
         self.frames.pop()
-        for what, _ in frame.pending:
+        for what in frame.pending:
             self.route(fends, what, depth, carried=True)
         return fends if ends else []
 
@@ -302,7 +305,7 @@ class _Builder:
                         return
                 if f.final is not None and f.state != "final":
                     self.link(src, f.final)
-                    f.pending.append((what, src))
+                    f.pending.append(what)
                     return
             elif isinstance(f, _Loop):
                 if kind in ("break", "continue") and (arg is None or arg == f.label):
