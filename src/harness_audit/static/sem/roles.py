@@ -353,7 +353,7 @@ class Roles:
             try:
                 for n in _walk_into_callbacks(e):
                     chain = expr_chain(n) if isinstance(n, ir.Attr | ir.Name) else ""
-                    if chain.split(".")[0] in names and chain.rsplit(".", 1)[-1] in _TOOL_NAME_FIELDS:
+                    if chain.split(".")[0] in names and chain.rsplit(".", 1)[-1] in TOOL_NAME_FIELDS:
                         return True
                     if isinstance(n, ir.Name) and any(
                             b.expr is not None and by_name(b.expr) for b in self.facts.bindings(fn).get(n.id, [])
@@ -919,7 +919,7 @@ _TOOL_CALL_TYPE = "toolcall"
 LOOKUPS = frozenset({"getattr", "get", "find", "get_tool", "getTool", "lookup", "find_tool", "findTool",
                      "import_module"})
 """Ways a registry hands back the tool a name selects."""
-_TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name", "functionName"})
+TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name", "functionName"})
 """Where a tool call carries the name of the tool it wants (wire vocabulary)."""
 _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receive", "receive_json", "receive_text",
                     "wait", "getline", "question"})

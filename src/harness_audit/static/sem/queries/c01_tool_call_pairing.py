@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from harness_audit.findings import CheckId
@@ -9,7 +10,7 @@ from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import expr_chain
 from harness_audit.static.sem.flow import CANCEL, CANCELLED, RAISED, Flow, header
 from harness_audit.static.sem.queries import Context, Report, query
-from harness_audit.static.sem.roles import LOOKUPS, HistoryOp, Site
+from harness_audit.static.sem.roles import LOOKUPS, TOOL_NAME_FIELDS, HistoryOp, Site
 
 
 @query(CheckId.C1, name="tool-loop-exit-skips-result")
@@ -22,7 +23,7 @@ def exit_skips_result(ctx: Context) -> Iterator[Report]:
                 not _records_results(ctx, site.fn, loop.body):
             continue
         for owner, branch, jump in _leaving_branches(loop.body):
-            if _records_results(ctx, site.fn, branch):
+            if _records_results(ctx, site.fn, branch) or _pauses(jump):
                 continue
             what = {"continue": "skips to the next call", "break": "leaves the loop",
                     "return": "returns"}[jump.kind if isinstance(jump, ir.Jump) else "return"]
@@ -179,9 +180,9 @@ def _tool_runs(ctx: Context, fn: ir.Function, flow: Flow) -> set[int]:
         if site.fn is fn and isinstance(site.node, ir.Loop):
             names = ctx.roles.loop_elements(fn, site.node)
             for node in ir.walk_block(site.node.body):
-                if isinstance(node, ir.Call) and expr_chain(node.func).rsplit(".", 1)[-1] not in LOOKUPS and any(
-                        isinstance(n, ir.Name) and n.id in names for a in (node.func, *node.args) for n in ir.walk(a)):
-                    handed.add(id(node))  # not the lookup of the tool by the call's name: that runs nothing
+                if isinstance(node, ir.Call) and expr_chain(node.func).rsplit(".", 1)[-1] not in LOOKUPS and \
+                        _handed_more_than_name(node, names):
+                    handed.add(id(node))  # not a lookup or check of the call's name: that runs nothing
     out: set[int] = set()
     for i, n in enumerate(flow.nodes):
         if not isinstance(n, ir.Stmt):
@@ -193,6 +194,21 @@ def _tool_runs(ctx: Context, fn: ir.Function, flow: Flow) -> set[int]:
                         for c in ctx.facts.callees(fn, sub))):
                     out.add(i)
     return out
+
+
+def _handed_more_than_name(call: ir.Call, names: set[str]) -> bool:
+    """Whether `call` is handed a tool call (`execute(call)`, `tools[call.name](call.arguments)`) beyond its name
+    alone (`needs_approval(call.name)`)."""
+    for part in (call.func, *call.args, *(v for _, v in call.kw)):
+        inner: set[int] = set()
+        for n in ir.walk(part):  # outermost chains first: `call.function.name`, not its `call.function`
+            if id(n) in inner or not isinstance(n, ir.Attr | ir.Name):
+                continue
+            inner.update(id(sub) for sub in ir.walk(n))
+            chain = expr_chain(n)
+            if chain.split(".")[0] in names and (part is call.func or chain.rsplit(".", 1)[-1] not in TOOL_NAME_FIELDS):
+                return True
+    return False
 
 
 def _records_results(ctx: Context, fn: ir.Function, block: ir.Block) -> bool:
@@ -229,6 +245,18 @@ def _creates_result(fn: ir.Function) -> bool:
 def _role_is(obj: ir.Obj, *roles: str) -> bool:
     role = obj.get("role")
     return isinstance(role, ir.Lit) and role.value in roles
+
+
+_PAUSE_KEY = re.compile(r"waiting|interrupt|paused|requires_?action|awaiting", re.IGNORECASE)
+
+
+def _pauses(jump: ir.Stmt) -> bool:
+    """A `return` that hands back a paused run (`{ isWaitingForHumanInput: true }`, `{"interrupted": True}`): the
+    calls left are answered when the run resumes, the human-in-the-loop shape, not dropped."""
+    value = jump.value if isinstance(jump, ir.Return) else None
+    return isinstance(value, ir.Obj) and any(
+        isinstance(k, str) and _PAUSE_KEY.search(k) and not (isinstance(v, ir.Lit) and v.value is False)
+        for k, v in value.items)
 
 
 def _leaving_branches(body: ir.Block) -> Iterator[tuple[ir.Node, ir.Block, ir.Stmt]]:
