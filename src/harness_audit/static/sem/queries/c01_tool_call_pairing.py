@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from harness_audit.findings import CheckId
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import expr_chain
-from harness_audit.static.sem.flow import CANCEL, CANCELLED, RAISED, Flow, header
+from harness_audit.static.sem.flow import CANCELLED, RAISED, Flow, header
 from harness_audit.static.sem.queries import Context, Report, query
 from harness_audit.static.sem.roles import LOOKUPS, TOOL_NAME_FIELDS, HistoryOp, Site
 
@@ -86,10 +86,9 @@ def unanswered_on_exit(ctx: Context) -> Iterator[Report]:
                                raise_from=runs.__contains__)
             if path is None:
                 continue
-            where = flow.nodes[path[-2]]
+            where = flow.nodes[next(i for i in reversed(path) if i in runs)]  # the run whose failure leaves
             assert isinstance(where, ir.Stmt)
-            cancelled = path[-1] == CANCELLED and all(k == CANCEL for nxt, k in flow.succ[path[-2]]
-                                                      if nxt == CANCELLED)
+            cancelled = path[-1] == CANCELLED
             how = ("is cancelled while the tool is awaited (`CancelledError` is not an `Exception`: no handler "
                    "here takes it)" if cancelled else "raises")
             yield Report(
