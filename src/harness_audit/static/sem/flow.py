@@ -27,7 +27,8 @@ ENTRY, RETURN, RAISED, CANCELLED = 0, 1, 2, 3
 EXITS = (RETURN, RAISED, CANCELLED)
 
 _CATCH_ALL = frozenset({"Exception", "BaseException"})
-_CATCH_CANCEL = frozenset({"BaseException", "CancelledError"})
+CATCH_CANCEL = frozenset({"BaseException", "CancelledError"})
+"""What an `except` must name to take a coroutine's cancellation (or name nothing)."""
 
 _QUIET = frozenset({
     "str", "repr", "len", "isinstance", "issubclass", "hasattr", "print", "type", "id", "bool", "format", "String",
@@ -337,7 +338,7 @@ def _catches(h: ir.Handler, kind: str, lang: str) -> tuple[bool, bool]:
         return True, True
     names = caught_names(h)
     if kind == CANCEL:
-        hit = any(n in _CATCH_CANCEL for n in names)
+        hit = any(n in CATCH_CANCEL for n in names)
         return hit, hit
     return True, any(n in _CATCH_ALL for n in names)
 

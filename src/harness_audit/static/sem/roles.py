@@ -282,7 +282,7 @@ class Roles:
                 return True
             # over a reply's parts, branching on the part being a tool call (`for block in response.content:
             # if block.type == "tool_use":`), as the `.map` callbacks below
-            return self.model_output(fn, node.iter) and _branches_on_tool_part(node)
+            return self.model_output(fn, node.iter) and _branches_on_tool_part(node, self.loop_elements(fn, node))
         if isinstance(node, ir.Call):
             if not (isinstance(node.func, ir.Attr) and node.func.name in ("map", "forEach", "flatMap")):
                 return False
@@ -984,10 +984,10 @@ def _tests_tool_field(fn: ir.Function) -> bool:
     return False
 
 
-def _branches_on_tool_part(loop: ir.Loop) -> bool:
-    """Whether a loop's body branches on its element being a tool call: a test naming the element beside a
-    tool-call type literal (`block.type == "tool_use"`) or reading its tool-call field (`if part.function_call`)."""
-    names = {n.id for n in ir.walk(loop.target) if isinstance(n, ir.Name)} if loop.target is not None else set()
+def _branches_on_tool_part(loop: ir.Loop, names: set[str]) -> bool:
+    """Whether a loop's body branches on its element (bound to `names`) being a tool call: a test naming the element
+    beside a tool-call type literal (`block.type == "tool_use"`) or reading its tool-call field (`if
+    part.function_call`)."""
     for node in same_loop(loop.body):
         if not isinstance(node, ir.If):
             continue

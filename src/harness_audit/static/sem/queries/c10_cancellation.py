@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import expr_chain
-from harness_audit.static.sem.flow import CANCEL, Flow, caught_names
+from harness_audit.static.sem.flow import CANCEL, CATCH_CANCEL, Flow, caught_names
 from harness_audit.static.sem.queries import Context, Report, query
 from harness_audit.static.sem.roles import Site
 from harness_audit.static.sem.summaries import HTTP_GET, HTTP_SEND
@@ -191,7 +191,7 @@ def cancellation_swallowed(ctx: Context) -> Iterator[Report]:
             continue
         loops = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Loop)]
         if not loops or not any(isinstance(h, ir.Handler) and (
-                not h.types or caught_names(h) & {"CancelledError", "BaseException"}) for h in ir.walk_block(fn.body)):
+                not h.types or caught_names(h) & CATCH_CANCEL) for h in ir.walk_block(fn.body)):
             continue
         flow = Flow(fn, raises=_never)  # the cancellation edges and the normal paths are all this needs
         cancelled = {nxt for succ in flow.succ for nxt, kind in succ if kind == CANCEL}
