@@ -758,8 +758,8 @@ class _Lowerer:
                 target = p.child_by_field_name("left")
                 right = p.child_by_field_name("right")
                 default = self.expr(right) if right is not None else None
-            elif t == "comment":
-                continue
+            elif t in ("comment", "ERROR"):
+                continue  # an ERROR: a fragment the grammar could not read (`x: import("m").T`), not a parameter
             if target is None or target.type == "this":
                 continue  # TypeScript's `this: T` parameter types the receiver, it is not a parameter
             tt = target.type

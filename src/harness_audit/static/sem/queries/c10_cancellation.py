@@ -3,6 +3,7 @@ swallowed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from harness_audit.findings import CheckId, Verdict
@@ -94,8 +95,8 @@ def signal_not_passed(ctx: Context) -> Iterator[Report]:
             if not (apis.MODEL in effects or HTTP_SEND in effects or HTTP_GET in effects):
                 continue
             if _passes_signal(call, signals) or _passes_derived_signal(ctx, fn, call, signals) or \
-                    not _accepts_signal(ctx, fn, call, callees):
-                continue
+                    not _accepts_signal(ctx, fn, call, callees) or _signal_slot(callees, call) is not None:
+                continue  # a project callee with a signal slot: `signal-left-out-of-call` reads the slot
             yield Report(
                 site=Site(fn, call),
                 claim=f"`{fn.name}` holds a cancellation signal (`{signals[0]}`) but this request is made "
@@ -158,6 +159,136 @@ def _accepts_signal(ctx: Context, fn: ir.Function, call: ir.Call, callees: tuple
         elif any(e.kind in (apis.MODEL, HTTP_SEND, HTTP_GET) for e in ctx.sums.direct(fn, call)):
             return True
     return False
+
+
+@query(CheckId.C10, name="signal-left-out-of-call")
+def signal_left_out(ctx: Context) -> Iterator[Report]:
+    """A function holds a cancellation signal and calls a project function that takes one and uses it (reads
+    the parameter, or the options field that carries it), leaving that slot empty: the argument is missing, or the
+    options object handed there has no signal field. Whatever the callee cancels with its signal (a request, a
+    tool run, the next turn) can no longer be stopped from here. In Python too: an explicit token or event
+    (`cancellation_token`, `cancel_event`) does not travel with the task as `CancelledError` does."""
+    for fn in ctx.facts.functions:
+        # the signals the function was handed or made: a controller kept in a field is the object's own (a timer
+        # loop's, a shutdown's), and a callee could read the field itself
+        signals = [s for s in ctx.roles.signals_in_scope(fn) if not s.startswith(("this.", "self."))]
+        if not signals or _listens_for_abort(fn, signals):
+            continue
+        for call, callees in ctx.facts.calls(fn):
+            slot = _signal_slot(callees, call)
+            if slot is None or _fills(call, *slot[1]):
+                continue
+            callee, (_, param, field) = slot
+            taken = f"`{param}.{field}`" if field and field not in param else f"`{field or param}`"
+            yield Report(
+                site=Site(fn, call),
+                claim=f"`{fn.name}` holds a cancellation signal (`{signals[0]}`) and calls `{callee.name}`, which "
+                      f"takes one ({taken}) and uses it, without handing it on.",
+                consequence=f"When the user stops the run, what `{callee.name}` would have cancelled with its signal "
+                            "(a request, a tool run, the next turn) goes on in the background.",
+                direction=f"Hand the signal on (`{field or param}: {signals[0]}` or the matching argument).")
+
+
+def _listens_for_abort(fn: ir.Function, signals: list[str]) -> bool:
+    """`fn` (or the function it is nested in) reacts to the abort itself (`signal.addEventListener("abort", …)`,
+    `signal.onabort = …`): what it starts is released by its own handler."""
+    tails = {s.rsplit(".", 1)[-1] for s in signals}
+    scope: ir.Function | None = fn
+    while scope is not None and scope.kind != "module":
+        for n in _walk_deep(scope):
+            if isinstance(n, ir.Call) and isinstance(n.func, ir.Attr) and n.func.name == "addEventListener" and \
+                    n.args and isinstance(n.args[0], ir.Lit) and n.args[0].value == "abort" and \
+                    set(expr_chain(n.func.obj).split(".")) & (tails | {"signal"}):
+                return True
+            if isinstance(n, ir.Assign) and any(isinstance(t, ir.Attr) and t.name == "onabort" for t in n.targets):
+                return True
+        scope = scope.parent
+    return False
+
+
+def _signal_slot(callees: tuple, call: ir.Call) -> tuple[ir.Function, tuple[int, str, str | None]] | None:
+    """The one project function `call` reaches, with where it takes a signal it uses: (argument index, parameter
+    name, options field or None), from a parameter that is a signal or an options parameter whose declared type has
+    a signal field. None when the call reaches no single project function, or it takes no signal, or never reads
+    the one it takes. The slot, not the names around the call, says whether a signal is handed on: `options.messages`
+    passes a piece of the options, not their signal."""
+    targets = [c for c in callees if isinstance(c, ir.Function)]
+    if len(targets) != 1:
+        return None
+    callee = targets[0]
+    params = list(callee.params)
+    if params and callee.module.lang == "python" and callee.cls is not None and params[0].name in ("self", "cls") \
+            and isinstance(call.func, ir.Attr):
+        params = params[1:]  # a bound method: the receiver fills the first parameter
+    for i, p in enumerate(params):
+        if p.kind in ("star", "kw"):
+            return None  # `*args`/`**kw`: where the call's arguments land cannot be told
+        if p.kind != "pattern" and ((p.type and _SIGNAL_WORD.fullmatch(p.type.split("|")[0].strip().rstrip("?")))
+                                    or _SIGNAL_PARAM.fullmatch(p.name)):
+            if _reads_name(callee, p.name):
+                return callee, (i, p.name, None)
+            continue
+        for name in (p.names if p.kind == "pattern" else ()):
+            if _SIGNAL_PARAM.fullmatch(name) and _reads_name(callee, name):
+                return callee, (i, p.name, name)
+        if p.kind != "pattern" and p.type:
+            for field in _signal_fields(p.type):
+                if _reads_field(callee, p.name, field):
+                    return callee, (i, p.name, field)
+    return None
+
+
+_SIGNAL_WORD = re.compile(r"AbortSignal|CancellationToken|CancelToken|(?:asyncio\.|threading\.)?Event")
+"""A parameter's whole declared type that is a signal (`signal: AbortSignal`, `token?: CancellationToken`)."""
+_SIGNAL_PARAM = re.compile(r"signal|abortSignal|cancellationToken|cancelToken|cancel_event|cancel_token|stop_event|"
+                           r"abort_signal|cancellation_token|token")
+"""Parameter names that hold a signal whatever their type says."""
+
+
+def _signal_fields(type_text: str) -> list[str]:
+    """Fields of an object type's text declared with a signal type (`{ rawRequest: R; abortSignal?: AbortSignal }`)."""
+    return re.findall(r"([A-Za-z_$][\w$]*)\??\s*:\s*(?:AbortSignal|CancellationToken)\b", type_text)
+
+
+def _reads_name(fn: ir.Function, name: str) -> bool:
+    return any(isinstance(n, ir.Name) and n.id == name for n in _walk_deep(fn))
+
+
+def _walk_deep(fn: ir.Function) -> Iterator[ir.Node]:
+    """Every node of `fn`, the bodies of the functions defined in it included (a callback reading the signal)."""
+    todo = [fn]
+    while todo:
+        for n in ir.walk_block(todo.pop().body):
+            yield n
+            if isinstance(n, ir.FuncExpr):
+                todo.append(n.fn)
+
+
+def _reads_field(fn: ir.Function, param: str, field: str) -> bool:
+    """`param.field` is read in `fn`, or `param` is handed on whole (to a call that may read it)."""
+    for n in _walk_deep(fn):
+        if isinstance(n, ir.Attr) and n.name == field and isinstance(n.obj, ir.Name) and n.obj.id == param:
+            return True
+        if isinstance(n, ir.Call) and any(isinstance(a, ir.Name) and a.id == param for a in n.args):
+            return True
+        if isinstance(n, ir.Assign) and isinstance(n.value, ir.Name) and n.value.id == param and any(
+                isinstance(t, ir.Obj) for t in n.targets):
+            return True  # `const { abortSignal } = options`
+    return False
+
+
+def _fills(call: ir.Call, index: int, param: str, field: str | None) -> bool:
+    """Whether `call` puts something in the callee's signal slot (a spread or `**kw` may, and counts as filling)."""
+    if any(isinstance(a, ir.Spread) for a in call.args) or any(k == "**" for k, _ in call.kw):
+        return True
+    if field is None:
+        return len(call.args) > index or call.keyword(param) is not None
+    arg = call.args[index] if len(call.args) > index else call.keyword(param)
+    if arg is None:
+        return False
+    if not isinstance(arg, ir.Obj):
+        return True  # an options object built elsewhere may carry it
+    return any(k is None or isinstance(k, ir.Expr) or k == field for k, _ in arg.items)
 
 
 @query(CheckId.C10, name="cancellation-token-dropped")
