@@ -1022,6 +1022,8 @@ def http_status_thrown_as_message(mod: TsModule, project: TsProject) -> Iterator
         if not any(ts.http_request(mod, c) for c in mod.inside(mod.calls(), fn)
                    if c.start_byte < stmt.start_byte and mod.enclosing_function(c) == fn):
             continue
+        if _caught_in_place(throw, fn):
+            continue
         yield Hit(
             node=throw,
             claim="the request's failure is thrown as a plain `Error` whose message is the only place the HTTP "
@@ -1033,6 +1035,40 @@ def http_status_thrown_as_message(mod: TsModule, project: TsProject) -> Iterator
         )
 
 
+
+def _caught_in_place(throw: Node, fn: Node) -> bool:
+    """The throw lies in the body of a `try` of its own function whose `catch` ends the failure there (throws
+    nothing on, rejects nothing): the error never reaches a caller, so no caller has a status to branch on."""
+    node = throw.parent
+    while node is not None and node != fn:
+        if node.type == "try_statement":
+            body = node.child_by_field_name("body")
+            handler = node.child_by_field_name("handler")
+            if body is not None and handler is not None and body.start_byte <= throw.start_byte < body.end_byte:
+                return not _passes_failure_on(handler)
+        node = node.parent
+    return False
+
+
+def _passes_failure_on(handler: Node) -> bool:
+    """A `catch` that throws or rejects (nested functions aside: a callback's throw is not this handler's)."""
+    todo = list(handler.named_children)
+    while todo:
+        n = todo.pop()
+        if n.type == "throw_statement":
+            return True
+        if n.type == "call_expression":
+            callee = n.child_by_field_name("function")
+            name = callee.text.decode(errors="replace") if callee is not None and callee.text is not None else ""
+            owner, _, last = name.rpartition(".")
+            if last == "reject" or (last == "error" and owner and not _LOGGER.search(owner)):
+                return True  # `reject(err)`, `subscriber.error(err)`, `controller.error(err)`; not `console.error`
+        if n.type not in FUNCTION_TYPES:
+            todo.extend(n.named_children)
+    return False
+
+
+_LOGGER = re.compile(r"(?i)(?:^|\.)(?:console|log|logger|logging|debugLogger|\w*logger)$")
 
 _ERROR_PARAM = re.compile(r"^(e|er|err|error|ex|exc|exception|cause|reason|failure|caught|raw|original)$", re.I)
 _STRUCTURED_TEST = re.compile(r"\binstanceof\s+[\w$.]*(AxiosError|HTTPError|HttpError|FetchError|APIError|ApiError|"
