@@ -88,6 +88,49 @@ def test_no_static_finding_is_reported_in_example_code(make_tree: MakeTree, tmp_
                                                                  for f in rep.findings if f.file}
 
 
+_PAGE_FETCH = """export async function loadModels(): Promise<string[]> {
+  const res = await fetch("/api/models");
+  if (!res.ok) {
+    throw new Error(`listing models failed: ${res.status}`);
+  }
+  return (await res.json()) as string[];
+}
+"""
+
+_CLIENT_TOOLS = """export async function runClientTool(call: { name: string; args: string }, tools: Record<string, any>) {
+  try {
+    const args = JSON.parse(call.args);
+    return await tools[call.name].execute(args);
+  } catch (err) {
+    return `Error: ${err}`;
+  }
+}
+"""
+
+
+_STOP_PANEL = ROOT / "tests" / "fixtures" / "rules" / "c10_cancellation" / "typescript" / "defect_chat_panel_stop.tsx"
+
+
+def test_view_modules_are_not_the_harness_unless_they_run_it(make_tree: MakeTree, tmp_path: Path) -> None:
+    """Risk: a page's fetch helper or a React hook's state read as the harness (blind reviews 5, 6, 11 and 12: 12
+    of 13 findings in modules importing React were false). A module that imports React but runs tools itself (a
+    chat hook executing tools in the browser) is still audited, and so is the same code without React; a view's
+    own C1 and C10 defects (a stop button whose controller never reaches the request) are still reported."""
+    react = 'import { useState } from "react";\n\n'
+    root = make_tree({"app/models.ts": react + _PAGE_FETCH, "lib/models.ts": _PAGE_FETCH,
+                      "app/tools.tsx": react + _CLIENT_TOOLS, "lib/tools.ts": _CLIENT_TOOLS,
+                      "app/page.tsx": '"use client";\n' + _PAGE_FETCH, "app/panel.tsx": _STOP_PANEL.read_text(),
+                      "agent/loop.py": (EXAMPLE / "agent" / "loop.py").read_text(),  # a loop: C10 needs one
+                      "agent/tools.py": (EXAMPLE / "agent" / "tools.py").read_text()})
+    for preview in (False, True):
+        rep = audit(root, ["all"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report
+        files = {f.file for f in rep.findings}
+        assert "lib/models.ts" in files and "lib/tools.ts" in files, files
+        assert "app/models.ts" not in files and "app/page.tsx" not in files, files
+        assert "app/tools.tsx" in files, files
+        assert ("C10", "app/panel.tsx") in {(f.check, f.file) for f in rep.findings}, "a stop that does not stop"
+
+
 def test_recon_guesses_of_the_agent_loop_rank_below_the_roles_where_the_roles_found_one(make_tree: MakeTree,
                                                                                       tmp_path: Path) -> None:
     """Risk: recon's name-and-shape guesses of the agent loop were listed first beside the roles' (blind reviews:

@@ -481,3 +481,11 @@ def test_lowers_the_tree_the_static_engine_already_parsed() -> None:
     again = parse("agent.ts", AGENT)
     assert [f.key for f in mod.functions] == [f.key for f in again.functions]
     assert _imports(mod) == _imports(again) and mod.exports == again.exports
+
+
+def test_a_parameter_the_grammar_cannot_read_is_no_parameter() -> None:
+    """Risk: the grammar reads `x: import("m").T` as a parameter followed by an ERROR; lowering the ERROR as one
+    more parameter shifts every later one, and a signal passed third reads as not passed at all."""
+    mod = parse("a.ts", 'function f(input: I, sub: import("rxjs").Subscriber<E>, signal: AbortSignal) { g(signal); }')
+    fn = next(f for f in mod.functions if f.name == "f")
+    assert [(p.name, p.type) for p in fn.params] == [("input", "I"), ("sub", None), ("signal", "AbortSignal")]

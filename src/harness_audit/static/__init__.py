@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from harness_audit.findings import Candidate, CheckId, LandmarkCandidate
+from harness_audit.findings import Candidate, CheckId, LandmarkCandidate, LandmarkKind
 from harness_audit.static.lang import TreeTooDeep
 from harness_audit.static.lang.python import PyModule, PyProject
 from harness_audit.static.recon import find_landmarks
@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 __all__ = [
     "FORK_MIN_SOURCE", "BackgroundJob", "BackgroundResult", "ForkedCall", "ParsedProject", "StaticResult",
-    "UnparsedFile", "can_fork", "hit_to_candidate", "is_example_file", "is_test_file", "runtime_code_only",
+    "UnparsedFile", "can_fork", "hit_to_candidate", "is_example_file", "is_test_file", "is_view_module", "runtime_code_only",
     "parse_python", "run_rules",
 ]
 
@@ -59,13 +59,44 @@ def is_example_file(path: str) -> bool:
     return any(p in _EXAMPLE_DIRS for p in path.split("/")[:-1])
 
 
-def runtime_code_only(static: StaticResult) -> None:
+_VIEW_MODULE = re.compile(r"""(?:\bfrom\s+|\brequire\s*\(\s*)['"](?:react|react-dom|preact|solid-js|react-native)"""
+                          r"""['"]|^\s*['"]use client['"]""", re.M)
+"""A module that renders a user interface: it imports a UI framework, or is a Next.js client component."""
+_HARNESS_KINDS = frozenset({LandmarkKind.AGENT_LOOP, LandmarkKind.TOOL_REGISTRY, LandmarkKind.TOOL_EXECUTION,
+                            LandmarkKind.REQUEST_ASSEMBLY})
+"""Landmarks that make a module part of the harness whatever else it does."""
+_VIEW_CHECKS = frozenset({CheckId.C1, CheckId.C10})
+"""Checks whose defects a view can hold itself: a stop button whose controller never reaches the request (C10), a
+tool call the page answers (`addToolResult`) or leaves unanswered (C1)."""
+
+
+def is_view_module(path: str, text: str) -> bool:
+    """A JS/TS module of the user interface: it imports React (or another view framework) or says `'use client'`.
+    Its state is the view's and its requests go to the app's own server, so it is not the harness's runtime,
+    unless it holds the loop, a tool table, tool execution or a model request itself (a chat hook that runs
+    tools in the browser; a client that calls the provider from the page)."""
+    return path.endswith((".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")) and bool(_VIEW_MODULE.search(text))
+
+
+def runtime_code_only(static: StaticResult, text_of: Callable[[str], str | None] | None = None) -> None:
     """Drop every candidate cited in test or example code, whichever engine or rule proposed it: a fake model in
     a test, or a demo script's shortcut, is not a defect a user of the harness meets (the one place this is
-    decided for every check). Landmarks stay: an example may be the only place a library's loop is assembled."""
+    decided for every check). Landmarks stay: an example may be the only place a library's loop is assembled.
+    With `text_of` (a file's text by path), candidates in view modules (`is_view_module`) that hold no harness
+    landmark go too, except those of the checks a view can break itself (`_VIEW_CHECKS`): on packages never used for
+    tuning, 1 of 13 findings judged in such modules was true (none of C1 or C10)."""
+    harness = {lm.file for lm in static.landmarks if lm.kind in _HARNESS_KINDS}
+    views: dict[str, bool] = {}
+
+    def view(path: str) -> bool:
+        if path not in views:
+            text = text_of(path) if text_of is not None and path not in harness else None
+            views[path] = text is not None and is_view_module(path, text)
+        return views[path]
+
     for check, candidates in static.candidates.items():
-        static.candidates[check] = [c for c in candidates
-                                    if c.file is None or not (is_test_file(c.file) or is_example_file(c.file))]
+        static.candidates[check] = [c for c in candidates if c.file is None or not (
+            is_test_file(c.file) or is_example_file(c.file) or (check not in _VIEW_CHECKS and view(c.file)))]
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,15 +207,21 @@ def _listens_for_abort(fn: ir.Function, signals: list[str]) -> bool:
 
 
 def _signal_slot(callees: tuple, call: ir.Call) -> tuple[ir.Function, tuple[int, str, str | None]] | None:
-    """The one project function `call` reaches, with where it takes a signal it uses: (argument index, parameter
-    name, options field or None), from a parameter that is a signal or an options parameter whose declared type has
-    a signal field. None when the call reaches no single project function, or it takes no signal, or never reads
+    """A project function `call` reaches, with where it takes a signal it uses: (argument index, parameter name,
+    options field or None), from a parameter that is a signal or an options parameter whose declared type has a
+    signal field. Through dispatch (an interface's implementations) every target with a body must take and read
+    one in the same slot. None when the call reaches no project function, or one takes no signal, or never reads
     the one it takes. The slot, not the names around the call, says whether a signal is handed on: `options.messages`
     passes a piece of the options, not their signal."""
-    targets = [c for c in callees if isinstance(c, ir.Function)]
-    if len(targets) != 1:
+    bodied = [c for c in callees if isinstance(c, ir.Function) and c.body]
+    slots = [_slot_in(c, call) for c in bodied]
+    if not slots or any(s is None for s in slots) or len({(s[0], s[2]) for s in slots if s is not None}) > 1:
         return None
-    callee = targets[0]
+    assert slots[0] is not None
+    return bodied[0], slots[0]
+
+
+def _slot_in(callee: ir.Function, call: ir.Call) -> tuple[int, str, str | None] | None:
     params = list(callee.params)
     if params and callee.module.lang == "python" and callee.cls is not None and params[0].name in ("self", "cls") \
             and isinstance(call.func, ir.Attr):
@@ -226,15 +232,15 @@ def _signal_slot(callees: tuple, call: ir.Call) -> tuple[ir.Function, tuple[int,
         if p.kind != "pattern" and ((p.type and _SIGNAL_WORD.fullmatch(p.type.split("|")[0].strip().rstrip("?")))
                                     or _SIGNAL_PARAM.fullmatch(p.name)):
             if _reads_name(callee, p.name):
-                return callee, (i, p.name, None)
+                return i, p.name, None
             continue
         for name in (p.names if p.kind == "pattern" else ()):
             if _SIGNAL_PARAM.fullmatch(name) and _reads_name(callee, name):
-                return callee, (i, p.name, name)
+                return i, p.name, name
         if p.kind != "pattern" and p.type:
             for field in _signal_fields(p.type):
                 if _reads_field(callee, p.name, field):
-                    return callee, (i, p.name, field)
+                    return i, p.name, field
     return None
 
 
