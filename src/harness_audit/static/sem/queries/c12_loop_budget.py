@@ -56,14 +56,16 @@ def counter_reset_on_failure(ctx: Context) -> Iterator[Report]:
         compared = _compared_counters(fn)
         if not compared:
             continue
+        loops = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Loop)]
         for node in ir.walk_block(fn.body):
             if not isinstance(node, ir.Handler):
                 continue
             for stmt in ir.walk_block(node.body):
                 if isinstance(stmt, ir.Assign) and stmt.op == "=" and isinstance(stmt.value, ir.Lit) and \
-                        stmt.value.value == 0:
+                        stmt.value.value == 0 and not stmt.decl:  # `let retries = 0`: a new count, not a reset
                     for t in stmt.targets:
-                        if expr_chain(t) in compared:
+                        if expr_chain(t) in compared and (not isinstance(t, ir.Name) or
+                                                          _goes_back_to_compare(loops, node, expr_chain(t))):
                             yield Report(
                                 site=Site(fn, stmt),
                                 claim=f"`{expr_chain(t)}` is the counter a ceiling compares against its limit, and "
@@ -214,6 +216,20 @@ def _counts_turns(fn: ir.Function, call: ir.Node) -> bool:
         return False
     return any(isinstance(n, ir.Op) and n.op == "+" and any(isinstance(o, ir.Lit) and o.value == 1 for o in n.operands)
                for n in ir.walk(call))
+
+
+def _goes_back_to_compare(loops: list[ir.Loop], handler: ir.Handler, counter: str) -> bool:
+    """A local counter reset in `handler` is read again by the ceiling only when the handler lies inside a loop
+    that compares it: set to 0 before a loop of its own inside the handler, it starts a new count (a health poll
+    after a failed restart), it resets nothing."""
+    for loop in loops:
+        body = list(ir.walk_block(loop.body))
+        if any(n is handler for n in body) and any(
+                isinstance(n, ir.Op) and n.op in ("<", "<=", ">", ">=") and len(n.operands) == 2 and
+                any(expr_chain(x) == counter for x in n.operands)
+                for n in (*(ir.walk(loop.test) if loop.test is not None else ()), *body)):
+            return True
+    return False
 
 
 def _compared_counters(fn: ir.Function) -> set[str]:
