@@ -46,13 +46,15 @@ def is_test_file(path: str) -> bool:
 
 
 _EXAMPLE_DIRS = frozenset({"examples", "example", "demos", "demo", "samples", "cookbook", "guides", "tutorials",
-                           "tutorial", "playground", "playgrounds",
+                           "tutorial", "playground", "playgrounds", "templates", "template",
                            "evaluation", "evaluations", "evals", "benchmarks", ".github"})
 
 
 def is_example_file(path: str) -> bool:
     """Example code (an `examples/`, `demo/`, `samples/`, `cookbook/`, `guides/`, `tutorials/` or `playground/`
-    folder inside the audited root) shows how to use the harness, and evaluation, benchmark and CI code
+    folder inside the audited root) shows how to use the harness, a generator's `templates/` are code it writes
+    into the projects it creates (blind reviews 5 and 12: three findings there, none true), and evaluation,
+    benchmark and CI code
     (`evaluation/`, `evals/`, `benchmarks/`, `.github/`)
     measures or builds it; neither is the harness's runtime. Only folders below the root count: an audit pointed at
     an example itself (`harness-audit examples/agent_loop`) audits it as the harness it is."""
