@@ -228,7 +228,8 @@ def _model_checks(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[_
     """Containment checks in `fn` whose checked value is model-supplied (or, in a web route handler, comes from
     the request)."""
     return [c for c in _checks(mod, project, fn)
-            if idioms.model_sourced_wide(project, mod, c.checked) or _request_sourced(mod, fn, c.checked)]
+            if (idioms.model_sourced_wide(project, mod, c.checked) or _request_sourced(mod, fn, c.checked)) and
+            not _enumerated_from_root(mod, fn, c) and not _after_every_use(mod, fn, c)]
 
 
 def _temp_generated(mod: PyModule, fn: FunctionNode, path: ast.expr) -> bool:
@@ -315,6 +316,36 @@ def _relative_name_only(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
         if mod.enclosing_function(call) is fn and any(_uses_checked(mod, fn, path, [check]) for path in paths):
             return False
     return True
+
+
+_LISTINGS = frozenset({"rglob", "glob", "iterdir", "walk", "scandir", "listdir"})
+
+
+def _enumerated_from_root(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
+    """The checked path is an entry listed from the very root it is compared with (`for path in
+    root.rglob("*"): path.relative_to(root)`): inside it by construction, so the comparison computes a relative
+    name and checks nothing (the model chose the root, and the root is what must be confined). Not a check for any
+    rule: a file call on the entry is as unconfined as the root it was listed from."""
+    if check.root is None or not isinstance(check.checked, ast.Name):
+        return False
+    root = _src(mod, check.root)
+    for node in mod.walk(fn):
+        if isinstance(node, ast.For | ast.AsyncFor) and isinstance(node.target, ast.Name) and \
+                node.target.id == check.checked.id and isinstance(node.iter, ast.Call):
+            func = node.iter.func
+            if isinstance(func, ast.Attribute) and func.attr in _LISTINGS and _src(mod, func.value) == root:
+                return True
+    return False
+
+
+def _after_every_use(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
+    """Every file call of the function on the checked value comes before the comparison (the file is written,
+    then its path is made relative for the reply): a test after the use guards nothing, and a `relative_to` there
+    computes a name; not a check for any rule. False when no file call of the function uses the value (a caller
+    may rely on the check)."""
+    uses = [call for call, paths in _sinks(mod) if mod.enclosing_function(call) is fn and
+            any(_uses_checked(mod, fn, path, [check]) for path in paths)]
+    return bool(uses) and all(call.lineno < check.node.lineno for call in uses)
 
 
 def _has_separator(mod: PyModule, fn: FunctionNode, root: ast.expr) -> bool:
