@@ -229,8 +229,7 @@ def _slot_in(callee: ir.Function, call: ir.Call) -> tuple[int, str, str | None] 
     for i, p in enumerate(params):
         if p.kind in ("star", "kw"):
             return None  # `*args`/`**kw`: where the call's arguments land cannot be told
-        if p.kind != "pattern" and ((p.type and _SIGNAL_WORD.fullmatch(p.type.split("|")[0].strip().rstrip("?")))
-                                    or _SIGNAL_PARAM.fullmatch(p.name)):
+        if p.kind != "pattern" and _signal_param(p, callee.module.lang):
             if _reads_name(callee, p.name):
                 return i, p.name, None
             continue
@@ -244,10 +243,25 @@ def _slot_in(callee: ir.Function, call: ir.Call) -> tuple[int, str, str | None] 
     return None
 
 
-_SIGNAL_WORD = re.compile(r"AbortSignal|CancellationToken|CancelToken|(?:asyncio\.|threading\.)?Event")
+def _signal_param(p: ir.Param, lang: str) -> bool:
+    """A parameter that takes a cancellation signal: declared as one (`token?: CancellationToken`), an event named
+    for stopping (`cancel_event: asyncio.Event`), or named as one (`abortSignal`, `cancellation_token`; `signal`
+    only outside Python, where it is as often an OS signal number; never a bare `token`, as often a credential)."""
+    declared = (p.type or "").split("|")[0].strip().rstrip("?")
+    if _SIGNAL_WORD.fullmatch(declared):
+        return True
+    if _EVENT_WORD.fullmatch(declared):
+        return bool(_STOPPING.search(p.name))
+    return bool(_SIGNAL_PARAM.fullmatch(p.name)) and not (lang == "python" and p.name == "signal")
+
+
+_SIGNAL_WORD = re.compile(r"AbortSignal|CancellationToken|CancelToken")
 """A parameter's whole declared type that is a signal (`signal: AbortSignal`, `token?: CancellationToken`)."""
+_EVENT_WORD = re.compile(r"(?:asyncio\.|threading\.)?Event")
+"""An event type: a signal only when named for stopping (a DOM `Event`, a "ready" event are not)."""
+_STOPPING = re.compile(r"(?i)cancel|stop|abort|shutdown|interrupt")
 _SIGNAL_PARAM = re.compile(r"signal|abortSignal|cancellationToken|cancelToken|cancel_event|cancel_token|stop_event|"
-                           r"abort_signal|cancellation_token|token")
+                           r"abort_signal|cancellation_token")
 """Parameter names that hold a signal whatever their type says."""
 
 
