@@ -169,10 +169,12 @@ def _pathish_startswith(mod: PyModule, fn: FunctionNode, value: ast.expr, prefix
 
 
 def _helper_validates(mod: PyModule, project: PyProject, fn: FunctionNode, expr: ast.expr) -> bool:
-    """Whether the value passed through a call that may validate it (a project function, or a `safe_…` helper)."""
+    """Whether the value passed through a call that may validate it (a project function, or a `safe_…` helper); an
+    entry listed from a root (`for p in root.rglob("*")`) is as validated as the root."""
     pending: list[ast.AST] = [expr]
     seen: set[int] = set()
     values = idioms.assigned_values(mod, fn)
+    listed = _listing_roots(mod, fn)
     while pending:
         cur = pending.pop()
         if id(cur) in seen:
@@ -185,7 +187,23 @@ def _helper_validates(mod: PyModule, project: PyProject, fn: FunctionNode, expr:
                     return True
             elif isinstance(node, ast.Name):
                 pending.extend(values.get(node.id, []))
+                pending.extend(listed.get(node.id, []))
     return False
+
+
+_LISTINGS = frozenset({"rglob", "glob", "iterdir", "walk", "scandir", "listdir"})
+
+
+def _listing_roots(mod: PyModule, fn: FunctionNode) -> dict[str, list[ast.expr]]:
+    """Loop names bound to the entries of a directory listing (`for path in root.rglob("*")`), with the roots
+    listed."""
+    out: dict[str, list[ast.expr]] = {}
+    for node in mod.walk(fn):
+        if isinstance(node, ast.For | ast.AsyncFor) and isinstance(node.target, ast.Name) and \
+                isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Attribute) and \
+                node.iter.func.attr in _LISTINGS:
+            out.setdefault(node.target.id, []).append(node.iter.func.value)
+    return out
 
 
 _ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "route", "api_route", "websocket"}
@@ -318,9 +336,6 @@ def _relative_name_only(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
     return True
 
 
-_LISTINGS = frozenset({"rglob", "glob", "iterdir", "walk", "scandir", "listdir"})
-
-
 def _enumerated_from_root(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
     """The checked path is an entry listed from the very root it is compared with (`for path in
     root.rglob("*"): path.relative_to(root)`): inside it by construction, so the comparison computes a relative
@@ -329,13 +344,7 @@ def _enumerated_from_root(mod: PyModule, fn: FunctionNode, check: _Check) -> boo
     if check.root is None or not isinstance(check.checked, ast.Name):
         return False
     root = _src(mod, check.root)
-    for node in mod.walk(fn):
-        if isinstance(node, ast.For | ast.AsyncFor) and isinstance(node.target, ast.Name) and \
-                node.target.id == check.checked.id and isinstance(node.iter, ast.Call):
-            func = node.iter.func
-            if isinstance(func, ast.Attribute) and func.attr in _LISTINGS and _src(mod, func.value) == root:
-                return True
-    return False
+    return any(_src(mod, listed) == root for listed in _listing_roots(mod, fn).get(check.checked.id, []))
 
 
 def _after_every_use(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
