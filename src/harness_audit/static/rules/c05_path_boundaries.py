@@ -169,12 +169,10 @@ def _pathish_startswith(mod: PyModule, fn: FunctionNode, value: ast.expr, prefix
 
 
 def _helper_validates(mod: PyModule, project: PyProject, fn: FunctionNode, expr: ast.expr) -> bool:
-    """Whether the value passed through a call that may validate it (a project function, or a `safe_…` helper); an
-    entry listed from a root (`for p in root.rglob("*")`) is as validated as the root."""
+    """Whether the value passed through a call that may validate it (a project function, or a `safe_…` helper)."""
     pending: list[ast.AST] = [expr]
     seen: set[int] = set()
     values = idioms.assigned_values(mod, fn)
-    listed = _listing_roots(mod, fn)
     while pending:
         cur = pending.pop()
         if id(cur) in seen:
@@ -187,23 +185,7 @@ def _helper_validates(mod: PyModule, project: PyProject, fn: FunctionNode, expr:
                     return True
             elif isinstance(node, ast.Name):
                 pending.extend(values.get(node.id, []))
-                pending.extend(listed.get(node.id, []))
     return False
-
-
-_LISTINGS = frozenset({"rglob", "glob", "iterdir", "walk", "scandir", "listdir"})
-
-
-def _listing_roots(mod: PyModule, fn: FunctionNode) -> dict[str, list[ast.expr]]:
-    """Loop names bound to the entries of a directory listing (`for path in root.rglob("*")`), with the roots
-    listed."""
-    out: dict[str, list[ast.expr]] = {}
-    for node in mod.walk(fn):
-        if isinstance(node, ast.For | ast.AsyncFor) and isinstance(node.target, ast.Name) and \
-                isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Attribute) and \
-                node.iter.func.attr in _LISTINGS:
-            out.setdefault(node.target.id, []).append(node.iter.func.value)
-    return out
 
 
 _ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "route", "api_route", "websocket"}
@@ -247,7 +229,7 @@ def _model_checks(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[_
     the request)."""
     return [c for c in _checks(mod, project, fn)
             if (idioms.model_sourced_wide(project, mod, c.checked) or _request_sourced(mod, fn, c.checked)) and
-            not _enumerated_from_root(mod, fn, c) and not _after_every_use(mod, fn, c)]
+            not _after_every_use(mod, fn, c)]
 
 
 def _temp_generated(mod: PyModule, fn: FunctionNode, path: ast.expr) -> bool:
@@ -334,17 +316,6 @@ def _relative_name_only(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
         if mod.enclosing_function(call) is fn and any(_uses_checked(mod, fn, path, [check]) for path in paths):
             return False
     return True
-
-
-def _enumerated_from_root(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
-    """The checked path is an entry listed from the very root it is compared with (`for path in
-    root.rglob("*"): path.relative_to(root)`): inside it by construction, so the comparison computes a relative
-    name and checks nothing (the model chose the root, and the root is what must be confined). Not a check for any
-    rule: a file call on the entry is as unconfined as the root it was listed from."""
-    if check.root is None or not isinstance(check.checked, ast.Name):
-        return False
-    root = _src(mod, check.root)
-    return any(_src(mod, listed) == root for listed in _listing_roots(mod, fn).get(check.checked.id, []))
 
 
 def _after_every_use(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
