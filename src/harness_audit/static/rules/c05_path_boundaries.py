@@ -321,10 +321,12 @@ def _relative_name_only(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
 def _after_every_use(mod: PyModule, fn: FunctionNode, check: _Check) -> bool:
     """Every file call of the function on the checked value comes before the comparison (the file is written,
     then its path is made relative for the reply): a test after the use guards nothing, and a `relative_to` there
-    computes a name; not a check for any rule. False when no file call of the function uses the value (a caller
-    may rely on the check)."""
-    uses = [call for call, paths in _sinks(mod) if mod.enclosing_function(call) is fn and
-            any(_uses_checked(mod, fn, path, [check]) for path in paths)]
+    computes a name; not a check for any rule. False when no file call of the function uses the value itself or a
+    name derived from it (a caller may rely on the check)."""
+    checked = _src(mod, check.checked)
+    uses = [call for call, paths in _sinks(mod) if mod.enclosing_function(call) is fn and any(
+        _src(mod, path) == checked or (isinstance(check.checked, ast.Name) and
+                                       check.checked.id in _derived_names(mod, fn, path)) for path in paths)]
     return bool(uses) and all(call.lineno < check.node.lineno for call in uses)
 
 
