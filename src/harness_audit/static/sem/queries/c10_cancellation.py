@@ -171,14 +171,23 @@ def signal_left_out(ctx: Context) -> Iterator[Report]:
     for fn in ctx.facts.functions:
         # the signals the function was handed or made: a controller kept in a field is the object's own (a timer
         # loop's, a shutdown's), and a callee could read the field itself
-        signals = [s for s in ctx.roles.signals_in_scope(fn) if not s.startswith(("this.", "self."))]
+        signals = [s for s in ctx.roles.signals_in_scope(fn) if not s.startswith(("this.", "self."))
+                   and not _function_typed(fn, s)]
         if not signals or _listens_for_abort(fn, signals):
             continue
         for call, callees in ctx.facts.calls(fn):
+            if call.new:
+                continue  # a new source or object taking a parent signal links, a different question
             slot = _signal_slot(callees, call)
             if slot is None or _fills(call, *slot[1]):
                 continue
             callee, (_, param, field) = slot
+            # what the callee would cancel must matter: a request, a process, or the run's own next turn (a call
+            # back into the cycle the caller lies on); a prompt renderer's or a formatter's token does not
+            cycle = ctx.sums.cycle_of(fn)
+            if not (_CANCELLABLE & set(ctx.sums.of_call(fn, call)) or
+                    (cycle is not None and cycle == ctx.sums.cycle_of(callee))):
+                continue
             taken = f"`{param}.{field}`" if field and field not in param else f"`{field or param}`"
             yield Report(
                 site=Site(fn, call),
@@ -187,6 +196,22 @@ def signal_left_out(ctx: Context) -> Iterator[Report]:
                 consequence=f"When the user stops the run, what `{callee.name}` would have cancelled with its signal "
                             "(a request, a tool run, the next turn) goes on in the background.",
                 direction=f"Hand the signal on (`{field or param}: {signals[0]}` or the matching argument).")
+
+
+_CANCELLABLE = frozenset({apis.MODEL, HTTP_SEND, HTTP_GET, apis.SPAWN})
+"""Effects a dropped signal leaves running: a model request, an HTTP request, a child process."""
+
+
+def _function_typed(fn: ir.Function, name: str) -> bool:
+    """`name` is a parameter (of `fn` or an enclosing function) declared as a function (`callback: (token:
+    CancellationToken) => Promise<T>`): it takes a signal, it does not hold one."""
+    scope: ir.Function | None = fn
+    while scope is not None:
+        for p in scope.params:
+            if p.name == name:
+                return bool(p.type and "=>" in p.type)
+        scope = scope.parent
+    return False
 
 
 def _listens_for_abort(fn: ir.Function, signals: list[str]) -> bool:
