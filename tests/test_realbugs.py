@@ -107,6 +107,8 @@ def test_export_then_score_detects_before_and_is_silent_after(tmp_path: Path, mi
     result = rb.run_case(cases[0], engine, trees)
     assert result.error == ""
     assert result.detected and not result.still_flagged
+    # each flag names what reported it, so a detection can be traced to the rule or query that made it
+    assert result.pre_flags and all(f.source.startswith("static:C12/") for f in result.pre_flags)
     # a check the tree gives nothing to look at (exit 3, "not covered", a report written all the same) is a miss
     uncovered = rb.Case.model_validate(_case(pre, fix, check="C6"))
     result = rb.run_case(uncovered, engine, trees)

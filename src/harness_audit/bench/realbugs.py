@@ -210,6 +210,8 @@ class Flag:
     check: str
     file: str
     line: int
+    source: str = ""
+    """The engine's name for what reported it (`static:C1/except-continue-skips-result`), where it gives one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,11 +336,12 @@ def flags_of_report(data: dict[str, object]) -> list[Flag]:
     findings = data.get("findings")
     for f in findings if isinstance(findings, list) else []:
         if isinstance(f, dict) and f.get("file") and f.get("line"):
-            flags.append(Flag(str(f["check"]), str(f["file"]), int(f["line"])))
+            source = str(f.get("source") or "")
+            flags.append(Flag(str(f["check"]), str(f["file"]), int(f["line"]), source))
             for extra in f.get("also_at", []) or []:
                 file, _, line = str(extra).rpartition(":")
                 if file and line.isdigit():
-                    flags.append(Flag(str(f["check"]), file, int(line)))
+                    flags.append(Flag(str(f["check"]), file, int(line), source))
     return flags
 
 
