@@ -15,8 +15,8 @@ from harness_audit.findings import CheckId, Verdict
 CORPUS = Path(__file__).parent / "bench_corpus"
 TUNED_CORPORA = [CORPUS, *(CORPUS.with_name(f"bench_corpus_ts{n}") for n in ("", "_holdout", "_holdout2", "_holdout3",
                                                                               "_holdout4"))]
-"""The corpora the rules were developed against and meet the bar on: Python; TS/JS; four blind TS/JS sets, each
-studied in a later round after it had measured the round before."""
+"""The corpora the rules were developed against: Python; TS/JS; four blind TS/JS sets, each studied in a later round
+after it had measured the round before."""
 HELD_OUT = [CORPUS.with_name(n) for n in ("bench_corpus_ts_holdout5", "bench_corpus_py_holdout")]
 """Never studied: the held-out measurements of the TS/JS and the Python engines, run by hand (their numbers are in
 benchmarks/README.md), checked here only for a valid answer key."""
@@ -33,13 +33,21 @@ def test_answer_key_loads_and_names_every_check(corpus: Path) -> None:
         assert (corpus / project).is_dir()
 
 
+DETECTED = {"bench_corpus": 74, "bench_corpus_ts": 59, "bench_corpus_ts_holdout": 56, "bench_corpus_ts_holdout2": 48,
+            "bench_corpus_ts_holdout3": 52, "bench_corpus_ts_holdout4": 53}
+"""Planted defects the default engine finds in each tuned corpus (of 98, 70, 62, 53, 62, 65). These corpora shaped
+the rules, so their detection says little about real code (issue 11) and is no bar: it was 90-100% until the 62
+rules that fired on none of 109 real trees were deleted (benchmarks/README.md, "Rules that never fire"). It is held
+here so that a change which loses a defect says so; 0 control false positives is the bar."""
+
+
 @pytest.mark.parametrize("corpus", TUNED_CORPORA, ids=lambda p: p.name)
-def test_engine_meets_the_bar_on_the_corpus(corpus: Path) -> None:
+def test_engine_keeps_its_detections_and_no_false_positive_on_the_corpus(corpus: Path) -> None:
     key = load_answers(corpus)
     run = run_engine(corpus, key)
     s = score(run, key)
     missed = "\n".join(f"{d.check} {d.project}/{d.file}:{d.lines} {d.note}" for d in s.missed)
-    assert s.detection >= 0.90, f"detection {s.detection:.1%}; missed:\n{missed}"
+    assert s.detected >= DETECTED[corpus.name], f"detected {s.detected} of {s.defects}; missed:\n{missed}"
     assert not s.false_positives, [(c.note, h) for c, h in s.false_positives]
 
 

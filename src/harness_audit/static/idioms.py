@@ -41,7 +41,6 @@ RETRY_DECORATORS = {
     "retry.retry", "async_retrying.retry", "tenacity.asyncio.retry",
 }
 RETRY_ITERATORS = {"tenacity.Retrying", "tenacity.AsyncRetrying", "stamina.retry_context"}
-_WRITE_MODE = re.compile(r"[wax+]")
 
 
 def last(name: str) -> str:
@@ -135,18 +134,6 @@ def retry_decorator(mod: PyModule, fn: FunctionNode) -> ast.expr | None:
         if name in RETRY_DECORATORS or last(name) in {"retry", "on_exception", "retry_async", "async_retry"}:
             return dec
     return None
-
-
-def is_file_write(mod: PyModule, call: ast.Call) -> bool:
-    """Whether `call` writes or deletes a file (open for writing, write_text, json.dump, os.remove…)."""
-    name = mod.call_name(call)
-    if name in {"open", "io.open", "aiofiles.open", "codecs.open", "os.open"} or name.endswith(".open"):
-        mode = call.args[1] if len(call.args) > 1 else mod.keyword(call, "mode")
-        return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and bool(_WRITE_MODE.search(mode.value))
-    return last(name) in {"write_text", "write_bytes"} or name in {
-        "json.dump", "pickle.dump", "yaml.dump", "yaml.safe_dump", "shutil.copy", "shutil.copyfile", "shutil.move",
-        "shutil.rmtree", "os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir", "os.makedirs",
-    }
 
 
 _MESSAGE_NAME = re.compile(r"(messages|history|conversation|transcript|chat_log|turns|context|msgs|dialog)", re.I)

@@ -11,8 +11,6 @@ Shapes detected:
   or inside an `asyncio.TaskGroup` / anyio task group, with a per-call coroutine that can raise.
 - `executor-map-stops-at-first-error`: tool calls run with `Executor.map` (raises at the first failed item while
   consuming in order) or collected with `future.result()` in an `as_completed` loop with no per-future `try`.
-- `futures-collected-without-catch`: submitted tool calls collected in one comprehension `[f.result() for f in
-  futures]` with no `try`, while the submitted function does not catch its errors.
 """
 
 from __future__ import annotations
@@ -686,42 +684,6 @@ def executor_map_stops_at_first_error(mod: PyModule, project: PyProject) -> Iter
             )
 
 
-@rule(CheckId.C1, lang="python", name="futures-collected-without-catch")
-def futures_collected_without_catch(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags the futures of submitted tool calls collected in one comprehension, `[f.result() for f in futures]`,
-    with no `try` around it. The first failing (or timed-out) call raises out of the comprehension and the results
-    of every other call of the batch are dropped."""
-    for comp in [*mod.nodes(ast.ListComp), *mod.nodes(ast.GeneratorExp)]:
-        assert isinstance(comp, ast.ListComp | ast.GeneratorExp)
-        elt = comp.elt
-        if not (isinstance(elt, ast.Call) and isinstance(elt.func, ast.Attribute) and elt.func.attr == "result"
-                and isinstance(elt.func.value, ast.Name) and len(comp.generators) == 1):
-            continue
-        gen = comp.generators[0]
-        if not (isinstance(gen.target, ast.Name) and gen.target.id == elt.func.value.id):
-            continue
-        fn = mod.enclosing_function(comp)
-        if fn is None or not _tool_ish(mod, fn, gen.iter):
-            continue
-        if any(part == "body" for _, part in mod.enclosing_trys(comp)) or _answered_by_handler(mod, project, comp):
-            continue
-        submitted = _submitted_functions(mod, project, fn)
-        if not submitted or any(_catches_all(r.module, r.node) for r in submitted):
-            continue
-        timeout = " (or times out)" if elt.args or elt.keywords else ""
-        yield Hit(
-            node=comp,
-            verdict=Verdict.SUSPECTED,
-            claim=f"the futures of the tool calls are collected with `[{_text(elt)} for ...]` and no `try`: the "
-                  f"first call that raises{timeout} aborts the collection (`{submitted[0].symbol}` does not catch "
-                  "its errors)",
-            consequence="every call of the batch is left without a result, including the ones that succeeded",
-            direction="collect each future in its own `try` and turn its exception into that call's error result",
-            confirm_hint=f"verify that `{submitted[0].symbol}` can raise for a tool failure and that nothing "
-                         "around the caller answers the batch's calls",
-        )
-
-
 def _submitted_functions(mod: PyModule, project: PyProject, fn: FunctionNode | None) -> list[FuncRef]:
     """Project functions handed to `executor.submit(...)` in the function that collects the futures."""
     scope: ast.AST = fn if fn is not None else mod.tree
@@ -732,25 +694,6 @@ def _submitted_functions(mod: PyModule, project: PyProject, fn: FunctionNode | N
                 if isinstance(arg, ast.Name | ast.Attribute):
                     refs.extend(project.resolve_call(mod, ast.Call(func=arg, args=[], keywords=[])))
     return refs
-
-
-# ---------------------------------------------------------------- calls dropped before dispatch
-def _result_builders(mod: PyModule) -> set[int]:
-    """Ids of the functions that return a tool result they build (`return {"type": "tool_result", ...}`), found
-    from the module's constants (no walk per function)."""
-    out: set[int] = set()
-    for const in mod.nodes(ast.Constant, any_order=True):  # builds a set
-        if not (isinstance(const, ast.Constant) and const.value in _RESULT_KEYS):
-            continue
-        for anc in mod.ancestors(const):
-            if isinstance(anc, ast.Return):
-                fn = mod.enclosing_function(anc)
-                if fn is not None:
-                    out.add(id(fn))
-                break
-            if isinstance(anc, ast.stmt):
-                break
-    return out
 
 
 _NAME_LOOKUP = re.compile(r"\.(has|has_tool|exists|contains|is_registered|supports|get)\(", re.I)
@@ -802,38 +745,6 @@ def _returns_nothing(stmts: list[ast.stmt]) -> ast.Return | None:
                                         and ret.value.value is None):
         return ret
     return None
-
-
-@rule(CheckId.C1, lang="python", name="skipped-call-returns-no-result")
-def skipped_call_returns_no_result(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a per-call function that builds the call's tool result but returns `None` on an unknown-tool, denial or
-    validation check. The caller has nothing to append for that call (typically it filters the `None`s out), so the
-    call id is left without a result."""
-    builders = _result_builders(mod)
-    for fn in mod.functions():
-        if id(fn) not in builders:
-            continue
-        for node in _in_range(mod, ast.If, fn):
-            if not isinstance(node, ast.If) or mod.enclosing_function(node) is not fn or mod.enclosing_loops(node):
-                continue
-            ret = _returns_nothing(node.body)
-            if ret is None or _raises(mod, node.body) or _block_records(mod, project, node.body):
-                continue
-            reason = _skip_reason(mod, node.test)
-            if reason is None:
-                continue
-            yield Hit(
-                node=node,
-                verdict=Verdict.SUSPECTED,
-                claim=f"`{fn.name}` builds the call's tool result but returns `None` on the {reason} check, so "
-                      "the caller gets no result for that call",
-                consequence="the call id is left unanswered in history; the next request is rejected by the "
-                            "provider (HTTP 400) and the model is never told the tool was unavailable",
-                direction="return an error tool result (\"unknown tool\", \"not allowed\") for that call id instead "
-                          "of `None`",
-                confirm_hint=f"verify that the caller of `{fn.name}` drops the `None` (e.g. filters it out) and "
-                             "records nothing else for that call id",
-            )
 
 
 def _appends_target(mod: PyModule, loop: ast.For | ast.AsyncFor, target: str) -> ast.Call | None:
@@ -896,76 +807,7 @@ def _later_loop_over_kept(mod: PyModule, loop: ast.AST) -> bool:
     return False
 
 
-# ---------------------------------------------------------------- interruption checkpoints unanswered calls
-_INTERRUPTS = {"KeyboardInterrupt", "CancelledError", "asyncio.CancelledError", "BaseException"}
 _PERSIST = re.compile(r"(^|_)(save|persist|checkpoint|dump|flush|store)\w*$", re.I)
 _RUN_CALLS = re.compile(
     r"((run|execute|exec|invoke|dispatch|handle|process|call)_?\w*(tool|function)_?(calls?|uses?)?|"
     r"(run|execute|dispatch|handle|process)_?\w*calls)$", re.I)
-
-
-_TOOL_RESULT_WORD = re.compile(r"(tool_?results?|cancel|dangling|unanswered|orphan|pending_?calls|repair)", re.I)
-
-
-def _answers_with_results(mod: PyModule, project: PyProject, stmts: list[ast.stmt]) -> bool:
-    """Whether a handler (or a helper it calls, one hop) records tool results: a result key, a `"tool"` role, or a
-    helper named for results / cancellation / dangling calls."""
-    refs: list[FuncRef] = []
-    for node in mod.walk_body(stmts):
-        if isinstance(node, ast.Constant) and (node.value in _RESULT_KEYS or node.value == "tool"):
-            return True
-        if isinstance(node, ast.Call):
-            if _TOOL_RESULT_WORD.search(mod.call_name(node) or ""):
-                return True
-            refs.extend(project.resolve_call(mod, node))
-    return any(isinstance(n, ast.Constant) and (n.value in _RESULT_KEYS or n.value == "tool")
-               for r in refs for n in r.module.walk(r.node))
-
-
-def _persists(mod: PyModule, stmts: list[ast.stmt]) -> ast.Call | None:
-    for node in mod.walk_body(stmts):
-        if isinstance(node, ast.Call) and _PERSIST.search(idioms.last(mod.call_name(node) or "")):
-            return node
-    return None
-
-
-@rule(CheckId.C1, lang="python", name="interrupt-saves-unanswered-calls")
-def interrupt_saves_unanswered_calls(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags an `except KeyboardInterrupt` / `CancelledError` around a turn loop that appends the assistant message
-    and then runs its tool calls, when the handler saves the history without recording a result (a synthetic
-    "cancelled") for the calls that had not finished. The saved session ends with unanswered calls and resuming it
-    is rejected by the provider."""
-    for tr in mod.trys():
-        if not any(mod.handler_names(h) & _INTERRUPTS for h in tr.handlers):
-            continue
-        body = list(mod.walk_body(tr.body))
-        runs = [n for n in body if isinstance(n, ast.Call)
-                and _RUN_CALLS.search(idioms.last(mod.call_name(n) or ""))]
-        if not runs:
-            continue
-        appends = [n for n in body if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                   and n.func.attr in {"append", "extend"} and idioms.is_message_list(mod, n.func.value)
-                   and n.lineno < runs[0].lineno]
-        if not appends:
-            continue
-        for handler in tr.handlers:
-            names = mod.handler_names(handler)
-            if not names & _INTERRUPTS:
-                continue
-            save = _persists(mod, handler.body)
-            if save is None or _answers_with_results(mod, project, handler.body):
-                continue
-            caught = ", ".join(sorted(names))
-            yield Hit(
-                node=handler,
-                verdict=Verdict.SUSPECTED,
-                claim=f"the handler for {caught} saves the history (`{mod.call_name(save)}`) while the assistant "
-                      f"message's tool calls run in `{mod.call_name(runs[0])}` may have no results yet; no "
-                      "synthetic 'cancelled' result is recorded",
-                consequence="the checkpoint ends with unanswered tool calls; the resumed session sends them and "
-                            "the provider rejects the request (HTTP 400)",
-                direction="before saving, append a 'cancelled' tool result for every call of the last assistant "
-                          "message that has none (or drop that message)",
-                confirm_hint=f"verify that `{mod.call_name(save)}` persists the message list that is later resumed "
-                             "and that nothing on load answers the dangling calls",
-            )

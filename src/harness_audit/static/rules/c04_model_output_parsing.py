@@ -5,8 +5,6 @@ Shapes detected:
   JSON reply) with no handler for malformed JSON in the function or in any caller up to two hops.
 - `truncated-stream-calls-kept`: streamed tool-call fragments are accumulated and nothing in the project compares
   `finish_reason` / `stop_reason` with `length` / `max_tokens`, so a cut-off stream yields "complete" calls.
-- `length-finish-only-logged`: `if finish_reason == "length":` whose branch only logs, after which the reply's tool
-  calls are committed anyway.
 - `delta-index-into-list`: streamed fragments are placed with `calls[delta.index]` into a list.
 - `call-appended-per-delta`: every streamed fragment is appended to the calls as a new call object.
 """
@@ -324,72 +322,6 @@ def truncated_stream_calls_kept(mod: PyModule, project: PyProject) -> Iterator[H
                         "executed or stored as if complete",
             direction="capture finish_reason/stop_reason from the stream and, on `length`/`max_tokens`, discard the "
                       "accumulated calls instead of executing them",
-        )
-
-
-# ---------------------------------------------------------------- a token-limit stop that is only logged
-_LENGTH_STOP = {"length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_length"}
-_NOTE_CALL = re.compile(r"^(log|logger|logging|_log|_logger|LOG|LOGGER|warnings|console|self\.log|self\.logger|"
-                        r"self\._log|self\._logger|self\.events|self\.trace|events|trace)\.\w+$|^(print|warn)$")
-_CALLS_TEXT = re.compile(r"\btool_calls\b|\btool_use\b|\btoolCalls\b|\.calls\b|\[['\"]tool_calls['\"]\]")
-
-
-def _length_test(mod: PyModule, test: ast.expr) -> bool:
-    """`res.finish_reason == "length"`, `stop_reason in ("max_tokens",)`: true for a reply cut off by the token
-    limit (not its negation, not combined with other conditions)."""
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq | ast.In):
-        return False
-    sides = [test.left, *test.comparators]
-    values = {e.value for side in sides for e in ([side] if not isinstance(side, ast.Tuple | ast.List | ast.Set)
-                                                  else side.elts) if isinstance(e, ast.Constant)}
-    return bool(values & _LENGTH_STOP) and any(re.search(r"finish|stop_reason|stopReason", _src(mod, side))
-                                               for side in sides)
-
-
-def _only_notes(mod: PyModule, body: list[ast.stmt]) -> bool:
-    """Whether a branch only reports (log / print / emit calls, `pass`, `break`): nothing raised, returned or
-    assigned."""
-    for stmt in body:
-        if isinstance(stmt, ast.Pass | ast.Break):
-            continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
-                _NOTE_CALL.match(mod.call_name(stmt.value) or ""):
-            continue
-        return False
-    return True
-
-
-@rule(CheckId.C4, lang="python", name="length-finish-only-logged")
-def length_finish_only_logged(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags `if finish_reason == "length":` (or `stop_reason == "max_tokens"`) whose branch only logs, after which
-    the same function commits the reply's tool calls. The truncation was detected and then ignored: calls with
-    cut-off arguments are stored in history and executed as if complete."""
-    if "length" not in mod.source and "max_tokens" not in mod.source:
-        return
-    for node in mod.nodes(ast.If):
-        if node.orelse or not _length_test(mod, node.test) or not _only_notes(mod, node.body):
-            continue
-        fn = mod.enclosing_function(node)
-        if fn is None:
-            continue
-        loops = mod.enclosing_loops(node)
-        breaks = any(isinstance(s, ast.Break) for s in node.body)
-        end = (loops[0].end_lineno or loops[0].lineno) if breaks and loops else (node.end_lineno or node.lineno)
-        later = [n for n in mod.walk(fn) if isinstance(n, ast.stmt) and n.lineno > end]
-        if any(isinstance(n, ast.If) and re.search(r"finish|stop_reason|truncat", _src(mod, n.test)) for n in later):
-            continue  # checked again before the commit
-        commit = next((n for n in later if not isinstance(n, ast.If | ast.For | ast.While | ast.With | ast.Try)
-                       and _CALLS_TEXT.search(_src(mod, n))), None)
-        if commit is None:
-            continue
-        yield Hit(
-            node=node,
-            claim=f"the token-limit stop is detected here (`{_src(mod, node.test)}`) but only logged; the reply's "
-                  f"tool calls are committed at line {commit.lineno}",
-            consequence="a reply cut off by the token limit yields tool calls with truncated arguments, which are "
-                        "stored in history and executed as if complete",
-            direction="on a `length` / `max_tokens` stop discard the partial tool calls (or raise a truncation error "
-                      "the loop handles) instead of committing them",
         )
 
 

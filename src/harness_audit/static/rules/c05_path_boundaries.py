@@ -11,7 +11,6 @@ Shapes detected:
 - `lexical-path-containment`: the containment check runs on a path that was never resolved through symlinks
   (`abspath` / `normpath` / `os.path.join` then `startswith` / `is_relative_to` / `commonpath`).
 - `prefix-path-containment`: `startswith(root)` without a trailing separator (`/srv/app` admits `/srv/app-secrets`).
-- `checked-path-not-opened`: one value is checked and a different, unresolved one is opened.
 """
 
 from __future__ import annotations
@@ -386,34 +385,3 @@ def _uses_checked(mod: PyModule, fn: FunctionNode, path: ast.expr, checks: list[
         if checked_text and (checked_text in derivation or path_text in checked_text):
             return True
     return False
-
-
-@rule(CheckId.C5, lang="python", name="checked-path-not-opened")
-def checked_path_not_opened(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a function that checks one (resolved) value for containment and then opens a different, unchecked
-    model-supplied value. The check protects nothing: the raw path is what the file call follows."""
-    reported: set[FunctionNode] = set()
-    for call, paths in _sinks(mod):
-        fn = mod.enclosing_function(call)
-        if fn is None or fn in reported:
-            continue
-        checks = [c for c in _model_checks(mod, project, fn) if c.node.lineno <= call.lineno]
-        if not checks:
-            continue
-        for path in paths:
-            if not idioms.model_sourced_wide(project, mod, path) or _uses_checked(mod, fn, path, checks):
-                continue
-            if _temp_generated(mod, fn, path):
-                continue
-            reported.add(fn)
-            if _helper_validates(mod, project, fn, path):
-                continue
-            yield Hit(
-                node=call,
-                claim=f"`{_src(mod, checks[0].checked)}` is checked but `{_src(mod, path)}` is what "
-                      f"`{mod.call_name(call) or 'the file call'}` opens",
-                consequence="the containment check validates one value while the file call follows another, so "
-                            "`../` or a symlink still escapes",
-                direction="open exactly the resolved value that passed the containment check",
-            )
-            break

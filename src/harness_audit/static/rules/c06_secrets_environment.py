@@ -7,7 +7,6 @@ Shapes detected:
   always inherit. Suspected when the command is a shell string or a `command` parameter not traced to the model,
   or when a web route handler (`@app.post("/run")`) runs code or a command taken from its request.
 - `spawn-env-from-full-copy`: `env=` is built by a helper that copies the whole `os.environ` on some path.
-- `predictable-temp-script`: a tool path writes a file to a fixed `/tmp/...` name and hands it to a spawned command.
 """
 
 from __future__ import annotations
@@ -422,19 +421,6 @@ def _predictable_tmp(mod: PyModule, expr: ast.AST) -> bool:
     return False
 
 
-def _written_paths(mod: PyModule, fn: FunctionNode) -> list[ast.AST]:
-    """Path expressions `fn` writes to (`open(p, "w")`, `Path(p).write_text`, `shutil.copy(..., p)`)."""
-    out: list[ast.AST] = []
-    for node in mod.walk(fn):
-        if isinstance(node, ast.Call) and idioms.is_file_write(mod, node):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in {"write_text", "write_bytes"}:
-                out.append(func.value.args[0] if isinstance(func.value, ast.Call) and func.value.args else func.value)
-            elif node.args:
-                out.append(node.args[-1] if mod.call_name(node).startswith("shutil.") else node.args[0])
-    return out
-
-
 def _tmp_origin(mod: PyModule, fn: FunctionNode, expr: ast.AST) -> ast.AST | None:
     """The predictable temp-path expression `expr` is (or is bound to), if any."""
     if _predictable_tmp(mod, expr):
@@ -447,31 +433,3 @@ def _tmp_origin(mod: PyModule, fn: FunctionNode, expr: ast.AST) -> ast.AST | Non
             if _predictable_tmp(mod, value):
                 return value
     return None
-
-
-@rule(CheckId.C6, lang="python", name="predictable-temp-script")
-def predictable_temp_script(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a tool path that writes a file to a fixed name under a shared temp directory (`/tmp/run.py`) and then
-    hands that path to a spawned command. Anything that ran before, including an earlier model command, can
-    pre-create or symlink the path, so the harness runs or overwrites content it does not control."""
-    for call in _spawns(mod):
-        fn = mod.enclosing_function(call)
-        if fn is None or not _reached_from_tools(mod, project, fn):
-            continue
-        name = mod.call_name(call)
-        written = {_src(mod, w) for w in _written_paths(mod, fn)}
-        for part in _command_parts(mod, call, name):
-            candidates = [part, *[n for n in subtree(part) if isinstance(n, ast.Name | ast.Constant | ast.JoinedStr)]]
-            hit = next(((c, origin) for c in candidates if (origin := _tmp_origin(mod, fn, c)) is not None
-                        and (_src(mod, c) in written or _src(mod, origin) in written)), None)
-            if hit is None:
-                continue
-            shown = _src(mod, hit[1])
-            yield Hit(
-                node=call,
-                claim=f"the command runs a file written to the predictable temp path `{shown}`",
-                consequence="an earlier command (the model's included) or another local user can pre-create or "
-                            "symlink that path, so the harness executes or overwrites content it does not control",
-                direction="create the file with `tempfile.mkstemp()` / `tempfile.TemporaryDirectory()` for each call",
-            )
-            break

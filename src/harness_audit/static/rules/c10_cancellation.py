@@ -6,8 +6,6 @@ Shapes detected:
 - `spawn-without-cancel-kill`: an asyncio subprocess (or a new-session Popen) with no kill in `finally` or on cancel.
 - `kill-spares-process-group`: a shell spawn stopped by `proc.kill()` / `terminate()` alone: its children live on.
 - `blocking-call-in-coroutine`: sync `requests` / `urlopen` / `subprocess.run` in `async def`: cancel cannot reach it.
-- `timer-not-cancelled-on-error`: a `threading.Timer` / `loop.call_later` handle cancelled on the success path only.
-- `model-request-ignores-cancel-signal`: a class owning `self.cancel = Event()` streams the model without it.
 
 `spawn-without-cancel-kill` also covers a plain `Popen` whose output is read in a loop (a blocking read).
 """
@@ -15,7 +13,6 @@ Shapes detected:
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from harness_audit.findings import CheckId, Verdict
@@ -36,9 +33,6 @@ _TIMERS = {"threading.Timer"}
 _SPAWN_SHORT = {"create_subprocess_exec", "create_subprocess_shell", "Popen"}
 _BLOCKING_SHORT = {"run", "call", "check_call", "check_output", "getoutput", "getstatusoutput", "system", "urlopen",
                    *idioms.HTTP_METHODS}
-_LOOP_TIMERS = {"call_later", "call_at"}
-
-
 # ---------------------------------------------------------------- shared helpers
 def _text(node: ast.AST, limit: int = 60) -> str:
     """Short source-like text of a node for a claim (unparsed: cheap, unlike slicing the whole file)."""
@@ -588,125 +582,3 @@ def blocking_call_in_coroutine(mod: PyModule, project: PyProject) -> Iterator[Hi
             direction="use an async client (httpx.AsyncClient, asyncio.create_subprocess_exec with a kill on "
                       "cancel) or run it in a worker that can be abandoned",
         )
-
-
-# ---------------------------------------------------------------- timers
-def _timer_handle(mod: PyModule, call: ast.Call) -> str | None:
-    if _short_name(call) not in {"Timer", *_LOOP_TIMERS}:
-        return None
-    callee = mod.call_name(call)
-    if callee not in _TIMERS and not (isinstance(call.func, ast.Attribute) and call.func.attr in _LOOP_TIMERS):
-        return None
-    parent = mod.parent(call)
-    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
-        return parent.targets[0].id
-    return None
-
-
-@rule(CheckId.C10, lang="python", name="timer-not-cancelled-on-error")
-def timer_not_cancelled_on_error(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a timer handle that is cancelled on the normal path but not in `finally` or an error handler.
-
-    When the guarded work raises (or is cancelled) the timer is left armed and fires later into
-    a run that has already ended, e.g. killing a process id that has been reused.
-    """
-    if idioms.is_test_module(mod):
-        return
-    if "Timer" not in mod.source and "call_later" not in mod.source and "call_at" not in mod.source:
-        return
-    for call in mod.calls():
-        name = _timer_handle(mod, call)
-        fn = mod.enclosing_function(call) if name is not None else None
-        if name is None or fn is None:
-            continue
-        cancels = [n for n in mod.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                   and n.func.attr == "cancel" and mod.dotted(n.func.value) == name]
-        if not cancels or any(_in_cleanup(mod, c) for c in cancels):
-            continue
-        if any(_timer_stmt_guarded(mod, call, c) for c in cancels):
-            continue
-        yield Hit(
-            node=call,
-            claim=f"timer `{name}` is cancelled only on the success path (line {cancels[0].lineno}); "
-                  "an exception or cancel in between leaves it armed",
-            consequence="after a failed or stopped step the timer still fires into a run that has ended",
-            direction=f"cancel `{name}` in a `finally` block",
-        )
-
-
-def _timer_stmt_guarded(mod: PyModule, timer: ast.Call, cancel: ast.Call) -> bool:
-    """Whether nothing between the timer and its cancel can raise (no call, no await in between)."""
-    start, end = timer.lineno, cancel.lineno
-    for node in mod.calls():
-        if start < node.lineno < end and node is not cancel:
-            return False
-    return not any(start < n.lineno < end for n in mod.nodes(ast.Await))
-
-
-
-# ---------------------------------------------------------------- the cancel signal not passed to the model request
-_CANCEL_ATTR = re.compile(r"cancel|stop|abort|interrupt|halt", re.I)
-_EVENT_CLASSES = {"threading.Event", "asyncio.Event", "anyio.Event", "multiprocessing.Event"}
-_MODEL_METHOD = re.compile(r"(chat|complet|generate|stream|respond|messages)", re.I)
-_MODEL_HOLDER = re.compile(r"(llm|model|client|provider|backend|api)$", re.I)
-
-
-def _cancel_events(mod: PyModule) -> dict[int, set[str]]:
-    """Per class (by id), its `self.<name>` attributes bound to an event named for cancellation
-    (`self.cancel = threading.Event()`)."""
-    out: dict[int, set[str]] = {}
-    for node in mod.nodes(ast.Assign):
-        if not (isinstance(node.value, ast.Call) and mod.call_name(node.value) in _EVENT_CLASSES):
-            continue
-        cls = mod.enclosing_class(node)
-        for t in node.targets:
-            name = mod.dotted(t) or ""
-            if cls is not None and name.startswith("self.") and _CANCEL_ATTR.search(name[5:]):
-                out.setdefault(id(cls), set()).add(name)
-    return out
-
-
-def _model_request(mod: PyModule, call: ast.Call) -> bool:
-    """A model request: a known SDK call, or `self.client.stream_chat(...)`-style methods of a model client."""
-    if idioms.is_model_call(mod, call):
-        return True
-    func = call.func
-    if not isinstance(func, ast.Attribute):
-        return False
-    holder = idioms.last(mod.dotted(func.value) or "")
-    return bool(_MODEL_HOLDER.search(holder)) and bool(_MODEL_METHOD.search(func.attr))
-
-
-@rule(CheckId.C10, lang="python", name="model-request-ignores-cancel-signal")
-def model_request_ignores_cancel_signal(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a model request made by a class that owns a cancel event (`self.cancel = threading.Event()`)
-    without passing that event, in a method that never checks it.
-
-    The stop request sets the event, but the streaming request knows nothing of it: the turn goes on
-    until the model finishes, so "stop" does nothing while the model is generating.
-    """
-    if idioms.is_test_module(mod) or "Event(" not in mod.source:
-        return
-    by_class = _cancel_events(mod)
-    for cls in mod.nodes(ast.ClassDef) if by_class else []:
-        events = by_class.get(id(cls), set())
-        if not events:
-            continue
-        for fn in (n for n in cls.body if isinstance(n, FunctionNode)):
-            text = {mod.dotted(n) for n in mod.walk(fn) if isinstance(n, ast.Attribute)}
-            if text & events:
-                continue  # the method consults or passes the signal
-            for call in (n for n in mod.walk(fn) if isinstance(n, ast.Call)):
-                if not _model_request(mod, call):
-                    continue
-                event = sorted(events)[0]
-                yield Hit(
-                    node=call,
-                    claim=f"`{_text(call.func)}` is issued without `{event}`, the cancel signal this class owns, and "
-                          f"`{fn.name}` never checks it",
-                    consequence="a stop request sets the event but the model request keeps streaming until it "
-                                "finishes: the run does not stop",
-                    direction=f"pass `{event}` to the request (check it between stream chunks and close the "
-                              "response), or run the request in a task that stop cancels",
-                )
-                break

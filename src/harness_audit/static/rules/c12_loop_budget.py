@@ -2,7 +2,6 @@
 
 Shapes detected:
 - `unbounded-turn-loop`: `while True` / `while not done` around a model call (direct or in a helper) with no ceiling.
-- `ceiling-break-reads-as-success`: the turn ceiling `break`s into the same return as a finished run.
 - `turn-budget-exhaustion-reads-as-success`: `for turn in range(max_turns)` whose exhaustion returns like success.
 - `unbounded-subagent-recursion`: an agent function that delegates to itself with no depth limit.
 """
@@ -456,37 +455,6 @@ def unbounded_turn_loop(mod: PyModule, project: PyProject) -> Iterator[Hit]:
         )
 
 
-@rule(CheckId.C12, lang="python", name="ceiling-break-reads-as-success")
-def ceiling_break_reads_as_success(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a turn ceiling whose `if` only `break`s (perhaps after a log line) out of the agent loop into the
-    same `return` a finished run takes: the caller cannot tell a run that hit the ceiling from one that
-    completed.
-    """
-    for loop, drive in _driven_loops(mod, project):
-        if loop.orelse or not _turn_like(mod, loop, drive, tools_only=True):
-            continue
-        after = _following(mod, loop)
-        ret = _success_return(after)
-        if ret is None or _marks_status(mod, after):
-            continue
-        for node in _walk_loop_body(mod, loop.body):
-            if not (isinstance(node, ast.If) and _is_counter_compare(mod, node.test)):
-                continue
-            if not node.body or not isinstance(node.body[-1], ast.Break) or not _only_logging(mod, node.body):
-                continue
-            if mod.enclosing_loops(node)[:1] != [loop]:
-                continue
-            yield Hit(
-                node=node,
-                claim=f"hitting the ceiling `{mod.segment(node.test)}` breaks out of the agent loop into the normal "
-                      f"`{_result_text(mod, ret)}` with no status",
-                consequence="a run cut off by the budget is reported as a finished answer; callers and users "
-                            "take a partial result for a complete one",
-                direction="raise `MaxTurnsExceeded` (or return an explicit `status=\"budget_exhausted\"`) "
-                          "when the ceiling trips instead of breaking into the success path",
-            )
-
-
 @rule(CheckId.C12, lang="python", name="turn-budget-exhaustion-reads-as-success")
 def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -> Iterator[Hit]:
     """Flags `for turn in range(max_turns)` (or `while turn < max_turns`) agent loops with no `else:` whose
@@ -504,7 +472,7 @@ def turn_budget_exhaustion_reads_as_success(mod: PyModule, project: PyProject) -
             continue  # no early finish: every run uses all turns, nothing to confuse
         if any(isinstance(n, ast.If) and _is_counter_compare(mod, n.test) and _exits(n.body)
                for n in _walk_loop_body(mod, loop.body)):
-            continue  # an explicit in-loop ceiling is judged by `ceiling-break-reads-as-success`
+            continue  # an explicit in-loop ceiling: a different question (how its exit is reported)
         after = _following(mod, loop)
         ret = _success_return(after)
         if ret is None or _marks_status(mod, after) or _sentinel_on_exhaustion(mod, loop, ret):

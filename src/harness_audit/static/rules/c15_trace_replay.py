@@ -1,9 +1,6 @@
 """C15 · Trace completeness and replay — Python rules.
 
 Shapes detected:
-- `tool-event-without-call-id`: a tool call / result event recorded as a dict (appended to an event list, emitted,
-  or written as a JSON line) with no call id, so calls and results cannot be joined; also
-  `events.emit("tool_result", name=..., output=...)` whose keywords carry no id.
 - `tool-log-without-call-id`: in a project with no tracing integration, tool execution logged by name with no
   call id anywhere in the executing function, or in a `_trace(...)` helper called for each tool call.
 - `usage-never-recorded`: model responses consumed while no module of the project ever reads token usage.
@@ -187,77 +184,7 @@ def _call_id_at_hand(mod: PyModule, fn: FunctionNode | None) -> bool:
     return False
 
 
-@rule(CheckId.C15, lang="python", name="tool-event-without-call-id")
-def tool_event_without_call_id(mod: PyModule, project: PyProject) -> Iterator[Hit]:
-    """Flags a tool call or tool result event recorded as a dict (appended to an event list, emitted, or written as
-    a JSON line) that carries no call id. Calls and results in the record then cannot be joined, so a failed run
-    cannot be reconstructed call by call. An event that stores records built in the function which carry the id
-    (the tool messages themselves) keeps the join and is not reported."""
-    del project
-    for d in mod.nodes(ast.Dict):
-        if not _tool_event(d) or _has_id(d):
-            continue
-        sink = _event_sink(mod, d)
-        if sink is None or _carries_id_records(mod, mod.enclosing_function(d), d):
-            continue
-        yield _event_hit(mod, d, sink)
-    for call in mod.calls_to([n for n in mod.called_names() if _EMIT_FUNC.match(n)]):
-        kind = _kwargs_tool_event(mod, call)
-        if kind is not None:
-            yield _event_hit(mod, call, f"`{mod.call_name(call)}(\"{kind}\", ...)`")
-
-
-def _carries_id_records(mod: PyModule, fn: FunctionNode | None, d: ast.Dict) -> bool:
-    """Whether a value of the event is (a list of) records built in the function that carry a call id: an event that
-    stores the tool messages themselves (`{"tool_call_id": call.id, ...}` appended to the list it records) keeps
-    each call's id, so calls and results can still be joined."""
-    if fn is None:
-        return False
-    values = idioms.assigned_values(mod, fn)
-    pending: list[ast.AST] = list(d.values)
-    seen: set[str] = set()
-    while pending:
-        cur = pending.pop()
-        if isinstance(cur, ast.Dict) and cur is not d and _has_id(cur):
-            return True
-        if isinstance(cur, ast.List | ast.Tuple):
-            pending.extend(cur.elts)
-        elif isinstance(cur, ast.Name) and cur.id not in seen:
-            seen.add(cur.id)
-            pending.extend(values.get(cur.id, []))
-    return False
-
-
 _EVENT_KIND = re.compile(r"^(tool|function)_?(call|result|output|start|end|finish|error|invocation|return)s?$", re.I)
-
-
-def _kwargs_tool_event(mod: PyModule, call: ast.Call) -> str | None:
-    """The event kind of `events.emit("tool_result", name=..., output=...)` when none of its keywords is an id."""
-    func = call.func
-    short = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if not (short and _EMIT_FUNC.match(short)) or not call.args or not call.keywords:
-        return None
-    first = call.args[0]
-    if not (isinstance(first, ast.Constant) and isinstance(first.value, str) and _EVENT_KIND.match(first.value)):
-        return None
-    if any(kw.arg is None or _ID_WORD.search(kw.arg) for kw in call.keywords):
-        return None  # an id keyword, or `**fields` whose keys cannot be seen
-    if any(isinstance(a, ast.Dict | ast.Name | ast.Starred) for a in call.args[1:]):
-        return None  # a payload argument that may carry the id
-    return first.value
-
-
-def _event_hit(mod: PyModule, node: ast.AST, sink: str) -> Hit:
-    available = _call_id_at_hand(mod, mod.enclosing_function(node))
-    return Hit(
-        node=node,
-        verdict=Verdict.CONFIRMED,
-        claim=f"the tool event recorded through {sink} has no call id"
-              + (" although the call's id is at hand in this function" if available else ""),
-        consequence="tool calls and their results in the trace cannot be correlated, so what happened in a "
-                    "failed run (which result answered which call, which retry belonged to which) is lost",
-        direction="put the provider's tool-call id (`tool_call_id` / `call_id`) on every call and result event",
-    )
 
 
 # ---------------------------------------------------------------- tool logs

@@ -81,11 +81,6 @@ def unwrap(node: Node | None) -> Node | None:
     return node
 
 
-def function_of(mod: TsModule, node: Node) -> Node | None:
-    """The nearest enclosing function (or the node itself when it is one)."""
-    return node if node.type in FUNCTION_TYPES else mod.enclosing_function(node)
-
-
 def enclosing_functions(mod: TsModule, node: Node) -> list[Node]:
     """Every enclosing function, innermost first."""
     return [a for a in mod.ancestors(node) if a.type in FUNCTION_TYPES]

@@ -11,16 +11,8 @@ Shapes detected:
   `readline`) and no `try`, so the torn last line a crash leaves makes recovery fail.
 - `resume-replays-pending-calls`: a resume / restore function that re-executes the tool calls found without a
   recorded result, although a call's completion is recorded only after it runs.
-- `interrupted-work-restarted`: recovery that re-queues work whose status says it was running and discards its
-  recorded progress (`if (job.status === "running") { job.status = "queued"; job.messages = undefined }`), so the
-  job re-runs from the start and repeats its side effects.
-- `running-work-requeued-onto-turn-checkpoint`: recovery SQL puts work found running back on the queue (`UPDATE ...
-  SET status = 'queued' WHERE status = 'running'`) while the project checkpoints a run only after the loop that runs
-  a turn's tool calls, so the resumed job re-runs the calls of the interrupted turn.
 - `state-split-across-writes` also flags a key-value write that stores a pointer (a count, an index) to an entry
   written by a later, separate write (`kv.set([..., "meta"], {count: n + 1})` then `kv.set([..., "msg", n], m)`).
-- `done-marks-saved-after-loop`: a loop that performs an outside side effect per item and marks it done only in
-  memory, while the state is saved once after the loop (suspected).
 """
 
 from __future__ import annotations
@@ -34,7 +26,6 @@ from tree_sitter import Node
 from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
-from harness_audit.static.rules_ts._agent_idioms import TOOL_DISPATCH_NAME
 
 _STRONG = re.compile(r"(state|session|checkpoint|ckpt|snapshot|resume|progress)", re.I)
 """Words that make a written file the run's recoverable state."""
@@ -573,111 +564,12 @@ def resume_replays_pending_calls(mod: TsModule, project: TsProject) -> Iterator[
             break
 
 
-# ---------------------------------------------------------------- interrupted work re-run from the start
-_RUNNING = re.compile(r"""['"`](running|in_progress|in-progress|inprogress|active|processing|started|executing|"""
-                      r"""working|busy)['"`]""", re.I)
-"""Statuses of work that was under way when the process died."""
-_REQUEUED = re.compile(r"""^['"`](queued|pending|ready|new|waiting|todo|scheduled|created)['"`]$""", re.I)
-_PROGRESS = re.compile(r"^(messages|history|transcript|conversation|steps|progress|step|cursor|results|checkpoint|"
-                       r"outputs|completed|done|log|events|turns|toolResults|tool_results|state|items|partial)$",
-                       re.I)
-"""Fields that record how far a job got."""
-_EMPTY = {"undefined", "null", "[]", "{}", "0", "''", '""', "``", "new Map()", "new Set()"}
-
-
 def _value_text(mod: TsModule, node: Node | None) -> str:
     """A value's text without `as const` / `satisfies T` / parentheses."""
     while node is not None and node.type in ("as_expression", "satisfies_expression", "parenthesized_expression") \
             and node.named_children:
         node = node.named_children[0]
     return " ".join(mod.node_text(node).split()) if node is not None else ""
-
-
-def _status_write(mod: TsModule, node: Node) -> bool:
-    """`job.status = "queued"` / `Object.assign(job, { status: "pending" })` / `{ ...job, state: "queued" }`."""
-    if node.type == "assignment_expression":
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        return left is not None and right is not None and bool(re.search(r"(status|state|phase)$", mod.node_text(
-            left), re.I)) and bool(_REQUEUED.match(_value_text(mod, right)))
-    if node.type == "pair":
-        key = mod.node_text(node.child_by_field_name("key")).strip("'\"")
-        value = node.child_by_field_name("value")
-        return key in ("status", "state", "phase") and value is not None and bool(
-            _REQUEUED.match(_value_text(mod, value)))
-    return False
-
-
-def _discards_progress(mod: TsModule, branch: Node) -> Node | None:
-    """`job.messages = undefined`, `run.steps = []`, `delete job.transcript`, `{ ...job, history: [] }`."""
-    stack = [branch]
-    while stack:
-        node = stack.pop()
-        if node.type in FUNCTION_TYPES:
-            continue
-        stack.extend(node.named_children)
-        if node.type == "assignment_expression":
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is not None and right is not None and left.type == "member_expression" and \
-                    _PROGRESS.match(mod.node_text(left.child_by_field_name("property"))) and \
-                    _value_text(mod, right) in _EMPTY:
-                return node
-        elif node.type == "pair":
-            key = mod.node_text(node.child_by_field_name("key")).strip("'\"")
-            value = node.child_by_field_name("value")
-            if _PROGRESS.match(key) and value is not None and _value_text(mod, value) in _EMPTY:
-                return node
-        elif node.type == "unary_expression" and mod.node_text(node).startswith("delete "):
-            arg = node.child_by_field_name("argument")
-            if arg is not None and arg.type == "member_expression" and \
-                    _PROGRESS.match(mod.node_text(arg.child_by_field_name("property"))):
-                return node
-    return None
-
-
-@rule(CheckId.C3, lang="typescript", name="interrupted-work-restarted")
-def interrupted_work_restarted(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags recovery code that puts work found "running" (the process died during it) back in the queue with
-    its recorded progress thrown away (`if (job.status === "running") { job.status = "queued"; job.messages =
-    undefined }`). The job is run again from the start, so every side effect it already performed (commands,
-    writes, notifications) happens a second time."""
-    if _is_test(mod) or not _RUNNING.search(mod.text):
-        return
-    for node in mod.nodes("if_statement"):
-        cond = node.child_by_field_name("condition")
-        branch = node.child_by_field_name("consequence")
-        if cond is None or branch is None or not _RUNNING.search(mod.node_text(cond)) or \
-                not re.search(r"(status|state|phase)", mod.node_text(cond), re.I):
-            continue
-        requeue = next((n for n in _branch_nodes(branch) if _status_write(mod, n)), None)
-        if requeue is None:
-            continue
-        dropped = _discards_progress(mod, branch)
-        if dropped is None:
-            continue
-        yield Hit(
-            node=node,
-            claim=f"work whose status says it was running (interrupted) is re-queued (`{_first_line(mod, requeue)}`) and its progress "
-                  f"is discarded (`{_first_line(mod, dropped)}`): it is re-run from the start",
-            consequence="everything the interrupted job already did before the crash (commands run, files written, "
-                        "messages sent) is done again on restart",
-            direction="resume from the recorded progress (the transcript / completed steps), and record each side "
-                      "effect's completion (or an idempotency key) before moving on, so recovery can skip it; or "
-                      "mark the job failed/interrupted for a person to decide",
-        )
-
-
-def _branch_nodes(branch: Node) -> Iterator[Node]:
-    stack = [branch]
-    while stack:
-        node = stack.pop()
-        if node.type in FUNCTION_TYPES:
-            continue
-        yield node
-        stack.extend(node.named_children)
-
-
-def _first_line(mod: TsModule, node: Node) -> str:
-    return mod.node_text(node).splitlines()[0][:60] if mod.node_text(node) else ""
 
 
 # ---------------------------------------------------------------- done marks saved only after the whole loop
@@ -690,10 +582,6 @@ _DONE_KEY = re.compile(r"^(status|state|done|sent|delivered|processed|completed|
                        re.I)
 _DONE_VALUE = re.compile(r"""^(true|['"`](sent|done|delivered|processed|completed|complete|finished|handled|acked|"""
                          r"""ok|applied|success|succeeded)['"`])$""", re.I)
-_SAVE_STATE = re.compile(r"^#?(save|persist|checkpoint|flush|commit|store|write(State|Progress|Checkpoint|File|"
-                         r"FileSync|Json|JSON))\w*$")
-
-
 def _marks_done(mod: TsModule, node: Node, target: str) -> bool:
     """`item.status = "sent"` / `item.done = true` on the loop variable."""
     if node.type != "assignment_expression":
@@ -708,82 +596,9 @@ def _marks_done(mod: TsModule, node: Node, target: str) -> bool:
         bool(_DONE_VALUE.match(_value_text(mod, right)))
 
 
-@rule(CheckId.C3, lang="typescript", name="done-marks-saved-after-loop")
-def done_marks_saved_after_loop(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a loop that performs an outside side effect per item (send, post, charge, file an issue) and marks the
-    item done only in memory, while the state is saved once after the loop. A crash part-way through loses every
-    "done" mark, and the next run repeats the side effects that already happened."""
-    if _is_test(mod) or not any(w in mod.text for w in ("status", "done", "state", "sent", "processed", "completed")):
-        return
-    for loop in mod.nodes("for_in_statement"):
-        left = loop.child_by_field_name("left")
-        body = loop.child_by_field_name("body")
-        if left is None or body is None:
-            continue
-        names = mod.pattern_names(left) if left.type != "identifier" else [left]
-        if len(names) != 1:
-            continue
-        target = mod.node_text(names[0])
-        nodes = list(_branch_nodes(body))
-        marks = [n for n in nodes if _marks_done(mod, n, target)]
-        if not marks:
-            continue
-        calls = [n for n in nodes if n.type == "call_expression"]
-        effects = [c for c in calls if c.start_byte < marks[0].start_byte
-                   and _SIDE_EFFECT.match(mod.call_name(c).rsplit(".", 1)[-1])]
-        if not effects or any(_SAVE_STATE.match(mod.call_name(c).rsplit(".", 1)[-1]) for c in calls):
-            continue
-        parent = loop.parent
-        after = [s for s in parent.named_children if s.start_byte > loop.end_byte] if parent is not None else []
-        saves = [n for s in after for n in _branch_nodes(s) if n.type == "call_expression"
-                 and _SAVE_STATE.match(mod.call_name(n).rsplit(".", 1)[-1])]
-        if not saves:
-            continue
-        effect = mod.call_name(effects[0])
-        yield Hit(
-            node=loop,
-            verdict=Verdict.SUSPECTED,
-            claim=f"each `{target}` is marked done only in memory after `{effect}(...)`; the state is saved once "
-                  f"after the loop (`{mod.call_name(saves[0])}`, line {mod.line(saves[0])})",
-            consequence="a crash part-way through the loop loses the marks of items already handled, and the next "
-                        "run repeats their side effects (duplicate messages, charges, issues)",
-            direction="save the state right after each item is marked done (or record an intent before the side "
-                      "effect and make it idempotent by item id)",
-            confirm_hint=f"verify that `{effect}` has an external effect that must not repeat and that the saved "
-                         "state is what the next run reads to decide what is still pending",
-        )
-
-
-# ---------------------------------------------------------------- one state written in several separate commits
-_SQL_DELETE = re.compile(r"^\s*DELETE\s+FROM\s+[`\"\[]?(\w+)", re.I)
-_SQL_INSERT = re.compile(r"^\s*(INSERT|REPLACE)\s+(OR\s+\w+\s+)?INTO\s+[`\"\[]?(\w+)", re.I)
-_SQL_RUN = {"run", "exec", "execute", "query", "all", "get", "execSync", "executeSync", "unsafe", "raw"}
-"""Methods that execute a statement (`db.run(sql)`, `stmt.run(...)`, `pool.query(sql)`, `client.execute(sql)`)."""
 _TX_WORDS = re.compile(r"([tT]ransaction\w*\s*(\(|<)|[\"'`]\s*(BEGIN|START\s+TRANSACTION|SAVEPOINT)\b|\.batch\(|"
                        r"\.multi\(|\btrx\b|\.atomic\(\s*\))")
 """Signs that statements commit together (`db.transaction(fn)`, `BEGIN`, `$transaction`, `db.batch([...])`)."""
-
-
-def _statement_text(mod: TsModule, call: Node) -> str | None:
-    """The SQL a call executes: its string argument (`db.run("DELETE ...")`, ``sql`DELETE ...` ``), or the statement
-    a prepared handle was made from (`const clear = db.prepare("DELETE ..."); clear.run(id)`)."""
-    name = mod.call_name(call)
-    receiver, _, method = name.rpartition(".")
-    args = mod.arguments(call)
-    if args and args[0].type in ("string", "template_string") and (method in _SQL_RUN or not receiver):
-        return mod.node_text(args[0]).strip("'\"`")
-    if method not in _SQL_RUN or not receiver or "." in receiver:
-        return None
-    cur = mod.enclosing_function(call)
-    while True:
-        for value in mod.bindings(cur).get(receiver, []):
-            if value.type == "call_expression" and mod.call_name(value).rsplit(".", 1)[-1] == "prepare":
-                first = mod.arguments(value)[:1]
-                if first and first[0].type in ("string", "template_string"):
-                    return mod.node_text(first[0]).strip("'\"`")
-        if cur is None:
-            return None
-        cur = mod.enclosing_function(cur)
 
 
 def _in_transaction(mod: TsModule, node: Node) -> bool:
@@ -794,60 +609,6 @@ def _in_transaction(mod: TsModule, node: Node) -> bool:
         return True
     return any(anc.type == "call_expression" and re.search(r"[tT]ransaction|(^|\.)(batch|multi)$", mod.call_name(anc))
                for anc in mod.ancestors(node))
-
-
-def _repeated(mod: TsModule, node: Node, fn: Node) -> bool:
-    """Whether `node` runs once per item: inside a loop or an iteration callback of `fn`."""
-    for anc in mod.ancestors(node):
-        if anc == fn:
-            return False
-        if anc.type in ("for_in_statement", "for_statement", "while_statement", "do_statement"):
-            return True
-        if anc.type in FUNCTION_TYPES and mod.iteration_callback(anc):
-            return True
-    return False
-
-
-@rule(CheckId.C3, lang="typescript", name="rows-replaced-outside-transaction")
-def rows_replaced_outside_transaction(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a save that deletes the stored rows of a table and then inserts the new ones one statement at a time
-    (`DELETE FROM t WHERE key = ?` then an `INSERT INTO t` per item) with no transaction around them. Each statement
-    commits on its own, so a crash after the delete, or part-way through the inserts, leaves a truncated set that the
-    next load reads as complete."""
-    if "DELETE" not in mod.text.upper() or "INSERT" not in mod.text.upper():
-        return
-    for fn in mod.functions():
-        deletes: list[tuple[Node, str]] = []
-        inserts: list[tuple[Node, str]] = []
-        for call in mod.inside(mod.calls(), fn):
-            if mod.enclosing_function(call) != fn and not mod.iteration_callback(mod.enclosing_function(call) or fn):
-                continue
-            sql = _statement_text(mod, call)
-            if sql is None:
-                continue
-            d, i = _SQL_DELETE.match(sql), _SQL_INSERT.match(sql)
-            if d:
-                deletes.append((call, d.group(1).lower()))
-            elif i:
-                inserts.append((call, i.group(3).lower()))
-        for call, table in deletes:
-            later = [c for c, t in inserts if t == table and c.start_byte > call.end_byte]
-            if not later or not (len(later) > 1 or _repeated(mod, later[0], fn)) or _in_transaction(mod, call):
-                continue
-            vocab = _vocabulary(table, mod.function_name(fn))
-            yield Hit(
-                node=call,
-                verdict=Verdict.CONFIRMED if vocab is not None else Verdict.SUSPECTED,
-                claim=f"`{mod.function_name(fn)}` deletes the rows of `{table}` and re-inserts them one statement at "
-                      f"a time (line {mod.line(later[0])}) with no transaction: each statement commits on its own",
-                consequence="a crash after the delete or part-way through the inserts leaves a truncated set of rows "
-                            "that the next load reads back as the complete state",
-                direction="run the delete and the inserts in one transaction (`db.transaction(...)`, `BEGIN`/`COMMIT`) "
-                          "or append only the new rows",
-                confirm_hint="" if vocab is not None else
-                f"verify that `{table}` holds state the agent reads back to resume (a conversation, a run, a session)",
-            )
-            break
 
 
 _KV_WRITE = {"put", "set", "setItem"}
@@ -942,78 +703,3 @@ def state_split_across_writes(mod: TsModule, project: TsProject) -> Iterator[Hit
             confirm_hint="verify whether this store commits separate writes atomically (some runtimes coalesce "
                          "un-awaited writes); if not, the two keys can disagree after a crash",
         )
-
-
-# ---------------------------------------------------------------- interrupted work re-queued onto a per-turn checkpoint
-_SQL_REQUEUE = re.compile(r"\bUPDATE\b\s+\S+\s+SET\b(?P<set>(?:(?!\bWHERE\b)[^;])*)\bWHERE\b(?P<where>[^;]*)", re.I)
-_SQL_QUEUED = re.compile(r"\b(status|state)\s*=\s*'(queued|pending|ready|new|waiting)'", re.I)
-_SQL_RUNNING = re.compile(r"\b(status|state)\s*=\s*'(running|in_progress|processing|active|started|claimed|leased)'",
-                          re.I)
-"""`UPDATE jobs SET status = 'queued' WHERE status = 'running' AND ...`: work the process died during goes back on
-the queue."""
-_SQL_UPDATE_BYTES = re.compile(rb"\bUPDATE\b", re.I)
-_CHECKPOINT_SAVE = re.compile(r"^#?(save|persist|write|store|put)\w*(checkpoint|state|progress|session|snapshot)\w*$|"
-                              r"^#?checkpoint\w*$", re.I)
-
-
-def _turn_checkpoint(project: TsProject) -> tuple[TsModule, Node, Node] | None:
-    """(module, save, tool loop): a checkpoint saved after a loop that runs the tool calls, not inside it, so the
-    calls of one turn complete before any of them is recorded."""
-    for mod in project.modules.values():
-        if _is_test(mod):
-            continue
-        for call in mod.calls():
-            if not _CHECKPOINT_SAVE.search(mod.call_name(call).rsplit(".", 1)[-1]):
-                continue
-            stmt = call
-            while stmt.parent is not None and stmt.parent.type not in ("statement_block", "program"):
-                stmt = stmt.parent
-            block = stmt.parent
-            if block is None:
-                continue
-            for prev in block.named_children:
-                if prev.start_byte >= stmt.start_byte:
-                    break
-                if prev.type not in ("for_in_statement", "for_statement"):
-                    continue
-                body = mod.node_text(prev.child_by_field_name("body"))
-                runs = any(TOOL_DISPATCH_NAME.search(mod.call_name(c).rsplit(".", 1)[-1])
-                           for c in mod.inside(mod.calls(), prev))
-                if runs and not _CHECKPOINT_SAVE.search(body) and not re.search(r"(save|persist|checkpoint)\w*\(",
-                                                                                   body, re.I):
-                    return mod, call, prev
-    return None
-
-
-@rule(CheckId.C3, lang="typescript", name="running-work-requeued-onto-turn-checkpoint")
-def running_work_requeued_onto_turn_checkpoint(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags recovery that puts work found running (its worker died) back on the queue (`UPDATE jobs SET status =
-    'queued' WHERE status = 'running'`) when the project checkpoints a run only after a whole batch of tool calls
-    (the save follows the loop that runs them). The resumed job restarts from the last checkpoint, so every tool
-    call of the interrupted turn that had already run (a ticket filed, a message sent) runs a second time."""
-    if _is_test(mod) or "UPDATE" not in mod.text.upper():
-        return
-    for match in _SQL_UPDATE_BYTES.finditer(mod.source):
-        node = mod.tree.root_node.descendant_for_byte_range(match.start(), match.start() + 1)
-        while node is not None and node.type not in ("string", "template_string"):
-            node = node.parent
-        sql = _SQL_REQUEUE.search(mod.node_text(node)) if node is not None else None
-        if node is None or sql is None or not _SQL_QUEUED.search(sql.group("set")) or \
-                not _SQL_RUNNING.search(sql.group("where")):
-            continue
-        found = _turn_checkpoint(project)
-        if found is None:
-            return
-        cmod, save, loop = found
-        yield Hit(
-            node=node,
-            claim=f"running work is put back on the queue here, and a resumed run restarts from the checkpoint "
-                  f"`{cmod.call_name(save)}` ({cmod.path}:{cmod.line(save)}), which is saved only after the loop "
-                  f"that runs a turn's tool calls ({cmod.path}:{cmod.line(loop)})",
-            consequence="a worker that dies part-way through a turn leaves tool calls that already ran unrecorded: "
-                        "the re-queued job runs them again (duplicate tickets, messages, writes)",
-            direction="record each tool call's completion (its result, or an idempotency key) before the next one "
-                      "runs and skip recorded calls on resume; or mark interrupted jobs failed/interrupted instead of "
-                      "re-queueing them",
-        )
-        return

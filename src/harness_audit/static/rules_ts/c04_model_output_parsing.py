@@ -13,26 +13,13 @@ Shapes detected:
   stream, or in a handler registered per event: `stream.on("chunk", ...)`, `createParser({ onEvent })`) and nothing
   in the project compares `finish_reason` / `stop_reason` / `finishReason` with `length` / `max_tokens` (or with the
   tool-call stop value), so a stream cut off by the token limit yields "complete" calls.
-- `finish-reason-unread-before-calls`: a turn receives a streamed reply's finish reason beside its parts and runs
-  the reply's tool calls with the reason only logged or passed on.
-- `aborted-stream-calls-committed`: a `for await` over a stream that accumulates tool-call fragments `break`s on
-  abort / error, and the code after the loop commits the accumulated calls without checking how the stream ended.
 - `tool-arguments-parse-error-ends-run`: `JSON.parse` of a call's arguments inside a loop over the calls, in a `try`
   whose `catch` returns or breaks out of the loop without a result for the call.
-- `length-stop-commits-partial-calls`: the stream loop detects `finish_reason === "length"` / `stop_reason ===
-  "max_tokens"` but only logs or `break`s, and the accumulated calls are committed anyway.
-- `length-stop-noted-calls-run`: outside the stream loop, a test for the token-limit stop whose branch neither
-  leaves nor drops the calls, after which the reply's tool calls run.
 - `stream-eof-taken-as-complete`: a hand-written stream reader that knows the terminal marker (`[DONE]`,
   `message_stop`) ends quietly when the body ends without it (`if (done) return`, or a `for await` over the raw
   body whose end is never compared with the marker).
-- `chunk-lines-split-without-carry`: a hand-read SSE / NDJSON model stream splits each network chunk into lines and
-  parses every line, with no buffer carrying the unfinished last line into the next chunk.
 - `tool-delta-indexed-array`: streamed fragments placed with `calls[delta.index]` into an array that is walked
   (an array only ever read and written at an index is a map in all but name).
-- `tool-call-pushed-per-delta`: every streamed fragment `push`ed as a new call object.
-- `tool-delta-appended-to-last`: a hand-decoded stream appends each fragment to the call started last, never
-  reading the fragment's index.
 """
 
 from __future__ import annotations
@@ -46,7 +33,7 @@ from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import is_test_module
-from harness_audit.static.rules_ts._ts_idioms import cached, resolve_function
+from harness_audit.static.rules_ts._ts_idioms import cached
 
 _PARSE_BYTES = {b"JSON.parse", b"JSON5.parse", b"json5.parse", b"secureJsonParse", b"sjson.parse"}
 _MODEL_JSON = re.compile(
@@ -1050,12 +1037,6 @@ def _uses_after(mod: TsModule, fn: Node | None, names: set[str], after: Node) ->
     return _statement(best) if best is not None else None
 
 
-def _stream_loop(mod: TsModule, site: Node) -> Node:
-    """The outermost loop of the site's function: the loop that consumes the stream (for a site in an event handler,
-    the statement that registers the handler)."""
-    return _site_scope(mod, site)[1]
-
-
 _LOG_SINK_PART = re.compile(r"(?i)logger|console|telemetry|tracer")
 _LOG_SINK_LAST = re.compile(r"(?i)^(log\w*|debug|info|warn|trace|write(File|FileSync)?|append\w*)$")
 
@@ -1167,8 +1148,6 @@ def stream_end_commits_partial_calls(mod: TsModule, project: TsProject) -> Itera
         )
 
 
-_ABORT_TEXT = re.compile(r"abort|cancel|signal|interrupt|stop|timeout|timed_?out|deadline|budget|shutdown|closed",
-                         re.I)
 _ABORT_GUARD = re.compile(r"abort|cancel|signal|interrupt", re.I)
 _TERMINAL = re.compile(r"finish|stop_?reason|done|complete|ended|terminal|incomplete|partial|truncat", re.I)
 _NEGATED = re.compile(r"!==?|!\s*[\w(]|==\s*null|===\s*(null|undefined)|incomplete|partial|truncat", re.I)
@@ -1180,39 +1159,6 @@ def _ending_guard(text: str) -> bool:
     return bool(_ABORT_GUARD.search(text)) or bool(_TERMINAL.search(text)) and bool(_NEGATED.search(text))
 
 
-def _own_breaks(mod: TsModule, loop: Node) -> list[Node]:
-    """`break` statements that leave `loop` itself (not a nested loop or a `switch`)."""
-    out: list[Node] = []
-    for brk in mod.inside(mod.nodes("break_statement"), loop):
-        if brk.named_child_count:  # a labelled break: target unknown
-            continue
-        owner = next((a for a in mod.ancestors(brk) if a.type in ("switch_statement", "for_statement",
-                                                                   "for_in_statement", "while_statement",
-                                                                   "do_statement") or a.type in
-                      ("function_declaration", "arrow_function", "function_expression", "method_definition")),
-                     None)
-        if owner == loop:
-            out.append(brk)
-    return out
-
-
-def _early_end(mod: TsModule, brk: Node, loop: Node) -> tuple[str, set[str]] | None:
-    """Why a `break` ends the stream early (an abort test, or an error caught inside the loop) and the names its
-    branch sets (a flag a later check may read)."""
-    for anc in mod.ancestors(brk):
-        if anc == loop:
-            break
-        if anc.type == "catch_clause":
-            return "an error", _assigned_names(mod, anc)
-        if anc.type == "if_statement":
-            cond = anc.child_by_field_name("condition")
-            if cond is not None and _truncation_test(mod, cond):
-                return None  # a token-limit stop: judged by length-stop-commits-partial-calls
-            if cond is not None and _ABORT_TEXT.search(mod.node_text(cond)):
-                return f"`{mod.node_text(cond).strip('()')[:60]}`", _assigned_names(mod, anc)
-    return None
-
-
 def _assigned_names(mod: TsModule, node: Node) -> set[str]:
     out: set[str] = set()
     for assign in mod.inside(mod.nodes("assignment_expression"), node):
@@ -1222,231 +1168,11 @@ def _assigned_names(mod: TsModule, node: Node) -> set[str]:
     return out
 
 
-def _guarded_between(mod: TsModule, loop: Node, commit: Node, flags: set[str]) -> bool:
-    """Whether an `if` (or `throwIfAborted()`) between the loop's end and the commit, or the commit itself, tests
-    how the stream ended."""
-    parent = loop.parent
-    if parent is None:
-        return False
-    for stmt in parent.named_children:
-        if stmt.start_byte <= loop.end_byte or stmt.start_byte > commit.start_byte:
-            continue
-        text = mod.node_text(stmt.child_by_field_name("condition")) if stmt.type == "if_statement" else ""
-        if stmt.type != "if_statement" and "throwIfAborted" in mod.node_text(stmt):
-            return True
-        if text and (_ending_guard(text) or any(re.search(rf"\b{re.escape(f)}\b", text) for f in flags)):
-            return True
-    for anc in mod.ancestors(commit):
-        if anc == loop.parent:
-            break
-        if anc.type in ("if_statement", "ternary_expression"):
-            cond = anc.child_by_field_name("condition")
-            if cond is not None and _ending_guard(mod.node_text(cond)):
-                return True
-    return False
-
-
-@rule(CheckId.C4, lang="typescript", name="aborted-stream-calls-committed")
-def aborted_stream_calls_committed(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a `for await` over a model stream that accumulates tool-call fragments and `break`s on abort or on an
-    error, when the code after the loop commits the accumulated calls without checking how the stream ended. The
-    calls cut off mid-arguments are executed or stored in history as if complete."""
-    if "for await" not in mod.text or not _has_fragments(mod):
-        return
-    seen: set[int] = set()
-    for site, target in _fragment_sites(mod):
-        loop = next((lp for lp in mod.enclosing_loops(site) if mod.node_text(lp).startswith("for await")), None)
-        if loop is None or loop.id in seen:
-            continue
-        seen.add(loop.id)
-        fn = mod.enclosing_function(site)
-        names = _accumulator_names(mod, fn, target) - {"this"}
-        if not names:
-            continue
-        ended = next(((b, e) for b in _own_breaks(mod, loop) if (e := _early_end(mod, b, loop)) is not None), None)
-        if ended is None:
-            continue
-        brk, (why, flags) = ended
-        commit = _uses_after(mod, fn, names, loop)
-        if commit is None or _guarded_between(mod, loop, commit, flags):
-            continue
-        yield Hit(
-            node=commit,
-            claim=f"the stream loop breaks early on {why} (line {mod.line(brk)}) and this commits the tool calls "
-                  "accumulated so far without checking that the stream completed",
-            consequence="a stream ended early leaves calls with cut-off arguments, which are executed or stored in "
-                        "history as if complete",
-            direction="record how the stream ended (a terminal event / finish reason) and, when it did not "
-                      "complete, discard the partial calls (or answer them with an 'interrupted' result) instead "
-                      "of committing them",
-        )
-
-
 # ---------------------------------------------------------------- a token-limit stop noticed, then ignored
 _TRUNCATION_VALUES = ("length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_length")
-_TRUNCATION_LITERAL = re.compile(r"""(["'`])(""" + "|".join(_TRUNCATION_VALUES) + r""")\1""")
-
-
-def _truncation_test(mod: TsModule, cond: Node) -> bool:
-    """`finishReason === "length"`, `event.delta.stop_reason == "max_tokens"`: a test that is true for a stream cut
-    off by the token limit (not its negation)."""
-    text = mod.node_text(cond)
-    return bool(_FINISH_TEXT.search(text) and _TRUNCATION_LITERAL.search(text) and re.search(r"===?|\.includes\(", text)
-                and not re.search(r"!==?|&&|\|\|", text))
-
-
-def _branch_only_notes(mod: TsModule, branch: Node) -> bool:
-    """Whether an `if` branch only reports the stop (log / notify calls, a plain `break`): nothing thrown, returned,
-    assigned or cleared."""
-    stmts = [c for c in branch.named_children if c.type != "comment"] if branch.type == "statement_block" \
-        else [branch]
-    for stmt in stmts:
-        if stmt.type == "break_statement" and not stmt.named_child_count:
-            continue
-        if stmt.type != "expression_statement" or not stmt.named_children:
-            return False
-        expr = stmt.named_children[0]
-        if expr.type == "await_expression" and expr.named_children:
-            expr = expr.named_children[0]
-        if expr.type != "call_expression":
-            return False
-        name = mod.call_name(expr)
-        if re.search(r"\.(clear|splice|reset|abort|cancel|destroy|return|throw)$|^(reject|fail|abort)", name):
-            return False
-    return True
-
-
-def _finish_names(mod: TsModule, fn: Node) -> set[str]:
-    """Locals of `fn` that hold the finish / stop reason (`finishReason`, `let stop = chunk.stop_reason`)."""
-    out: set[str] = set()
-    for name, values in mod.bindings(fn).items():
-        if _FINISH_TEXT.search(name) or any(_FINISH_TEXT.search(mod.node_text(v)) for v in values):
-            out.add(name)
-    return out
-
-
-def _ending_checked_outside(project: TsProject, mod: TsModule, fn: Node) -> bool:
-    """Whether some code outside `fn` compares a finish / stop reason with a truncation or tool-call value (the
-    caller that receives the reason checks it)."""
-    for other in project.modules.values():
-        for literal in _string_literals(other):
-            if other is mod and mod.within(literal, fn):
-                continue
-            if _compares_ending(other, literal):
-                return True
-    return False
-
-
-def _later_guard(mod: TsModule, fn: Node, after: Node, commit: Node) -> bool:
-    """An `if` between `after` and the commit (or around the commit) that tests the finish reason or the ending."""
-    for node in mod.inside(mod.nodes("if_statement"), fn):
-        if node.start_byte <= after.end_byte or node.start_byte > commit.start_byte:
-            continue
-        cond = node.child_by_field_name("condition")
-        text = mod.node_text(cond)
-        if _FINISH_TEXT.search(text) or _ending_guard(text):
-            return True
-    return False
-
-
-@rule(CheckId.C4, lang="typescript", name="length-stop-commits-partial-calls")
-def length_stop_commits_partial_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a stream loop that notices the token-limit stop (`finish_reason === "length"`, `stop_reason ===
-    "max_tokens"`) but only logs it or `break`s, after which the tool calls accumulated so far are committed. The
-    truncation was detected and then dropped: the calls with cut-off arguments run (or enter history) as complete."""
-    if not _has_fragments(mod) or not _TRUNCATION_LITERAL.search(mod.text):
-        return
-    seen: set[int] = set()
-    for site, target in _fragment_sites(mod):
-        fn, loop = _site_scope(mod, site)
-        inner = mod.enclosing_function(site)
-        if fn is None or fn.id in seen:
-            continue
-        seen.add(fn.id)
-        names = _accumulator_names(mod, inner, target) - {"this"}
-        if not names:
-            continue
-        for branch_if in mod.inside(mod.nodes("if_statement"), fn):
-            if mod.enclosing_function(branch_if) not in (fn, inner) or branch_if.start_byte < loop.start_byte:
-                continue
-            cond = branch_if.child_by_field_name("condition")
-            cons = branch_if.child_by_field_name("consequence")
-            if cond is None or cons is None or not _truncation_test(mod, cond) or not _branch_only_notes(mod, cons):
-                continue
-            if branch_if.child_by_field_name("alternative") is not None:
-                continue
-            after = loop if mod.within(branch_if, loop) else branch_if
-            commit = _uses_after(mod, fn, names, after)
-            if commit is None or _later_guard(mod, fn, after, commit):
-                continue
-            finish = _finish_names(mod, fn)
-            if any(re.search(rf"\b{re.escape(n)}\b", mod.node_text(commit)) for n in finish) and \
-                    _ending_checked_outside(project, mod, fn):
-                continue  # the reason goes back with the calls, and the caller checks it
-            yield Hit(
-                node=branch_if,
-                claim=f"the token-limit stop is detected here (`{mod.node_text(cond).strip('()')[:60]}`) but only "
-                      f"reported; the tool calls accumulated so far are committed at line {mod.line(commit)}",
-                consequence="a reply cut off by the token limit yields tool calls with truncated arguments, which "
-                            "are executed or stored in history as if complete",
-                direction="on a token-limit stop discard the partial calls (or throw a truncation error the loop "
-                          "handles) instead of returning them as a finished turn",
-            )
-            break
-
-
 _CALLS_WORDS = re.compile(r"[cC]alls\b|\b(function_?calls?|functionCalls?|tool_?uses?|toolUses?)\b")
 """How the tool calls of a reply are spelled where they are executed (`turn.calls`, `msg.tool_calls`, `toolUses`).
 A word ending in `calls` is found by its ending alone: a pattern that starts at every word backtracks through all of them."""
-
-
-def _noted_truncation(mod: TsModule, cond: Node) -> bool:
-    """A condition true for a reply stopped by the token limit: `reason === "length"`, possibly narrowed by more
-    conjuncts (`&& text.length > 0`), never a negation."""
-    text = mod.node_text(cond)
-    return bool(_FINISH_TEXT.search(text) and _TRUNCATION_LITERAL.search(text)
-                and re.search(r"===?|\.includes\(", text) and not re.search(r"!==?", text))
-
-
-def _branch_stops_calls(mod: TsModule, branch: Node) -> bool:
-    """Whether a branch keeps the reply's calls from running: it leaves (`return`, `throw`, `break`, `continue`),
-    or empties or replaces the calls (`calls = []`, `toolCalls.length = 0`, `calls.splice(0)`)."""
-    for node in mod.inside(mod.nodes("return_statement", "throw_statement", "break_statement",
-                                     "continue_statement"), branch):
-        if not any(a.type in FUNCTION_TYPES for a in mod.ancestors(node) if mod.within(a, branch)):
-            return True
-    text = mod.node_text(branch)
-    return bool(re.search(r"(\w*[cC]alls|tool_calls|toolUses?)\w*(\.length)?\s*=[^=]|\.(splice|clear)\(", text))
-
-
-def _calls_run_after(mod: TsModule, fn: Node, branch_if: Node) -> Node | None:
-    """The first statement after `branch_if` (in its block or a block around it, within `fn`) that executes the
-    reply's tool calls: it names the calls and calls something with them or loops over them."""
-    cur = branch_if
-    while cur is not None and cur != fn:
-        block = cur.parent
-        if block is None:
-            break
-        if block.type in ("statement_block", "program"):
-            for stmt in block.named_children:
-                if stmt.start_byte <= cur.end_byte:
-                    continue
-                if _executes_calls(mod, stmt) or _returns_calls_alone(mod, stmt, branch_if):
-                    return stmt
-        cur = block
-    return None
-
-
-def _returns_calls_alone(mod: TsModule, stmt: Node, branch_if: Node) -> bool:
-    """`return { reply, toolCalls }` after the stop was only noted: the calls go to the caller to be run, and the
-    finish reason does not go with them, so no caller can tell they were cut off."""
-    if stmt.type != "return_statement" or not _CALLS_WORDS.search(mod.node_text(stmt)):
-        return False
-    cond = branch_if.child_by_field_name("condition")
-    reasons = {mod.node_text(n) for n in mod.inside(mod.nodes("identifier", "member_expression"), cond)
-               if _FINISH_TEXT.search(mod.node_text(n))} if cond is not None else set()
-    text = mod.node_text(stmt)
-    return not _FINISH_TEXT.search(text) and not any(r.rsplit(".", 1)[-1] in text for r in reasons)
 
 
 _CALLED = re.compile(r"(?<!\bif)(?<!\bwhile)(?<!\bfor)(?<!\bswitch)(?<!\bcatch)[\w$)\]]\s*\(")
@@ -1469,129 +1195,6 @@ def _executes_calls(mod: TsModule, stmt: Node) -> bool:
     if expr is not None and expr.type == "await_expression" and expr.named_children:
         expr = expr.named_children[0]
     return not (expr is not None and expr.type == "call_expression" and _log_sink(mod, expr))
-
-
-@rule(CheckId.C4, lang="typescript", name="length-stop-noted-calls-run")
-def length_stop_noted_calls_run(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a turn that tests the reply for a token-limit stop (`finish_reason === "length"`, `stop_reason ===
-    "max_tokens"`) in a branch that neither leaves nor drops the calls, after which the reply's tool calls are
-    executed. The truncation is noticed (logged, annotated in history) and the calls, whose arguments may be cut off,
-    run as complete. (The stream loop that notices it itself is `length-stop-commits-partial-calls`.)"""
-    if not _TRUNCATION_LITERAL.search(mod.text):
-        return
-    reported: set[int] = set()
-    for branch_if in mod.nodes("if_statement"):
-        cond = branch_if.child_by_field_name("condition")
-        cons = branch_if.child_by_field_name("consequence")
-        fn = mod.enclosing_function(branch_if)
-        if cond is None or cons is None or fn is None or fn.id in reported or not _noted_truncation(mod, cond):
-            continue
-        if branch_if.child_by_field_name("alternative") is not None or _branch_stops_calls(mod, cons):
-            continue
-        if mod.enclosing_loops(branch_if) and any(s for s, _ in _fragment_sites(mod) if mod.within(s, fn)):
-            continue  # inside the stream loop: judged by length-stop-commits-partial-calls
-        run_stmt = _calls_run_after(mod, fn, branch_if)
-        if run_stmt is None:
-            continue
-        reported.add(fn.id)
-        yield Hit(
-            node=branch_if,
-            claim=f"the token-limit stop is tested here (`{mod.node_text(cond).strip('()')[:60]}`) but the branch "
-                  "neither stops nor drops the calls; " + (
-                      f"they are returned to the caller to run, without the reason, at line {mod.line(run_stmt)}"
-                      if run_stmt.type == "return_statement" else
-                      f"they are executed at line {mod.line(run_stmt)}"),
-            consequence="a reply cut off by the token limit has tool calls whose arguments may be truncated, and they "
-                        "run as if complete",
-            direction="on a token-limit stop skip the reply's tool calls (answer each with a 'truncated, retry with "
-                      "a shorter call' result) or re-request, instead of executing them",
-        )
-
-
-_STREAMED = re.compile(r"for\s+await\b|\.stream\(|Stream\(|\.on\(\s*[\"'`]\w*(event|chunk|delta|data)", re.I)
-_CONDITION_TYPES = ("if_statement", "ternary_expression", "switch_statement", "while_statement", "do_statement")
-
-
-def _tested(mod: TsModule, fn: Node, name: str) -> bool:
-    """Whether `name` is read in a condition of `fn` (an `if`, `?:`, `switch`, loop test or `&&`/`||` operand)."""
-    for node in _name_nodes(mod, fn, name):
-        for anc in mod.ancestors(node):
-            if anc == fn or anc.type in FUNCTION_TYPES:
-                break
-            if anc.type in _CONDITION_TYPES:
-                cond = anc.child_by_field_name("condition") or anc.child_by_field_name("value")
-                if cond is not None and mod.within(node, cond):
-                    return True
-            if anc.type == "binary_expression" and mod.node_text(anc.child_by_field_name("operator")) in (
-                    "&&", "||", "===", "!==", "==", "!="):
-                return True
-    return False
-
-
-def _streamed_source(mod: TsModule, project: TsProject, fn: Node, value: Node) -> bool:
-    """Whether a turn's value comes from a stream: `fn` consumes one itself, or the call that produced the value
-    is a function (here or imported) that does."""
-    if _STREAMED.search(mod.node_text(fn)):
-        return True
-    call = value.named_children[0] if value.type == "await_expression" and value.named_children else value
-    if call.type != "call_expression":
-        return False
-    found = resolve_function(mod, project, call.child_by_field_name("function"), call)
-    return found is not None and bool(_STREAMED.search(found[0].node_text(found[1])))
-
-
-def _from_same_turn(mod: TsModule, fn: Node, decl: Node, name: str, stmt: Node) -> bool:
-    """Whether `stmt` reads the reply destructured beside the reason (`parts` of `{ parts, finishReason }`) or a
-    local derived from it (`const calls = parts.filter(...)`): the calls run are that turn's calls."""
-    target = decl.child_by_field_name("name")
-    if target is None:
-        return False
-    turn = {mod.node_text(n) for n in mod.pattern_names(target)} - {name}
-    for _ in range(2):
-        for local, values in mod.bindings(fn).items():
-            if local not in turn and any(re.search(rf"\b{re.escape(t)}\b", mod.node_text(v))
-                                         for v in values for t in turn):
-                turn.add(local)
-    text = mod.node_text(stmt)
-    return any(re.search(rf"\b{re.escape(t)}\b", text) for t in turn)
-
-
-@rule(CheckId.C4, lang="typescript", name="finish-reason-unread-before-calls")
-def finish_reason_unread_before_calls(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a turn that receives a streamed reply's finish reason next to its parts (`const { parts, finishReason }
-    = await streamTurn(...)`) and then executes the reply's tool calls, when the reason is only logged or passed on
-    and nothing in the project compares any finish reason with a token-limit value. A stream cut short (token limit,
-    safety stop, dropped connection) is committed and its calls run as complete."""
-    if not _mentions_finish(mod.text) or not _CALLS_WORDS.search(mod.text):
-        return
-    for fn in mod.nodes(*FUNCTION_TYPES):
-        for name, values in mod.bindings(fn).items():
-            value = values[0]
-            decl = value.parent
-            if decl is None or decl.type != "variable_declarator":
-                continue
-            key = _destructured_key(mod, value, name)
-            if key is None or not re.fullmatch(r"(?i)finish_?reason|stop_?reason", key):
-                continue  # the reason destructured beside the reply it describes
-            if value.type != "await_expression":
-                continue  # a promise of the reason (`streamText(...).finishReason`) handed on, not a finished turn
-            if _tested(mod, fn, name) or not _streamed_source(mod, project, fn, value):
-                continue
-            stmt = _statement(decl)
-            run_stmt = _calls_run_after(mod, fn, stmt)
-            if run_stmt is None or mod.node_text(run_stmt).startswith("for await") or \
-                    not _from_same_turn(mod, fn, decl, name, run_stmt) or _project_checks_ending(project):
-                continue
-            yield Hit(
-                node=stmt,
-                claim=f"`{name}` of the streamed turn is received here but never tested; the turn's tool calls are "
-                      f"executed at line {mod.line(run_stmt)}",
-                consequence="a turn cut short (token limit, safety stop, dropped stream) is committed to history and "
-                            "its tool calls run as if the reply were complete",
-                direction=f"test `{name}` before running the calls: on a token-limit or safety stop discard the "
-                          "partial turn (or answer its calls with an error) and retry or report",
-            )
-            break
 
 
 # ---------------------------------------------------------------- a hand-written SSE reader that ends on EOF
@@ -1864,195 +1467,8 @@ def _delta_subscripts(mod: TsModule) -> list[Node]:
     return sorted(out.values(), key=lambda n: n.start_byte)
 
 
-_LAST_SLOT = re.compile(r"^([\w$.]+)\[\s*\1\.length\s*-\s*1\s*\]$|^([\w$.]+)\.at\(\s*-1\s*\)$|^([\w$.]+)\.slice\(\s*-1\s*\)\[0\]$")
-
-
-def _last_slot(mod: TsModule, fn: Node | None, target: Node) -> str | None:
-    """The container when an accumulator is its last element: `calls[calls.length - 1].args += ...`, or a local
-    bound to `calls.at(-1)` whose field is extended."""
-    cur: Node | None = target
-    while cur is not None and cur.type == "member_expression":
-        obj = cur.child_by_field_name("object")
-        text = _norm(mod.node_text(obj)).rstrip("!?") if obj is not None else ""
-        m = _LAST_SLOT.match(text)
-        if m:
-            return next(g for g in m.groups() if g)
-        if obj is not None and obj.type == "identifier":
-            for value in mod.bindings(fn).get(mod.node_text(obj), []):
-                m = _LAST_SLOT.match(_norm(mod.node_text(value)))
-                if m:
-                    return next(g for g in m.groups() if g)
-            return None
-        cur = obj
-    return None
-
-
-@rule(CheckId.C4, lang="typescript", name="tool-delta-appended-to-last")
-def tool_delta_appended_to_last(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags streamed tool-call argument fragments appended to whichever call was started last
-    (`calls[calls.length - 1]`, `calls.at(-1)`) while the fragment's own index is never read, in a client that
-    decodes the stream's chunks itself (a generic OpenAI-compatible client, not one SDK's stream). Fragments of
-    parallel calls that a provider interleaves are then glued onto the wrong call, and both calls' arguments are
-    garbage."""
-    if not _has_fragments(mod) or not re.search(r"length\s*-\s*1|\.at\(\s*-1|slice\(\s*-1", mod.text):
-        return
-    for site, target in _fragment_sites(mod):
-        fn = mod.enclosing_function(site)
-        container = _last_slot(mod, fn, target)
-        if container is None:
-            continue
-        scope_text = mod.node_text(fn) if fn is not None else mod.text
-        if re.search(r"\.index\b|\[['\"]index['\"]\]", scope_text):
-            continue  # the fragment's index is consulted (a switch of current call on a new index)
-        outer = _site_scope(mod, site)[0]
-        if not any(b"JSON.parse" in mod.source[f.start_byte:f.end_byte] for f in (fn, outer) if f is not None):
-            continue  # an SDK's own stream (OpenAI sends one call's deltas before the next): not a generic client
-        if _only_logged(project, mod, outer):
-            continue
-        yield Hit(
-            node=_statement(site), verdict=Verdict.SUSPECTED,
-            claim=f"each argument fragment is appended to the last call started in `{container}`; the fragment's "
-                  "index is never read",
-            consequence="when the deltas of parallel tool calls interleave, fragments are glued onto the wrong call "
-                        "and both calls end up with corrupt arguments",
-            direction="key the accumulating calls by the delta's `index` (a Map) and append each fragment to the "
-                      "call its index names",
-            confirm_hint="verify whether the provider behind this stream can interleave the argument deltas of "
-                         "parallel calls",
-        )
-
-
 def _builds_call(mod: TsModule, node: Node) -> bool:
     if node.type != "object":
         return False
     keys = set(mod.object_keys(node))
     return bool(keys & {"function", "arguments"}) or {"id", "name"} <= keys
-
-
-@rule(CheckId.C4, lang="typescript", name="tool-call-pushed-per-delta")
-def tool_call_pushed_per_delta(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a loop over a delta's tool calls that pushes a new call object for every fragment, unconditionally.
-    Providers that split one call's arguments over many deltas (OpenAI does) then produce one broken call per
-    fragment instead of one call with the joined arguments."""
-    if "delta" not in mod.text:
-        return
-    for loop in mod.nodes("for_in_statement"):
-        right = loop.child_by_field_name("right")
-        text = mod.node_text(right)
-        if right is None or "delta" not in text or not re.search(r"tool_?calls|toolCalls|tool_use", text):
-            continue
-        body = loop.child_by_field_name("body")
-        stmts = body.named_children if body is not None and body.type == "statement_block" else \
-            [body] if body is not None else []
-        for stmt in stmts:
-            call = stmt.named_children[0] if stmt.type == "expression_statement" and stmt.named_children else None
-            if call is None or call.type != "call_expression" or not mod.call_name(call).endswith(".push"):
-                continue
-            args = mod.arguments(call)
-            if not args or not _builds_call(mod, args[0]):
-                continue
-            target = mod.call_name(call).rsplit(".", 1)[0]
-            yield Hit(
-                node=stmt, verdict=Verdict.SUSPECTED,
-                claim=f"every streamed tool-call fragment is pushed to `{target}` as a new call",
-                consequence="a call whose arguments arrive over several deltas becomes several calls with partial, "
-                            "unparsable arguments",
-                direction="merge fragments into a Map keyed by the delta's index (or id) and build the calls once "
-                          "the stream ends",
-                confirm_hint="verify the provider splits one call's arguments across several deltas (OpenAI chat "
-                             "completions does), so each fragment here becomes its own call",
-            )
-            break
-
-
-# ---------------------------------------------------------------- a line split per network chunk
-_LINE_SEP = re.compile(r"""^(["'`])(\\r)?\\n\1$|^/\\r\?\\n/[a-z]*$|^/\\n/[a-z]*$|^/\(\?:\\r\)\?\\n/[a-z]*$""")
-"""A newline separator: `"\\n"`, `/\\r?\\n/`, `/\\n/`."""
-_MODEL_STREAM_HINT = re.compile(r"chat/completions|/v1/messages\b|/api/(chat|generate)\b|:streamGenerateContent|"
-                                r"/v1/responses\b|data:\s|text/event-stream|x-ndjson|\[DONE\]")
-"""A hand-read model stream in the module: a model endpoint, the SSE `data:` framing, an NDJSON content type."""
-
-
-def _chunk_loop(mod: TsModule, node: Node, fn: Node) -> Node | None:
-    """The innermost loop around `node` in `fn` that takes one network chunk per pass: `for await (const c of
-    body)` or a loop that calls `reader.read()`."""
-    for loop in mod.enclosing_loops(node):
-        if not mod.within(loop, fn):
-            break
-        text = mod.node_text(loop)
-        if text.startswith("for await") or (loop.type in ("while_statement", "do_statement", "for_statement")
-                                            and re.search(r"\.read\(\s*\)", text)):
-            return loop
-    return None
-
-
-def _carried(mod: TsModule, fn: Node, loop: Node, split: Node, receiver: Node) -> bool:
-    """Whether the split keeps the unfinished last line for the next chunk: the split text is a buffer declared
-    outside the loop (`buf += decode(c); const lines = buf.split("\\n"); buf = lines.pop()`), or the split's result
-    is `pop`ped / indexed at its end."""
-    if receiver.type == "identifier" or receiver.type == "member_expression":
-        name = mod.node_text(receiver)
-        if receiver.type == "member_expression" and name.startswith("this."):
-            return True  # a field outlives the pass
-        inside = [v for v in mod.bindings(fn).get(name, []) if mod.within(v, loop)]
-        if name in mod.bindings(fn) and not inside or name in mod.params(fn):
-            return True
-    for node in mod.inside(mod.nodes("augmented_assignment_expression", "assignment_expression"), loop):
-        left = node.child_by_field_name("left")
-        if left is None or mod.enclosing_function(node) != fn:
-            continue
-        name = mod.node_text(left)
-        right = mod.node_text(node.child_by_field_name("right"))
-        if node.type == "assignment_expression" and not (re.search(rf"\b{re.escape(name)}\b", right) or
-                                                         ".pop(" in right):
-            continue  # `cut = buf.indexOf(...)`: not text kept for the next pass
-        if left.type == "member_expression" or (left.type == "identifier" and (name in mod.params(fn) or any(
-                not mod.within(v, loop) for v in mod.bindings(fn).get(name, [])))):
-            return True  # the loop keeps text across passes (`buffer += chunk`, `buf = buf.slice(cut)`): it carries
-    holder = split.parent
-    while holder is not None and holder.type in ("await_expression", "parenthesized_expression", "as_expression"):
-        holder = holder.parent
-    if holder is not None and holder.type == "variable_declarator":
-        lines = mod.node_text(holder.child_by_field_name("name"))
-        body = mod.node_text(loop)
-        return bool(re.search(rf"\b{re.escape(lines)}\.(pop|splice)\(|\b{re.escape(lines)}\[\s*{re.escape(lines)}"
-                              rf"\.length\s*-\s*1\s*\]|\b{re.escape(lines)}\.at\(\s*-1\s*\)", body))
-    return False
-
-
-@rule(CheckId.C4, lang="typescript", name="chunk-lines-split-without-carry")
-def chunk_lines_split_without_carry(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a hand-read model stream (SSE or NDJSON) that splits each network chunk into lines and parses every
-    line, with no buffer that carries the unfinished last line into the next chunk. A network chunk ends wherever
-    the transport cut it, not at a line boundary, so an event split across two chunks is parsed as two halves:
-    `JSON.parse` throws (or the half is skipped and the event is lost)."""
-    if ".split(" not in mod.text or "JSON.parse" not in mod.text or not _MODEL_STREAM_HINT.search(mod.text):
-        return
-    for call in mod.calls():
-        callee = call.child_by_field_name("function")
-        if callee is None or callee.type != "member_expression" or \
-                mod.node_text(callee.child_by_field_name("property")) != "split":
-            continue
-        args = mod.arguments(call)
-        if len(args) != 1 or not _LINE_SEP.match(mod.node_text(args[0])):
-            continue
-        fn = mod.enclosing_function(call)
-        receiver = callee.child_by_field_name("object")
-        if fn is None or receiver is None:
-            continue
-        loop = _chunk_loop(mod, call, fn)
-        if loop is None:
-            continue
-        parses = [p for p in mod.inside(mod.calls(), loop) if mod.call_name(p) == "JSON.parse"
-                  and p.start_byte > call.start_byte and mod.enclosing_function(p) == fn]
-        if not parses or _carried(mod, fn, loop, call, receiver):
-            continue
-        yield Hit(
-            node=call,
-            claim=f"each network chunk is split into lines here (`{mod.node_text(call)[:60]}`) and every line is "
-                  f"parsed (line {mod.line(parses[0])}); the unfinished last line is not kept for the next chunk",
-            consequence="an event that straddles two chunks is parsed in halves: `JSON.parse` throws out of the "
-                        "stream (or the event is silently lost), ending the turn on routine network framing",
-            direction="keep a buffer across chunks: append the decoded chunk, split it, parse every line but the "
-                      "last, and keep the last (unfinished) one for the next chunk",
-        )

@@ -16,10 +16,6 @@ Shapes detected:
   on a model-supplied path that was never resolved through symlinks (`path.resolve` / `path.join` / `normalize`
   only, no `fs.realpath` / `Deno.realPath`). A `path.relative` whose result only builds display text (also after `.replace(/\\\\/g,
   "/")` or `.split(sep).join("/")`) is no check.
-- `path-prefix-without-separator`: `real.startsWith(root)` on a realpath'd model path when `root` has no trailing
-  separator: `/srv/app` admits `/srv/app-secrets`.
-- `checked-path-differs-from-opened`: one value is checked for containment and a different, unchecked model path is
-  what the `fs` call opens.
 
 The two check rules also judge path helpers: a function with a containment test and no `fs` call of its own that
 returns the value it checked (or is named as a validator), in a module that (or whose importers) call `fs`.
@@ -596,32 +592,6 @@ def path_checked_without_realpath(mod: TsModule, project: TsProject) -> Iterator
             )
 
 
-@rule(CheckId.C5, lang="typescript", name="path-prefix-without-separator")
-def path_prefix_without_separator(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags `real.startsWith(root)` on a realpath'd model path when `root` carries no trailing separator. A string
-    prefix is not a path prefix: `/srv/app` admits `/srv/app-secrets/key`."""
-    for scope in _check_scopes(project, mod):
-        for check in _model_checks(project, mod, scope):
-            if check.kind != "startsWith" or check.root is None:
-                continue
-            fn = mod.enclosing_function(check.node)
-            if not _REALPATH.search(mod.derivation_text(fn, check.checked, 4)):
-                continue  # reported by path-checked-without-realpath
-            root_text = mod.derivation_text(fn, check.root, 3)
-            literal = mod.string_value(check.root)
-            if (literal is not None and literal.endswith("/")) or _SEPARATOR.search(root_text):
-                continue
-            root = mod.node_text(check.root)[:60]
-            yield Hit(
-                node=check.node,
-                claim=f"the containment test compares string prefixes: `{root}` has no trailing separator",
-                consequence=f"a sibling directory whose name starts with `{root}`'s last component (`/srv/app-secrets` "
-                            "for `/srv/app`) passes the check",
-                direction="compare path components: `const rel = path.relative(root, real)` and reject "
-                          "`rel.startsWith('..') || path.isAbsolute(rel)` (or test `real.startsWith(root + path.sep)`)",
-            )
-
-
 def _derived_names(mod: TsModule, fn: Node, expr: Node) -> set[str]:
     """Names `expr` reads, and the names their bound values read, transitively (within `fn`)."""
     scope = mod.bindings(fn)
@@ -653,35 +623,3 @@ def _uses_checked(mod: TsModule, fn: Node, path: Node, checks: list[_Check]) -> 
         if check_fn is not None and mod.node_text(path) in mod.derivation_text(check_fn, checked, 4):
             return True
     return False
-
-
-@rule(CheckId.C5, lang="typescript", name="checked-path-differs-from-opened")
-def checked_path_differs_from_opened(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a function that checks one (resolved) value for containment and then opens a different, unchecked
-    model-supplied value. The check protects nothing: the raw path is what the `fs` call follows."""
-    reported: set[int] = set()
-    for call, paths in _sinks(project, mod):
-        fn = mod.enclosing_function(call)
-        scope = _owner(mod, call)
-        if fn is None or scope is None or scope.id in reported:
-            continue
-        checks = [c for c in _model_checks(project, mod, scope) if c.node.start_byte < call.start_byte]
-        if not checks:
-            continue
-        for path in paths:
-            if not _model_path(project, mod, fn, path) or _uses_checked(mod, fn, path, checks):
-                continue
-            if _TEMP_NAME.search(mod.derivation_text(fn, path, 2)):
-                continue
-            reported.add(scope.id)
-            if _helper_validates(project, mod, fn, path):
-                break
-            yield Hit(
-                node=call,
-                claim=f"`{mod.node_text(checks[0].checked)[:60]}` is checked but `{mod.node_text(path)[:60]}` is what "
-                      f"`{mod.call_name(call)}` opens",
-                consequence="the containment check validates one value while the file call follows another, so `../` "
-                            "or a symlink still escapes",
-                direction="open exactly the resolved value that passed the containment check",
-            )
-            break

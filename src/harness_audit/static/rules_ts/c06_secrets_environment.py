@@ -6,16 +6,9 @@ Shapes detected:
   `env: { ...process.env, X }`. A model-written argument of a program that runs its argument as code with a way out
   to the shell (`psql -c` with `\\!`, `sqlite3` `.shell`, `awk` `system()`, an interpreter's `-e`) chooses the command
   too. Suspected when the command is a `command` parameter not traced to a tool call.
-- `execa-env-merged-with-parent`: `execa(..., { env: {...} })` without `extendEnv: false` (or `new Deno.Command(...,
-  { env })` without `clearEnv: true`): the runtime adds the whole parent environment to the allow-list it was given.
 - Commands arriving as messages (`worker_threads` `parentPort.on("message")`, a forked child's `process.on("message")`,
   `self.onmessage`) and command fields of parsed files (a plugin manifest's `setup`, a hooks config) are suspected.
 - Runtimes: `child_process`, execa, cross-spawn, shelljs, `Bun.spawn`, Bun / zx `` $`…` ``, `Deno.Command`, node-pty.
-- `workspace-program-inherits-env` (suspected): a tool runs `git` / `npm` / `make` / `cargo` / `pytest` with the
-  whole environment: programs the files of their working directory configure, so a model that can write there
-  chooses what they execute.
-- `predictable-tmp-script-path`: a tool writes a script to a fixed `/tmp/...` (or `os.tmpdir()` + literal) path
-  and hands that path to a spawned command.
 - `mcp-server-given-full-env` (suspected): a stdio MCP server (or another tool server the model drives) is launched
   with `env: process.env` / `{ ...process.env, ...cfg.env }`: `new StdioClientTransport({...})`, the `ai` package's
   `Experimental_StdioMCPTransport`, `@openai/agents` `MCPServerStdio`, a `mcpServers: { name: { command, env } }`
@@ -484,94 +477,9 @@ def model_command_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hi
         )
 
 
-_WORKSPACE_PROGRAMS = re.compile(r"^(git|npm|pnpm|yarn|bun|make|gmake|cargo|go|mvn|gradle|gradlew|pytest|tox|"
-                                 r"rake|bundle|composer|just|task|deno)$")
-"""Programs whose behaviour the files of the directory they run in configure (`.git/config` hooks, fsmonitor,
-diff drivers; `package.json` scripts; `Makefile`; `conftest.py`)."""
-
-
-def _workspace_program(mod: TsModule, sp: ts.Spawn, parts: list[Node]) -> str:
-    """The literal program of the spawn when it is one of `_WORKSPACE_PROGRAMS` (`"git"`, `"npm test"`), else ""."""
-    if not parts:
-        return ""
-    value = ts.string_value(mod, ts.unwrap(parts[0]))
-    if value is None:
-        return ""
-    words = value.split()
-    program = words[0].rsplit("/", 1)[-1] if words else ""
-    if len(words) > 1 and not (sp.api in ts.SHELL_APIS or ts.spawn_is_shell(mod, sp)):
-        return ""
-    return program if _WORKSPACE_PROGRAMS.match(program) else ""
-
-
-@rule(CheckId.C6, lang="typescript", name="workspace-program-inherits-env")
-def workspace_program_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a tool implementation that runs `git`, `npm`, `make`, `cargo`, `pytest` (programs configured by the
-    files of the directory they run in) with no `env` option or the whole `process.env`. The model does not pick
-    the program, but when it can write files there (`.git/config` with `core.fsmonitor` or a diff driver,
-    `package.json` scripts, a `Makefile`), it decides what the program executes, with every secret in reach."""
-    if ts.skipped_module(mod):
-        return
-    for sp in _spawns(mod):
-        parts = _parts(mod, sp)
-        program = _workspace_program(mod, sp, parts)
-        if not program:
-            continue
-        tool = _tool_around(mod, project, sp.call)
-        if tool is None:
-            continue
-        state, detail = _env_state(mod, sp)
-        if state not in ("missing", "full") or _command_source(mod, project, sp, parts) is not None:
-            continue  # `model-command-inherits-env` reports a command the model chose outright
-        tname = mod.function_name(tool)
-        yield Hit(
-            node=_env_node(mod, sp) if state == "full" else sp.call, verdict=Verdict.SUSPECTED,
-            claim=f"the tool `{tname}` runs `{program}` with the harness's whole environment: {detail}",
-            consequence=f"if the model can write files where `{program}` runs, it chooses what `{program}` executes "
-                        "(hooks, `core.fsmonitor`, diff drivers, package scripts), and that code sees every API key "
-                        "of the harness",
-            direction=_DIRECTION,
-            confirm_hint=f"verify whether the model (a file-writing or shell tool) can create or edit the "
-                         f"configuration `{program}` reads in the directory the tool `{tname}` runs it in "
-                         f"(`.git/config`, `.gitattributes`, hooks, `package.json`, `Makefile`)",
-        )
-
-
-@rule(CheckId.C6, lang="typescript", name="execa-env-merged-with-parent")
-def execa_env_merged_with_parent(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags `execa` running a model-chosen command with an `env` allow-list but without `extendEnv: false`. execa
-    merges `process.env` into the given `env` by default, so the allow-list restricts nothing and every secret of
-    the harness still reaches the command."""
-    if "execa" not in mod.text and "Deno.Command" not in mod.text:
-        return
-    for sp in _spawns(mod):
-        if sp.family != "execa" and sp.api != "Deno.Command":
-            continue
-        state, detail = _env_state(mod, sp)
-        if state != "merged":
-            continue
-        parts = _parts(mod, sp)
-        source = _command_source(mod, project, sp, parts) if parts else None
-        if source is None:
-            continue
-        yield Hit(
-            node=_env_node(mod, sp), verdict=source.verdict,
-            claim=f"{detail}: {'Deno' if sp.api == 'Deno.Command' else 'execa'} adds the whole parent environment "
-                  f"to it by default; {source.why}",
-            consequence="the allow-list is decorative: every API key of the harness is still visible to the "
-                        "model's command",
-            direction="pass `clearEnv: true` together with the `env` allow-list" if sp.api == "Deno.Command" else
-                      "pass `extendEnv: false` together with the `env` allow-list",
-            confirm_hint=source.hint,
-        )
-
-
 _TMP_TEXT = re.compile(r"^[`'\"](/tmp|/var/tmp|/dev/shm)/[^`'\"$]")
 _RANDOM_PART = re.compile(r"random|uuid|nanoid|mkdtemp|mkstemp|Date\.now|hrtime|process\.pid|crypto|ulid|"
                           r"performance\.now|tmp-promise|tempy|tmp\.file|\bid\b", re.I)
-_WRITE_CALLS = {"writeFile", "writeFileSync", "Bun.write", "outputFile", "outputFileSync"}
-
-
 def _predictable_tmp(mod: TsModule, node: Node | None) -> bool:
     """`"/tmp/run.sh"`, `` `/tmp/${name}.sh` `` without a random part, `path.join(os.tmpdir(), "run.sh")`."""
     node = ts.unwrap(node)
@@ -605,47 +513,6 @@ def _tmp_origin(mod: TsModule, node: Node) -> Node | None:
         if value is not None and _predictable_tmp(mod, value):
             return value
     return None
-
-
-@rule(CheckId.C6, lang="typescript", name="predictable-tmp-script-path")
-def predictable_tmp_script_path(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags tool code that writes a file to a fixed path under a shared temp directory (`/tmp/run.sh`,
-    `path.join(os.tmpdir(), "script.py")`) and then runs it. An earlier command, the model's included, or another
-    local user can pre-create or symlink that path, so the harness runs or overwrites content it does not control."""
-    if "tmp" not in mod.text:
-        return
-    for sp in _spawns(mod):
-        fn = mod.enclosing_function(sp.call)
-        if fn is None or (ts.in_tool_function(mod, sp.call) is None and not _TOOL_WORDS.search(mod.text)):
-            continue
-        writes = [c for c in mod.inside(mod.calls(), fn) if ts.last(mod.call_name(c)) in _WRITE_CALLS or
-                  mod.call_name(c) in _WRITE_CALLS]
-        written: dict[str, Node] = {}
-        for write in writes:
-            args = mod.arguments(write)
-            origin = _tmp_origin(mod, args[0]) if args else None
-            if origin is not None:
-                written[mod.node_text(args[0])] = origin
-                written[mod.node_text(origin)] = origin
-        if not written:
-            continue
-        for part in _parts(mod, sp):
-            texts = {mod.node_text(part), *(mod.node_text(i) for i in ts.idents(part))}
-            origin = next((written[t] for t in texts if t in written), None)
-            inner = ts.unwrap(part)
-            if origin is None and inner is not None and inner.type == "template_string":
-                origin = next((o for t, o in written.items() if t in mod.node_text(part)), None)
-            if origin is None:
-                continue
-            yield Hit(
-                node=sp.call,
-                claim=f"the command runs a file written to the predictable temp path `{_short(mod, origin)}`",
-                consequence="an earlier command (the model's included) or another local user can pre-create or "
-                            "symlink that path, so the harness executes or overwrites content it does not control",
-                direction="create a private directory per call with `fs.mkdtemp(path.join(os.tmpdir(), 'tool-'))` "
-                          "and write the script there",
-            )
-            break
 
 
 _MCP_CALLEE = re.compile(r"(Stdio|MCP|Mcp|mcp)")

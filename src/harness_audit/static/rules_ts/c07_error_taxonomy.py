@@ -29,17 +29,12 @@ Shapes detected:
   flagged at that fallback. A project function that
   runs a call later on the tool's behalf (after an approval) counts as the tool when a caller puts its value in a
   tool-result record (`{ type: "tool-result", toolCallId, result: text }`, `{ role: "tool", tool_call_id, content }`).
-- `settled-tool-error-becomes-text`: tool calls run with `Promise.allSettled` whose rejected outcomes are handed on as
-  text built from `.reason` (`` `Error: ${r.reason}` ``), with no code.
 - `provider-error-surfaced-as-text`: a `catch` (or `.catch(cb)`) around a model request (an SDK / `ai` / LangChain /
   raw-HTTP call, or a project wrapper of one that does not map its errors) whose only handling is to hand the
   error's message to a UI, event sink or response (`host.post({ type: "error", message: err.message })`,
   `res.json({ error: String(e) })`), in a project with a taxonomy too (a retry predicate is not a mapping). Not
   when the text only goes into a summary the function returns and no caller reads (best-effort background
   indexing: `this.reindex().then(() => void 0)`).
-- `error-mapper-drops-status`: a helper thrown as `throw toError(err)` that inspects a structured HTTP / provider
-  error (`instanceof AxiosError`, `err.response.status`, `instanceof APIError`) and returns a bare `new Error(msg)`
-  without `cause`: the status and the server's code are read and dropped.
 """
 
 from __future__ import annotations
@@ -559,77 +554,6 @@ def caught_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterato
         )
 
 
-_REASON_TEXT = re.compile(r"\.reason\b")
-
-
-def _reason_text(mod: TsModule, node: Node) -> bool:
-    """`` `Error: ${r.reason}` ``, `String(r.reason)`, `r.reason.message`, `` `${describe(r.reason)}` ``: text made
-    from a rejected `allSettled` outcome."""
-    for sub in [node, *ts.descendants(node)]:
-        if sub.type == "template_substitution" and _REASON_TEXT.search(mod.node_text(sub)):
-            return not any(_MAPPER_NAME.search(ts.last(mod.call_name(c))) for c in ts.descendants(sub)
-                           if c.type == "call_expression")  # `${toToolError(r.reason).code}` is classified
-        if sub.type == "member_expression" and mod.node_text(sub.child_by_field_name("property")) in (
-                "message", "stack") and _REASON_TEXT.search(mod.node_text(sub.child_by_field_name("object"))):
-            return True
-        if sub.type == "call_expression" and mod.call_name(sub) in _ERROR_TEXT_CALLS:
-            args = mod.arguments(sub)
-            if args and re.fullmatch(r"\(?\s*[\w$.?]+\.reason(\s+as\s+\w+)?\s*\)?", mod.node_text(args[0])):
-                return True
-    return False
-
-
-@rule(CheckId.C7, lang="typescript", name="settled-tool-error-becomes-text")
-def settled_tool_error_becomes_text(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags tool calls run with `Promise.allSettled` whose rejected outcomes are turned into text
-    (`` r.status === "fulfilled" ? r.value : `Error: ${r.reason}` ``) and handed on as the tool result, with no code
-    and no classification: the same flattening as a `catch` that returns `` `Error: ${e}` ``, on the parallel
-    path."""
-    if ts.skipped_module(mod) or "allSettled" not in mod.text or ".reason" not in mod.text:
-        return
-    vocab = _vocabulary(project)
-    for call in mod.calls():
-        if ts.last(mod.call_name(call)) != "allSettled":
-            continue
-        args = mod.arguments(call)
-        batch = ts.unwrap(args[0]) if args else None
-        if batch is None or _tool_invocation(mod, batch) is None:
-            continue
-        fn = mod.enclosing_function(call)
-        holder = call.parent
-        while holder is not None and holder.type in ("await_expression", "parenthesized_expression", "as_expression"):
-            holder = holder.parent
-        bound = holder.child_by_field_name("name") if holder is not None and holder.type == "variable_declarator" \
-            else None
-        if fn is None or bound is None or bound.type != "identifier":
-            continue
-        uses = re.compile(rf"(?<![\w$.]){re.escape(mod.node_text(bound))}\b")
-        for tpl in [*mod.inside(mod.nodes("template_string"), fn), *mod.inside(mod.calls(), fn)]:
-            if tpl.start_byte < call.end_byte or not _reason_text(mod, tpl):
-                continue
-            stmt = tpl
-            while stmt.parent is not None and stmt.parent.type not in ("statement_block", "program") and \
-                    stmt.parent != fn:
-                stmt = stmt.parent
-            top = next((a for a in [stmt, *mod.ancestors(stmt)] if a.parent is not None and
-                        a.parent == fn.child_by_field_name("body")), stmt)
-            if not uses.search(mod.node_text(top)):
-                continue  # text about another batch's outcomes
-            if _carries_code(mod, stmt) or _uses_vocabulary(mod, vocab, stmt) or any(
-                    c.type == "call_expression" and _LOGGING.search(mod.call_name(c)) for c in mod.ancestors(tpl)):
-                continue
-            yield Hit(
-                node=tpl,
-                claim=f"the rejected outcomes of the parallel tool calls (`{_short(mod, call, 40)}`) are handed on "
-                      "only as text built from `.reason`, with no error code",
-                consequence="the loop and the model cannot tell a timeout from a denial from a bug on this path, so "
-                            "they retry everything or nothing",
-                direction="map each rejection reason to a small code union (`\"timeout\" | \"denied\" | "
-                          "\"invalid_args\" | …`) with a `retryable` flag and return it with the message",
-            )
-            break
-
-
 def _runtime_message(mod: TsModule, new: Node) -> bool:
     """`new Error(`… ${x}`)`, `new Error("…" + x)` or `new Error(msg)`: a message carrying runtime data."""
     args = mod.arguments(new)
@@ -1069,80 +993,6 @@ def _passes_failure_on(handler: Node) -> bool:
 
 
 _LOGGER = re.compile(r"(?i)(?:^|\.)(?:console|log|logger|logging|debugLogger|\w*logger)$")
-
-_ERROR_PARAM = re.compile(r"^(e|er|err|error|ex|exc|exception|cause|reason|failure|caught|raw|original)$", re.I)
-_STRUCTURED_TEST = re.compile(r"\binstanceof\s+[\w$.]*(AxiosError|HTTPError|HttpError|FetchError|APIError|ApiError|"
-                              r"ResponseError|RequestError|ServiceError|GaxiosError|ClientError|ServerError)\b|"
-                              r"\bisAxiosError\s*\(|\bisHttpError\s*\(|\.response\??\.(status|data|body)\b|"
-                              r"\.(status|statusCode)\b|\.error\??\.(type|code)\b")
-
-
-def _mapper_callers(mod: TsModule, project: TsProject, fn: Node) -> list[tuple[TsModule, Node]]:
-    """Calls of `fn` whose result is thrown or rejected (`throw backendError(err)`, `reject(toError(e))`)."""
-    out: list[tuple[TsModule, Node]] = []
-    for cmod, call in ts.callers(mod, project, fn):
-        parent = call.parent
-        while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "await_expression"):
-            parent = parent.parent
-        if parent is None:
-            continue
-        rejected = parent.type == "arguments" and parent.parent is not None and \
-            ts.last(cmod.call_name(parent.parent)) in ("reject", "Promise.reject", "fail", "error")
-        if parent.type == "throw_statement" or rejected:
-            out.append((cmod, call))
-    return out
-
-
-@rule(CheckId.C7, lang="typescript", name="error-mapper-drops-status")
-def error_mapper_drops_status(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags an error-mapping helper (`function backendError(err) { … }`, thrown as `throw backendError(err)`) that
-    inspects a structured HTTP or provider error (`err instanceof AxiosError`, `err.response.status`) and returns a
-    bare `new Error(message)`: the status, the server's error code and its retryable flag are read and then thrown
-    away, so every caller gets text only."""
-    text = mod.text
-    if "Error(" not in text or not any(w in text for w in (".status", ".response", "instanceof", "Error(e")) or \
-            ts.skipped_module(mod):
-        return
-    for ret in mod.nodes("return_statement"):
-        value = ts.unwrap(ret.named_children[0]) if ret.named_children else None
-        if value is None or value.type not in ("new_expression", "call_expression") or \
-                mod.call_name(value) not in _GENERIC_ERRORS or not mod.arguments(value) or \
-                ts.string_value(mod, ts.unwrap(mod.arguments(value)[0])) is not None:
-            continue
-        if re.search(r"\bcause\s*[:,}]", mod.node_text(value)):
-            continue
-        fn = mod.enclosing_function(ret)
-        plist = ts.params(fn) if fn is not None else []
-        if fn is None or not plist:
-            continue
-        names = ts.bound_names(mod, ts.param_pattern(plist[0]))
-        err = names[0] if len(names) == 1 else ""
-        ptype = ts.param_type(mod, plist[0])
-        if not err or not (_ERROR_PARAM.match(err) or re.search(r"\b(unknown|\w*Error)\b", ptype)):
-            continue
-        body = mod.node_text(fn.child_by_field_name("body"))
-        quoted = re.escape(err)
-        if not re.search(rf"\b{quoted}\b[^;\n]*?(instanceof|\.response|\.status|\.error)|is\w*Error\s*\(\s*{quoted}\b",
-                         body) or not _STRUCTURED_TEST.search(body):
-            continue
-        # the message comes from the error, directly or through a local (`const detail = err.response?.data`)
-        if not re.search(rf"\b{quoted}\b", mod.node_text(value)) and not any(
-                re.search(rf"\b{quoted}\b", mod.node_text(ts.resolve_value(mod, i))) for i in ts.idents(value)):
-            continue
-        callers = _mapper_callers(mod, project, fn)
-        if not callers:
-            continue
-        cmod, call = callers[0]
-        yield Hit(
-            node=ret,
-            claim=f"`{mod.function_name(fn)}` reads the structured error it is given (status, response body) and "
-                  f"returns a bare `Error` with a message; its callers throw that (e.g. {cmod.path}:{cmod.line(call)})",
-            consequence="the HTTP status, the server's error code and its retryable flag are dropped, so the loop "
-                        "cannot tell a retryable timeout from a rejected request",
-            direction="return a typed error that keeps `status` and the server's `code` / `retryable` (and `cause`), "
-                      "or map them to the project's error codes here",
-        )
-
 
 _FAILURE_TEXT = re.compile(r"^\W{0,3}(error|failed|failure|could ?n[o']t|cannot|can't|unable|exception)\b", re.I)
 _FAILURE_MARKERS = {"isError", "is_error", "error", "errors", "ok", "success", "failed", "failure", "status",

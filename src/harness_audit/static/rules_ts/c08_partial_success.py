@@ -13,9 +13,6 @@ Shapes detected:
 - The same combinator inside a `try` whose `catch` hands the walked collection to a call (`markFailed(jobs.map((j)
   => j.id), err)`): every item is recorded failed, the ones that finished included; confirmed when the items run
   the model (agent jobs), else suspected.
-- `message-batch-settled-as-one`: a queue consumer giving a whole batch one outcome: Cloudflare Queues'
-  `batch.retryAll()` in the `catch` around the processing of `batch.messages`, or an AWS SQS handler whose records
-  can throw out of it with no `batchItemFailures` partial response (suspected).
 - `batch-catch-drops-collected-results`: one `try` around a loop that collects per-item results
   (`results.push(await op(x))`), whose `catch` returns a failure without them.
 
@@ -36,7 +33,7 @@ from typing import Literal
 from tree_sitter import Node
 
 from harness_audit.findings import CheckId, Verdict
-from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
+from harness_audit.static.lang.typescript import FUNCTION_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts import _agent_idioms as agent
 from harness_audit.static.rules_ts import _ts_idioms as ts
@@ -324,7 +321,6 @@ def _pushed_batch(mod: TsModule, ident: Node) -> _Batch | None:
     return _Batch(items=items, sources=sources) if items else None
 
 
-_LOAD_METHODS = {"setup", "init", "initialize", "activate", "connect", "start", "register", "load"}
 _COMPONENTS = re.compile(r"plugins?|extensions?|servers?|integrations?|addons?|providers?|readdir|glob", re.I)
 
 
@@ -915,89 +911,3 @@ def batch_catch_drops_collected_results(mod: TsModule, project: TsProject) -> It
                              f"operation at line {mod.line(op)} does not need earlier items to have succeeded)",
             )
             break
-
-
-# ---------------------------------------------------------------- queue consumers settling a batch as one
-_SQS_TYPES = re.compile(r"\b(SQSEvent|SQSHandler|SQSRecord|SQSBatchResponse)\b|['\"]aws:sqs['\"]")
-
-
-def _swallowed(mod: TsModule, node: Node) -> bool:
-    """Whether a `try` of the enclosing function catches `node`'s failure without re-throwing it."""
-    for tr, part in mod.enclosing_trys(node):
-        handler = tr.child_by_field_name("handler")
-        if part == "body" and handler is not None and not re.search(r"\bthrow\b", mod.node_text(handler)):
-            return True
-    return False
-
-
-def _per_item_catch(mod: TsModule, project: TsProject, node: Node) -> bool:
-    """Whether the per-message work under `node` catches its own failures (a `try` in the loop body or the
-    callback, or a callback that handles its own errors)."""
-    if node.type in LOOP_TYPES:
-        body = node.child_by_field_name("body")
-        return body is not None and bool(mod.inside(mod.nodes("try_statement"), body))
-    batch = _batch_of(mod, mod.arguments(node)[0]) if mod.arguments(node) else None
-    return batch is None or any(_item_handles(mod, project, i) for i in batch.items)
-
-
-def _sqs_batches(mod: TsModule) -> Iterator[Node]:
-    """`Promise.all(event.Records.map(...))` and `for (const r of event.Records)` loops that await per-record work."""
-    for call in ts.calls_named(mod, "all"):
-        args = mod.arguments(call)
-        if mod.call_name(call) == "Promise.all" and args and re.search(r"\.Records\b", mod.node_text(args[0])):
-            yield call
-    for loop in mod.nodes("for_in_statement"):
-        right = loop.child_by_field_name("right")
-        body = loop.child_by_field_name("body")
-        if right is not None and body is not None and re.search(r"\.Records$", mod.node_text(right)) and \
-                mod.inside(mod.nodes("await_expression"), body):
-            yield loop
-
-
-@rule(CheckId.C8, lang="typescript", name="message-batch-settled-as-one")
-def message_batch_settled_as_one(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a queue consumer that gives a whole batch of messages one outcome: Cloudflare Queues'
-    `batch.retryAll()` in the `catch` of a `try` that processes `batch.messages`, or an AWS SQS Lambda handler
-    whose per-record work can throw out of the handler with no `batchItemFailures` response.
-
-    The queue then redelivers every message of the batch, the ones already handled included: their successes are
-    discarded and their effects repeated. Both queues offer per-message outcomes (`message.ack()` /
-    `message.retry()`, a partial batch response naming the failed records).
-    """
-    if ts.skipped_module(mod) or not ("retryAll" in mod.text or ".Records" in mod.text):
-        return
-    for call in ts.calls_named(mod, "retryAll"):
-        name = mod.call_name(call)
-        recv = name.rsplit(".", 1)[0] if "." in name else ""
-        if not recv:
-            continue
-        for tr, part in mod.enclosing_trys(call):
-            body = tr.child_by_field_name("body")
-            if part != "handler" or body is None or f"{recv}.messages" not in mod.node_text(body):
-                continue
-            yield Hit(
-                node=call,
-                claim=f"one failing message sends the whole batch back: `{name}(...)` runs in the `catch` of the "
-                      f"`try` at line {mod.line(tr)} that processes every message of `{recv}`",
-                consequence="the messages that were handled are redelivered with the failed one: their results "
-                            "are discarded and their side effects run again",
-                direction="settle each message on its own: `msg.ack()` after it succeeds and `msg.retry()` only for "
-                          "the one that failed (`Promise.allSettled` over the messages)",
-            )
-            break
-    if "batchItemFailures" in mod.text or not _SQS_TYPES.search(mod.text):
-        return
-    for node in _sqs_batches(mod):
-        if _swallowed(mod, node) or _per_item_catch(mod, project, node):
-            continue
-        yield Hit(
-            node=node, verdict=Verdict.SUSPECTED,
-            claim="an SQS handler processes the batch's records with no per-record outcome: the first record that "
-                  "throws fails the whole invocation, and no `batchItemFailures` names the failed ones",
-            consequence="SQS redelivers every record of the batch, those already processed included: their work is "
-                        "discarded and their side effects repeated",
-            direction="catch per record and return `{ batchItemFailures: [{ itemIdentifier: record.messageId }] }` "
-                      "for the failed ones (with `ReportBatchItemFailures` enabled on the event source mapping)",
-            confirm_hint="verify that this handler is an SQS event source (not another trigger with a `Records` "
-                         "array) and that its records are independent of one another",
-        )

@@ -4,9 +4,6 @@ Shapes detected:
 - `request-ignores-abort-signal`: `fetch` / undici / axios / got / ky (or a client made with `axios.create`,
   `got.extend`, `ky.create`) or an SDK model call (`openai`, `@anthropic-ai/sdk`, the `ai` package) issued without
   the `AbortSignal` the surrounding code has.
-- `timeout-signal-drops-abort-signal`: a request or a child process (`spawn`/`execFile`/execa, `new Deno.Command`)
-  given only `signal: AbortSignal.timeout(ms)` where the run's abort signal is available: the timeout ends it, stop
-  does not.
 - `spawn-ignores-abort-signal`: a child process started where an `AbortSignal` is available, with no `signal`
   option and no abort listener that kills it; or a synchronous `execSync`/`spawnSync` that blocks the abort itself.
 - `abort-kills-only-shell`: a shell child (`exec`, `shell: true`, `bash -c`) stopped by `child.kill()` or the
@@ -14,7 +11,6 @@ Shapes detected:
 - `timer-cleared-on-success-only`: `const t = setTimeout(...)` cleared after an `await` but not in `finally`/`catch`.
 - `race-timeout-never-cleared`: `Promise.race([work, new Promise((_, r) => setTimeout(r, ms))])` whose timer
   nothing can clear.
-- `abort-error-swallowed-in-loop`: a `catch` inside a loop that recognises the abort and `continue`s.
 - `model-client-takes-no-signal`: a model request (SDK call, or `fetch`/ky/axios/got to a model endpoint) in a client
   function or method that takes no signal at all, called from code that owns one (`this.client.stream(req)` from an
   agent whose `stop()` aborts its controller): stop never reaches the request in flight.
@@ -54,7 +50,6 @@ _ABORT_WIRING = re.compile(r"addEventListener\(\s*['\"]abort|\.onabort\s*=|\.on\
                            r"\b(abortSignal|signal)\s*\)\s*\.then|setMaxListeners")
 _GROUP_KILL = re.compile(r"process\.kill\(\s*-|\bkill\(\s*-\s*[\w.(]|treeKill|tree-kill|killTree|kill-tree|pidtree|"
                          r"ps-tree|taskkill[^\n]{0,80}/[tT]\b|killProcessGroup|killGroup|killProcessTree|terminate-tree")
-_NEGATED_ABORT = re.compile(r"!\s*[\w$.?]*\.aborted\b|!\s*isAbort\w*\([^)]*\)")
 _SIGNAL_WORDS = ("ignal", "AbortController", "'ai'", '"ai"', "modelcontextprotocol", "Request", "Config", "Context")
 _REQUEST_SHORTS = ("fetch", "request", "get", "post", "put", "patch", "delete", "head", "options", "axios", "got",
                    "ky", "create", "stream", "parse", "generateContent", "generateContentStream", "generateText", "streamText", "generateObject", "streamObject",
@@ -820,97 +815,6 @@ def request_ignores_abort_signal(mod: TsModule, project: TsProject) -> Iterator[
         )
 
 
-def _signal_option(mod: TsModule, call: Node, index: int) -> Node | None:
-    """The `signal:` / `abortSignal:` pair of the call's options object at `index` (a local object followed)."""
-    args = mod.arguments(call)
-    obj = ts.resolve_object(mod, args[index]) if index < len(args) else None
-    if obj is None:
-        return None
-    for child in obj.named_children:
-        if child.type == "pair" and ts.strip_quotes(mod.node_text(child.child_by_field_name("key"))) in \
-                ts.SIGNAL_KEYS:
-            return child
-        if child.type == "shorthand_property_identifier" and mod.node_text(child) in ts.SIGNAL_KEYS:
-            return child
-    return None
-
-
-def _timeout_only(mod: TsModule, value: Node | None) -> str | None:
-    """The local a signal value is kept in (or "") when it is only `AbortSignal.timeout(ms)`; None otherwise."""
-    node = ts.unwrap(value)
-    name = ""
-    if node is not None and node.type in ("identifier", "shorthand_property_identifier"):
-        name = mod.node_text(node)
-        node = ts.unwrap(ts.resolve_value(mod, node))
-    if node is not None and node.type == "call_expression" and mod.call_name(node) == "AbortSignal.timeout":
-        return name
-    return None
-
-
-@rule(CheckId.C10, lang="typescript", name="timeout-signal-drops-abort-signal")
-def timeout_signal_drops_abort_signal(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a request (`fetch`, axios, got, ky, an SDK model call) or a child process (`spawn`, `execFile`, execa,
-    `new Deno.Command`) whose only signal is `AbortSignal.timeout(ms)` where the run's abort signal is available. The timeout bounds the request, but stop does not reach it: the
-    stopped run keeps waiting for the response until the timer fires. `AbortSignal.any([signal,
-    AbortSignal.timeout(ms)])` gives both."""
-    if ts.skipped_module(mod) or "AbortSignal.timeout" not in mod.text:
-        return
-    for call in ts.calls_named(mod, *_REQUEST_SHORTS):
-        kind = _request_kind(mod, call) if call.type == "call_expression" else None
-        if kind is None or not _consumed(call) or ts.in_abort_handler(mod, call):
-            continue
-        pair = _signal_option(mod, call, kind[1])
-        value = pair.child_by_field_name("value") if pair is not None and pair.type == "pair" else pair
-        held = _timeout_only(mod, value)
-        if pair is None or held is None:
-            continue
-        signals = [sig for sig in _available_signals(mod, project, call) if sig.expr != held]
-        if not signals:
-            continue
-        sig = signals[0]
-        yield _signal_hit(
-            sig, node=call,
-            claim=f"`{kind[0]}(...)` gets only `{_short(mod, value, 50)}`; {_available_phrase(sig)}, "
-                  "the run's abort signal, is available here but not passed",
-            consequence="pressing stop does not cancel this request: the stopped run keeps waiting until the timeout "
-                        "fires",
-            direction=f"combine both: `signal: AbortSignal.any([{sig.expr}, AbortSignal.timeout(ms)])`",
-        )
-    for call, index, what in _signalled_spawns(mod):
-        pair = _signal_option(mod, call, index)
-        value = pair.child_by_field_name("value") if pair is not None and pair.type == "pair" else pair
-        held = _timeout_only(mod, value)
-        if pair is None or held is None or ts.in_abort_handler(mod, call):
-            continue
-        signals = [sig for sig in _available_signals(mod, project, call) if sig.expr != held]
-        if not signals:
-            continue
-        sig = signals[0]
-        yield _signal_hit(
-            sig, node=pair,
-            claim=f"the process started by `{what}` gets only `{_short(mod, value, 50)}`; {_available_phrase(sig)}, "
-                  "the run's abort signal, is available here but not passed",
-            consequence="pressing stop leaves the command running until the timeout kills it",
-            direction=f"combine both: `signal: AbortSignal.any([{sig.expr}, AbortSignal.timeout(ms)])`",
-        )
-
-
-def _signalled_spawns(mod: TsModule) -> Iterator[tuple[Node, int, str]]:
-    """(call, index of its options argument, name) of the process spawns that take a `signal` option:
-    `child_process` / execa spawns, and Deno's `new Deno.Command(program, { args, signal })`."""
-    for sp in ts.spawns(mod):
-        if sp.family in ("child_process", "execa") and sp.api != "$":
-            args = mod.arguments(sp.call)
-            index = next((i for i, a in enumerate(args) if i > 0 and ts.unwrap(a) is not None and
-                          ts.resolve_object(mod, a) is not None), None)
-            if index is not None:
-                yield sp.call, index, sp.api
-    if "Deno.Command" in mod.text:
-        for new in mod.nodes("new_expression"):
-            if mod.call_name(new) == "Deno.Command" and len(mod.arguments(new)) >= 2:
-                yield new, 1, "Deno.Command"
-
-
 def _handle(mod: TsModule, call: Node) -> tuple[str | None, bool]:
     """(name the child process is bound to, whether the handle leaves the function)."""
     node = call
@@ -1302,53 +1206,6 @@ def _loop_of(mod: TsModule, node: Node, fn: Node | None) -> Node | None:
         if anc.type in LOOP_TYPES:
             return anc
     return None
-
-
-_HUMAN_TURN = re.compile(r"\b(rl|readline|prompt|inquirer|enquirer|terminal|term|cli|ui)\.(question|prompt|input|"
-                         r"readLine|nextLine)\s*\(|\b(question|askUser|getUserInput|readInput|waitForInput|"
-                         r"waitForUser|nextMessage|waitForMessage)\s*\(|process\.stdin")
-"""The loop waits for the next message of a person (a chat REPL): stop ends the turn, and going back to the prompt
-is the right reaction."""
-
-
-@rule(CheckId.C10, lang="typescript", name="abort-error-swallowed-in-loop")
-def abort_error_swallowed_in_loop(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a `catch` inside a loop that recognises the abort (`AbortError`, `signal.aborted`) and `continue`s,
-    in a loop that never checks the signal itself and does not wait for a person's next message (a chat REPL that
-    returns to its prompt after a stop is correct). The stop is taken for one failed iteration: the loop starts
-    the next request or tool call as if nothing had been asked of it."""
-    if ts.skipped_module(mod) or "bort" not in mod.text or "continue" not in mod.text or \
-            not _ABORT_TEST.search(mod.text):
-        return
-    for clause in mod.nodes("catch_clause"):
-        body = clause.child_by_field_name("body")
-        fn = mod.enclosing_function(clause)
-        loop = _loop_of(mod, clause, fn)
-        if body is None or loop is None:
-            continue
-        for stmt in mod.inside(mod.nodes("if_statement"), body):
-            cond = stmt.child_by_field_name("condition")
-            cons = stmt.child_by_field_name("consequence")
-            if cond is None or cons is None or not _ABORT_TEST.search(_NEGATED_ABORT.sub("", mod.node_text(cond))):
-                continue
-            cons_text = mod.node_text(cons)
-            if not re.search(r"\bcontinue\b", cons_text) or re.search(r"\b(throw|return|break)\b", cons_text):
-                continue
-            loop_body = loop.child_by_field_name("body")
-            guard_text = mod.node_text(loop).replace(mod.node_text(clause), "")
-            if re.search(r"\.aborted\b|throwIfAborted", guard_text) or loop_body is None or \
-                    _HUMAN_TURN.search(guard_text):
-                continue
-            yield Hit(
-                node=stmt,
-                claim="this `catch` recognises the abort and `continue`s the loop, which never checks the signal "
-                      "itself",
-                consequence="pressing stop only fails the current iteration: the loop goes on to the next request "
-                            "or tool call",
-                direction="re-throw the abort (or `break` and report the run as cancelled); continue only on "
-                          "errors that are not cancellation",
-            )
-            break
 
 
 # ---------------------------------------------------------------- waits that ignore the signal

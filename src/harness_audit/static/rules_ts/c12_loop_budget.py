@@ -6,27 +6,14 @@ Shapes detected:
   up to three project functions, in a callback handed to a retry wrapper, a hand-written client's POST or `fetch` to
   a model path, or a method of an injected client class, `this.client.turn(req)`) with no turn, tool-call, time or
   budget ceiling (fitting the context into a token budget or a provider's rate-limit error is no ceiling).
-- `turn-limit-break-returns-as-done`: `if (turn >= maxTurns) break;` out of the agent loop into the same
-  `return` a finished run takes.
 - `turn-cap-exhaustion-returns-as-done`: `for (let turn = 0; turn < maxTurns; turn++)` whose exhaustion falls
   through to an ordinary `return` of the last answer (or marks the run with the success status, `run.status =
   "done"`), cited at that return.
 - `sdk-step-cap-returns-as-done`: `generateText({ tools, maxSteps })` (or `stopWhen` with a step count) of the `ai`
   package whose text is taken as the answer without reading the finish reason or the step count (a finish reason
   only printed in `onStepFinish` is not read).
-- `sdk-loop-without-step-cap`: an SDK tool loop that stops only on the model's choice (`stopWhen:
-  hasToolCall("finish")` without `stepCountIs(n)`), or a turn cap set to `Infinity` (`maxTurns`, `recursionLimit`).
-- `limit-error-caught-as-done`: a `catch` that recognises the turn-limit error (`MaxTurnsExceededError`,
-  `GraphRecursionError`, …) and returns, or falls through to, an ordinary answer.
 - `subagent-recursion-without-depth`: an agent function that delegates to itself (`this.run(subtask)`) with no
   depth limit compared anywhere.
-- `subagent-fanout-without-cap`: a tool that runs a model call or sub-agent per item of a model-supplied list
-  (`Promise.all(tasks.map(runWorker))`, a `for … of` over it) with no cap on the list's length.
-- `subagent-depth-never-checked`: a sub-agent started with its depth raised by one (`new Worker({ depth: ctx.depth
-  + 1 })`) where no module of the project ever compares that depth.
-- `event-tool-loop-without-ceiling`: an event handler (a socket or live-session callback, or a function called from
-  its branch on the event type) that runs the model's tool call and then asks for the next response (realtime
-  `response.create`, Gemini Live `sendToolResponse`, a new model request) with no count or budget compared.
 """
 
 from __future__ import annotations
@@ -48,9 +35,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     calls_named,
     cname,
     code_text,
-    fn_label,
     imports_of,
-    in_tool_code,
     is_model_call,
     is_test_module,
     iter_subtree,
@@ -58,10 +43,8 @@ from harness_audit.static.rules_ts._agent_idioms import (
     last,
     later_statements,
     memo,
-    mod_memo,
     model_index,
     module_consts,
-    module_speaks_llm,
     nodes_in,
     receiver,
     resolve_call,
@@ -581,50 +564,6 @@ def _result_text(mod: TsModule, ret: Node) -> str:
     return f"{text[:80]}{'…' if len(text) > 80 else ''}"
 
 
-def _nearest_loop(mod: TsModule, node: Node) -> Node | None:
-    for anc in mod.ancestors(node):
-        if anc.type in FUNCTION_TYPES:
-            return None
-        if anc.type in LOOP_TYPES:
-            return anc
-    return None
-
-
-@rule(CheckId.C12, lang="typescript", name="turn-limit-break-returns-as-done")
-def turn_limit_break_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a turn ceiling whose `if` only `break`s (perhaps after a log line) out of the agent loop into the
-    same `return` a finished run takes: the caller cannot tell a run that hit the ceiling from one that
-    completed.
-    """
-    if is_test_module(mod):
-        return
-    for loop, drive in _driven_loops(mod, project):
-        if not _turn_like(mod, loop, drive, tools_only=True):
-            continue
-        after = later_statements(mod, loop)
-        ret = _success_return(mod, after)
-        if ret is None or _marks_status(mod, after, _success_strings(mod, loop)):
-            continue
-        for node in _loop_nodes(mod, loop):
-            if node.type != "if_statement" or node.child_by_field_name("alternative") is not None:
-                continue
-            if not _counter_compare(mod, node.child_by_field_name("condition")):
-                continue
-            if not _only_logging(mod, node.child_by_field_name("consequence")):
-                continue
-            if not same(_nearest_loop(mod, node), loop):
-                continue
-            yield Hit(
-                node=node,
-                claim=f"hitting the ceiling `{mod.node_text(node.child_by_field_name('condition'))}` breaks out of "
-                      f"the agent loop into the normal `{_result_text(mod, ret)}`, the result a finished run returns",
-                consequence="a run cut off by the budget is reported as a finished answer; callers and users take a "
-                            "partial result for a complete one",
-                direction="throw `MaxTurnsExceeded` (or return an explicit `status: \"max_turns\"`) when the ceiling "
-                          "trips instead of breaking into the success path",
-            )
-
-
 @rule(CheckId.C12, lang="typescript", name="turn-cap-exhaustion-returns-as-done")
 def turn_cap_exhaustion_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[Hit]:
     """Flags `for (let turn = 0; turn < maxTurns; turn++)` (or `while (turn < maxTurns)`) agent loops whose
@@ -645,7 +584,7 @@ def turn_cap_exhaustion_returns_as_done(mod: TsModule, project: TsProject) -> It
             continue  # no early finish: every run uses all turns, nothing to confuse
         if any(n.type == "if_statement" and _counter_compare(mod, n.child_by_field_name("condition"))
                and _exits(mod, n.child_by_field_name("consequence")) for n in own):
-            continue  # an explicit in-loop ceiling is judged by `turn-limit-break-returns-as-done`
+            continue  # an explicit in-loop ceiling: a different question (how its exit is reported)
         after = later_statements(mod, loop)
         ret = _success_return(mod, after)
         if ret is None or _marks_status(mod, after, _success_strings(mod, loop)):
@@ -747,7 +686,7 @@ def sdk_step_cap_returns_as_done(mod: TsModule, project: TsProject) -> Iterator[
         if "tools" not in keys or cap_key is None or fn is None:
             continue
         if cap_key == "stopWhen" and _step_cap(mod, keys[cap_key]) is False:
-            continue  # no step cap at all: `sdk-loop-without-step-cap`
+            continue  # no step cap at all: not a question of how the cap's exit is reported
         if _cap_checked(mod, fn) or _result_escapes(mod, call):
             continue
         cap = keys[cap_key]
@@ -819,16 +758,9 @@ def _self_call(mod: TsModule, project: TsProject, fn: Node) -> Node | None:
     return None
 
 
-# ---------------------------------------------------------------- SDK loops
-_AI_LOOPS = ("generateText", "streamText", "generateObject", "streamObject")
-_AI_AGENTS = ("Agent", "Experimental_Agent", "ToolLoopAgent")
 _CAP_NAME = re.compile(r"step|turn|count|budget|limit|max", re.I)
 _STEP_COUNT = re.compile(r"\bsteps\s*\.\s*length\s*(>=?|===?)|(<=?|===?)\s*steps\s*\.\s*length\b|"
                          r"\bstep(Number|Count|Index)\s*(>=?|===?|<=?)|(>=?|===?|<=?)\s*step(Number|Count|Index)\b")
-_INFINITE = re.compile(r"^(Infinity|Number\.POSITIVE_INFINITY|Number\.MAX_SAFE_INTEGER|Number\.MAX_VALUE|1e\d{2,})$")
-_CAP_KEYS = ("maxSteps", "maxTurns", "recursionLimit", "maxIterations", "max_turns", "max_steps")
-
-
 def _step_cap(mod: TsModule, value: Node | None, depth: int = 0) -> bool | None:
     """Whether an `ai` stop condition bounds the number of steps: `stepCountIs(n)` (alone or in the array), a
     predicate comparing `steps.length`, a helper named for a count or budget. False for conditions on the model's
@@ -865,398 +797,15 @@ def _local_value(mod: TsModule, ident: Node) -> Node | None:
     return unwrap(found)
 
 
-def _ai_options(mod: TsModule) -> Iterator[tuple[Node, str]]:
-    """The options objects of the `ai` package's tool loops: `generateText({...})` and the like, `new Agent({...})`."""
-    imports = imports_of(mod)
-    for call in calls_named(mod, _AI_LOOPS):
-        name = cname(mod, call)
-        if imports.get(name if "." not in name else receiver(name), "").split("#")[0] != "ai":
-            continue
-        args = mod.arguments(call)
-        opts = unwrap(args[0]) if args else None
-        if opts is not None and opts.type == "object":
-            yield opts, name
-    for new in mod.nodes("new_expression"):
-        name = cname(mod, new)
-        if name not in _AI_AGENTS or imports.get(name, "").split("#")[0] != "ai":
-            continue
-        args = mod.arguments(new)
-        opts = unwrap(args[0]) if args else None
-        if opts is not None and opts.type == "object":
-            yield opts, f"new {name}"
-
-
-@rule(CheckId.C12, lang="typescript", name="sdk-loop-without-step-cap")
-def sdk_loop_without_step_cap(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags an SDK tool loop whose only stop conditions are the model's own choices: `stopWhen:
-    hasToolCall("finish")` (or an array, or a predicate, without `stepCountIs(n)` or a `steps.length` test) in
-    the `ai` package, and a turn or step cap set to `Infinity` (`maxTurns`, `maxSteps`, `recursionLimit`).
-
-    The loop then ends only when the model decides to stop; a model that keeps calling tools runs until the
-    platform kills the request, and cost climbs with every step.
-    """
-    del project
-    if is_test_module(mod) or not any(w in mod.text for w in ("stopWhen", "Infinity", "MAX_SAFE_INTEGER", "MAX_VALUE",
-                                                               "1e")):
-        return
-    for opts, name in _ai_options(mod) if "stopWhen" in mod.text else ():
-        keys = mod.object_keys(opts)
-        stop = keys.get("stopWhen")
-        if "tools" not in keys or stop is None or _step_cap(mod, stop) is not False:
-            continue
-        pair = stop.parent if stop.parent is not None and stop.parent.type == "pair" else opts
-        yield Hit(
-            node=pair,
-            claim=f"`{name}` stops only on `{' '.join(code_text(mod, stop).split())[:60]}`, a choice of the model; "
-                  "no `stepCountIs(n)` caps the tool-call steps",
-            consequence="a model that never makes that call keeps calling tools step after step until the request "
-                        "is killed, and cost climbs with every step",
-            direction="add a step ceiling to the stop conditions (`stopWhen: [stepCountIs(20), hasToolCall(...)]`) "
-                      "and report hitting it as a distinct status",
-        )
-    for pair in mod.nodes("pair"):
-        k = mod.node_text(pair.child_by_field_name("key")).strip("'\"")
-        value = unwrap(pair.child_by_field_name("value"))
-        if k not in _CAP_KEYS or value is None or not _INFINITE.match(mod.node_text(value)):
-            continue
-        yield Hit(
-            node=pair,
-            claim=f"`{k}` is set to `{mod.node_text(value)}`: the agent loop has no turn ceiling",
-            consequence="a model that keeps calling tools runs forever and cost climbs until someone notices",
-            direction=f"set `{k}` to a finite budget and handle the limit error as an explicit budget-exhausted status",
-        )
-
-
-# ---------------------------------------------------------------- limit errors swallowed
-_LIMIT_ERROR = re.compile(r"\b(MaxTurns\w*|MaxSteps\w*|MaxIterations\w*|GraphRecursionError|RecursionLimit\w*|"
-                          r"TurnLimit\w*|StepLimit\w*|IterationLimit\w*|\w*LimitExceeded\w*|\w*LimitReached\w*|"
-                          r"\w*Budget(Exceeded|Exhausted)\w*|TooMany(Turns|Steps|Iterations)\w*)\b|"
-                          r"['\"](max_turns|max_steps|recursion_limit|MAX_TURNS|MAX_STEPS)['\"]")
-"""The error an SDK (or the harness) raises when the turn or step budget is spent: `@openai/agents`'
-`MaxTurnsExceededError`, LangGraph's `GraphRecursionError`, a harness's own `MaxStepsExceeded`."""
-_LIMIT_WORDS = ("MaxTurns", "MaxSteps", "MaxIterations", "GraphRecursionError", "RecursionLimit", "TurnLimit",
-                "StepLimit", "IterationLimit", "LimitExceeded", "LimitReached", "BudgetExceeded", "BudgetExhausted",
-                "TooManyTurns", "TooManySteps", "TooManyIterations", "max_turns", "max_steps", "recursion_limit",
-                "MAX_TURNS", "MAX_STEPS")
-"""A word every match of `_LIMIT_ERROR` contains (keep the two together): a module with none is skipped with `in`
-tests, since the regex's `\\w*` prefixes make a search of a whole file slow."""
-
-
-def _negated_limit(text: str, name: str) -> bool:
-    quoted = re.escape(name)
-    return bool(re.search(rf"!\s*\(\s*[^()]*?\binstanceof\s+{quoted}\b|!==?\s*['\"]{quoted}['\"]|['\"]{quoted}['\"]\s*"
-                          rf"!==?|!\s*is{quoted}\b", text))
-
-
-def _visible_marks(mod: TsModule, stmts: list[Node]) -> bool:
-    """`_marks_status` for what a caller sees: a log line saying the limit was hit changes no result."""
-    return _marks_status(mod, [s for s in stmts if not _log_statement(mod, s)])
-
-
-def _log_statement(mod: TsModule, stmt: Node) -> bool:
-    expr = unwrap(stmt.named_children[0]) if stmt.type == "expression_statement" and stmt.named_children else None
-    return expr is not None and expr.type == "call_expression" and bool(_LOG_CALL.match(cname(mod, expr)))
-
-
-def _handlers(mod: TsModule) -> Iterator[tuple[Node, Node | None]]:
-    """(handler block, the try statement it belongs to) for each `catch` clause and `.catch(err => { … })`."""
-    for clause in mod.nodes("catch_clause"):
-        body = clause.child_by_field_name("body")
-        if body is not None:
-            yield body, clause.parent
-    for call in calls_named(mod, ("catch",)):
-        args = mod.arguments(call)
-        fn = unwrap(args[0]) if args else None
-        body = fn.child_by_field_name("body") if fn is not None and fn.type in FUNCTION_TYPES else None
-        if body is not None and body.type == "statement_block":
-            yield body, None
-
-
-def _returns_plain(mod: TsModule, stmts: list[Node]) -> bool:
-    """Whether the statements return a value that says nothing about the limit."""
-    ret = _success_return(mod, stmts)
-    return ret is not None and not _visible_marks(mod, [ret])
-
-
-@rule(CheckId.C12, lang="typescript", name="limit-error-caught-as-done")
-def limit_error_caught_as_done(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a `catch` that recognises the turn-limit error of an agent run (`MaxTurnsExceededError`,
-    `GraphRecursionError`, a `*LimitExceeded` error) and turns it into an ordinary answer: it returns a plain value,
-    or falls through to the function's normal `return`, with no status, flag or error that says the budget ran out.
-
-    The ceiling exists, but hitting it is indistinguishable from finishing: the caller saves and shows a partial
-    run as a complete answer.
-    """
-    del project
-    if is_test_module(mod) or not any(w in mod.text for w in _LIMIT_WORDS) or not _LIMIT_ERROR.search(mod.text):
-        return
-    for block, try_stmt in _handlers(mod):
-        stmts = [c for c in block.named_children if c.type != "comment"]
-        for index, stmt in enumerate(stmts):
-            if stmt.type != "if_statement":
-                continue
-            cond_text = code_text(mod, stmt.child_by_field_name("condition"))
-            m = _LIMIT_ERROR.search(cond_text)
-            if m is None:
-                continue
-            name = m.group(1) or m.group(4) or ""
-            then = stmt.child_by_field_name("consequence")
-            if _negated_limit(cond_text, name):
-                # `if (!(err instanceof Limit)) throw err;` — the limit error goes on below the `if`
-                if then is None or not _throws(mod, then):
-                    continue
-                branch = stmts[index + 1:]
-            else:
-                if then is None or _throws(mod, then):
-                    continue
-                branch = [then]
-            if any(_throws(mod, b) for b in branch) or _visible_marks(mod, branch):
-                continue
-            if not _returns_plain(mod, [n for b in branch for n in _statements(b)]):
-                if any(n.type == "return_statement" for b in branch for n in iter_subtree(b, into_functions=False)):
-                    continue
-                after = later_statements(mod, try_stmt) if try_stmt is not None else []
-                if not _returns_plain(mod, after) or _visible_marks(mod, after):
-                    continue
-            yield Hit(
-                node=stmt,
-                claim=f"this `catch` recognises `{name}`, the turn-limit error of the agent run, and carries on as if "
-                      "the run had finished: no status, flag or error tells the caller the budget ran out",
-                consequence="a run cut off by its turn budget is saved and returned as a finished answer; callers and "
-                            "logs cannot tell it from a completed one",
-                direction="re-throw it as the harness's own budget error, or return an explicit `status: "
-                          "\"max_turns\"` (and keep the partial state marked incomplete)",
-            )
-            break
-
-
 def _throws(mod: TsModule, node: Node) -> bool:
     return any(n.type == "throw_statement" for n in iter_subtree(node, into_functions=False))
-
-
-def _statements(node: Node) -> list[Node]:
-    if node.type == "statement_block":
-        return [c for c in node.named_children if c.type != "comment"]
-    return [node]
-
-
-# ---------------------------------------------------------------- sub-agent fan-out
-def _runs_agent(mod: TsModule, project: TsProject, node: Node) -> str | None:
-    """The name of what `node` (a callback or loop body) runs that calls the model: a model call itself, or a
-    project function that reaches one."""
-    reaching = model_index(project).reaching
-    for call in nodes_in(mod, node, "call_expression"):
-        if is_model_call(mod, call):
-            return cname(mod, call)
-        for target in resolve_call(mod, project, call):
-            if key(target.module, target.node) in reaching:
-                return target.name
-    return None
-
-
-def _model_list(mod: TsModule, tool_fn: Node, expr: Node | None) -> str | None:
-    """The tool argument a list comes from (`tasks`, `args.questions`): a name bound by the tool function's first
-    parameter, or a member of it. None for anything else."""
-    node = unwrap(expr)
-    if node is None or node.type not in ("identifier", "member_expression"):
-        return None
-    dotted = mod.dotted(node)
-    first = _first_param(mod, tool_fn)
-    if first is None or not dotted:
-        return None
-    names = {mod.node_text(n) for n in iter_subtree(first) if n.type in ("identifier",
-                                                                         "shorthand_property_identifier_pattern")}
-    return dotted if dotted.split(".", 1)[0] in names else None
-
-
-def _first_param(mod: TsModule, fn: Node) -> Node | None:
-    single = fn.child_by_field_name("parameter")
-    if single is not None:
-        return single
-    params = fn.child_by_field_name("parameters")
-    items = [p for p in params.named_children if p.type != "comment"] if params is not None else []
-    return items[0] if items else None
-
-
-def _list_capped(mod: TsModule, tool_fn: Node, name: str) -> bool:
-    """Whether the tool caps the list: a length test or a slice in its body, or a `.max(n)` / `maxItems` in the
-    schema of the tool definition around it."""
-    body = code_text(mod, tool_fn)
-    quoted = re.escape(name)
-    if re.search(rf"{quoted}\s*\??\.\s*(length\b|slice\(|splice\()", body):
-        return True
-    holder = tool_fn.parent
-    while holder is not None and holder.type not in ("object", "call_expression", "program"):
-        holder = holder.parent
-    return holder is not None and holder.type == "object" and bool(re.search(r"\.max\(|maxItems|\.length\(",
-                                                                               code_text(mod, holder)))
-
-
-@rule(CheckId.C12, lang="typescript", name="subagent-fanout-without-cap")
-def subagent_fanout_without_cap(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a tool that runs one model call or sub-agent per item of a list the model passes in
-    (`Promise.all(tasks.map(runWorker))`, `for (const q of args.questions) await runWorker(q)`) with no cap on the
-    list: no length test, no slice, no `.max(n)` in the tool's schema. The model decides how many agents run, and
-    one tool call can start hundreds of them."""
-    if is_test_module(mod) or "map" not in mod.text and "for" not in mod.text:
-        return
-    for node in [*calls_named(mod, ("map", "flatMap")), *mod.nodes("for_in_statement")]:
-        if node.type == "call_expression":
-            fn = node.child_by_field_name("function")
-            source = fn.child_by_field_name("object") if fn is not None and fn.type == "member_expression" else None
-            args = mod.arguments(node)
-            work = unwrap(args[0]) if args else None
-            if work is None or work.type not in FUNCTION_TYPES or not any(
-                    a.type == "call_expression" and cname(mod, a) in ("Promise.all", "Promise.allSettled")
-                    for a in mod.ancestors(node)):
-                continue
-        else:
-            source = node.child_by_field_name("right")
-            work = node.child_by_field_name("body")
-        if work is None:
-            continue
-        tool_fn = in_tool_code(mod, project, node)
-        listed = _model_list(mod, tool_fn, source) if tool_fn is not None else None
-        if tool_fn is None or listed is None or _list_capped(mod, tool_fn, listed):
-            continue
-        agent = _runs_agent(mod, project, work)
-        if agent is None:
-            continue
-        yield Hit(
-            node=node,
-            claim=f"the tool runs `{agent}` (a model call) once per item of `{listed}`, a list the model passes in, "
-                  "with no cap on its length",
-            consequence="one tool call can fan out into any number of sub-agents; cost and rate-limit pressure grow "
-                        "with whatever the model asks for",
-            direction=f"cap `{listed}` (a `.max(n)` in the schema, or refuse lists longer than a fixed maximum) and "
-                      "count sub-agents against the run's budget",
-        )
-
-
-_DEPTH_KEY = re.compile(r"^(depth|level|nesting|nestingLevel|generation|[a-z]\w*Depth|\w+_depth)$")
-
-
-def _incremented(mod: TsModule, value: Node | None) -> str | None:
-    """`ctx.depth + 1` / `1 + depth` / `++level`: the depth-like value it raises, else None."""
-    node = unwrap(value)
-    if node is None or node.type != "binary_expression" or mod.node_text(node.child_by_field_name("operator")) != "+":
-        return None
-    sides = [unwrap(node.child_by_field_name(f)) for f in ("left", "right")]
-    if not any(s is not None and s.type == "number" and mod.node_text(s) == "1" for s in sides):
-        return None
-    for side in sides:
-        if side is not None and side.type in ("identifier", "member_expression"):
-            name = last(mod.dotted(side))
-            if name and _DEPTH_KEY.match(name):
-                return mod.dotted(side)
-    return None
-
-
-def _agent_class_names(project: TsProject) -> set[str]:
-    """Names of the project's agent classes (once per project): a method reaches the model, or the class loops in
-    a module that builds chat messages and tool calls (a run loop over an injected client)."""
-
-    def build() -> set[str]:
-        out: set[str] = set()
-        for head, *_rest in model_index(project).reaching.values():
-            cls = head.node.parent.parent if head.node.type == "method_definition" and head.node.parent else None
-            name = cls.child_by_field_name("name") if cls is not None and cls.type in ("class_declaration",
-                                                                                        "class") else None
-            if name is not None:
-                out.add(head.module.node_text(name))
-        for mod in project.modules.values():
-            if is_test_module(mod) or "class" not in mod.text or not module_speaks_llm(mod, project):
-                continue
-            for cls in mod.nodes("class_declaration"):
-                name = cls.child_by_field_name("name")
-                if name is not None and any(n.type in LOOP_TYPES for n in iter_subtree(cls)):
-                    out.add(mod.node_text(name))
-        return out
-
-    return memo(project, "c12_agent_classes", build)
-
-
-def _starts_agent(mod: TsModule, project: TsProject, obj: Node) -> str | None:
-    """What the options object configures when that reaches the model: `new Worker({...})` of a project class
-    whose methods call the model, or a call of a project function that does."""
-    parent = obj.parent
-    while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "satisfies_expression"):
-        parent = parent.parent
-    call = parent.parent if parent is not None and parent.type == "arguments" else None
-    if call is None:
-        return None
-    if call.type == "new_expression":
-        name = last(cname(mod, call))
-        return f"new {name}" if name in _agent_class_names(project) else None
-    if call.type == "call_expression":
-        reaching = model_index(project).reaching
-        if is_model_call(mod, call) or any(key(t.module, t.node) in reaching
-                                           for t in resolve_call(mod, project, call)):
-            return cname(mod, call)
-    return None
-
-
-def _compared_anywhere(project: TsProject, name: str) -> bool:
-    """Whether any first-party module compares a value named `name` (`ctx.depth >= MAX_DEPTH`, `level < 3`)."""
-
-    quoted = re.escape(name)
-    compare = re.compile(rf"\b{quoted}\b\s*\)?\s*(<=?|(?<![=>])>=?|[!=]==?)(?!>)|"
-                         rf"(<=?|(?<![=>])>=?|[!=]==?)\s*\(?\s*[\w$.?]*\b{quoted}\b")
-
-    def build() -> bool:
-        return any(not is_test_module(mod) and name in mod.text and compare.search(code_text(mod, mod.tree.root_node))
-                   for mod in project.modules.values())
-
-    return memo(project, f"c12_compared_{name}", build)
-
-
-@rule(CheckId.C12, lang="typescript", name="subagent-depth-never-checked")
-def subagent_depth_never_checked(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags a sub-agent started with its nesting depth raised by one (`new Worker({ ...opts, depth: ctx.depth + 1
-    })`, `runAgent(task, { level: level + 1 })`) where no module of the project ever compares that depth: the
-    counter is carried down but no ceiling reads it, so a delegate can delegate again without end."""
-    if is_test_module(mod) or "1" not in mod.text:
-        return
-    for pair in mod.nodes("pair"):
-        k = mod.node_text(pair.child_by_field_name("key")).strip("'\"")
-        if not _DEPTH_KEY.match(k):
-            continue
-        raised = _incremented(mod, pair.child_by_field_name("value"))
-        obj = pair.parent
-        if raised is None or obj is None or obj.type != "object":
-            continue
-        started = _starts_agent(mod, project, obj)
-        if started is None or _compared_anywhere(project, k) or _compared_anywhere(project, last(raised)):
-            continue
-        yield Hit(
-            node=pair,
-            claim=f"`{started}` is given `{k}: {raised} + 1`, but no code of the project compares `{k}` against a "
-                  "limit",
-            consequence="a sub-agent can start sub-agents of its own without end; cost and nesting grow until the "
-                        "process or the budget gives out",
-            direction=f"refuse to delegate (or withhold the delegating tool) once `{k}` reaches a fixed maximum, and "
-                      "report that as a limit, not an answer",
-        )
 
 
 # ---------------------------------------------------------------- event-driven tool loops
 _EVENT_HOOKS = frozenset({"on", "once", "addEventListener", "addListener", "subscribe", "onMessage"})
 _HANDLER_KEY = re.compile(r"^on[A-Z_]?\w*$")
 """A handler in a callbacks object (`callbacks: { onmessage }`, `{ onToolCall }`)."""
-_REPROMPT_LASTS = frozenset({"sendToolResponse"})
-"""Gemini Live `session.sendToolResponse({ functionResponses })`: the model continues as soon as it gets the result."""
-_RESPONSE_CREATE = re.compile(r"""\btype\s*:\s*["'`]response\.create["'`]""")
-"""OpenAI Realtime `response.create`: asks the session for the next model response."""
 _EVENT_TYPE_TEST = re.compile(r"\btype\s*===?|===?\s*[\w$.?]*\btype\b|\.(toolCall|tool_call|toolCalls|functionCalls)\b")
-
-
-def _reprompts(mod: TsModule, call: Node) -> bool:
-    """A call that makes the model produce its next response: a model request, a realtime `response.create`, or a
-    live session's tool response."""
-    if is_model_call(mod, call) or last(cname(mod, call)) in _REPROMPT_LASTS:
-        return True
-    args = mod.arguments(call)
-    return bool(args) and bool(_RESPONSE_CREATE.search(mod.node_text(args[0])[:300]))
 
 
 def _runs_tool(mod: TsModule, project: TsProject, call: Node) -> bool:
@@ -1312,89 +861,3 @@ def _event_dispatched(mod: TsModule, project: TsProject, fn: Node, depth: int = 
                 _registered_handler(other, outer):
             return True
     return False
-
-
-def _in_own_loop(mod: TsModule, node: Node) -> bool:
-    for anc in mod.ancestors(node):
-        if anc.type in FUNCTION_TYPES:
-            return False
-        if anc.type in LOOP_TYPES:
-            return True
-    return False
-
-
-def _budget_checked(mod: TsModule, project: TsProject, fn: Node) -> bool:
-    """A count, size or budget comparison in the handler, in its class, or in a function that calls it."""
-    scopes = [fn]
-    cls = next((a for a in mod.ancestors(fn) if a.type in ("class_declaration", "class")), None)
-    if cls is not None:
-        scopes = [cls]
-    places = [(mod, s) for s in scopes]
-    for other, call in callers_of(project, mod, fn):
-        outer = other.enclosing_function(call)
-        if outer is not None:
-            places.append((other, outer))
-    for where, scope in places:
-        counted = _incremented_names(where)
-        for node in iter_subtree(scope):
-            if node.type in ("if_statement", "while_statement", "ternary_expression") and \
-                    _counter_compare(where, node.child_by_field_name("condition")):
-                return True
-            if node.type == "binary_expression" and where.node_text(node.child_by_field_name("operator")) in (
-                    "<", "<=", ">", ">=") and any(where.dotted(unwrap(node.child_by_field_name(side))) in counted
-                                                 for side in ("left", "right")):
-                return True  # `if (callsThisTurn > CEILING)`: a counter the code increments, whatever its name
-    return False
-
-
-def _incremented_names(mod: TsModule) -> set[str]:
-    """Names the module counts up (`n++`, `this.calls += 1`)."""
-
-    def build() -> set[str]:
-        out: set[str] = set()
-        for node in mod.nodes("augmented_assignment_expression"):
-            left = node.child_by_field_name("left")
-            if left is not None and "+=" in mod.node_text(node):
-                out.add(mod.dotted(left))
-        for match in re.finditer(r"(\+\+\s*([\w$.]+)|([\w$.]+)\s*\+\+)", mod.text):
-            out.add(match.group(2) or match.group(3))
-        return out - {""}
-
-    return mod_memo(mod, "c12_incremented", build)
-
-
-@rule(CheckId.C12, lang="typescript", name="event-tool-loop-without-ceiling")
-def event_tool_loop_without_ceiling(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags an event handler that runs the model's tool call and then asks the model for its next response
-    (a realtime `response.create`, a live session's `sendToolResponse`, a new model request) with no count, budget
-    or time comparison in the handler, its class or its caller. The loop is the event cycle itself: every response
-    may call another tool, whose result triggers another response, so no code bounds the tool calls of a turn.
-    """
-    if is_test_module(mod) or not module_speaks_llm(mod, project):
-        return
-    for fn in mod.functions():
-        body = fn.child_by_field_name("body")
-        if body is None:
-            continue
-        own = [n for n in iter_subtree(body, into_functions=False) if n.type == "call_expression"]
-        asks = [c for c in own if _reprompts(mod, c)]
-        if not asks:
-            continue  # no request for a next response here: no tool call needs resolving (the costly part)
-        tool = next((c for c in own if c.start_byte < asks[-1].start_byte and _runs_tool(mod, project, c)), None)
-        if tool is None:
-            continue
-        again = next((c for c in asks if c.start_byte > tool.end_byte), None)
-        if again is None or _in_own_loop(mod, again):
-            continue
-        if not _event_dispatched(mod, project, fn) or _budget_checked(mod, project, fn):
-            continue
-        yield Hit(
-            node=again,
-            claim=f"`{fn_label(mod, fn)}` runs the model's tool call (`{cname(mod, tool)}`) and then asks for the next "
-                  f"response (`{' '.join(code_text(mod, again).split())[:60]}`); nothing counts the tool calls or "
-                  "compares a budget on this event cycle",
-            consequence="the model can chain tool calls without end within one turn: each result triggers a new "
-                        "response that may call another tool, and cost and latency grow until someone hangs up",
-            direction="count tool calls per user turn (and per session) and stop asking for a response, with a "
-                      "visible `max_tool_calls` status, once the count reaches a ceiling",
-        )

@@ -11,11 +11,6 @@ Shapes detected:
   storage read's `limit` over AI SDK `UIMessage`s (call and result share one part), removal by id (`if
   (ids.has(H[i].id)) H.splice(i, 1)`), a whole-list swap (`list.splice(0, list.length, ...next)`), and a returned
   window that every caller flattens to text (`getBufferString(kept)` for a summary prompt).
-- `trim-messages-without-start-on`: LangChain's `trimMessages(messages, { maxTokens, ... })` keeping the last
-  messages without `startOn`, so the window can begin with an orphaned tool message (not when the returned window
-  only ever becomes a text transcript).
-- `single-compaction-then-send`: `if (countTokens(messages) > limit) messages = await summarize(messages)`, then
-  the request goes out without measuring again.
 - `tool-output-appended-unbounded`: a tool result message (`{ role: "tool", content: output }`,
   `{ type: "tool_result", content }`) carries the tool's raw output with no size bound on the way.
 """
@@ -33,7 +28,6 @@ from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import (
     Key,
     callers_of,
-    calls_matching,
     calls_named,
     cname,
     code_text,
@@ -85,7 +79,6 @@ _INDEX_NAME = re.compile(r"^(i|j|k|n|idx|index|start|begin|from|cut|pos|offset|\
 _MEASURE = re.compile(r"(token|size|length|countChars|numChars|charCount|estimate|bytes)", re.I)
 _COMPACT = re.compile(r"(summar|compact|condens|compress)", re.I)
 _TRIMMER = re.compile(r"(trim|truncat|window|compact|prune|fit|shrink|cut|evict|limit|cap|clip|recent|lastN)", re.I)
-_KEEP_NAME = re.compile(r"(trimmed|window|recent|kept|truncated|context|tail|last)", re.I)
 _KEEP_KEYS = {"messages", "history", "input", "contents", "conversation", "chatHistory", "chat_history", "prompt"}
 _SEND_NAME = re.compile(r"(chat|complet|generat|invoke|request|create|send|ask|query|run|step|llm|model|respond|"
                         r"predict|call|stream)", re.I)
@@ -882,42 +875,6 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
         )
 
 
-# ---------------------------------------------------------------- LangChain's trimMessages without a start type
-@rule(CheckId.C13, lang="typescript", name="trim-messages-without-start-on")
-def trim_messages_without_start_on(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags LangChain's `trimMessages(messages, { maxTokens, ... })` keeping the last messages (its default
-    strategy) without `startOn` (e.g. `"human"`): the kept window can begin with a `ToolMessage` whose `AIMessage`
-    tool call was trimmed away, which the provider rejects."""
-    if "trimMessages" not in mod.text or is_test_module(mod):
-        return
-    imported = mod.imports().get("trimMessages", "")
-    if not imported.startswith("@langchain/"):
-        return
-    for call in calls_named(mod, ("trimMessages",)):
-        if cname(mod, call) != "trimMessages":
-            continue
-        options = next((unwrap(a) for a in reversed(mod.arguments(call)) if unwrap(a) is not None and
-                        unwrap(a).type == "object"), None)
-        if options is None:
-            continue
-        keys = mod.object_keys(options)
-        if "startOn" in keys or string_value(mod, keys.get("strategy")) == "first" or \
-                _returned(mod, call) and _only_flattened(mod, project, mod.enclosing_function(call)):
-            continue
-        speaks = module_speaks_llm(mod, project) or _project_uses_tools(project)
-        yield Hit(
-            node=call,
-            verdict=Verdict.CONFIRMED if speaks else Verdict.SUSPECTED,
-            claim="`trimMessages` keeps the latest messages without `startOn`: the kept window can begin with a tool "
-                  "message whose tool call was trimmed away",
-            consequence="once the history is long enough to be trimmed, the request can start with an orphaned tool "
-                        "result and the provider rejects it (HTTP 400)",
-            direction="pass `startOn: \"human\"` (and `includeSystem: true`) so the window always starts at a user "
-                      "turn and every tool call keeps its result",
-            confirm_hint="" if speaks else "verify that the trimmed messages can hold tool calls and their results",
-        )
-
-
 # ---------------------------------------------------------------- one compaction, then send
 def _measures_history(mod: TsModule, cond: Node | None) -> bool:
     """A size measure of the history in a comparison: `countTokens(messages) > LIMIT`,
@@ -952,52 +909,6 @@ def _rechecks(mod: TsModule, nodes: list[Node]) -> bool:
                     _measures_history(mod, node.child_by_field_name("condition")):
                 return True
     return False
-
-
-@rule(CheckId.C13, lang="typescript", name="single-compaction-then-send")
-def single_compaction_then_send(mod: TsModule, project: TsProject) -> Iterator[Hit]:
-    """Flags `if (countTokens(messages) > limit)` that summarises or compacts once and then goes on to send, with
-    no second measurement, loop or error: when the summary plus the kept messages is still too large, the request
-    fails at the context limit anyway.
-    """
-    if is_test_module(mod) or not any(w in mod.text for w in ("ummar", "ompact", "ondens", "ompress")):
-        return
-    guards: dict[Key, Node] = {}
-    for call in calls_matching(mod, _COMPACT):
-        for anc in mod.ancestors(call):
-            if anc.type in FUNCTION_TYPES:
-                break
-            if anc.type == "if_statement":
-                guards.setdefault(key(mod, anc), anc)
-    for node in sorted(guards.values(), key=lambda n: n.start_byte):
-        cond = node.child_by_field_name("condition")
-        if not _measures_history(mod, cond):
-            continue
-        body = node.child_by_field_name("consequence")
-        compaction = next((c for c in nodes_in(mod, body, "call_expression")
-                           if _COMPACT.search(last(cname(mod, c)))), None) if body is not None else None
-        if compaction is None:
-            continue
-        if any(a.type in ("while_statement", "do_statement") and _measures_history(
-                mod, a.child_by_field_name("condition")) for a in mod.ancestors(node)):
-            continue
-        if _rechecks(mod, [body]) or _rechecks(mod, later_statements(mod, node)):  # type: ignore[list-item]
-            continue
-        helpers = resolve_call(mod, project, compaction)
-        if any(_rechecks(ref.module, [ref.node]) for ref in helpers):
-            continue
-        yield Hit(
-            node=node,
-            verdict=Verdict.SUSPECTED,
-            claim=f"`{' '.join(code_text(mod, cond).split())}` triggers one "
-                  f"`{cname(mod, compaction)}(...)` and the history is then used without measuring it again",
-            consequence="when the summary plus the kept messages still exceeds the window, the request fails at the "
-                        "context limit and the session dies",
-            direction="re-measure after compaction and loop (or fall back to a hard cut at a pair boundary, or throw "
-                      "a clear context-exhausted error) until the history fits",
-            confirm_hint="verify that the compacted history is always below the limit (the summary size is bounded "
-                         "and the kept tail cannot exceed the window on its own)",
-        )
 
 
 # ---------------------------------------------------------------- tool output pushed whole
