@@ -739,14 +739,6 @@ def _tests_a_lookup(mod: PyModule, test: ast.expr, loop: ast.AST) -> bool:
     return True  # assigned outside the loop: judge the test by its words as before
 
 
-def _returns_nothing(stmts: list[ast.stmt]) -> ast.Return | None:
-    ret = _exit_of(stmts)
-    if isinstance(ret, ast.Return) and (ret.value is None or isinstance(ret.value, ast.Constant)
-                                        and ret.value.value is None):
-        return ret
-    return None
-
-
 def _appends_target(mod: PyModule, loop: ast.For | ast.AsyncFor, target: str) -> ast.Call | None:
     """`runnable.append(call)` in the loop body: the loop filters calls into another list."""
     for node in mod.walk_body(loop.body):
@@ -805,9 +797,3 @@ def _later_loop_over_kept(mod: PyModule, loop: ast.AST) -> bool:
             after: list[ast.stmt] = block[block.index(loop) + 1:]  # pyright: ignore[reportUnknownVariableType]
             return any(isinstance(n, ast.For | ast.AsyncFor) for s in after for n in subtree(s))
     return False
-
-
-_PERSIST = re.compile(r"(^|_)(save|persist|checkpoint|dump|flush|store)\w*$", re.I)
-_RUN_CALLS = re.compile(
-    r"((run|execute|exec|invoke|dispatch|handle|process|call)_?\w*(tool|function)_?(calls?|uses?)?|"
-    r"(run|execute|dispatch|handle|process)_?\w*calls)$", re.I)

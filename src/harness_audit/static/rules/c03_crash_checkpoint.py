@@ -544,36 +544,3 @@ def _origin_text(mod: PyModule, fn: FunctionNode | None, source: ast.expr) -> st
                     and _is_name(node.optional_vars, root.id):
                 parts.append(_text(node.context_expr))
     return " ".join(parts)
-
-
-# ---------------------------------------------------------------- side effects whose completion is saved too late
-_SIDE_EFFECT = re.compile(r"^(send\w*|deliver\w*|post|publish\w*|charge\w*|pay\w*|transfer\w*|notify\w*|email\w*"
-                          r"|sms\w*|page\w*|refund\w*|submit\w*|dispatch\w*|enqueue\w*|create_\w+|delete_\w+)$", re.I)
-"""Last names of calls that act on the outside world (repeating them repeats the effect)."""
-_DONE_KEY = re.compile(r"^(status|state|done|sent|delivered|processed|completed|finished|handled|acked)$", re.I)
-_DONE_VALUE = re.compile(r"^(sent|done|delivered|processed|completed|complete|finished|handled|acked|ok)$", re.I)
-_PERSIST = re.compile(r"(^|_)(save|persist|checkpoint|flush_state|write_state|commit|dump|store)\w*$", re.I)
-
-
-def _marks_done(node: ast.AST, target: str) -> bool:
-    """`item["status"] = "sent"` / `item.done = True` on the loop variable."""
-    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
-        return False
-    tgt, value = node.targets[0], node.value
-    if isinstance(tgt, ast.Subscript) and isinstance(tgt.value, ast.Name) and tgt.value.id == target:
-        key = tgt.slice.value if isinstance(tgt.slice, ast.Constant) else None
-    elif isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == target:
-        key = tgt.attr
-    else:
-        return False
-    if not (isinstance(key, str) and _DONE_KEY.match(key)):
-        return False
-    if isinstance(value, ast.Constant) and value.value is True:
-        return True
-    return isinstance(value, ast.Constant) and isinstance(value.value, str) and bool(_DONE_VALUE.match(value.value))
-
-
-# ---------------------------------------------------------------- resume re-runs calls without a result
-_RESUME_FN = re.compile(r"(resume|restore|recover|replay|reload|rehydrate)", re.I)
-_RUN_CALLS = re.compile(r"(run|execute|exec|invoke|dispatch|perform)_?\w*(calls?|tools?|actions?|steps?)$", re.I)
-_PENDING_WORD = re.compile(r"(tool_?calls|pending|unanswered|outstanding|incomplete|unfinished)", re.I)

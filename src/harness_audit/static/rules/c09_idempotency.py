@@ -29,7 +29,6 @@ _EFFECT_WORDS = re.compile(r"(send|message|mail|charge|payment|pay|order|notify|
                            r"transfer|invoice|tweet|comment|submit|append|enqueue|post_|reply|refund)", re.I)
 _WEAK_EFFECT_WORDS = re.compile(r"(create|export|ingest|upload|insert|book|provision)", re.I)
 _ENSURE_NAME = re.compile(r"^_*(ensure|get_or_create|maybe_create)", re.I)
-_KEY_TEXT = re.compile(r"idempotency[-_ ]?key", re.I)
 _DEDUP_TEXT = re.compile(r"(idempoten|dedup|client_token|client_request_id)", re.I)
 _EFFECT_VERB = re.compile(r"^_*(send|post|charge|notify|publish|submit|create|transfer|pay|refund|reply|comment|"
                           r"tweet|e?mail|enqueue|append|book|order)", re.I)

@@ -29,7 +29,6 @@ _GROUP_KILLS = {"os.killpg", "os.kill"}
 _BLOCKING_SPAWNS = {"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
                     "subprocess.getoutput", "subprocess.getstatusoutput", "os.system"}
 _SYNC_HTTP_MODULES = ("requests.", "httpx.", "urllib.request.", "urllib3.")
-_TIMERS = {"threading.Timer"}
 _SPAWN_SHORT = {"create_subprocess_exec", "create_subprocess_shell", "Popen"}
 _BLOCKING_SHORT = {"run", "call", "check_call", "check_output", "getoutput", "getstatusoutput", "system", "urlopen",
                    *idioms.HTTP_METHODS}

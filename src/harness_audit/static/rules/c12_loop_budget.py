@@ -345,21 +345,6 @@ def _marks_status(mod: PyModule, stmts: list[ast.stmt]) -> bool:
     return False
 
 
-def _only_logging(mod: PyModule, stmts: list[ast.stmt]) -> bool:
-    """A block that only logs or prints before it leaves: nothing a caller can see."""
-    for stmt in stmts:
-        if isinstance(stmt, ast.Break | ast.Pass):
-            continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            name = mod.call_name(stmt.value)
-            if name == "print" or idioms.last(name) in {"debug", "info", "warning", "warn", "log", "error"}:
-                continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue
-        return False
-    return True
-
-
 def _success_return(stmts: list[ast.stmt]) -> ast.Return | ast.Yield | None:
     """The `return value` (or, in a generator, the final `yield value`) the statements after a loop end in."""
     for stmt in stmts:

@@ -27,13 +27,6 @@ _ID_WORD = re.compile(r"(^|_)(id|ids|call_?id|tool_?call_?id|tool_?use_?id|span_
                       re.I)
 _ID_ATTR = re.compile(r"^(id|call_id|tool_call_id|tool_use_id|toolCallId|callId)$")
 _TOOL_WORD = re.compile(r"(tool|function_?call)", re.I)
-_CALL_EVENT = re.compile(r"(call|result|output|invok|execut|start|end|finish|complete|error|return)", re.I)
-_PAYLOAD_KEYS = {"args", "arguments", "input", "params", "parameters", "result", "output", "error", "observation",
-                 "content", "status", "return_value", "response", "duration", "duration_ms", "elapsed"}
-_EVENT_SINK = re.compile(r"(events?|event_log|trace|traces|spans?|ledger|audit|journal|records?|telemetry|timeline"
-                         r"|steps|run_log|activity)$", re.I)
-_EMIT_FUNC = re.compile(r"^_?(emit|record|log_event|trace_event|track|publish|write_event|add_event|on_event"
-                        r"|send_event|log_step|record_event|emit_event)\w*$", re.I)
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 _LOG_RECEIVER = re.compile(r"(^|\.)(_?log|_?logger|logging|console)$", re.I)
 _TRACING_MODULES = ("opentelemetry", "langfuse", "langsmith", "logfire", "openinference", "agentops", "weave",
@@ -108,53 +101,6 @@ def _module_reads_usage(mod: PyModule) -> bool:
     return any(node.id in _USAGE_ATTRS for node in mod.nodes(ast.Name, any_order=True))
 
 
-# ---------------------------------------------------------------- tool events
-def _key_names(d: ast.Dict) -> list[str]:
-    return [k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-
-
-def _tool_event(d: ast.Dict) -> bool:
-    """Whether a dict literal describes one tool call or result (and is not a chat message)."""
-    keys = _key_names(d)
-    if not keys or "role" in keys or any(k is None for k in d.keys):
-        return False  # a chat message, or `**spread` whose keys cannot be seen
-    values = [v.value for v in d.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
-    tool_key = any(_TOOL_WORD.search(k) for k in keys)
-    tool_value = [v for v in values if _TOOL_WORD.search(v)]
-    if not (tool_key or tool_value):
-        return False
-    return bool(set(keys) & _PAYLOAD_KEYS) or any(_CALL_EVENT.search(v) for v in tool_value)
-
-
-def _has_id(d: ast.Dict) -> bool:
-    return any(_ID_WORD.search(k) for k in _key_names(d))
-
-
-def _event_sink(mod: PyModule, d: ast.Dict) -> str | None:
-    """How the dict is recorded: appended to an event list, emitted, or serialised; None when it is not recorded."""
-    parent = mod.parent(d)
-    if isinstance(parent, ast.Call) and d in parent.args:
-        name = mod.call_name(parent)
-        func = parent.func
-        if isinstance(func, ast.Attribute) and func.attr in {"append", "put", "put_nowait", "write", "send"}:
-            recv = mod.dotted(func.value) or ""
-            if recv and _EVENT_SINK.search(idioms.last(recv)):
-                return f"`{recv}.{func.attr}`"
-            return None
-        if name in {"json.dumps", "orjson.dumps"}:
-            outer = mod.parent(parent)
-            while isinstance(outer, ast.BinOp | ast.JoinedStr | ast.FormattedValue):
-                outer = mod.parent(outer)
-            if isinstance(outer, ast.Call) and isinstance(outer.func, ast.Attribute) and outer.func.attr in {
-                    "write", "info", "debug", "warning", "log", "send"}:
-                return f"`{mod.call_name(outer) or outer.func.attr}(json.dumps(...))`"
-            return None
-        short = idioms.last(name) if name else ""
-        if short and _EMIT_FUNC.match(short):
-            return f"`{name}`"
-    return None
-
-
 def _function_mentions_id(mod: PyModule, fn: FunctionNode | None) -> bool:
     if fn is None:
         return False
@@ -168,23 +114,6 @@ def _function_mentions_id(mod: PyModule, fn: FunctionNode | None) -> bool:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _ID_ATTR.match(node.value):
             return True
     return False
-
-
-_CALL_NAME = re.compile(r"^(call|tc|tool_?call|tool_?use|fc|function_?call|block|part|call_?part)$", re.I)
-
-
-def _call_id_at_hand(mod: PyModule, fn: FunctionNode | None) -> bool:
-    """Whether the function reads a tool call's id (`call.id`, `tool_call_id`, `block.id`)."""
-    if fn is None:
-        return False
-    for node in mod.walk(fn):
-        if isinstance(node, ast.Attribute) and (node.attr in {"call_id", "tool_call_id", "tool_use_id"} or (
-                node.attr == "id" and isinstance(node.value, ast.Name) and _CALL_NAME.match(node.value.id))):
-            return True
-    return False
-
-
-_EVENT_KIND = re.compile(r"^(tool|function)_?(call|result|output|start|end|finish|error|invocation|return)s?$", re.I)
 
 
 # ---------------------------------------------------------------- tool logs

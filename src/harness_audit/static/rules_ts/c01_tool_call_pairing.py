@@ -553,17 +553,6 @@ def _loop_hint(tl: _ToolLoop, helper: str | None) -> str:
             "answers the skipped call")
 
 
-def _loop_trys(mod: TsModule, tl: _ToolLoop) -> Iterator[Node]:
-    for tr in mod.inside(mod.nodes("try_statement"), tl.loop):
-        if _own_loop(mod, tr, tl.loop):
-            yield tr
-
-
-def _caught(mod: TsModule, handler: Node) -> str:
-    param = handler.child_by_field_name("parameter")
-    return f"`catch ({mod.node_text(param)})`" if param is not None else "`catch`"
-
-
 def _skip_reason(mod: TsModule, cond: Node | None) -> str | None:
     """Why a check skips a call: denial, unknown tool or argument validation."""
     if cond is None:
@@ -1175,13 +1164,6 @@ def _sdk_tool_handler(mod: TsModule, fn: Node) -> bool:
     return False
 
 
-# ---------------------------------------------------------------- rules: calls filtered out before dispatch
-_KNOWN = re.compile(
-    r"((tools?|registry|handlers?|functions|toolMap|toolsByName|toolRegistry|toolHandlers|available\w*)\w*"
-    r"(\.(has|get)\(|\[[^\]]*name[^\]]*\])|\bin\s+[\w.]*(tools|functions|registry|handlers|toolMap)\b)", re.I)
-"""A registry lookup that keeps only the calls of known tools."""
-
-
 def _result_object(mod: TsModule, node: Node) -> bool:
     """An object literal that is a tool result (`{ tool_call_id: c.id, ... }`, `{ type: "tool_result", ... }`)."""
     if node.type != "object":
@@ -1198,8 +1180,3 @@ def _result_object(mod: TsModule, node: Node) -> bool:
     blocks = keys.get("content") or keys.get("parts")
     return blocks is not None and blocks.type == "array" and any(
         b.type == "object" and _result_object(mod, b) for b in blocks.named_children)
-
-
-_SAVES = re.compile(r"^#?(save|persist|checkpoint|store|write|flush|put|upsert|commit|snapshot)\w*$|"
-                    r"\w(Save|Persist|Checkpoint|Store)(\w*)$")
-"""A call that persists state (`saveThread`, `this.persist()`, `store.put(...)`, `sessionStore.save(...)`)."""

@@ -564,38 +564,6 @@ def resume_replays_pending_calls(mod: TsModule, project: TsProject) -> Iterator[
             break
 
 
-def _value_text(mod: TsModule, node: Node | None) -> str:
-    """A value's text without `as const` / `satisfies T` / parentheses."""
-    while node is not None and node.type in ("as_expression", "satisfies_expression", "parenthesized_expression") \
-            and node.named_children:
-        node = node.named_children[0]
-    return " ".join(mod.node_text(node).split()) if node is not None else ""
-
-
-# ---------------------------------------------------------------- done marks saved only after the whole loop
-_SIDE_EFFECT = re.compile(r"^#?(send|deliver|post|publish|charge|pay|transfer|notify|email|sms|page|refund|submit|"
-                          r"dispatch|enqueue|execute|exec|spawn|create[A-Z_]|delete[A-Z_]|file[A-Z_]|open[A-Z_]\w*"
-                          r"(Issue|Ticket|Pr|PullRequest)|comment|merge|deploy|upload|write[A-Z_]|run[A-Z_]\w*Tool)"
-                          r"\w*$")
-"""Last names of calls that act on the outside world (repeating them repeats the effect)."""
-_DONE_KEY = re.compile(r"^(status|state|done|sent|delivered|processed|completed|finished|handled|acked|applied)$",
-                       re.I)
-_DONE_VALUE = re.compile(r"""^(true|['"`](sent|done|delivered|processed|completed|complete|finished|handled|acked|"""
-                         r"""ok|applied|success|succeeded)['"`])$""", re.I)
-def _marks_done(mod: TsModule, node: Node, target: str) -> bool:
-    """`item.status = "sent"` / `item.done = true` on the loop variable."""
-    if node.type != "assignment_expression":
-        return False
-    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if left is None or right is None or left.type != "member_expression":
-        return False
-    obj = left.child_by_field_name("object")
-    if obj is None or mod.node_text(obj) != target:
-        return False
-    return bool(_DONE_KEY.match(mod.node_text(left.child_by_field_name("property")))) and \
-        bool(_DONE_VALUE.match(_value_text(mod, right)))
-
-
 _TX_WORDS = re.compile(r"([tT]ransaction\w*\s*(\(|<)|[\"'`]\s*(BEGIN|START\s+TRANSACTION|SAVEPOINT)\b|\.batch\(|"
                        r"\.multi\(|\btrx\b|\.atomic\(\s*\))")
 """Signs that statements commit together (`db.transaction(fn)`, `BEGIN`, `$transaction`, `db.batch([...])`)."""

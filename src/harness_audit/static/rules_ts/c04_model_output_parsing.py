@@ -1168,8 +1168,6 @@ def _assigned_names(mod: TsModule, node: Node) -> set[str]:
     return out
 
 
-# ---------------------------------------------------------------- a token-limit stop noticed, then ignored
-_TRUNCATION_VALUES = ("length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_length")
 _CALLS_WORDS = re.compile(r"[cC]alls\b|\b(function_?calls?|functionCalls?|tool_?uses?|toolUses?)\b")
 """How the tool calls of a reply are spelled where they are executed (`turn.calls`, `msg.tool_calls`, `toolUses`).
 A word ending in `calls` is found by its ending alone: a pattern that starts at every word backtracks through all of them."""
@@ -1465,10 +1463,3 @@ def _delta_subscripts(mod: TsModule) -> list[Node]:
                 node = node.parent
             at = mod.source.find(raw, at + len(raw))
     return sorted(out.values(), key=lambda n: n.start_byte)
-
-
-def _builds_call(mod: TsModule, node: Node) -> bool:
-    if node.type != "object":
-        return False
-    keys = set(mod.object_keys(node))
-    return bool(keys & {"function", "arguments"}) or {"id", "name"} <= keys

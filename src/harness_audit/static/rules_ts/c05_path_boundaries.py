@@ -63,8 +63,6 @@ _VALIDATING = re.compile(r"(safe|secure|sanitiz|validat|check|ensure|assert|conf
                          re.I)
 _PATHISH = re.compile(r"(path|file|dir|folder|target|dest|full|abs|real|resolved|location|root|base|workspace|"
                       r"sandbox|cwd|home|project)", re.I)
-_SEPARATOR = re.compile(r"path\.sep|\bsep\b|['\"`]/['\"`]|\+\s*['\"`][/\\\\]+['\"`]|/['\"`]\s*$|/`|\$\{[^}]+\}/`|"
-                        r"endsWith\(\s*(path\.)?sep|['\"`]\\\\\\\\['\"`]")
 _TEMP_NAME = re.compile(r"\b(mkdtemp|mkdtempSync|tmpdir|tmpName|tmpFile|fileSync|dirSync)\b|\b(tmp|temp(?!l))\w*|\.tmp\b",
                         re.I)
 """A path the harness generated for its own temp file, next to a validated one."""
@@ -605,21 +603,3 @@ def _derived_names(mod: TsModule, fn: Node, expr: Node) -> set[str]:
                 names.add(name)
                 pending.extend(scope.get(name, []))
     return names
-
-
-def _uses_checked(mod: TsModule, fn: Node, path: Node, checks: list[_Check]) -> bool:
-    """Whether the opened value is (derived from) a checked value, or the checked value is the opened one resolved."""
-    names = _derived_names(mod, fn, path)
-    derivation = mod.derivation_text(fn, path, 4)
-    path_text = mod.node_text(path)
-    for check in checks:
-        checked = check.checked
-        if checked.type == "identifier" and mod.node_text(checked) in names:
-            return True
-        checked_text = mod.node_text(checked)
-        if checked_text and (checked_text in derivation or path_text in checked_text):
-            return True
-        check_fn = mod.enclosing_function(check.node)
-        if check_fn is not None and mod.node_text(path) in mod.derivation_text(check_fn, checked, 4):
-            return True
-    return False

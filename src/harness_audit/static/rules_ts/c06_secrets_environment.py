@@ -477,44 +477,6 @@ def model_command_inherits_env(mod: TsModule, project: TsProject) -> Iterator[Hi
         )
 
 
-_TMP_TEXT = re.compile(r"^[`'\"](/tmp|/var/tmp|/dev/shm)/[^`'\"$]")
-_RANDOM_PART = re.compile(r"random|uuid|nanoid|mkdtemp|mkstemp|Date\.now|hrtime|process\.pid|crypto|ulid|"
-                          r"performance\.now|tmp-promise|tempy|tmp\.file|\bid\b", re.I)
-def _predictable_tmp(mod: TsModule, node: Node | None) -> bool:
-    """`"/tmp/run.sh"`, `` `/tmp/${name}.sh` `` without a random part, `path.join(os.tmpdir(), "run.sh")`."""
-    node = ts.unwrap(node)
-    if node is None:
-        return False
-    text = mod.node_text(node)
-    if _RANDOM_PART.search(text):
-        return False
-    if node.type in ("string", "template_string"):
-        return bool(_TMP_TEXT.match(text))
-    if node.type == "call_expression" and ts.last(mod.call_name(node)) in ("join", "resolve"):
-        args = mod.arguments(node)
-        base = ts.unwrap(args[0]) if args else None
-        if base is None or len(args) < 2:
-            return False
-        if base.type == "call_expression":
-            tmp_base = ts.last(mod.call_name(base)) == "tmpdir"
-        else:
-            tmp_base = mod.node_text(base).strip("'\"`") in ("/tmp", "/tmp/", "/var/tmp")
-        return tmp_base and all(a.type in ("string", "template_string") for a in args[1:])
-    return False
-
-
-def _tmp_origin(mod: TsModule, node: Node) -> Node | None:
-    """The predictable temp path `node` is, or was declared with."""
-    if _predictable_tmp(mod, node):
-        return node
-    inner = ts.unwrap(node)
-    if inner is not None and inner.type == "identifier":
-        value = ts.resolve_value(mod, inner)
-        if value is not None and _predictable_tmp(mod, value):
-            return value
-    return None
-
-
 _MCP_CALLEE = re.compile(r"(Stdio|MCP|Mcp|mcp)")
 _MCP_CONFIG_KEY = re.compile(r"^(mcpServers|mcp_servers|mcpServer|servers|mcp)$")
 _COMMAND_KEYS = ("command", "fullCommand", "cmd")

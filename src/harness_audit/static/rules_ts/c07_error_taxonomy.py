@@ -959,7 +959,6 @@ def http_status_thrown_as_message(mod: TsModule, project: TsProject) -> Iterator
         )
 
 
-
 def _caught_in_place(throw: Node, fn: Node) -> bool:
     """The throw lies in the body of a `try` of its own function whose `catch` ends the failure there (throws
     nothing on, rejects nothing): the error never reaches a caller, so no caller has a status to branch on."""

@@ -838,7 +838,6 @@ def _tool_reads_each(mod: TsModule, project: TsProject, loop: Node, op: Node) ->
     return bool(names) and any(mod.node_text(i) in names for i in ts.idents(op))
 
 
-
 def _accumulator(mod: TsModule, loop: Node) -> tuple[str, Node] | None:
     """(`results`, the awaited per-item call) for a loop body doing `results.push(await op(x))` or
     `const r = await op(x); results.push(r)` / `results[k] = r`."""

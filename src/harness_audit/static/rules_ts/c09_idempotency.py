@@ -60,8 +60,6 @@ _KEY_TEXT = re.compile(r"idempoten|dedup|clientToken|client_token|clientRequestI
                        r"Idempotency|x-request-id|requestId", re.I)
 _QUERY_NAME = re.compile(r"^_?(exists|already|was[A-Z]|isSent|hasBeen|find|lookup|getStatus|checkStatus|fetchStatus|"
                          r"isDone|isComplete|get\w*Status|check[A-Z])")
-_FRESH_KEY = re.compile(r"randomUUID|uuid|uuidv4|\bv4\b|nanoid|ulid|Date\.now|randomBytes|cuid|Math\.random|"
-                        r"performance\.now|hrtime")
 _DRAIN_LOOP = re.compile(r"\.(length|size)\b|queue|pending|next|hasMore|cursor|page", re.I)
 _RETRY_EVIDENCE = re.compile(r"attempt|retr|tries|backoff|back_off|\bsleep\(|\bdelay\(|setTimeout", re.I)
 _ATTEMPT_NAME = re.compile(r"attempt|retr|tries|try|tried|^n$|^i$|count", re.I)

@@ -56,9 +56,6 @@ _REQUEST_SHORTS = ("fetch", "request", "get", "post", "put", "patch", "delete", 
                    "embed", "embedMany", "invoke", "batch", "callTool", "send")
 _LANGCHAIN_CALLS = {"invoke", "stream", "batch"}
 """LangChain model methods: `llm.invoke(messages, { signal })` takes its call options second."""
-_ABORT_TEST = re.compile(r"AbortError|isAbort|\.aborted\b|APIUserAbortError|ABORT_ERR|['\"]Abort")
-
-
 def _may_have_signal(text: str) -> bool:
     """A cheap first filter: the module mentions a signal, a controller, or a framework that hands one over."""
     return any(k in text for k in _SIGNAL_WORDS)
@@ -1198,7 +1195,6 @@ def race_timeout_never_cleared(mod: TsModule, project: TsProject) -> Iterator[Hi
             break
 
 
-# ---------------------------------------------------------------- swallowed aborts
 def _loop_of(mod: TsModule, node: Node, fn: Node | None) -> Node | None:
     for anc in mod.ancestors(node):
         if anc == fn or anc.type in FUNCTION_TYPES:

@@ -27,7 +27,6 @@ from harness_audit.findings import CheckId, Verdict
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
 from harness_audit.static.registry import Hit, rule
 from harness_audit.static.rules_ts._agent_idioms import (
-    TOOL_DISPATCH_NAME,
     Drive,
     FuncRef,
     Key,
@@ -81,9 +80,6 @@ _STATUS_WORDS = re.compile(
     r"(max[_ ]?turn|max[_ ]?step|max[_ ]?iter|exhaust|limit|budget|incomplete|truncat|exceed|status|stopped|"
     r"stop_?reason|error|fail|unfinished|timeout|timed_?out|reached|partial)", re.I)
 _DEPTH_NAME = re.compile(r"(depth|level|nesting|hops|remaining|budget|max|parent|recursion)", re.I)
-_LOG_CALL = re.compile(r"^(console\.\w+|(\w+\.)*(log|logger|_log|_logger)\.\w+|debug|log|warn)$")
-
-
 def _forever(mod: TsModule, loop: Node) -> bool:
     """`while (true)`, `while (1)`, `for (;;)`, `do … while (true)`."""
     cond = loop.child_by_field_name("condition")
@@ -543,22 +539,6 @@ def _success_return(mod: TsModule, stmts: list[Node]) -> Node | None:
     return None
 
 
-def _only_logging(mod: TsModule, block: Node | None) -> bool:
-    """A block that only logs before it breaks: nothing a caller can see."""
-    if block is None:
-        return False
-    stmts = block.named_children if block.type == "statement_block" else [block]
-    for stmt in stmts:
-        if stmt.type in ("break_statement", "comment", "empty_statement"):
-            continue
-        if stmt.type == "expression_statement":
-            expr = unwrap(stmt.named_children[0] if stmt.named_children else None)
-            if expr is not None and expr.type == "call_expression" and _LOG_CALL.match(cname(mod, expr)):
-                continue
-        return False
-    return bool(stmts) and stmts[-1].type == "break_statement"
-
-
 def _result_text(mod: TsModule, ret: Node) -> str:
     text = " ".join(code_text(mod, ret).split()).rstrip(";")
     return f"{text[:80]}{'…' if len(text) > 80 else ''}"
@@ -797,32 +777,11 @@ def _local_value(mod: TsModule, ident: Node) -> Node | None:
     return unwrap(found)
 
 
-def _throws(mod: TsModule, node: Node) -> bool:
-    return any(n.type == "throw_statement" for n in iter_subtree(node, into_functions=False))
-
-
 # ---------------------------------------------------------------- event-driven tool loops
 _EVENT_HOOKS = frozenset({"on", "once", "addEventListener", "addListener", "subscribe", "onMessage"})
 _HANDLER_KEY = re.compile(r"^on[A-Z_]?\w*$")
 """A handler in a callbacks object (`callbacks: { onmessage }`, `{ onToolCall }`)."""
 _EVENT_TYPE_TEST = re.compile(r"\btype\s*===?|===?\s*[\w$.?]*\btype\b|\.(toolCall|tool_call|toolCalls|functionCalls)\b")
-
-
-def _runs_tool(mod: TsModule, project: TsProject, call: Node) -> bool:
-    """A call that runs the model's tool: a dispatcher (`runTool(name, args)`, `this.executeTool(call)`) or a tool
-    looked up by the name the model chose (`tools[call.name](args)`, `registry.get(fc.name).run(args)`)."""
-    if TOOL_DISPATCH_NAME.search(last(cname(mod, call))):
-        return True
-    callee = call.child_by_field_name("function")
-    looked_up = callee.child_by_field_name("object") if callee is not None and callee.type == "member_expression" \
-        else callee
-    if looked_up is not None and looked_up.type == "subscript_expression":
-        return bool(re.search(r"\.name\b", mod.node_text(looked_up.child_by_field_name("index"))))
-    if looked_up is not None and looked_up.type in ("call_expression", "non_null_expression"):
-        inner = unwrap(looked_up.named_children[0]) if looked_up.type == "non_null_expression" else looked_up
-        return inner is not None and inner.type == "call_expression" and last(cname(mod, inner)) == "get" and \
-            bool(re.search(r"\.name\b", code_text(mod, inner.child_by_field_name("arguments"))))
-    return any(TOOL_DISPATCH_NAME.search(t.name) for t in resolve_call(mod, project, call))
 
 
 def _registered_handler(mod: TsModule, fn: Node) -> bool:

@@ -77,7 +77,6 @@ _INDEX_MOVE = re.compile(r"^[\w$.\s()+\-*/]+$")
 """The right side of `start = i + 1`: an index computed from names and numbers (no string, object or call)."""
 _INDEX_NAME = re.compile(r"^(i|j|k|n|idx|index|start|begin|from|cut|pos|offset|\w*(Index|Idx|Start|Cut))$")
 _MEASURE = re.compile(r"(token|size|length|countChars|numChars|charCount|estimate|bytes)", re.I)
-_COMPACT = re.compile(r"(summar|compact|condens|compress)", re.I)
 _TRIMMER = re.compile(r"(trim|truncat|window|compact|prune|fit|shrink|cut|evict|limit|cap|clip|recent|lastN)", re.I)
 _KEEP_KEYS = {"messages", "history", "input", "contents", "conversation", "chatHistory", "chat_history", "prompt"}
 _SEND_NAME = re.compile(r"(chat|complet|generat|invoke|request|create|send|ask|query|run|step|llm|model|respond|"
@@ -875,40 +874,9 @@ def window_cut_orphans_tool_result(mod: TsModule, project: TsProject) -> Iterato
         )
 
 
-# ---------------------------------------------------------------- one compaction, then send
-def _measures_history(mod: TsModule, cond: Node | None) -> bool:
-    """A size measure of the history in a comparison: `countTokens(messages) > LIMIT`,
-    `JSON.stringify(history).length > MAX_CHARS` (not `messages.length`, a message count)."""
-    if cond is None or not re.search(r"[<>]", code_text(mod, cond)):
-        return False
-    for sub in iter_subtree(cond, into_functions=False):
-        if sub.type == "call_expression":
-            name = cname(mod, sub)
-            args = mod.arguments(sub)
-            on_history = any(_is_history(mod, a) or any(_is_history(mod, n) for n in iter_subtree(a)
-                                                        if n.type in ("identifier", "member_expression"))
-                             for a in args)
-            if on_history and (_MEASURE.search(last(name)) or name == "JSON.stringify"):
-                return True
-            if not on_history and _MEASURE.search(last(name)) and _is_history(mod, _receiver(sub)):
-                return True
-    return False
-
-
 def _receiver(call: Node) -> Node | None:
     fn = call.child_by_field_name("function")
     return fn.child_by_field_name("object") if fn is not None and fn.type == "member_expression" else None
-
-
-def _rechecks(mod: TsModule, nodes: list[Node]) -> bool:
-    for top in nodes:
-        for node in iter_subtree(top, into_functions=False):
-            if node.type == "throw_statement":
-                return True
-            if node.type in ("if_statement", "while_statement", "do_statement") and \
-                    _measures_history(mod, node.child_by_field_name("condition")):
-                return True
-    return False
 
 
 # ---------------------------------------------------------------- tool output pushed whole
