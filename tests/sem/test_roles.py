@@ -468,3 +468,61 @@ def test_an_index_loop_over_tool_calls_choosing_the_tool_with_find_runs_tools(tm
     ))
     assert [s.line for s in project.roles.tool_loops] == [2]
     assert [s.line for s in project.roles.executing_tool_loops] == [2]
+
+
+def test_a_collection_of_the_projects_own_tool_call_objects_is_a_tool_loop(tmp_path: Path) -> None:
+    """Risk: a harness that wraps the provider's reply in its own types (`response.tool_call_requests:
+    list[ToolCallRequest]`, camel) names no wire field, so its tool loop went unseen. A class is a tool call by
+    what it carries, the tool's name and the arguments chosen for it; a tool's definition (a description, a
+    schema) is not, and neither is a collection of them."""
+    project = project_of(tmp_path, "agent.py", (
+        "from dataclasses import dataclass\n"
+        "\n"
+        "@dataclass\n"
+        "class ToolCallRequest:\n"
+        "    tool_name: str\n"
+        "    args: dict\n"
+        "    tool_call_id: str\n"
+        "\n"
+        "@dataclass\n"
+        "class ToolSpec:\n"
+        "    name: str\n"
+        "    args: dict\n"
+        "    description: str\n"
+        "\n"
+        "@dataclass\n"
+        "class ModelResponse:\n"
+        "    tool_call_requests: list[ToolCallRequest]\n"
+        "    specs: list[ToolSpec]\n"
+        "\n"
+        "def step(response: ModelResponse, tools: dict):\n"
+        "    for request in response.tool_call_requests:\n"
+        "        tools[request.tool_name](**request.args)\n"
+        "    for spec in response.specs:\n"
+        "        print(spec.name)\n"
+    ))
+    assert [s.line for s in project.roles.tool_loops] == [21]
+    assert [s.line for s in project.roles.executing_tool_loops] == [21]
+
+
+def test_a_tool_call_handed_on_by_keyword_through_two_helpers_runs_the_tool(tmp_path: Path) -> None:
+    """Risk: `_process_tool_call(result=tc)` → `_invoke(call=result)` → `registry[call.name]` (semantic-kernel's
+    shape) was followed one call down and only for a positional argument, so the loop read as one that only
+    converts calls and the functions running them were no tool executors."""
+    project = project_of(tmp_path, "agent.py", (
+        "REGISTRY = {}\n"
+        "\n"
+        "def _invoke(call):\n"
+        "    return REGISTRY[call.name](**call.arguments)\n"
+        "\n"
+        "def _process_tool_call(history, result):\n"
+        "    history.append(_invoke(call=result))\n"
+        "\n"
+        "def process(message, history):\n"
+        "    for tc in message.tool_calls:\n"
+        "        _process_tool_call(history, result=tc)\n"
+        "    for tc in message.tool_calls:\n"
+        "        print(tc)\n"
+    ))
+    assert [s.line for s in project.roles.tool_loops] == [10, 12]
+    assert [s.line for s in project.roles.executing_tool_loops] == [10]
