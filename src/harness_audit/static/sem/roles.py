@@ -260,11 +260,7 @@ class Roles:
                 if b.kind == "param" and b.param is not None and b.param.type and \
                         _TOOL_CALL_TYPE in b.param.type.lower().replace("_", ""):
                     return True
-        # a collection whose elements are the project's own tool-call objects (`response.tool_call_requests:
-        # list[ToolCallRequest]`), whatever the field is called
-        return isinstance(e, ir.Name | ir.Attr | ir.Call) and any(
-            isinstance(v, Cont) and any(isinstance(x, Inst) and _tool_call_class(x.cls) for x in v.elem)
-            for v in self.facts.eval(fn, e))
+        return False
 
     @cached_property
     def tool_loops(self) -> list[Site]:
@@ -334,26 +330,14 @@ class Roles:
             fns = [a.fn for a in node.children() if isinstance(a, ir.FuncExpr)]
             fn = fns[0] if fns else fn
         tools = {f.index for f in self.registered_tools}
-        frontier = [(fn, body, names)]
-        seen = {fn.index}
-        for _ in range(_HANDED_DEPTH + 1):  # the loop's body, then the functions the call is handed to, and theirs
-            below: list[tuple[ir.Function, list[ir.Node], set[str]]] = []
-            for f, nodes, held in frontier:
-                if self._chooses_tool(f, nodes, held, tools):
-                    return True
-                for sub in nodes:
-                    if not isinstance(sub, ir.Call):
-                        continue
-                    handed = any(isinstance(a, ir.Name) and a.id in held for a in sub.args)
-                    for c in self.facts.callees(f, sub):
-                        if not isinstance(c, ir.Function) or c.index in seen:
-                            continue
-                        # handed the call itself: any of the callee's parameters may carry its name on
-                        got = {n for p in c.params for n in p.names} if handed else _receiving(c, sub, held)
-                        if got:
-                            seen.add(c.index)
-                            below.append((c, list(ir.walk_block(c.body)), got))
-            frontier = below
+        if self._chooses_tool(fn, body, names, tools):
+            return True
+        for sub in body:  # one call down: the function the element is handed to
+            if isinstance(sub, ir.Call) and any(isinstance(a, ir.Name) and a.id in names for a in sub.args):
+                for c in self.facts.callees(fn, sub):
+                    if isinstance(c, ir.Function) and self._chooses_tool(
+                            c, list(ir.walk_block(c.body)), {n for p in c.params for n in p.names}, tools):
+                        return True
         return False
 
     def _chooses_tool(self, fn: ir.Function, body: list[ir.Node], names: set[str], tools: set[int]) -> bool:
@@ -937,42 +921,6 @@ LOOKUPS = frozenset({"getattr", "get", "find", "get_tool", "getTool", "lookup", 
 """Ways a registry hands back the tool a name selects."""
 TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name", "functionName"})
 """Where a tool call carries the name of the tool it wants (wire vocabulary)."""
-_TOOL_ARG_FIELDS = frozenset({"arguments", "args", "input", "tool_input", "toolInput", "tool_args", "toolArgs",
-                              "function_args", "functionArgs"})
-"""Where a tool call carries the arguments the model chose."""
-_DEFINITION_FIELDS = frozenset({"description", "parameters", "schema", "input_schema", "inputSchema",
-                                "parameters_schema", "json_schema", "jsonSchema", "execute", "func", "handler"})
-"""What a tool's definition carries and a call to it does not."""
-
-
-_HANDED_DEPTH = 3
-"""How many calls down a tool call is followed to where the tool runs (`loop` → `_process_tool_call(result=tc)` →
-`_execute(call)` → `registry[call.name](...)`)."""
-
-
-def _receiving(callee: ir.Function, call: ir.Call, names: set[str]) -> set[str]:
-    """The names `callee` binds to the arguments of `call` that carry one of `names` (positionally, a method's own
-    receiver skipped, or by keyword)."""
-    params = list(callee.params)
-    if callee.cls is not None and callee.module.lang == "python" and params and params[0].name in ("self", "cls"):
-        params = params[1:]
-    out: set[str] = set()
-    for i, p in enumerate(params):
-        given = call.keyword(p.name)
-        if given is None and p.kind == "pos" and i < len(call.args) and \
-                not any(isinstance(a, ir.Spread) for a in call.args[:i + 1]):
-            given = call.args[i]
-        if given is not None and any(isinstance(n, ir.Name) and n.id in names for n in ir.walk(given)):
-            out.update(p.names or (p.name,))
-    return out
-
-
-def _tool_call_class(cls: ir.Class) -> bool:
-    """A project class (or TS interface) whose instances are tool calls by what they carry: the tool's name and
-    the arguments chosen for it (semantic-kernel's `FunctionCallContent`, camel's `ToolCallRequest`), and nothing a
-    tool's definition carries instead (a description, a schema, the function to run)."""
-    fields = cls.fields.keys()
-    return bool(fields & TOOL_NAME_FIELDS) and bool(fields & _TOOL_ARG_FIELDS) and not fields & _DEFINITION_FIELDS
 _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receive", "receive_json", "receive_text",
                     "wait", "getline", "question"})
 """Calls that block until someone outside (a person, a producer) hands the loop its next item."""
