@@ -65,6 +65,8 @@ def test_scoring_matches_windows_and_counts_control_hits() -> None:
     ])
     s = score(run, key)
     assert (s.detected, s.defects, len(s.false_positives), len(s.unmatched)) == (1, 2, 1, 1)
+    # each detection names the sources it rests on, so a rule's worth on a corpus can be read off
+    assert [(d.check, sources) for d, sources in s.found] == [(CheckId.C1, ("r",))]
 
 
 def test_bench_cli_scores_recorded_semgrep_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,6 +88,10 @@ def test_bench_cli_scores_recorded_semgrep_output(tmp_path: Path, capsys: pytest
     scores = json.loads(capsys.readouterr().out)
     assert [s["engine"] for s in scores] == ["harness-audit", "semgrep baseline"]
     assert scores[0]["detected"] == 1 and scores[1]["false_positives"] == 1
+    assert [(f["file"], [x.split("/")[0] for x in f["sources"]]) for f in scores[0]["found"]] == [
+        ("loop.py", ["static:C12"])]
+    assert [(h["check"], h["source"]) for h in scores[1]["false_positive_hits"]] == [
+        ("C9", "semgrep:shared.baselines.C9")]
 
 
 def test_missing_answer_key_is_a_usage_error(tmp_path: Path) -> None:

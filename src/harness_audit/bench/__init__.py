@@ -103,6 +103,9 @@ class Score:
     engine: str
     per_check: tuple[CheckScore, ...]
     missed: tuple[Defect, ...]
+    found: tuple[tuple[Defect, tuple[str, ...]], ...]
+    """Each defect found and the sources (rules, queries) whose findings matched it: which of them a detection
+    depends on."""
     false_positives: tuple[tuple[Control, Hit], ...]
     unmatched: tuple[Hit, ...]
     refusals: int
@@ -154,6 +157,7 @@ def score(run: EngineRun, key: AnswerKey) -> Score:
         by_project[h.project].append(h)
     used: set[int] = set()
     missed: list[Defect] = []
+    found: list[tuple[Defect, tuple[str, ...]]] = []
     detected: dict[CheckId, int] = defaultdict(int)
     mismatched: dict[CheckId, int] = defaultdict(int)
     for d in key.defects:
@@ -162,11 +166,13 @@ def score(run: EngineRun, key: AnswerKey) -> Score:
             or (h.file == d.file and _in(d.lines, h.line)))]
         if not cands and d.lines is None and (d.project, d.check) in run.not_covered:
             detected[d.check] += 1
+            found.append((d, ()))
             continue
         if not cands:
             missed.append(d)
             continue
         detected[d.check] += 1
+        found.append((d, tuple(sorted({h.source for h in cands}))))
         used.update(id(h) for h in cands)
         if not any(h.verdict == d.verdict for h in cands):
             mismatched[d.check] += 1
@@ -186,8 +192,9 @@ def score(run: EngineRun, key: AnswerKey) -> Score:
         for ch in CheckId
     )
     unmatched = tuple(h for h in run.hits if id(h) not in used)
-    return Score(engine=run.name, per_check=per_check, missed=tuple(missed), false_positives=tuple(fps),
-                 unmatched=unmatched, refusals=run.refusals, seconds=run.seconds, tokens=run.tokens)
+    return Score(engine=run.name, per_check=per_check, missed=tuple(missed), found=tuple(found),
+                 false_positives=tuple(fps), unmatched=unmatched, refusals=run.refusals, seconds=run.seconds,
+                 tokens=run.tokens)
 
 
 def run_engine(corpus: Path, key: AnswerKey, *, preview: bool = False) -> EngineRun:

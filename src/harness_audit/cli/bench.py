@@ -87,6 +87,9 @@ def run(ns: argparse.Namespace) -> int:
             "tokens": s.tokens, "unmatched": len(s.unmatched),
             "per_check": [asdict(c) for c in s.per_check],
             "missed": [d.model_dump(mode="json") for d in s.missed],
+            "found": [{**d.model_dump(mode="json"), "sources": list(sources)} for d, sources in s.found],
+            "false_positive_hits": [{"project": c.project, "file": h.file, "line": h.line, "check": h.check.value,
+                                     "source": h.source, "control": c.note} for c, h in s.false_positives],
         } for s in scores], indent=2))
     else:
         lang = ns.lang
