@@ -468,3 +468,83 @@ def test_an_index_loop_over_tool_calls_choosing_the_tool_with_find_runs_tools(tm
     ))
     assert [s.line for s in project.roles.tool_loops] == [2]
     assert [s.line for s in project.roles.executing_tool_loops] == [2]
+
+
+def test_a_tool_chosen_by_a_switch_on_the_name_handed_down_runs_tools(tmp_path: Path) -> None:
+    """Risk: a harness that hands the call's name to a method switching on it (`executeTool(toolName, input)`,
+    `switch (toolName) { case "read_file": … }`, as in cline) ran no tools as far as the roles could tell,
+    because only a lookup one call down was followed. A loop that hands each call to an event emitter keyed by
+    the event's type, or only logs the call's name, still runs nothing."""
+    project = project_of(tmp_path, "agent.ts", (
+        "import Anthropic from '@anthropic-ai/sdk';\n"
+        "const client = new Anthropic();\n"
+        "export class Task {\n"
+        "  async step(messages: any[]) {\n"
+        "    const response = await client.messages.create({ model: 'm', max_tokens: 10, messages });\n"
+        "    for (const block of response.content) {\n"
+        "      if (block.type === 'tool_use') {\n"
+        "        const toolName = block.name;\n"
+        "        await this.executeTool(toolName, block.input);\n"
+        "      }\n"
+        "    }\n"
+        "    for (const call of response.tool_calls) {\n"
+        "      this.emit(call);\n"
+        "      this.log(call.name);\n"
+        "    }\n"
+        "  }\n"
+        "  async executeTool(toolName: string, input: any) {\n"
+        "    return this.route(toolName, input);\n"
+        "  }\n"
+        "  async route(name: string, input: any) {\n"
+        "    switch (name) {\n"
+        "      case 'read_file': return this.readFile(input.path);\n"
+        "      case 'write_file': return this.writeFile(input.path, input.content);\n"
+        "      default: return 'unknown tool';\n"
+        "    }\n"
+        "  }\n"
+        "  emit(event: any) { return this.handlers[event.type](event); }\n"
+        "  log(message: string) { console.log(message); }\n"
+        "  readFile(p: string) { return p; }\n"
+        "  writeFile(p: string, c: string) { return p + c; }\n"
+        "}\n"
+    ))
+    assert [s.line for s in project.roles.tool_loops] == [6, 12]
+    assert [s.line for s in project.roles.executing_tool_loops] == [6]
+
+
+def test_a_tool_call_handed_down_to_a_table_lookup_by_its_name_runs_tools(tmp_path: Path) -> None:
+    """Risk: `_process(call)` → `_invoke(call.function.name, args)` → `TOOLS[name](**args)`: the lookup sits two
+    calls below the loop, by keyword and positionally, and the loop read as one that only converts calls. An
+    `if`/`elif` chain on the name chooses the tool as a `switch` does."""
+    project = project_of(tmp_path, "agent.py", (
+        "import json\n"
+        "TOOLS = {}\n"
+        "\n"
+        "class Agent:\n"
+        "    def step(self, msg):\n"
+        "        for call in msg.tool_calls:\n"
+        "            self._process(tool_call=call)\n"
+        "        for call in msg.tool_calls:\n"
+        "            self._branch(call)\n"
+        "\n"
+        "    def _process(self, tool_call):\n"
+        "        args = json.loads(tool_call.function.arguments)\n"
+        "        return self._invoke(tool_call.function.name, args)\n"
+        "\n"
+        "    def _invoke(self, name, args):\n"
+        "        run = TOOLS[name]\n"
+        "        return run(**args)\n"
+        "\n"
+        "    def _branch(self, call):\n"
+        "        if call.function.name == 'search':\n"
+        "            return self.search(call.function.arguments)\n"
+        "        elif call.function.name == 'fetch':\n"
+        "            return self.fetch(call.function.arguments)\n"
+        "\n"
+        "    def search(self, q):\n"
+        "        return q\n"
+        "\n"
+        "    def fetch(self, u):\n"
+        "        return u\n"
+    ))
+    assert [s.line for s in project.roles.executing_tool_loops] == [6, 8]

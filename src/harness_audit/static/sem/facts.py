@@ -830,22 +830,26 @@ class Facts:
     def arguments_for(self, fn: ir.Function, param: ir.Param) -> list[tuple[ir.Function, ir.Expr]]:
         """What callers pass for `param` of `fn`: (caller, argument expression) for each call that gives it,
         positionally (a method's own receiver skipped) or by keyword."""
-        try:
-            pos = fn.params.index(param)
-        except ValueError:
+        if param not in fn.params:
             return []
-        if fn.cls is not None and fn.module.lang == "python" and fn.params and fn.params[0].name in ("self", "cls"):
-            pos -= 1
         out: list[tuple[ir.Function, ir.Expr]] = []
         for caller, call in self.callers(fn):
-            given = call.keyword(param.name)
-            if given is None and 0 <= pos < len(call.args) and param.kind == "pos":
-                arg = call.args[pos]
-                if not any(isinstance(a, ir.Spread) for a in call.args[:pos + 1]):
-                    given = arg
+            given = self.argument(fn, param, call)
             if given is not None:
                 out.append((caller, given))
         return out
+
+    def argument(self, fn: ir.Function, param: ir.Param, call: ir.Call) -> ir.Expr | None:
+        """What one call of `fn` passes for `param`, positionally (a method's own receiver skipped) or by keyword."""
+        given = call.keyword(param.name)
+        if given is not None or param.kind != "pos":
+            return given
+        pos = fn.params.index(param)
+        if fn.cls is not None and fn.module.lang == "python" and fn.params and fn.params[0].name in ("self", "cls"):
+            pos -= 1
+        if 0 <= pos < len(call.args) and not any(isinstance(a, ir.Spread) for a in call.args[:pos + 1]):
+            return call.args[pos]
+        return None
 
     def nested(self, fn: ir.Function) -> Iterator[ir.Function]:
         """Functions defined inside `fn` (lambdas, arrows, nested defs), at any depth."""

@@ -281,8 +281,13 @@ class Roles:
             if self.is_tool_calls(fn, node.iter):
                 return True
             # over a reply's parts, branching on the part being a tool call (`for block in response.content:
-            # if block.type == "tool_use":`), as the `.map` callbacks below
-            return self.model_output(fn, node.iter) and _branches_on_tool_part(node, self.loop_elements(fn, node))
+            # if block.type == "tool_use":`), as the `.map` callbacks below; or handing each to where the tool
+            # its name selects is run (`for req in response.tool_call_requests: self._execute_tool(req)`)
+            if not self.model_output(fn, node.iter):
+                return False
+            names = self.loop_elements(fn, node)
+            return _branches_on_tool_part(node, names) or any(
+                isinstance(sub, ir.Call) and names & self._dispatched_by(fn, sub) for sub in same_loop(node.body))
         if isinstance(node, ir.Call):
             if not (isinstance(node.func, ir.Attr) and node.func.name in ("map", "forEach", "flatMap")):
                 return False
@@ -338,7 +343,126 @@ class Roles:
                     if isinstance(c, ir.Function) and self._chooses_tool(
                             c, list(ir.walk_block(c.body)), {n for p in c.params for n in p.names}, tools):
                         return True
-        return False
+        # any number of calls down: the element, or its name, handed to where it picks the tool that runs
+        return any(isinstance(sub, ir.Call) and names & self._dispatched_by(fn, sub) for sub in body)
+
+    # A parameter that chooses the tool a function runs does so as the name itself ("key": `TOOLS[name]`,
+    # `switch (toolName)`) or as a tool call whose name field is read ("call": `TOOLS[call.function.name]`).
+
+    @cached_property
+    def name_dispatch(self) -> dict[int, dict[str, set[str]]]:
+        """For each function that runs a tool chosen by a parameter, directly or through the functions it hands
+        the parameter to: {parameter: {"key", "call"}}. A summary over the call graph, propagated from callee to
+        caller until nothing changes (`_dispatch_keys` for where a function chooses)."""
+        out: dict[int, dict[str, set[str]]] = {}
+        for fn in self.facts.functions:
+            params = {n for p in fn.params for n in p.names} - _RECEIVERS
+            if not params:
+                continue
+            for key in self._dispatch_keys(fn):
+                for root, how in self._carriers(fn, key):
+                    if root in params and how != "part":  # `handlers[event.type]`: no name chooses
+                        out.setdefault(fn.index, {}).setdefault(root, set()).add(
+                            "key" if how == "call" else "call")
+        by_index = {fn.index: fn for fn in self.facts.functions}
+        work = list(out)
+        while work:
+            callee = by_index[work.pop()]
+            for param in callee.params:
+                kinds = out.get(callee.index, {}).get(param.name)
+                if not kinds:
+                    continue
+                for caller, arg in self.facts.arguments_for(callee, param):
+                    params = {n for p in caller.params for n in p.names} - _RECEIVERS
+                    changed = False
+                    for root, how in self._carriers(caller, arg):
+                        for kind in kinds:
+                            got = _handed_kind(kind, how)
+                            if root in params and got is not None:
+                                have = out.setdefault(caller.index, {}).setdefault(root, set())
+                                if got not in have:
+                                    have.add(got)
+                                    changed = True
+                    if changed:
+                        work.append(caller.index)
+        return out
+
+    def _dispatched_by(self, fn: ir.Function, call: ir.Call) -> set[str]:
+        """The locals of `fn` whose tool call `call` hands to where the tool it names is chosen and run."""
+        out: set[str] = set()
+        for callee in self.facts.callees(fn, call):
+            if not isinstance(callee, ir.Function):
+                continue
+            for param in callee.params:
+                kinds = self.name_dispatch.get(callee.index, {}).get(param.name)
+                arg = self.facts.argument(callee, param, call) if kinds else None
+                if arg is None:
+                    continue
+                out.update(root for root, how in self._carriers(fn, arg)
+                           if any(_handed_kind(kind, how) == "call" for kind in kinds))
+        return out
+
+    def _dispatch_keys(self, fn: ir.Function) -> list[ir.Expr]:
+        """Where `fn` chooses what to run by a value: the key of a table or registry whose entry is then called
+        (`TOOLS[k](…)`, `getattr(self, k)(…)`, `tool = registry.get(k); tool.run(…)`), or the subject of a
+        `switch`/`match` (or an `if`/`elif` chain of equality tests) with at least two literal string cases that
+        each call something."""
+        keys: list[ir.Expr] = []
+        called: set[str] = set()  # locals called, or whose method is called
+        calls = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Call)]
+        for call in calls:
+            target = call.func.obj if isinstance(call.func, ir.Attr) else call.func
+            if isinstance(target, ir.Name):
+                called.add(target.id)
+            keys.extend(_lookup_keys(target))
+        for name in called:
+            for b in self.facts.bindings(fn).get(name, []):
+                if b.kind == "value" and b.expr is not None:
+                    keys.extend(_lookup_keys(b.expr))
+        for node in ir.walk_block(fn.body):
+            if isinstance(node, ir.Switch):
+                cases = [body for pattern, body in node.cases if isinstance(pattern, ir.Lit)
+                         and isinstance(pattern.value, str) and any(ir.nodes_of(body, ir.Call))]
+                if len(cases) >= 2:
+                    keys.append(node.subject)
+            elif isinstance(node, ir.If):
+                subject = _equals_literal(node.test)
+                if subject is not None and node.orelse and isinstance(node.orelse[0], ir.If) and \
+                        any(ir.nodes_of(node.body, ir.Call)):
+                    other = _equals_literal(node.orelse[0].test)
+                    if other is not None and expr_chain(other) == expr_chain(subject) != "":
+                        keys.append(subject)
+        return keys
+
+    def _carriers(self, fn: ir.Function, e: ir.Expr, depth: int = 0) -> set[tuple[str, str]]:
+        """What `e` is made of, as (local, how): the local itself ("call": `call`, `toolName`), the name field
+        read off it ("name": `call.function.name`, `call["name"]`, `const { name } = block`), or another part of
+        it ("part": `call.function`, `event.type`), through the locals bound to any of these."""
+        if depth > 4:
+            return set()
+        if isinstance(e, ir.Await):
+            return self._carriers(fn, e.value, depth + 1)
+        if isinstance(e, ir.Cond):
+            return self._carriers(fn, e.then, depth + 1) | self._carriers(fn, e.orelse, depth + 1)
+        if isinstance(e, ir.Op) and e.op in ("or", "||", "??", "as", "!"):
+            return {c for o in e.operands for c in self._carriers(fn, o, depth + 1)}
+        field = _field_read(e)
+        if field is not None:
+            obj, name = field
+            inner = {root for root, how in self._carriers(fn, obj, depth + 1) if how != "name"}
+            return {(root, "name" if name in TOOL_NAME_FIELDS else "part") for root in inner}
+        if not isinstance(e, ir.Name):
+            return set()
+        out = {(e.id, "call")}
+        for b in self.facts.bindings(fn).get(e.id, []):
+            if b.expr is None:
+                continue
+            if b.kind == "value":
+                out |= self._carriers(fn, b.expr, depth + 1)
+            elif b.kind == "attr":
+                out |= {(root, "name" if b.key in TOOL_NAME_FIELDS else "part")
+                        for root, how in self._carriers(fn, b.expr, depth + 1) if how != "name"}
+        return out
 
     def _chooses_tool(self, fn: ir.Function, body: list[ir.Node], names: set[str], tools: set[int]) -> bool:
         """Whether a call among `body` (in `fn`) runs a tool chosen by the name carried by one of `names` (a tool
@@ -409,9 +533,11 @@ class Roles:
             assert isinstance(loop, ir.Loop)
             names = self.loop_elements(fn, loop)
             for node in ir.walk_block(loop.body):
-                # the call handed the tool call, or chosen by it (`TOOLS[call.function.name](**args)`)
+                # the call handed the tool call (or its name, to where the tool is chosen), or chosen by it
+                # (`TOOLS[call.function.name](**args)`)
                 if isinstance(node, ir.Call) and (
                         any(isinstance(a, ir.Name) and a.id in names for a in node.args)
+                        or names & self._dispatched_by(fn, node)
                         or (not isinstance(node.func, ir.Name | ir.Attr)
                             and any(isinstance(n, ir.Name) and n.id in names for n in ir.walk(node.func)))):
                     for c in self.facts.callees(fn, node):
@@ -924,6 +1050,49 @@ TOOL_NAME_FIELDS = frozenset({"name", "tool_name", "toolName", "function_name", 
 _WAITS = frozenset({"input", "readline", "prompt", "ask", "get", "recv", "receive", "receive_json", "receive_text",
                     "wait", "getline", "question"})
 """Calls that block until someone outside (a person, a producer) hands the loop its next item."""
+
+
+_RECEIVERS = frozenset({"self", "cls", "this"})
+
+
+def _handed_kind(kind: str, how: str) -> str | None:
+    """What a caller's local becomes when handed to a parameter of `kind`: the name itself handed to a "key"
+    parameter is a key; its name field handed there, or the call (or a part of it, `call.function`) handed to a
+    "call" parameter, is a tool call."""
+    if kind == "key":
+        return {"call": "key", "name": "call"}.get(how)
+    return None if how == "name" else "call"
+
+
+def _lookup_keys(e: ir.Expr) -> list[ir.Expr]:
+    """The keys `e` looks an entry up by: `table[k]`, `getattr(obj, k)`, `registry.get(k)`."""
+    if isinstance(e, ir.Await):
+        e = e.value
+    if isinstance(e, ir.Index) and not isinstance(e.key, ir.Lit | ir.Slice):
+        return [e.key]
+    if isinstance(e, ir.Call) and expr_chain(e.func).rsplit(".", 1)[-1] in LOOKUPS:
+        return [a for a in e.args if not isinstance(a, ir.Lit | ir.FuncExpr)]
+    return []
+
+
+def _field_read(e: ir.Expr) -> tuple[ir.Expr, str] | None:
+    """(object, field) for `obj.field` and `obj["field"]`."""
+    if isinstance(e, ir.Attr):
+        return e.obj, e.name
+    if isinstance(e, ir.Index) and isinstance(e.key, ir.Lit) and isinstance(e.key.value, str):
+        return e.obj, e.key.value
+    return None
+
+
+def _equals_literal(test: ir.Expr) -> ir.Expr | None:
+    """The subject of `subject == "literal"` (or `===`)."""
+    if isinstance(test, ir.Op) and test.op in ("==", "===") and len(test.operands) == 2:
+        a, b = test.operands
+        if isinstance(b, ir.Lit) and isinstance(b.value, str) and not isinstance(a, ir.Lit):
+            return a
+        if isinstance(a, ir.Lit) and isinstance(a.value, str) and not isinstance(b, ir.Lit):
+            return b
+    return None
 
 
 def _walk_into_callbacks(e: ir.Expr) -> Iterator[ir.Node]:
