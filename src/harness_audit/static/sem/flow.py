@@ -332,6 +332,11 @@ def caught_names(h: ir.Handler) -> set[str]:
     return names
 
 
+def catches_everything(h: ir.Handler, lang: str) -> bool:
+    """Whether a handler surely takes any ordinary exception (`except Exception`, a bare `except`, any `catch`)."""
+    return _catches(h, RAISE, lang)[1]
+
+
 def _catches(h: ir.Handler, kind: str, lang: str) -> tuple[bool, bool]:
     """(may catch, surely catches) an exception of `kind` (`raise` or `cancel`) for one handler."""
     if not h.types or lang != "python":

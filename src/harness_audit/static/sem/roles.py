@@ -475,7 +475,7 @@ class Roles:
                 return False
             following.add(id(e))
             try:
-                for n in _walk_into_callbacks(e):
+                for n in walk_into_callbacks(e):
                     chain = expr_chain(n) if isinstance(n, ir.Attr | ir.Name) else ""
                     if chain.split(".")[0] in names and chain.rsplit(".", 1)[-1] in TOOL_NAME_FIELDS:
                         return True
@@ -1095,7 +1095,7 @@ def _equals_literal(test: ir.Expr) -> ir.Expr | None:
     return None
 
 
-def _walk_into_callbacks(e: ir.Expr) -> Iterator[ir.Node]:
+def walk_into_callbacks(e: ir.Expr) -> Iterator[ir.Node]:
     """`ir.walk`, entering the bodies of the callbacks in `e` (`tools.find((t) => t.name === call.name)`)."""
     for n in ir.walk(e):
         yield n

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from harness_audit.findings import CheckId
 from harness_audit.static.sem import apis, ir
-from harness_audit.static.sem.facts import Ext, expr_chain
+from harness_audit.static.sem.facts import Ext, Fn, expr_chain
+from harness_audit.static.sem.flow import catches_everything
 from harness_audit.static.sem.queries import Context, Report, query
-from harness_audit.static.sem.roles import Site
+from harness_audit.static.sem.roles import Site, walk_into_callbacks
 
 
 @query(CheckId.C8, name="batch-all-or-nothing")
@@ -23,7 +24,8 @@ def all_or_nothing(ctx: Context) -> Iterator[Report]:
             continue
         if api not in ("gather", "all", "TaskGroup") or not _independent(call):
             continue
-        if _each_guarded(ctx, fn, call) or not _batch_acts(ctx, fn, call):
+        if _each_guarded(call) or not _items_may_fail(ctx, fn, call) or _reduced_to_one(fn, call) or \
+                not _batch_acts(ctx, fn, call):
             continue
         yield Report(
             site=site,
@@ -109,35 +111,87 @@ def _independent(call: ir.Call) -> bool:
     return False
 
 
-def _each_guarded(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
-    """Every operation catches its own errors (the mapped callback or called function wraps its body in a
-    `try` whose last handler does not re-raise)."""
+_REDUCERS = frozenset({"any", "all", "sum", "max", "min", "join", "some", "every", "reduce"})
+
+
+def _reduced_to_one(fn: ir.Function, call: ir.Call) -> bool:
+    """The batch's results are bound to a local that is only ever reduced to one value (`any(r.flagged for r in
+    results)`, `results.some(...)`, `"".join(results)`): the items are parts of one answer, and a failed part fails
+    that answer by design, so no independent outcome is lost."""
+    assigns = [n for n in ir.nodes_of(fn.body, ir.Assign) if isinstance(n, ir.Assign)]
+    local = ""
+    for node in assigns:
+        value = node.value.value if isinstance(node.value, ir.Await) else node.value
+        if value is call and len(node.targets) == 1 and isinstance(node.targets[0], ir.Name):
+            local = node.targets[0].id
+    if not local:
+        return False
+    uses = {id(n) for n in ir.walk_block(fn.body) if isinstance(n, ir.Name) and n.id == local}
+    reduced: set[int] = set()
+    for node in ir.walk_block(fn.body):
+        if not isinstance(node, ir.Call) or expr_chain(node.func).rsplit(".", 1)[-1] not in _REDUCERS:
+            continue
+        if isinstance(node.func, ir.Attr) and isinstance(node.func.obj, ir.Name) and node.func.obj.id == local:
+            reduced.add(id(node.func.obj))  # `results.some(...)`
+        for a in node.args:  # `any(... for r in results)`, `"".join(results)`
+            reduced.update(id(n) for n in ir.walk(a) if isinstance(n, ir.Name) and n.id == local)
+    targets = {id(t) for node in assigns for t in node.targets if isinstance(t, ir.Name) and t.id == local}
+    return bool(reduced) and uses - targets <= reduced
+
+
+def _each_guarded(call: ir.Call) -> bool:
+    """Every operation's promise catches its own rejection (`items.map((i) => run(i).catch(() => null))`)."""
+    return any(isinstance(n, ir.Call) and isinstance(n.func, ir.Attr) and n.func.name == "catch"
+               for a in call.args for n in walk_into_callbacks(a))
+
+
+def _items_may_fail(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
+    """Whether one item of the batch may fail: the operation run for each item (the mapped callback, a function
+    handed to `.map` by name, the call a comprehension makes) may raise by the may-raise summary (`flow.Raising`).
+    A batch whose items all turn their own failures into values (`try: … except Exception: return None`) loses
+    nothing when it is run as one. When the operations cannot be told (`gather(*tasks)`), they may."""
+    ops: list[ir.Function] = []
     for a in call.args:
         inner = a.value if isinstance(a, ir.Spread) else a
-        targets: list[ir.Function] = []
-        if isinstance(inner, ir.Call) and isinstance(inner.func, ir.Attr):
-            targets.extend(x.fn for x in inner.args if isinstance(x, ir.FuncExpr))
-        if isinstance(inner, ir.Comp) and any(isinstance(n, ir.Call) and isinstance(n.func, ir.Attr)
-                                              and n.func.name == "catch" for n in ir.walk(inner.elt)):
-            return True
-        for node in ir.walk(inner):
-            if isinstance(node, ir.Call):
-                targets.extend(c for c in ctx.facts.callees(fn, node) if isinstance(c, ir.Function))
-        if any(_catches_own_errors(t) for t in targets):
-            return True
-    return False
-
-
-def _catches_own_errors(fn: ir.Function) -> bool:
-    for node in ir.walk_block(fn.body):  # `run(item).catch(() => undefined)`: the item's failure stays its own
-        if isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name == "catch":
-            return True
-    for stmt in fn.body:
-        if isinstance(stmt, ir.Try) and stmt.handlers:
-            last = stmt.handlers[-1].body
-            if not (last and isinstance(last[-1], ir.Raise)):
+        if isinstance(inner, ir.Call) and isinstance(inner.func, ir.Attr) and inner.func.name in ("map", "flatMap"):
+            for x in inner.args[:1]:
+                if isinstance(x, ir.FuncExpr):
+                    ops.append(x.fn)
+                    continue
+                named = [v.fn for v in ctx.facts.eval(fn, x) if isinstance(v, Fn)]
+                if not named:
+                    return True
+                ops.extend(named)
+        elif isinstance(inner, ir.Comp):
+            elt = inner.elt.value if isinstance(inner.elt, ir.Await) else inner.elt
+            if not isinstance(elt, ir.Call):
                 return True
-    return False
+            callees = ctx.facts.callees(fn, elt)
+            if (not callees or not all(isinstance(c, ir.Function) for c in callees)) and \
+                    ctx.sums.raising.call_raises(fn, elt):
+                return True  # reaches something outside the project
+            ops.extend(c for c in callees if isinstance(c, ir.Function))
+        else:
+            return True
+    return not all(_keeps_own_failure(ctx, op) for op in ops)
+
+
+def _keeps_own_failure(ctx: Context, op: ir.Function, depth: int = 0) -> bool:
+    """An item's operation cannot fail the batch: it may not raise, or its work sits in a `try` whose handler
+    takes every exception and does not re-raise (what the handler does to record the failure, build a result or
+    log, is bookkeeping, not the item's failure), or it only hands the item to project functions that are such."""
+    if not ctx.sums.raising.may_raise(op):
+        return True
+    if any(isinstance(stmt, ir.Try) and any(
+            catches_everything(h, op.module.lang) and not (h.body and isinstance(h.body[-1], ir.Raise))
+            for h in stmt.handlers) for stmt in op.body):
+        return True
+    if depth >= 2 or len(op.body) != 1 or not isinstance(op.body[0], ir.Return | ir.ExprStmt):
+        return False
+    calls = [n for n in ir.walk(op.body[0]) if isinstance(n, ir.Call)]  # `(x) => run(x)`: a callback handing on
+    callees = [c for call in calls for c in ctx.facts.callees(op, call)]
+    return bool(callees) and all(isinstance(c, ir.Function) and _keeps_own_failure(ctx, c, depth + 1)
+                                 for c in callees)
 
 
 def _collected(loop: ir.Loop) -> str:
