@@ -163,13 +163,29 @@ _SELF = frozenset({"self", "this"})
 
 
 def _cap(values: Iterable[Val]) -> Vals:
-    out: list[Val] = []
-    for v in values:
-        if v not in out:
-            out.append(v)
-            if len(out) >= _MAX_VALS:
-                break
+    """The distinct values, at most `_MAX_VALS` of them: when there are more, the first by `val_key`, so that which
+    ones are kept never depends on the order sets happen to iterate in (string hashes vary from run to run, and a
+    project object hashes by its address)."""
+    out = set(values)
+    if len(out) > _MAX_VALS:
+        return frozenset(sorted(out, key=val_key)[:_MAX_VALS])
     return frozenset(out)
+
+
+def val_key(v: Val) -> tuple:
+    """A total order over values that is the same in every run: by kind, then by where the value was defined
+    (a project function by its index, a class by its module and line) or by its name chain."""
+    if isinstance(v, Fn):
+        return ("Fn", v.fn.index)
+    if isinstance(v, Inst | Klass):
+        return (type(v).__name__, v.cls.module.path, v.cls.line, v.cls.qualname)
+    if isinstance(v, Mod):
+        return ("Mod", v.mod.path)
+    if isinstance(v, Ext):
+        return ("Ext", v.module, v.path)
+    if isinstance(v, Unk):
+        return ("Unk", v.chain)
+    return ("Cont", tuple(sorted(val_key(x) for x in v.elem)))
 
 
 # ---------------------------------------------------------------- bindings
@@ -786,7 +802,7 @@ class Facts:
         if got is not None:
             return got
         out: list[Callee] = []
-        for v in self.eval(fn, call.func):
+        for v in sorted(self.eval(fn, call.func), key=val_key):  # the same callees in the same order every run
             if isinstance(v, Fn):
                 if v.fn not in out:
                     out.append(v.fn)
