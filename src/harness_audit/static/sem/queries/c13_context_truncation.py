@@ -20,9 +20,9 @@ def cut_without_pairing(ctx: Context) -> Iterator[Report]:
     function choosing the cut never looks at tool calls or tool results, so the cut can fall between a call
     and its result. A cut whose bound is a parameter (`_trim(num)`) is chosen by its callers: each caller that
     computes the bound without looking at pairing is reported where it computes it, the cut in `also_at`."""
-    for fn, node, subject in _cuts(ctx):
+    for fn, node, subject, sends in _cuts(ctx):
         bounds = _bounds(ctx, fn, node)
-        if _cut_consults_pairing(ctx, fn, node, subject, bounds):
+        if _cut_consults_pairing(ctx, fn, node, subject, bounds) or _sent_without_tools(ctx, sends):
             continue
         chosen = _chosen_by_callers(ctx, fn, _bounds(ctx, fn, node, _POSITIONAL))
         if chosen:
@@ -86,12 +86,14 @@ def _computed_at(ctx: Context, fn: ir.Function, call: ir.Call, arg: ir.Expr) -> 
     return last
 
 
-def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
+def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str, list[tuple[ir.Function, ir.Call]]]]:
     """History cuts: operations on history stores that drop messages, and slices of a function's history
-    parameter that the function returns or stores."""
+    parameter that the function returns or stores; each with where what is cut is handed to a model request
+    (known for a store and a sent slice of one, not for a parameter)."""
     for op in ctx.roles.history_ops:
         if op.kind == "cut" and not _empties(op.site.node):
-            yield op.site.fn, op.site.node, op.store.name
+            reads = [(r.site.fn, r.site.node) for r in ctx.roles.history_ops if r.kind == "read" and r.store == op.store]
+            yield op.site.fn, op.site.node, op.store.name, [(f, c) for f, c in reads if isinstance(c, ir.Call)]
     stores = ctx.roles.history_stores
     for fn in ctx.facts.functions:
         # a slice of a history store that becomes what is sent (`window = history.slice(-20)`)
@@ -99,8 +101,9 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
             if isinstance(node, ir.Assign) and node.value is not None and len(node.targets) == 1 and \
                     isinstance(node.targets[0], ir.Name) and ctx.roles.store_of(fn, node.targets[0]) not in stores:
                 sliced = _slice_of(ctx, fn, node.value, stores)
-                if sliced and _sent(ctx, fn, node.targets[0].id):
-                    yield fn, node, sliced
+                sends = _sends(ctx, fn, node.targets[0].id) if sliced else []
+                if sends:
+                    yield fn, node, sliced, sends
         params = ctx.roles.history_params(fn)
         if not params:
             continue
@@ -110,10 +113,10 @@ def _cuts(ctx: Context) -> Iterator[tuple[ir.Function, ir.Node, str]]:
                 continue
             if isinstance(node, ir.Index) and isinstance(node.key, ir.Slice) and _drops_head(node.key) and \
                     expr_chain(node.obj) in params:
-                yield fn, node, expr_chain(node.obj)
+                yield fn, node, expr_chain(node.obj), []
             elif isinstance(node, ir.Call) and isinstance(node.func, ir.Attr) and node.func.name in ("slice", "splice") \
                     and expr_chain(node.func.obj) in params and node.args and not _zero(node.args[0]):
-                yield fn, node, expr_chain(node.func.obj)
+                yield fn, node, expr_chain(node.func.obj), []
 
 
 def _empties(node: ir.Node) -> bool:
@@ -157,14 +160,66 @@ def _slice_of(ctx: Context, fn: ir.Function, e: ir.Expr, stores: set) -> str:  #
     return ""
 
 
-def _sent(ctx: Context, fn: ir.Function, name: str) -> bool:
-    """Whether local `name` is handed to a model request in `fn`."""
-    for call, _ in ctx.facts.calls(fn):
-        if ctx.roles.reaches_model(fn, call) and any(
-                isinstance(n, ir.Name) and n.id == name for a in (*call.args, *(v for _, v in call.kw))
-                for n in ir.walk(a)):
-            return True
-    return False
+def _sends(ctx: Context, fn: ir.Function, name: str) -> list[tuple[ir.Function, ir.Call]]:
+    """The calls in `fn` that hand local `name` to a model request."""
+    return [(fn, call) for call, _ in ctx.facts.calls(fn) if ctx.roles.reaches_model(fn, call) and any(
+        isinstance(n, ir.Name) and n.id == name for a in (*call.args, *(v for _, v in call.kw)) for n in ir.walk(a))]
+
+
+def _sent_without_tools(ctx: Context, sends: list[tuple[ir.Function, ir.Call]]) -> bool:
+    """Every model request the history is sent to (those found within four calls of where it is handed on)
+    offers the model no tools: its replies carry no tool calls, so no cut can separate a call from its result.
+    False when no request is found, or one may offer tools (an options object built elsewhere, `**kwargs`)."""
+    found = False
+    for fn, call in sends:
+        for request in _requests_reached(ctx, fn, call):
+            found = True
+            if _offers_tools(request):
+                return False
+    return found
+
+
+def _requests_reached(ctx: Context, fn: ir.Function, call: ir.Call, depth: int = 4) -> Iterator[ir.Call]:
+    """The calls that send a model request themselves, reached from `call` at most `depth` calls down."""
+    seen: set[int] = set()
+    todo: list[tuple[ir.Function, list[ir.Node], int]] = [(fn, [call], 0)]
+    while todo:
+        cur, nodes, d = todo.pop()
+        for node in nodes:
+            if not isinstance(node, ir.Call):
+                continue
+            if any(e.kind == apis.MODEL for e in ctx.sums.direct(cur, node)):
+                yield node
+                continue
+            if d >= depth:
+                continue
+            targets = [c for c in ctx.facts.callees(cur, node) if isinstance(c, ir.Function)]
+            for t in (*targets, *ctx.sums.handed(cur, node)):
+                if t.index not in seen:
+                    seen.add(t.index)
+                    todo.append((t, list(ir.walk_block(t.body)), d + 1))
+
+
+_TOOL_OPTIONS = frozenset({"tools", "functions", "tool_choice", "toolChoice", "function_call", "toolConfig",
+                           "tool_config", "functionDeclarations", "function_declarations"})
+"""Where a request offers the model tools (OpenAI, Anthropic, Gemini, the AI SDK)."""
+
+
+def _offers_tools(request: ir.Call) -> bool:
+    """Whether a model request may offer tools: it names a tool option, or passes options it does not spell out
+    (`**params`, an object built elsewhere, a body serialised from one)."""
+    parts: list[tuple[str | None, ir.Expr]] = [(None, a) for a in request.args] + list(request.kw)
+    return any(_may_hold_tools(key, value) for key, value in parts)
+
+
+def _may_hold_tools(key: str | None, value: ir.Expr) -> bool:
+    if key == "**" or key in _TOOL_OPTIONS or isinstance(value, ir.Spread):
+        return True
+    if isinstance(value, ir.Obj):
+        return any(not isinstance(k, str) or _may_hold_tools(k, v) for k, v in value.items)
+    # an argument given whole (`create(params)`), or a body (`json=payload`, `body: JSON.stringify(req)`), may
+    # carry tools; a named option (`model=`, `messages=`, `temperature=`) holds only itself
+    return key is None or key in ("json", "data", "body", "payload", "params", "options", "config", "request")
 
 
 def _drops_head(s: ir.Slice) -> bool:
