@@ -31,6 +31,8 @@ def test_callees_are_the_same_in_the_same_order(tmp_path: Path) -> None:
     callees = project.facts.callees(run, call)
     assert list(callees) == sorted(callees, key=val_key)  # type: ignore[arg-type]
     assert len(callees) == _MAX_VALS
+    values = project.facts.values(run, call.func)  # what code taking the first value that fits reads
+    assert values == sorted(project.facts.eval(run, call.func), key=val_key) and values[0] == callees[0]
 
 
 def test_callees_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:

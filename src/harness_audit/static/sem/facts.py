@@ -552,7 +552,7 @@ class Facts:
         out = [cls]
         scope = self._class_scope(cls)
         for b in cls.bases:
-            for v in self.eval(scope, b):
+            for v in self.values(scope, b):
                 if isinstance(v, Klass):
                     for c in self.bases(v.cls):
                         if c not in out:
@@ -588,7 +588,7 @@ class Facts:
         table: dict[ir.Class, list[ir.Class]] = {}
         for c in self.classes:
             for expr in c.implements:
-                for v in self.eval(c.module.body, expr):
+                for v in self.values(c.module.body, expr):
                     if isinstance(v, Klass) and v.cls is not c and v.cls.kind == "interface":
                         table.setdefault(v.cls, []).append(c)
         return table
@@ -652,6 +652,11 @@ class Facts:
             out = self._one(out)
         self._eval[key] = out
         return out
+
+    def values(self, fn: ir.Function, e: ir.Expr) -> list[Val]:
+        """`eval`, in `val_key` order: for code that takes the first value that fits (a base class, a store, an
+        API's name), so that it takes the same one in every run."""
+        return sorted(self.eval(fn, e), key=val_key)
 
     def _one(self, vals: Vals) -> Vals:
         """The one set holding this single value: most results are one value, and equal ones are shared."""
@@ -802,7 +807,7 @@ class Facts:
         if got is not None:
             return got
         out: list[Callee] = []
-        for v in sorted(self.eval(fn, call.func), key=val_key):  # the same callees in the same order every run
+        for v in self.values(fn, call.func):  # the same callees in the same order every run
             if isinstance(v, Fn):
                 if v.fn not in out:
                     out.append(v.fn)

@@ -580,7 +580,7 @@ class Roles:
                 if isinstance(k, str) and k in apis.TOOL_HANDLER_KEYS:
                     yield from self._handlers_in(fn, v)
         elif isinstance(e, ir.Name | ir.Attr):
-            for v in self.facts.eval(fn, e):
+            for v in self.facts.values(fn, e):
                 if isinstance(v, Fn):
                     yield v.fn
 
@@ -616,7 +616,7 @@ class Roles:
                 scope = scope.parent
             return None
         if isinstance(e, ir.Attr):
-            for v in self.facts.eval(fn, e.obj):
+            for v in self.facts.values(fn, e.obj):
                 if isinstance(v, Inst):
                     owner = next((c for c in self.facts.bases(v.cls) if e.name in c.fields or
                                   e.name in self.facts.fields(c)), None)
@@ -673,7 +673,7 @@ class Roles:
 
     def _read_through_getter(self, fn: ir.Function, e: ir.Attr) -> Store | None:
         """The store a property read (`self.messages`) hands out, a copy of it included."""
-        for v in self.facts.eval(fn, e.obj):
+        for v in self.facts.values(fn, e.obj):
             if isinstance(v, Inst) and not any(e.name in c.fields or e.name in self.facts.fields(c)
                                                for c in self.facts.bases(v.cls)):
                 getter = self.facts.method(v.cls, e.name)
@@ -967,7 +967,7 @@ class Roles:
     def _is_retry_decorator(self, fn: ir.Function, dec: ir.Expr) -> bool:
         target = dec.func if isinstance(dec, ir.Call) else dec
         scope = fn.parent or fn.module.body
-        for v in self.facts.eval(scope, target):
+        for v in self.facts.values(scope, target):
             if isinstance(v, Ext | Unk):
                 plain = v.plain.rsplit(".", 1)[-1]
                 if plain in ("retry", "on_exception", "on_predicate", "retry_async", "async_retry", "retrying") or \

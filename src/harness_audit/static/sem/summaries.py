@@ -243,7 +243,7 @@ class Summaries:
             if isinstance(inner, ir.FuncExpr):
                 yield inner.fn
             elif isinstance(inner, _NAMED):
-                for v in self.facts.eval(fn, inner):
+                for v in self.facts.values(fn, inner):
                     if isinstance(v, Fn):
                         yield v.fn
 

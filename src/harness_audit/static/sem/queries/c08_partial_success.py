@@ -87,7 +87,7 @@ def _acts(ctx: Context, fn: ir.Function, loop: ir.Loop) -> bool:
 
 
 def _api(ctx: Context, fn: ir.Function, call: ir.Call) -> str:
-    for v in ctx.facts.eval(fn, call.func):
+    for v in ctx.facts.values(fn, call.func):
         if isinstance(v, Ext):
             return v.plain.rsplit(".", 1)[-1]
     return ""
@@ -158,7 +158,7 @@ def _items_may_fail(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
                 if isinstance(x, ir.FuncExpr):
                     ops.append(x.fn)
                     continue
-                named = [v.fn for v in ctx.facts.eval(fn, x) if isinstance(v, Fn)]
+                named = [v.fn for v in ctx.facts.values(fn, x) if isinstance(v, Fn)]
                 if not named:
                     return True
                 ops.extend(named)

@@ -61,7 +61,7 @@ def _prefix_sinks(ctx: Context) -> Iterator[tuple[ir.Function, ir.Expr, str]]:
 
 def _system_message_class(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
     """A constructor of a system-message type (`SystemMessage(...)`, `ChatMessage.system(...)`)."""
-    for v in ctx.facts.eval(fn, call.func):
+    for v in ctx.facts.values(fn, call.func):
         name = v.plain if isinstance(v, Ext) else (v.fn.qualname if isinstance(v, Fn) else "")
         if name.rsplit(".", 1)[-1] in ("SystemMessage", "SystemMessagePromptTemplate", "system") and \
                 ("Message" in name or "message" in name.lower()):
@@ -101,7 +101,7 @@ def _volatile_source(ctx: Context, fn: ir.Function, e: ir.Expr) -> tuple[ir.Func
                         for caller, arg in ctx.facts.arguments_for(cur_fn, b.param):
                             todo.append((caller, arg, depth + 1, once))
             elif isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id in ("self", "this"):
-                for v in ctx.facts.eval(cur_fn, node.obj):
+                for v in ctx.facts.values(cur_fn, node.obj):
                     if isinstance(v, Inst):
                         for c in ctx.facts.bases(v.cls):
                             for m in c.methods.values():
