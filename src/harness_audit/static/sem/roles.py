@@ -409,8 +409,8 @@ class Roles:
         each call something."""
         keys: list[ir.Expr] = []
         called: set[str] = set()  # locals called, or whose method is called
-        calls = [n for n in ir.walk_block(fn.body) if isinstance(n, ir.Call)]
-        for call in calls:
+        for call in ir.nodes_of(fn.body, ir.Call):
+            assert isinstance(call, ir.Call)
             target = call.func.obj if isinstance(call.func, ir.Attr) else call.func
             if isinstance(target, ir.Name):
                 called.add(target.id)
@@ -419,7 +419,7 @@ class Roles:
             for b in self.facts.bindings(fn).get(name, []):
                 if b.kind == "value" and b.expr is not None:
                     keys.extend(_lookup_keys(b.expr))
-        for node in ir.walk_block(fn.body):
+        for node in ir.nodes_of(fn.body, (ir.Switch, ir.If)):
             if isinstance(node, ir.Switch):
                 cases = [body for pattern, body in node.cases if isinstance(pattern, ir.Lit)
                          and isinstance(pattern.value, str) and any(ir.nodes_of(body, ir.Call))]

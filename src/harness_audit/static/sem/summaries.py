@@ -9,7 +9,7 @@ cite the origin and list the path.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -278,6 +278,15 @@ class Summaries:
         """The effects of the calls among `nodes` and of what they call, at most `depth` calls down: what a region
         does itself, not everything a large framework can reach from it."""
         out: Summary = {}
+        for cur_fn, call in self.reached_calls(fn, nodes, depth):
+            for e in self.direct(cur_fn, call):
+                out.setdefault(e.kind, e)
+        return out
+
+    def reached_calls(self, fn: ir.Function, nodes: Iterable[ir.Node], depth: int = 2,
+                      stop: Callable[[ir.Function, ir.Call], bool] | None = None) -> Iterator[tuple[ir.Function, ir.Call]]:
+        """Each call among `nodes` and in the functions they call (or are handed), at most `depth` calls down, with
+        the function holding it; a call for which `stop` holds is yielded but not followed into."""
         seen: set[int] = set()
         todo: list[tuple[ir.Function, Iterable[ir.Node], int]] = [(fn, nodes, 0)]
         while todo:
@@ -285,9 +294,8 @@ class Summaries:
             for node in cur_nodes:
                 if not isinstance(node, ir.Call):
                     continue
-                for e in self.direct(cur_fn, node):
-                    out.setdefault(e.kind, e)
-                if d >= depth:
+                yield cur_fn, node
+                if d >= depth or (stop is not None and stop(cur_fn, node)):
                     continue
                 targets = [c for c in self.facts.callees(cur_fn, node) if isinstance(c, ir.Function)]
                 targets.extend(self.handed(cur_fn, node))
@@ -295,7 +303,6 @@ class Summaries:
                     if t.index not in seen:
                         seen.add(t.index)
                         todo.append((t, ir.walk_block(t.body), d + 1))
-        return out
 
     def calls_reaching(self, fn: ir.Function, nodes: Iterable[ir.Node], kind: str) -> Iterator[ir.Call]:
         """The calls among `nodes` whose effects include `kind`."""

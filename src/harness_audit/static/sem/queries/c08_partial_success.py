@@ -128,7 +128,7 @@ def _reduced_to_one(fn: ir.Function, call: ir.Call) -> bool:
         return False
     uses = {id(n) for n in ir.walk_block(fn.body) if isinstance(n, ir.Name) and n.id == local}
     reduced: set[int] = set()
-    for node in ir.walk_block(fn.body):
+    for node in ir.nodes_of(fn.body, ir.Call):
         if not isinstance(node, ir.Call) or expr_chain(node.func).rsplit(".", 1)[-1] not in _REDUCERS:
             continue
         if isinstance(node.func, ir.Attr) and isinstance(node.func.obj, ir.Name) and node.func.obj.id == local:

@@ -181,23 +181,13 @@ def _sent_without_tools(ctx: Context, sends: list[tuple[ir.Function, ir.Call]]) 
 
 def _requests_reached(ctx: Context, fn: ir.Function, call: ir.Call, depth: int = 4) -> Iterator[ir.Call]:
     """The calls that send a model request themselves, reached from `call` at most `depth` calls down."""
-    seen: set[int] = set()
-    todo: list[tuple[ir.Function, list[ir.Node], int]] = [(fn, [call], 0)]
-    while todo:
-        cur, nodes, d = todo.pop()
-        for node in nodes:
-            if not isinstance(node, ir.Call):
-                continue
-            if any(e.kind == apis.MODEL for e in ctx.sums.direct(cur, node)):
-                yield node
-                continue
-            if d >= depth:
-                continue
-            targets = [c for c in ctx.facts.callees(cur, node) if isinstance(c, ir.Function)]
-            for t in (*targets, *ctx.sums.handed(cur, node)):
-                if t.index not in seen:
-                    seen.add(t.index)
-                    todo.append((t, list(ir.walk_block(t.body)), d + 1))
+
+    def requests(cur: ir.Function, node: ir.Call) -> bool:
+        return any(e.kind == apis.MODEL for e in ctx.sums.direct(cur, node))
+
+    for cur, node in ctx.sums.reached_calls(fn, [call], depth, stop=requests):
+        if requests(cur, node):
+            yield node
 
 
 _TOOL_OPTIONS = frozenset({"tools", "functions", "tool_choice", "toolChoice", "function_call", "toolConfig",
