@@ -271,6 +271,18 @@ def callers_of(project: PyProject, fn: FunctionNode, mod: PyModule | None = None
     return out
 
 
+def dispatch_callers_of(project: PyProject, fn: FunctionNode, mod: PyModule) -> list[tuple[PyModule, ast.Call]]:
+    """Calls that may run the method `fn` by dynamic dispatch: `x.name(...)` where nothing resolves `x`, as when
+    a loop object is picked from a registry and handed in (`agent_loop.predict_step(...)`). An over-approximation
+    by method name, for exemptions only ("a caller handles this"); empty when `fn` is not a method."""
+    if not isinstance(mod.parent(fn), ast.ClassDef):
+        return []
+    callers_of(project, fn, mod)  # builds the name index
+    index = _facts(project).callers or {}
+    return [(cmod, call) for cmod, call in index.get(fn.name, [])
+            if isinstance(call.func, ast.Attribute) and not project.resolve_call(cmod, call)]
+
+
 def _instance_of(mod: PyModule, call: ast.Call, cls: str) -> bool:
     """Whether `call` is `v.method(...)` with `v` assigned from `cls(...)` in the same function, or
     `self.f.method(...)` where every assignment of `self.f` in the enclosing class that makes an object makes

@@ -433,10 +433,13 @@ def untyped_client_exception(mod: PyModule, project: PyProject) -> Iterator[Hit]
 
 
 def _caught_above(project: PyProject, mod: PyModule, fn: FunctionNode, depth: int = 2) -> bool:
-    """Whether some caller (up to `depth` calls up) runs `fn` inside a `try` that handles broad or provider errors."""
+    """Whether some caller (up to `depth` calls up) runs `fn` inside a `try` that handles broad or provider errors.
+    A method's callers include the calls that may reach it by dynamic dispatch (`agent_loop.predict_step(...)` on
+    a loop object nothing resolves)."""
     if depth == 0:
         return False
-    for cmod, call in idioms.callers_of(project, fn)[:20]:
+    callers = idioms.callers_of(project, fn, mod) + idioms.dispatch_callers_of(project, fn, mod)
+    for cmod, call in callers[:20]:
         for tr, part in cmod.enclosing_trys(call):
             if part == "body" and any(_caught(cmod, h) & (_BROAD | _PROVIDER_ERRORS) or
                                       any(n.endswith(("Error", "Exception")) for n in _caught(cmod, h))
@@ -446,6 +449,23 @@ def _caught_above(project: PyProject, mod: PyModule, fn: FunctionNode, depth: in
         if cfn is not None and _caught_above(project, cmod, cfn, depth - 1):
             return True
     return False
+
+
+def _framework_hook(project: PyProject, mod: PyModule, fn: FunctionNode) -> bool:
+    """`fn` is a method of a class that extends an imported library class (`class Adapter(CustomLLM)`), and
+    nothing in the project calls it: the library calls it, and its failures reach the agent loop through the
+    library call that the project makes, which is judged where it stands."""
+    klass = mod.parent(fn)
+    if not isinstance(klass, ast.ClassDef):
+        return False
+    external = False
+    for base in klass.bases:
+        head = (mod.dotted(base) or "").partition(".")[0]
+        target = mod.imports.get(head)
+        if target is None or project.module(target.rpartition(".")[0] or target) is not None:
+            continue
+        external = True
+    return external and not idioms.callers_of(project, fn, mod) and not idioms.dispatch_callers_of(project, fn, mod)
 
 
 def _calls_project_wrapper(project: PyProject, mod: PyModule, fn: FunctionNode, call: ast.Call) -> bool:
@@ -478,7 +498,8 @@ def provider_error_unmapped(mod: PyModule, project: PyProject) -> Iterator[Hit]:
         fn = mod.enclosing_function(call)
         if fn is None or fn in reported or mod.enclosing_trys(call) or idioms.retry_decorator(mod, fn) is not None:
             continue
-        if _caught_above(project, mod, fn) or _calls_project_wrapper(project, mod, fn, call):
+        if (_caught_above(project, mod, fn) or _calls_project_wrapper(project, mod, fn, call) or
+                _framework_hook(project, mod, fn)):
             continue
         reported.add(fn)
         yield Hit(
