@@ -446,6 +446,8 @@ def _element_write(cx: _Ctx, node: ast.AST, target: ast.expr,
     if _compaction(mod, fn):
         return None
     if through_index and base is not None:
+        if _replaced_before(mod, fn, base[0], node):
+            return None  # the new element is being built; its replacement is history-list-rewritten's finding
         place = _place(cx, fn, base[1])
         what = "an element of {where}"
     else:
@@ -466,6 +468,25 @@ def _element_write(cx: _Ctx, node: ast.AST, target: ast.expr,
                   "rewrite of history inside one explicit compaction step",
         confirm_hint=judged.hint,
     )
+
+
+def _replaced_before(mod: PyModule, fn: FunctionNode | None, element: ast.Subscript, node: ast.AST) -> bool:
+    """The same element (`H[i]`, written alike) was assigned a new value earlier in a block that holds the write:
+    `H[i] = {...}` then `H[i]["content"].append(...)` fills in the message that replaced the old one."""
+    if fn is None:
+        return False
+    text = ast.unparse(element)
+    holders = {id(a) for a in mod.ancestors(node)}
+    line = getattr(node, "lineno", 0)
+    for stmt in mod.walk(fn):
+        if not (isinstance(stmt, ast.Assign) and stmt.lineno < line):
+            continue
+        parent = mod.parent(stmt)
+        if parent is None or id(parent) not in holders:
+            continue
+        if any(isinstance(t, ast.Subscript) and ast.unparse(t) == text for t in stmt.targets):
+            return True
+    return False
 
 
 def _element_alias(cx: _Ctx, fn: FunctionNode | None, target: ast.expr,
