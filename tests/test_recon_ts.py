@@ -600,6 +600,13 @@ class Completions {
 
 # (id, file name, kind, source): the kind must NOT be reported anywhere (no landmark at all when kind is None)
 NEGATIVE: list[tuple[str, str, K | None, str]] = [
+    ("browser-fetch-of-own-api-is-no-model-request", "lib/chat.tsx", K.REQUEST_ASSEMBLY, """\
+"use client";
+export async function send(messages: any[]) {
+  const res = await fetch("/api/chat", { method: "POST", body: JSON.stringify({ messages }) });
+  return res.json();
+}
+"""),
     ("http-body-json-is-not-stream-parse", "h.ts", K.STREAM_PARSE, """\
 const res = await fetch(url);
 const data = JSON.parse(await res.text());

@@ -548,3 +548,21 @@ def test_a_tool_call_handed_down_to_a_table_lookup_by_its_name_runs_tools(tmp_pa
         "        return u\n"
     ))
     assert [s.line for s in project.roles.executing_tool_loops] == [6, 8]
+
+
+def test_a_browser_fetch_of_the_apps_own_path_is_no_model_request(tmp_path: Path) -> None:
+    """`fetch("/api/chat")` goes to the app's own server, which makes the model request; the same path on a
+    provider's host (`http://localhost:11434/api/chat`, Ollama) is one."""
+    (tmp_path / "chat.ts").write_text(
+        "export async function viaServer(messages: any[]) {\n"
+        "  return fetch('/api/chat', { method: 'POST', body: JSON.stringify({ messages }) });\n"
+        "}\n"
+        "export async function viaTemplate(id: string, messages: any[]) {\n"
+        "  return fetch(`/api/chat/${id}`, { method: 'POST', body: JSON.stringify({ messages }) });\n"
+        "}\n"
+        "export async function direct(messages: any[]) {\n"
+        "  return fetch('http://localhost:11434/api/chat', { method: 'POST', body: JSON.stringify({ messages }) });\n"
+        "}\n")
+    ws = Workspace.open(tmp_path)
+    project = SemProject.build(ws, ws.discover().files)
+    assert [site.line for site in project.roles.model_requests] == [8]

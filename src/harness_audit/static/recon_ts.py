@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from harness_audit.findings import Confidence, LandmarkCandidate, LandmarkKind, evidence_is_thin, normalise_lines
+from harness_audit.static.lang import same_origin_request
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, LOOP_TYPES, TsModule, TsProject
 
 K = LandmarkKind
@@ -1270,6 +1271,8 @@ def _model_http(mod: TsModule, facts: _Facts, call: Node, last: str) -> bool:
     if not args:
         return False
     first = args[0]
+    if same_origin_request(mod.call_name(call), mod.node_text(first)):
+        return False  # the app's own backend, which makes the model request itself
     texts = [mod.node_text(first)[:400]]
     first_keys = mod.object_keys(first) if first.type == "object" else {}
     texts.extend(mod.node_text(first_keys[k])[:400] for k in ("url", "path", "baseURL") if k in first_keys)

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from tree_sitter import Node
 
+from harness_audit.static.lang import same_origin_request
 from harness_audit.static.lang.typescript import FUNCTION_TYPES, INDEXED_TYPES, LOOP_TYPES, TsModule, TsProject
 from harness_audit.static.recon_ts import MODEL_COMMAND, REALTIME_REQUEST
 from harness_audit.static.rules_ts._ts_idioms import dispatch_table
@@ -369,7 +370,7 @@ def is_model_call(mod: TsModule, call: Node) -> bool:
         return True
     if name in _HTTP_POSTERS or tail == "fetch":
         args = mod.arguments(call)
-        return bool(args) and _is_model_url(mod, args[0])
+        return bool(args) and not same_origin_request(name, mod.node_text(args[0])) and _is_model_url(mod, args[0])
     return False
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
+from harness_audit.static.lang import same_origin_request
 from harness_audit.static.sem import apis, ir
 from harness_audit.static.sem.facts import Ext, Facts, Fn, Unk
 from harness_audit.static.sem.flow import Raising
@@ -85,7 +86,7 @@ class Summaries:
                         verb = http_verb(callee, call)
                         kind = HTTP_GET if verb in ("get", "head", "options") else HTTP_SEND
                         detail = verb
-                        if self._posts_to_model(fn, call):
+                        if not _same_origin(callee, call) and self._posts_to_model(fn, call):
                             # a model request is one, whatever its verb: repeating it changes nothing outside
                             out.append(Effect(apis.MODEL, "http", fn, call, isinstance(callee, Unk)))
                             continue
@@ -380,6 +381,15 @@ def http_verb(callee: Ext | Unk, call: ir.Call) -> str:
     if method is not None:
         return "?"
     return "get" if last in ("fetch", "urlopen", "default", "") else "?"
+
+
+def _same_origin(callee: Ext | Unk, call: ir.Call) -> bool:
+    """A browser `fetch` of a path on the app's own server (`same_origin_request`): not a provider request."""
+    if not call.args:
+        return False
+    url = call.args[0]
+    text = url.value if isinstance(url, ir.Lit) else url.parts[0] if isinstance(url, ir.Tmpl) and url.parts else None
+    return isinstance(text, str) and same_origin_request(callee.plain, text)
 
 
 def _model_url_in(node: ir.Node) -> bool:
