@@ -199,7 +199,7 @@ def run_static(
         static, unparsed = _run_rules_and_typescript(ws, discovery, checks, timings, progress)
         if semantic is not None:
             semantic.add_to(static, timings)
-        runtime_code_only(static, ws.text)
+        runtime_code_only(static, ws.text, [f.path for f in discovery.files])
     finally:
         if semantic is not None:
             semantic.cancel()

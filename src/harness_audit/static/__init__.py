@@ -10,7 +10,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -80,13 +80,15 @@ def is_view_module(path: str, text: str) -> bool:
     return path.endswith((".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")) and bool(_VIEW_MODULE.search(text))
 
 
-def runtime_code_only(static: StaticResult, text_of: Callable[[str], str | None] | None = None) -> None:
+def runtime_code_only(static: StaticResult, text_of: Callable[[str], str | None] | None = None,
+                      paths: Sequence[str] = ()) -> None:
     """Drop every candidate cited in test or example code, whichever engine or rule proposed it: a fake model in
     a test, or a demo script's shortcut, is not a defect a user of the harness meets (the one place this is
     decided for every check). Landmarks stay: an example may be the only place a library's loop is assembled.
     With `text_of` (a file's text by path), candidates in view modules (`is_view_module`) that hold no harness
     landmark go too, except those of the checks a view can break itself (`_VIEW_CHECKS`): on packages never used for
-    tuning, 1 of 13 findings judged in such modules was true (none of C1 or C10)."""
+    tuning, 1 of 13 findings judged in such modules was true (none of C1 or C10). With `paths` (every file of
+    the tree) too, candidates inside a function nothing refers to (`sem.unused`) go: code that cannot run."""
     harness = {lm.file for lm in static.landmarks if lm.kind in _HARNESS_KINDS}
     views: dict[str, bool] = {}
 
@@ -99,6 +101,26 @@ def runtime_code_only(static: StaticResult, text_of: Callable[[str], str | None]
     for check, candidates in static.candidates.items():
         static.candidates[check] = [c for c in candidates if c.file is None or not (
             is_test_file(c.file) or is_example_file(c.file) or (check not in _VIEW_CHECKS and view(c.file)))]
+    if text_of is not None and paths:
+        dead = _unreferenced_spans(static, text_of, paths)
+        for check, candidates in static.candidates.items():
+            static.candidates[check] = [c for c in candidates if c.file is None or c.line is None or not any(
+                first <= c.line <= last for first, last in dead.get(c.file, ()))]
+
+
+def _unreferenced_spans(static: StaticResult, text_of: Callable[[str], str | None],
+                        paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
+    """The spans of the unreferenced functions (`sem.unused`) of the files that hold a candidate."""
+    from harness_audit.static.sem.engine import front_end_of
+    from harness_audit.static.sem.unused import unreferenced
+
+    modules = []
+    for path in sorted({c.file for cs in static.candidates.values() for c in cs if c.file is not None}):
+        parse, text = front_end_of(path), text_of(path)
+        if parse is not None and text is not None:
+            with contextlib.suppress(RecursionError, ValueError):
+                modules.append(parse(path, text))
+    return unreferenced(modules, text_of, paths)
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,6 +88,16 @@ class SemProject:
         return cls(modules, unlowered, root_package(ws.root.name, (m.path for m in modules)))
 
 
+_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+
+
+def front_end_of(path: str):  # noqa: ANN201 - a parse function of one front end
+    """The front end that lowers a file, by its suffix (None for a file neither front end reads)."""
+    if path.endswith(".py"):
+        return _front_end("python")
+    return _front_end("typescript") if path.endswith(_TS_SUFFIXES) else None
+
+
 def _front_end(language: str):  # noqa: ANN202 - a parse function of one front end
     if language == "python":
         from harness_audit.static.sem.front_python import parse
