@@ -162,14 +162,38 @@ def _flatten(expr: ast.expr) -> list[ast.expr]:
     return [expr]
 
 
-def _is_literal(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
-    """A constant, a list of constants, or a name only ever bound to such (module constants included)."""
+_HARNESS_MADE = {"pathlib.Path.cwd", "Path.cwd", "os.getcwd", "time.time", "time.time_ns", "time.monotonic",
+                 "tempfile.gettempdir", "tempfile.mkdtemp", "uuid.uuid4", "os.getpid", "platform.system",
+                 "datetime.datetime.now", "datetime.now", "int", "str", "repr", "float", "round"}
+"""Calls whose value the harness makes itself (its working directory, the clock, a fresh id), and conversions
+that keep a value's origin (`int(time.time())`)."""
+
+
+def _is_literal(mod: PyModule, fn: FunctionNode | None, expr: ast.AST, depth: int = 0) -> bool:
+    """A value the harness makes itself: a constant, a list of constants, a name only ever bound to such (module
+    constants included), or an f-string, `+` / `/` or conversion of such, with the working directory, the clock or
+    a fresh id in it (`Path.cwd() / f"shot_{int(time.time())}.png"`). Nothing a model wrote can be in it."""
+    if depth > 12:
+        return False
     if isinstance(expr, ast.Constant):
         return True
     if isinstance(expr, ast.List | ast.Tuple):
-        return all(_is_literal(mod, fn, e) for e in expr.elts)
+        return all(_is_literal(mod, fn, e, depth + 1) for e in expr.elts)
     if isinstance(expr, ast.Attribute) and mod.qualname(expr) in {"sys.executable", "shutil.which"}:
         return True
+    if isinstance(expr, ast.JoinedStr):
+        return all(_is_literal(mod, fn, v, depth + 1) for v in expr.values)
+    if isinstance(expr, ast.FormattedValue):
+        return _is_literal(mod, fn, expr.value, depth + 1)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Div):
+        return _is_literal(mod, fn, expr.left, depth + 1) and _is_literal(mod, fn, expr.right, depth + 1)
+    if isinstance(expr, ast.Call):
+        callee = mod.qualname(expr.func) or ""
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "strftime":
+            callee, args = mod.qualname(expr.func.value.func) if isinstance(expr.func.value, ast.Call) else "", []
+        else:
+            args = [*expr.args, *(k.value for k in expr.keywords)]
+        return callee in _HARNESS_MADE and all(_is_literal(mod, fn, a, depth + 1) for a in args)
     if isinstance(expr, ast.Name):
         if expr.id.isupper():
             return True
@@ -179,7 +203,7 @@ def _is_literal(mod: PyModule, fn: FunctionNode | None, expr: ast.AST) -> bool:
         # `for cmd in ["npx.cmd", "npx"]:` binds a literal too
         values.extend(node.iter for node in mod.walk(fn) if isinstance(node, ast.For | ast.comprehension)
                       and isinstance(node.target, ast.Name) and node.target.id == expr.id)
-        return bool(values) and all(_is_literal(mod, fn, v) for v in values)
+        return bool(values) and all(_is_literal(mod, fn, v, depth + 1) for v in values)
     return False
 
 
