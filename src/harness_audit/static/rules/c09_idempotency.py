@@ -374,8 +374,9 @@ def _retry_region(mod: PyModule, loop: ast.For | ast.AsyncFor | ast.While) -> li
         if not retrying:
             continue
         success = [*stmt.body, *stmt.orelse, *loop.body[loop.body.index(stmt) + 1:]]
-        if any(isinstance(n, ast.Break | ast.Return) for n in mod.walk_body(success)):
-            return [*stmt.body, *stmt.orelse]
+        if any(isinstance(n, ast.Return) or isinstance(n, ast.Break) and mod.enclosing_loops(n)[:1] == [loop]
+               for n in mod.walk_body(success)):
+            return [*stmt.body, *stmt.orelse]  # success leaves the loop: it retries; one that goes on polls
     return None
 
 
