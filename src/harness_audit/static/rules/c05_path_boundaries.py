@@ -156,8 +156,8 @@ def _checks(mod: PyModule, project: PyProject, fn: FunctionNode) -> list[_Check]
 
 def _pathish_startswith(mod: PyModule, fn: FunctionNode, value: ast.expr, prefix: ast.expr) -> bool:
     """`x.startswith(root)` where both sides look like filesystem paths (not `name.startswith("_")`)."""
-    if isinstance(prefix, ast.Constant):
-        return isinstance(prefix.value, str) and prefix.value.startswith("/") and len(prefix.value) > 1
+    if isinstance(prefix, ast.Constant):  # a root names a directory: `"/"` or `"//"` only asks whether it is absolute
+        return isinstance(prefix.value, str) and prefix.value.startswith("/") and bool(prefix.value.strip("/"))
     if isinstance(prefix, ast.Tuple | ast.JoinedStr) or not _PATHISH.search(_src(mod, prefix)):
         return False
     value_text = idioms.derivation_text(mod, fn, value, 2)
