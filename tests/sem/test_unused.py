@@ -7,17 +7,27 @@ from pathlib import Path
 from harness_audit.api import audit
 from harness_audit.findings import CheckId
 from harness_audit.static.sem.engine import front_end_of
-from harness_audit.static.sem.unused import unreferenced
+from harness_audit.static.sem.unused import Def, defs_of_ir, defs_of_python, holding, unreferenced
 from tests.conftest import MakeTree
 
 
-def _spans(files: dict[str, str], judged: tuple[str, ...] | None = None) -> dict[str, list[tuple[int, int]]]:
-    modules = []
+def _spans(files: dict[str, str], judged: tuple[str, ...] | None = None,
+           parser: str = "front end") -> dict[str, list[tuple[int, int]]]:
+    """The unreferenced functions of `judged` (every file by default), through the front ends or `ast`."""
+    defs: list[Def] = []
     for path in judged or tuple(files):
-        parse = front_end_of(path)
-        assert parse is not None
-        modules.append(parse(path, files[path]))
-    return unreferenced(modules, files.get, list(files))
+        if parser == "ast" and path.endswith(".py"):
+            found = defs_of_python(path, files[path])
+            assert found is not None
+        else:
+            parse = front_end_of(path)
+            assert parse is not None
+            found = defs_of_ir(parse(path, files[path]))
+        defs.extend(found)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for d in unreferenced(defs, files.get, list(files)):
+        out.setdefault(d.path, []).append((d.line, d.end))
+    return out
 
 
 def test_a_private_function_no_file_names_is_unreferenced_and_a_called_one_or_a_librarys_api_is_not() -> None:
@@ -26,12 +36,14 @@ def test_a_private_function_no_file_names_is_unreferenced_and_a_called_one_or_a_
         "main.py": "from agent import used\n\nprint(used())\n",
     }
     assert _spans(files, ("agent.py",)) == {"agent.py": [(5, 6)]}
+    assert _spans(files, ("agent.py",), parser="ast") == {"agent.py": [(5, 6)]}
 
 
 def test_a_method_of_a_plain_class_nothing_calls_is_unreferenced() -> None:
     files = {"store.py": "class Store:\n    def keep(self):\n        pass\n\n    def replace_at(self, i):\n"
                          "        pass\n\n\nStore().keep()\n"}
     assert _spans(files) == {"store.py": [(5, 6)]}
+    assert _spans(files, parser="ast") == {"store.py": [(5, 6)]}
 
 
 def test_copies_of_one_function_in_two_trees_do_not_refer_to_each_other() -> None:
@@ -55,6 +67,18 @@ def test_decorated_overriding_entry_and_nested_functions_are_not_judged() -> Non
         "class Adapter(Base):\n    def completion(self):\n        pass\n\n\n"
         "def main():\n    def inner():\n        pass\n    return 0\n")}
     assert _spans(files) == {}
+    assert _spans(files, parser="ast") == {}
+
+
+def test_a_line_in_a_nested_function_belongs_to_the_function_around_it() -> None:
+    text = "def _outer():\n    def inner():\n        return 1\n    return inner\n\n\ndef _other():\n    pass\n"
+    found = defs_of_python("m.py", text)
+    assert found is not None
+    assert [(d.name, d.line, d.end) for d in holding(found, [3])] == [("_outer", 1, 4)]
+    parse = front_end_of("m.py")
+    assert parse is not None
+    assert [(d.name, d.line, d.end) for d in holding(defs_of_ir(parse("m.py", text)), [3, 8])] == [
+        ("_outer", 1, 4), ("_other", 7, 8)]
 
 
 def test_files_a_framework_loads_by_path_and_modules_reexported_whole_are_not_judged() -> None:

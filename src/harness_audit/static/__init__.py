@@ -110,17 +110,35 @@ def runtime_code_only(static: StaticResult, text_of: Callable[[str], str | None]
 
 def _unreferenced_spans(static: StaticResult, text_of: Callable[[str], str | None],
                         paths: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
-    """The spans of the unreferenced functions (`sem.unused`) of the files that hold a candidate."""
-    from harness_audit.static.sem.engine import front_end_of
-    from harness_audit.static.sem.unused import unreferenced
+    """The spans of the unreferenced functions (`sem.unused`) that hold a candidate."""
+    from harness_audit.static.sem.unused import Def, defs_of_ir, defs_of_python, holding, unreferenced
 
-    modules = []
-    for path in sorted({c.file for cs in static.candidates.values() for c in cs if c.file is not None}):
-        parse, text = front_end_of(path), text_of(path)
-        if parse is not None and text is not None:
-            with contextlib.suppress(RecursionError, ValueError):
-                modules.append(parse(path, text))
-    return unreferenced(modules, text_of, paths)
+    lines: dict[str, set[int]] = {}
+    for cs in static.candidates.values():
+        for c in cs:
+            if c.file is not None and c.line is not None:
+                lines.setdefault(c.file, set()).add(c.line)
+    defs: list[Def] = []
+    for path in sorted(lines):
+        text = text_of(path)
+        if text is None:
+            continue
+        found = defs_of_python(path, text) if path.endswith(".py") else None
+        if found is None:
+            from harness_audit.static.sem.engine import front_end_of
+
+            parse = front_end_of(path)
+            if parse is None:
+                continue
+            try:
+                found = defs_of_ir(parse(path, text))
+            except (RecursionError, ValueError):
+                continue
+        defs.extend(holding(found, lines[path]))
+    out: dict[str, list[tuple[int, int]]] = {}
+    for d in unreferenced(defs, text_of, paths):
+        out.setdefault(d.path, []).append((d.line, d.end))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,20 +9,24 @@ see is a name built at run time (`getattr(self, f"on_{kind}")`), which is why so
 - a public top-level function outside an application (a package whose `package.json` says `"private": true`):
   it is a library's API, called by code outside the tree;
 - decorated ones (a decorator registers: `@tool`, `@app.post(...)`, `@register`);
-- methods of a class that extends another (the base, possibly a library's, calls what it overrides), and
-  dunder / framework entry names (`__call__`, `main`, `GET`, `default`, `constructor`, `render`, …);
+- methods of a class that extends another or is decorated (the base, possibly a library's, calls what it
+  overrides), and dunder / framework entry names (`__call__`, `main`, `GET`, `default`, `constructor`, …);
 - the functions of a file a framework loads by its path (`route.ts`, `page.tsx`, `middleware.ts`, `conftest.py`,
-  `__main__.py`, `manage.py`) and nested functions (their outer function is judged).
+  `__main__.py`, `manage.py`), and of a module another re-exports whole (`export * from "./agent"`).
 
-Blind reviews 12, 14 and 16 judged seven findings in such functions false ("dead code": nothing imports or
-calls it); `runtime_code_only` drops a finding whose innermost named function is unreferenced.
+A line inside a nested function belongs to the top-level function or method around it. Blind reviews 12, 14 and
+16 judged seven findings in such functions false ("dead code": nothing imports or calls it); `runtime_code_only`
+drops a finding whose function is unreferenced. Only the functions that hold a finding are judged, so the cost
+is one parse of those files and one scan of the tree for their names.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from harness_audit.static.sem import ir
 
@@ -41,18 +45,63 @@ _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 _PRIVATE = re.compile(r'"private"\s*:\s*true')
 
 
-def _judged(fn: ir.Function, app: bool) -> bool:
-    """Whether `fn` may be called unreferenced only by name: see the module's list of exceptions. A public
-    top-level function is a library's API, called by its users: it is judged only in an application (`app`)."""
-    if fn.kind not in ("function", "method") or fn.parent is not None and fn.parent.kind != "module":
+@dataclass(frozen=True, slots=True)
+class Def:
+    """A top-level function or a method of a top-level class, as either front end sees it."""
+
+    path: str
+    name: str
+    line: int
+    end: int
+    method: bool
+    """A method (else a module-level function)."""
+    fixed: bool
+    """Something other than its name may call it: it is decorated, or its class extends another or is decorated."""
+
+
+def defs_of_ir(mod: ir.Module) -> list[Def]:
+    """The top-level functions and methods of a lowered module."""
+    out: list[Def] = []
+    for fn in mod.functions:
+        if fn.kind not in ("function", "method") or fn.parent is None or fn.parent.kind != "module":
+            continue
+        cls = fn.cls
+        if cls is not None and "." in cls.qualname:
+            continue
+        fixed = bool(fn.decorators) or cls is not None and bool(cls.bases or cls.decorators)
+        out.append(Def(mod.path, fn.name, fn.line, fn.end, cls is not None, fixed))
+    return out
+
+
+def defs_of_python(path: str, text: str) -> list[Def] | None:
+    """The same for a Python file read with the host's parser (fast), or None where it cannot parse the file
+    (newer syntax: the caller lowers it with the front end instead)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    out: list[Def] = []
+
+    def add(fn: ast.stmt, cls: ast.ClassDef | None) -> None:
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            fixed = bool(fn.decorator_list) or cls is not None and bool(cls.bases or cls.keywords or
+                                                                        cls.decorator_list)
+            out.append(Def(path, fn.name, fn.lineno, fn.end_lineno or fn.lineno, cls is not None, fixed))
+
+    for stmt in tree.body:
+        add(stmt, None)
+        if isinstance(stmt, ast.ClassDef):
+            for inner in stmt.body:
+                add(inner, stmt)
+    return out
+
+
+def _judged(d: Def, app: bool) -> bool:
+    """Whether `d` may be called unreferenced only by name: see the module's list of exceptions."""
+    name = d.name
+    if d.fixed or not _WORD.fullmatch(name) or name.startswith("__") or name in _ENTRY_NAMES:
         return False
-    name = fn.name
-    if not _WORD.fullmatch(name) or name.startswith("__") or name in _ENTRY_NAMES or fn.decorators:
-        return False
-    cls = fn.cls
-    if cls is None:
-        return app or name.startswith("_")
-    return not cls.bases and not cls.decorators and "." not in cls.qualname
+    return d.method or app or name.startswith("_")
 
 
 def _in_app(path: str, text_of: Callable[[str], str | None]) -> bool:
@@ -66,32 +115,36 @@ def _in_app(path: str, text_of: Callable[[str], str | None]) -> bool:
     return False
 
 
-def unreferenced(modules: Iterable[ir.Module], text_of: Callable[[str], str | None],
-                 paths: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
-    """Line spans (first, last) of the unreferenced functions of `modules`, by path; `paths` are every file of
-    the tree whose text can refer to them, `text_of` reads one. A module that another re-exports whole
-    (`export * from "./agent"`, `from .agent import *`) is API: its functions are not judged."""
+def holding(defs: Iterable[Def], lines: Iterable[int]) -> Iterator[Def]:
+    """The defs that hold one of `lines`."""
+    wanted = sorted(set(lines))
+    for d in defs:
+        if any(d.line <= line <= d.end for line in wanted):
+            yield d
+
+
+def unreferenced(defs: Iterable[Def], text_of: Callable[[str], str | None],
+                 paths: Iterable[str]) -> list[Def]:
+    """Those of `defs` nothing refers to; `paths` are every file of the tree whose text can refer to them,
+    `text_of` reads one. Copies of one function (a `v1/` and a `v2/` tree) do not refer to each other."""
+    defs = list(defs)
     texts = [t for t in (text_of(p) for p in [*paths, *_MANIFESTS]) if t]
-    candidates: list[ir.Function] = []
-    for mod in modules:
-        stem = mod.path.rsplit("/", 1)[-1].split(".", 1)[0]
-        if _ENTRY_FILES.search(mod.path) or _reexported(stem, texts):
-            continue
-        app = mod.lang != "python" and _in_app(mod.path, text_of)
-        candidates.extend(fn for fn in mod.functions if _judged(fn, app))
-    if not candidates:
-        return {}
-    names = sorted({fn.name for fn in candidates}, key=len, reverse=True)
+    judged: list[Def] = []
+    for d in defs:
+        stem = d.path.rsplit("/", 1)[-1].split(".", 1)[0]
+        app = not d.path.endswith(".py") and _in_app(d.path, text_of)
+        if _judged(d, app) and not _ENTRY_FILES.search(d.path) and not _reexported(stem, texts):
+            judged.append(d)
+    if not judged:
+        return []
+    names = sorted({d.name for d in judged}, key=len, reverse=True)
     word = re.compile(r"(?<![\w$])(?:" + "|".join(map(re.escape, names)) + r")(?![\w$])")
     counts: Counter[str] = Counter()
     for text in texts:
-        counts.update(word.findall(text))
-    defined = Counter(fn.name for fn in candidates)  # copies of one function (a v1/ and a v2/ tree) refer to none
-    out: dict[str, list[tuple[int, int]]] = {}
-    for fn in candidates:
-        if counts[fn.name] <= defined[fn.name]:
-            out.setdefault(fn.module.path, []).append((fn.line, fn.end))
-    return out
+        if any(n in text for n in names):
+            counts.update(word.findall(text))
+    defined = Counter(d.name for d in defs)
+    return [d for d in judged if counts[d.name] <= defined[d.name]]
 
 
 def _reexported(stem: str, texts: list[str]) -> bool:
