@@ -22,6 +22,8 @@ def spawn_inherits_env(ctx: Context) -> Iterator[Report]:
         assert isinstance(call, ir.Call)
         if _fixed_command(call) and not _fed_input(site.fn, call):
             continue
+        if _runs_elsewhere(ctx, site.fn, call):
+            continue
         env = _env_given(call)
         if env is not None and not _copies_environ(env):
             continue
@@ -46,6 +48,48 @@ def _fixed_command(call: ir.Call) -> bool:
     if args_kw is not None:
         parts.append(args_kw)
     return bool(parts) and all(_literal_text(p) for p in parts)
+
+
+_REMOTE = frozenset({"adb", "hdc", "ssh", "kubectl", "docker", "podman"})
+"""Programs that run the command they are given on another machine, device or container, whose environment is
+not the harness's (`adb shell input text …`, `ssh host …`, `docker exec box …`)."""
+
+
+def _runs_elsewhere(ctx: Context, fn: ir.Function, call: ir.Call) -> bool:
+    """The program is one of `_REMOTE`, chosen by the harness (a literal, or a name every value of which is one,
+    a parameter of a function no tool runs, such as the factory a tool is defined in, aside), and no shell runs it
+    here: what the model writes runs over there, and the harness's variables are not in its environment."""
+    shell = call.keyword("shell")
+    if shell is not None and not (isinstance(shell, ir.Lit) and not shell.value):
+        return False
+    first = call.args[0] if call.args else None
+    if isinstance(first, ir.Seq):
+        first = first.items[0] if first.items else None
+    names = _program_names(ctx, fn, first)
+    return bool(names) and all(n.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".exe") in _REMOTE for n in names)
+
+
+def _program_names(ctx: Context, fn: ir.Function, e: ir.Expr | None) -> list[str]:
+    """The literal values a program expression may hold, or [] when one of them is not a literal chosen by the
+    harness."""
+    if isinstance(e, ir.Lit) and isinstance(e.value, str):
+        return [e.value]
+    if not isinstance(e, ir.Name):
+        return []
+    scope: ir.Function | None = fn
+    while scope is not None:
+        binds = ctx.facts.bindings(scope).get(e.id)
+        if binds:
+            out: list[str] = []
+            for b in binds:
+                if b.kind == "param" and scope.index not in ctx.roles.tool_reach and scope is not fn:
+                    continue  # configuration of the function the tool is defined in
+                if b.kind != "value" or not (isinstance(b.expr, ir.Lit) and isinstance(b.expr.value, str)):
+                    return []
+                out.append(b.expr.value)
+            return out
+        scope = scope.parent
+    return []
 
 
 def _fed_input(fn: ir.Function, call: ir.Call) -> bool:
