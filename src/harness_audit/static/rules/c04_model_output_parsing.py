@@ -301,6 +301,8 @@ def truncated_stream_calls_kept(mod: PyModule, project: PyProject) -> Iterator[H
         if cited is None:
             continue
         reads_finish = bool(re.search(r"finish_reason|stop_reason", _src(mod, fn)))
+        if reads_finish and _used_only_on_tool_stop(mod, fn, cited):
+            continue  # `if finish_reason == "tool_calls": run(...)`: a stream cut by the limit never runs them
         if reads_finish:
             yield Hit(
                 node=cited, verdict=Verdict.SUSPECTED,
@@ -323,6 +325,49 @@ def truncated_stream_calls_kept(mod: PyModule, project: PyProject) -> Iterator[H
             direction="capture finish_reason/stop_reason from the stream and, on `length`/`max_tokens`, discard the "
                       "accumulated calls instead of executing them",
         )
+
+
+_TOOL_STOPS = frozenset({"tool_calls", "tool_use", "function_call"})
+"""The finish / stop reasons that say a reply ended because it asked for tools (and so was not cut off)."""
+
+
+def _names_stop_reason(x: ast.expr) -> bool:
+    return (isinstance(x, ast.Attribute) and x.attr in ("finish_reason", "stop_reason") or
+            isinstance(x, ast.Name) and x.id.endswith(("finish_reason", "stop_reason")) or
+            isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Constant) and
+            x.slice.value in ("finish_reason", "stop_reason"))
+
+
+def _used_only_on_tool_stop(mod: PyModule, fn: FunctionNode, site: ast.AST) -> bool:
+    """The accumulated arguments (`arguments += delta...` at `site`) are read, past their accumulation, only under a
+    tool-stop test (`_runs_only_on_tool_stop`)."""
+    target = site.target if isinstance(site, ast.AugAssign) else None
+    if not isinstance(target, ast.Name):
+        return False
+    writes = {id(n) for n in ast.walk(site)}
+    reads = [n for n in mod.walk(fn) if isinstance(n, ast.Name) and n.id == target.id and
+             isinstance(n.ctx, ast.Load) and id(n) not in writes and
+             not any(isinstance(a, ast.AugAssign) and isinstance(a.target, ast.Name) and a.target.id == target.id
+                     for a in mod.ancestors(n))]
+    return bool(reads) and all(_runs_only_on_tool_stop(mod, n) for n in reads)
+
+
+def _runs_only_on_tool_stop(mod: PyModule, site: ast.AST) -> bool:
+    """`site` runs only under `if <reply>.finish_reason == "tool_calls"` (or `stop_reason == "tool_use"`, `in
+    (...)` of such): the calls are committed only when the reply says it ended to ask for them."""
+    for node in [site, *mod.ancestors(site)]:
+        if not isinstance(node, ast.If | ast.While):
+            continue
+        for cmp in ast.walk(node.test):
+            if not (isinstance(cmp, ast.Compare) and len(cmp.ops) == 1 and isinstance(cmp.ops[0], ast.Eq | ast.In)):
+                continue
+            left, right = cmp.left, cmp.comparators[0]
+            if not _names_stop_reason(left):
+                left, right = right, left
+            stops = {c.value for c in ast.walk(right) if isinstance(c, ast.Constant)}
+            if _names_stop_reason(left) and stops and stops <= _TOOL_STOPS:
+                return True
+    return False
 
 
 # ---------------------------------------------------------------- delta accumulation
