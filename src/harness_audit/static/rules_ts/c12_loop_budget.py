@@ -51,6 +51,7 @@ from harness_audit.static.rules_ts._agent_idioms import (
     string_value,
     unwrap,
 )
+from harness_audit.static.rules_ts._ts_idioms import imported_from
 
 _COUNTER = re.compile(
     r"(turn|step|iter|round|count|attempt|depth|budget|limit|max|cycle|hop|token|usage|cost|spent|elapsed|"
@@ -711,7 +712,7 @@ def subagent_recursion_without_depth(mod: TsModule, project: TsProject) -> Itera
             if names & params or any(_DEPTH_NAME.search(n) for n in names):
                 guarded = True
                 break
-        if guarded:
+        if guarded or _asks_a_person(mod, fn, recursion):
             continue
         yield Hit(
             node=recursion,
@@ -724,6 +725,26 @@ def subagent_recursion_without_depth(mod: TsModule, project: TsProject) -> Itera
             confirm_hint=f"verify that the nested `{head.name}` run cannot delegate again (e.g. the sub-agent is not "
                          "offered the delegating tool); if it can, nesting depth is unbounded",
         )
+
+
+_PROMPT_MODULES = frozenset({"@clack/prompts", "inquirer", "@inquirer/prompts", "prompts", "enquirer", "readline",
+                             "node:readline", "readline/promises", "node:readline/promises"})
+"""Libraries that ask the person at the terminal and wait for the answer."""
+
+
+def _asks_a_person(mod: TsModule, fn: Node, recursion: Node) -> bool:
+    """Before re-entering itself, `fn` waits for a person's answer (a terminal prompt from `_PROMPT_MODULES`,
+    `rl.question(...)`, the browser's `prompt(...)`): each level is a turn of a conversation with the user, who
+    bounds it, not a delegation the model decides alone."""
+    for call in nodes_in(mod, fn, "call_expression"):
+        if call.start_byte >= recursion.start_byte:
+            continue
+        name = cname(mod, call)
+        head = name.split(".", 1)[0]
+        if imported_from(mod, head) in _PROMPT_MODULES or last(name) == "question" or \
+                name in ("prompt", "window.prompt"):
+            return True
+    return False
 
 
 def _self_call(mod: TsModule, project: TsProject, fn: Node) -> Node | None:
