@@ -77,6 +77,7 @@ def test_no_static_finding_is_reported_in_example_code(make_tree: MakeTree, tmp_
     root = make_tree({"agent/loop.py": loop, "agent/tools.py": tools, "examples/chat/loop.py": loop,
                       "examples/chat/tools.py": tools, "demo/tools.py": tools, "samples/loop.py": loop,
                       "evaluation/benchmarks/run.py": loop, ".github/scripts/tools.py": tools,
+                      "scripts/benchmark/run.py": loop,
                       "guides/chat/loop.py": loop, "playground/tools.py": tools, "templates/app/tools.py": tools})
     for preview in (False, True):
         rep = audit(root, ["all"], overrides={"output_dir": str(tmp_path), "preview": preview}, write=False).report

@@ -47,7 +47,7 @@ def is_test_file(path: str) -> bool:
 
 _EXAMPLE_DIRS = frozenset({"examples", "example", "demos", "demo", "samples", "cookbook", "guides", "tutorials",
                            "tutorial", "playground", "playgrounds", "templates", "template",
-                           "evaluation", "evaluations", "evals", "benchmarks", ".github"})
+                           "evaluation", "evaluations", "evals", "benchmarks", "benchmark", ".github"})
 
 
 def is_example_file(path: str) -> bool:
@@ -55,7 +55,7 @@ def is_example_file(path: str) -> bool:
     folder inside the audited root) shows how to use the harness, a generator's `templates/` are code it writes
     into the projects it creates (blind reviews 5 and 12: three findings there, none true), and evaluation,
     benchmark and CI code
-    (`evaluation/`, `evals/`, `benchmarks/`, `.github/`)
+    (`evaluation/`, `evals/`, `benchmarks/` or `benchmark/`, `.github/`)
     measures or builds it; neither is the harness's runtime. Only folders below the root count: an audit pointed at
     an example itself (`harness-audit examples/agent_loop`) audits it as the harness it is."""
     return any(p in _EXAMPLE_DIRS for p in path.split("/")[:-1])
