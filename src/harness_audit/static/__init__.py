@@ -102,7 +102,8 @@ def runtime_code_only(static: StaticResult, text_of: Callable[[str], str | None]
         static.candidates[check] = [c for c in candidates if c.file is None or not (
             is_test_file(c.file) or is_example_file(c.file) or (check not in _VIEW_CHECKS and view(c.file)))]
     if text_of is not None and paths:
-        dead = _unreferenced_spans(static, text_of, paths)
+        with no_gc_pauses():  # the heap is large by now: a collection mid-parse would cost more than the parse
+            dead = _unreferenced_spans(static, text_of, paths)
         for check, candidates in static.candidates.items():
             static.candidates[check] = [c for c in candidates if c.file is None or c.line is None or not any(
                 first <= c.line <= last for first, last in dead.get(c.file, ()))]
