@@ -607,6 +607,16 @@ export async function send(messages: any[]) {
   return res.json();
 }
 """),
+    ("body-for-own-api-is-no-request-assembly", "app/prompt-form.tsx", K.REQUEST_ASSEMBLY, """\
+"use client";
+export async function createChat(prompt: string, model: string) {
+  const res = await fetch("/api/create-chat", {
+    method: "POST",
+    body: JSON.stringify({ prompt, model }),
+  });
+  return res.json();
+}
+"""),
     ("http-body-json-is-not-stream-parse", "h.ts", K.STREAM_PARSE, """\
 const res = await fetch(url);
 const data = JSON.parse(await res.text());

@@ -912,7 +912,8 @@ class _ModuleRecon:
                     self.add(K.HISTORY_APPEND, obj, "low")
                 elif value == "function" and "function" in keys:
                     self.add(K.TOOL_REGISTRY, obj, "medium")
-            if "model" in keys and not _MODEL_KEYS.isdisjoint(keys) and not self._model_call_argument(obj):
+            if "model" in keys and not _MODEL_KEYS.isdisjoint(keys) and not self._model_call_argument(obj) and \
+                    not self._sent_to_own_server(obj):
                 self.add(K.REQUEST_ASSEMBLY, obj, "high" if "messages" in keys else "medium")
             if "description" in keys and not _TOOL_SPEC_SCHEMA.isdisjoint(keys):
                 self._tool_spec(obj, keys)
@@ -936,6 +937,18 @@ class _ModuleRecon:
             self.add(K.TOOL_REGISTRY, obj, "medium")
         if exec_key is not None and keys[exec_key].type in _CALLABLE_VALUES | {"method_definition"}:
             self.add(K.TOOL_EXECUTION, _entry(keys[exec_key]), "medium")
+
+    def _sent_to_own_server(self, obj: Node) -> bool:
+        """`obj` is (part of) what a browser `fetch` of the app's own path sends (`fetch("/api/chat", { body:
+        JSON.stringify({ model, prompt }) })`): the app's server assembles the model request, not this code."""
+        node = obj.parent
+        while node is not None and node.type not in FUNCTION_TYPES:
+            if node.type == "call_expression":
+                args = self.mod.arguments(node)
+                if args and same_origin_request(self.mod.call_name(node), self.mod.node_text(args[0])):
+                    return True
+            node = node.parent
+        return False
 
     def _model_call_argument(self, obj: Node) -> bool:
         parent = obj.parent
