@@ -253,16 +253,10 @@ def callers_of(project: PyProject, fn: FunctionNode, mod: PyModule | None = None
     known = facts.callers_by_fn.get(key)
     if known is not None:
         return known
-    if facts.callers is None:
-        by_name: dict[str, list[tuple[PyModule, ast.Call]]] = {}
-        for cmod in project.modules.values():
-            for short in cmod.called_names():
-                by_name.setdefault(short, []).extend((cmod, call) for call in cmod.calls_to((short,)))
-        facts.callers = by_name
     owner = mod.parent(fn) if mod is not None else None
     cls = owner.name if isinstance(owner, ast.ClassDef) else None
     out: list[tuple[PyModule, ast.Call]] = []
-    for cmod, call in facts.callers.get(fn.name, []):
+    for cmod, call in _calls_by_name(project).get(fn.name, []):
         refs = project.resolve_call(cmod, call)
         matched = any(ref.node is fn for ref in refs)
         if matched or (cls is not None and not refs and _instance_of(cmod, call, cls)):
@@ -277,10 +271,20 @@ def dispatch_callers_of(project: PyProject, fn: FunctionNode, mod: PyModule) -> 
     by method name, for exemptions only ("a caller handles this"); empty when `fn` is not a method."""
     if not isinstance(mod.parent(fn), ast.ClassDef):
         return []
-    callers_of(project, fn, mod)  # builds the name index
-    index = _facts(project).callers or {}
-    return [(cmod, call) for cmod, call in index.get(fn.name, [])
+    return [(cmod, call) for cmod, call in _calls_by_name(project).get(fn.name, [])
             if isinstance(call.func, ast.Attribute) and not project.resolve_call(cmod, call)]
+
+
+def _calls_by_name(project: PyProject) -> dict[str, list[tuple[PyModule, ast.Call]]]:
+    """Every call of the project by the last name it calls (built once per project)."""
+    facts = _facts(project)
+    if facts.callers is None:
+        by_name: dict[str, list[tuple[PyModule, ast.Call]]] = {}
+        for cmod in project.modules.values():
+            for short in cmod.called_names():
+                by_name.setdefault(short, []).extend((cmod, call) for call in cmod.calls_to((short,)))
+        facts.callers = by_name
+    return facts.callers
 
 
 def _instance_of(mod: PyModule, call: ast.Call, cls: str) -> bool:

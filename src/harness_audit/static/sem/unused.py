@@ -129,11 +129,13 @@ def unreferenced(defs: Iterable[Def], text_of: Callable[[str], str | None],
     `text_of` reads one. Copies of one function (a `v1/` and a `v2/` tree) do not refer to each other."""
     defs = list(defs)
     texts = [t for t in (text_of(p) for p in [*paths, *_MANIFESTS]) if t]
+    open_files: dict[str, bool] = {}  # path → whether its functions may be judged at all (one test per file)
     judged: list[Def] = []
     for d in defs:
-        stem = d.path.rsplit("/", 1)[-1].split(".", 1)[0]
-        app = not d.path.endswith(".py") and _in_app(d.path, text_of)
-        if _judged(d, app) and not _ENTRY_FILES.search(d.path) and not _reexported(stem, texts):
+        if d.path not in open_files:
+            stem = d.path.rsplit("/", 1)[-1].split(".", 1)[0]
+            open_files[d.path] = not _ENTRY_FILES.search(d.path) and not _reexported(stem, texts)
+        if open_files[d.path] and _judged(d, not d.path.endswith(".py") and _in_app(d.path, text_of)):
             judged.append(d)
     if not judged:
         return []
