@@ -17,9 +17,10 @@ An answer with calls ends the turn with `finish_reason: tool_calls`; an answer w
 subagent's run (`stop`). Each answer is checked before it is sent: a tool the request does not offer, or
 arguments that are not a JSON object, are refused with a message and the request stays open.
 
-Usage is reported as a provider with automatic prefix caching would report it (OpenAI's rule: 4 characters
-a token; the longest prefix shared with an earlier request of the run is cached, from 1,024 tokens on, in
-steps of 128), so the engine's token budgets work as they would against a real provider.
+Usage is reported as a provider with automatic prefix caching would report it (OpenAI's rule, as
+`model_economy.py` models it: 4 characters a token; the longest prefix shared with an earlier request of the
+run is cached, from 1,024 tokens on, in steps of 128), so the engine's token budgets work as they would
+against a real provider.
 """
 
 from __future__ import annotations
@@ -41,26 +42,11 @@ from typing import Any
 JsonObject = dict[str, Any]
 
 CHARS_PER_TOKEN = 4
-_CACHE_MIN, _CACHE_STEP = 1024, 128
+"""As the engine and `model_economy` count."""
 _POLL_S = 0.2
 _WAIT_S = 7200.0
 """How long the server holds a request open for its answer."""
 _CHANGED_PREVIEW = 400
-
-
-def _tokens(text: str) -> int:
-    return len(text) // CHARS_PER_TOKEN
-
-
-def _lcp(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _digest(obj: object) -> str:
@@ -99,9 +85,15 @@ class Relay:
 
     folder: Path
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _prompts: list[str] = field(default_factory=list[str])
+    _cache: Any = None
+    """`model_economy`'s prefix-cache model, OpenAI style (imported when the server starts: `next` and
+    `answer` stay quick)."""
 
     def __post_init__(self) -> None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from model_economy import _Cache  # the one prefix-cache model of the benchmarks
+
+        self._cache = _Cache("openai")
         for sub in ("requests", "answers"):
             (self.folder / sub).mkdir(parents=True, exist_ok=True)
 
@@ -116,12 +108,8 @@ class Relay:
         """Prompt and completion tokens of one request, with the part an automatic prefix cache would hit."""
         prompt = json.dumps({"tools": body.get("tools"), "messages": body.get("messages")}, sort_keys=False)
         with self._lock:
-            shared = max((_lcp(prompt, p) for p in self._prompts[-64:]), default=0)
-            self._prompts.append(prompt)
-        cached_tokens = _tokens(prompt[:shared])
-        cached = 0 if cached_tokens < _CACHE_MIN else \
-            _CACHE_MIN + (cached_tokens - _CACHE_MIN) // _CACHE_STEP * _CACHE_STEP
-        return {"prompt_tokens": _tokens(prompt), "cached_tokens": cached}
+            total, cached, _, _ = self._cache.usage(prompt, ())
+        return {"prompt_tokens": total, "cached_tokens": cached}
 
     def handle(self, body: JsonObject) -> JsonObject:
         """Queue one Chat Completions request, wait for its answer and return the completion."""
@@ -137,7 +125,7 @@ class Relay:
             time.sleep(_POLL_S)
         answer = _read_json(answer_path)
         usage = self.usage(body)
-        completion = _tokens(json.dumps(answer))
+        completion = len(json.dumps(answer)) // CHARS_PER_TOKEN
         calls = [{"id": f"call_{rid}_{i}", "type": "function",
                   "function": {"name": c["name"], "arguments": json.dumps(c["arguments"], ensure_ascii=False)}}
                  for i, c in enumerate(answer.get("calls", []), 1)]
