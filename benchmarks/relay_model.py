@@ -269,6 +269,9 @@ def render(folder: Path, rid: str) -> str:
             out.append(f"[message {i} was replaced since you saw it; now:]\n{text[:_CHANGED_PREVIEW]}")
         else:
             out.append(_render_message(m))
+    if len(out) == 1 and digests == shown:
+        out.append("[nothing new: the engine sent this request again (after a timeout or a dropped connection); "
+                   "answer it as you answered the last request of this conversation]")
     state["conversations"][conv] = digests
     _write_json(state_path, state)
     offered = sorted(str((t.get("function", t)).get("name")) for t in tools)

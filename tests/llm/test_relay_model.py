@@ -91,7 +91,7 @@ def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
         return json.loads(resp.read())
 
 
-def test_answers_are_checked_and_usage_counts_the_cached_prefix(relay: ModuleType, tmp_path: Path) -> None:
+def test_answers_are_checked_resends_are_named_and_usage_counts_the_cached_prefix(relay: ModuleType, tmp_path: Path) -> None:
     folder = tmp_path / "relay"
     server, url = relay.start(folder)
     tools = [{"type": "function", "function": {"name": "read_file", "description": "read",
@@ -107,6 +107,9 @@ def test_answers_are_checked_and_usage_counts_the_cached_prefix(relay: ModuleTyp
             while not (ids := relay.pending(folder)):
                 time.sleep(0.02)
             rid = ids[0]
+            shown = relay.render(folder, rid)
+            # The same request sent again (as the engine does after a timeout) says so rather than show nothing.
+            assert ("nothing new" in shown) == (turn == 1) and ("[user]\ntask" in shown) == (turn == 0)
             with pytest.raises(relay.AnswerError, match="offers no tool 'write_file'"):
                 relay.answer(folder, rid, text=None, calls=[("write_file", "{}")])
             with pytest.raises(relay.AnswerError, match="must be a JSON object"):
