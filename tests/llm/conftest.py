@@ -8,11 +8,15 @@ must never reach a request.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, cast
 
 import pytest
@@ -348,3 +352,20 @@ def harness(tmp_path: Path) -> Path:
 def out(tmp_path: Path) -> Path:
     """Where reports and run directories go (outside the audited tree)."""
     return tmp_path / "out"
+
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@contextmanager
+def benchmark_module(name: str) -> Iterator[ModuleType]:
+    """A script of `benchmarks/` loaded as module `name` for the duration of a test (it is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(name, None)

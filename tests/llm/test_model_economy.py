@@ -6,25 +6,14 @@ holds the same bars on a small tree: every check finishes with the reader's find
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "model_economy.py"
+from tests.llm.conftest import benchmark_module
 
 
 def test_the_benchmark_runs_on_a_small_tree_and_every_check_finishes(capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location("model_economy", _SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["model_economy"] = module
-    try:
-        spec.loader.exec_module(module)
+    with benchmark_module("model_economy") as module:
         assert module.main(["--smoke"]) == 0
-    finally:
-        sys.modules.pop("model_economy", None)
     out = capsys.readouterr().out
     assert out.count("targets: met") == 8 and "every target met" in out
     for engine in ("llm", "hybrid"):

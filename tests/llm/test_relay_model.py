@@ -6,7 +6,6 @@ against the relay over real HTTP on 127.0.0.1, as it does in a measured run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -19,22 +18,17 @@ from typing import Any
 
 import pytest
 
+from tests.llm.conftest import BENCHMARKS, benchmark_module
+
 _REPO = Path(__file__).resolve().parents[2]
-_SCRIPT = _REPO / "benchmarks" / "relay_model.py"
+_SCRIPT = BENCHMARKS / "relay_model.py"
 _EVIDENCE = '                log.warning("tool %s failed: %s", call.function.name, exc)\n                continue'
 
 
 @pytest.fixture(scope="module")
 def relay() -> Iterator[ModuleType]:
-    spec = importlib.util.spec_from_file_location("relay_model", _SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["relay_model"] = module
-    try:
-        spec.loader.exec_module(module)
+    with benchmark_module("relay_model") as module:
         yield module
-    finally:
-        sys.modules.pop("relay_model", None)
 
 
 def _agent(relay: ModuleType, folder: Path, seen: list[str], stop: threading.Event) -> None:
